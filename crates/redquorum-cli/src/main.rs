@@ -1,0 +1,66 @@
+//! `redquorum`: distributed locks from the shell, local dev nodes, and the demo.
+//!
+//! This file only parses arguments and dispatches; each command lives in `cmd/`.
+
+#![forbid(unsafe_code)]
+
+mod cmd;
+mod exit;
+mod nodes_arg;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Distributed locks on N independent Redis masters (Redlock).
+#[derive(Debug, Parser)]
+#[command(name = "redquorum", version, about)]
+struct Cli {
+    /// Redis masters, comma-separated: redis://[user:pass@]host:port,...
+    #[arg(
+        long,
+        global = true,
+        env = "REDQUORUM_NODES",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
+    nodes: Vec<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Walk through acquire, contention, node failure and release on local nodes.
+    Demo(cmd::demo::DemoArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                exit::USAGE.into()
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("redquorum: cannot start the async runtime: {e}");
+            return exit::SOFTWARE.into();
+        }
+    };
+    let nodes = nodes_arg::NodesArg(cli.nodes);
+    runtime.block_on(async move {
+        match cli.command {
+            Command::Demo(args) => cmd::demo::run(&nodes, args).await,
+        }
+    })
+}

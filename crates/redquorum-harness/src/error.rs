@@ -1,0 +1,55 @@
+//! Harness errors: what failed, on which node.
+
+use std::io;
+
+/// Why the harness could not do what was asked.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HarnessError {
+    /// `redis-server` is not on `PATH` (nor in `REDQUORUM_REDIS_SERVER`).
+    #[error(
+        "redis-server not found: install it (Debian/Ubuntu: `apt-get install -y redis-server`) \
+         or set REDQUORUM_REDIS_SERVER to its path"
+    )]
+    RedisNotInstalled,
+    /// Starting, signalling or waiting for a process failed.
+    #[error("node {node}: {action}: {source}")]
+    Io {
+        /// The node's index.
+        node: usize,
+        /// What was being done.
+        action: &'static str,
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
+    /// The node did not answer PING in time after starting.
+    #[error("node {node} (port {port}) did not become ready; see its log at {log}")]
+    NotReady {
+        /// The node's index.
+        node: usize,
+        /// Its port.
+        port: u16,
+        /// Its log file.
+        log: String,
+    },
+    /// A node index beyond the cluster.
+    #[error("no node {0} in this cluster")]
+    NoSuchNode(usize),
+    /// Process control on nodes this harness did not start.
+    #[error("node {0} is external (REDQUORUM_NODES): the harness cannot control its process")]
+    External(usize),
+    /// `REDQUORUM_NODES` holds something that is not a list of URLs.
+    #[error("REDQUORUM_NODES entry {0:?} is not a redis:// URL with host:port")]
+    BadNodeUrl(String),
+    /// The server answered a command with an error.
+    #[error("node {node}: command {command} failed: {message}")]
+    Command {
+        /// The node's index.
+        node: usize,
+        /// The command name.
+        command: String,
+        /// The server's error text.
+        message: String,
+    },
+}

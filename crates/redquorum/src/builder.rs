@@ -1,0 +1,273 @@
+//! `RedlockBuilder`: collects the configuration and validates all of it at `build()`.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::error::BuildError;
+use crate::node::{self, Node};
+use crate::options::LockOptions;
+use crate::quorum::Quorum;
+use crate::redlock::Redlock;
+
+/// Builds a [`Redlock`]; every bad input becomes a [`BuildError`], never a panic.
+///
+/// `Debug` shows node URLs with their passwords replaced by `***`.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let cluster = redquorum_harness::Cluster::start(3)?;
+/// # let urls = cluster.urls();
+/// use std::time::Duration;
+/// use redquorum::Redlock;
+///
+/// let redlock = Redlock::builder()
+///     .nodes(&urls) // e.g. ["redis://10.0.0.1:6379", "redis://10.0.0.2:6379", ...]
+///     .ttl(Duration::from_secs(5))
+///     .node_timeout(Duration::from_millis(50))
+///     .key_prefix("myapp:lock:")
+///     .build()?;
+/// assert_eq!(redlock.quorum(), 2);
+/// # Ok(()) }
+/// ```
+#[must_use]
+#[derive(Clone)]
+pub struct RedlockBuilder {
+    urls: Vec<String>,
+    options: LockOptions,
+    node_timeout: Duration,
+    drift_factor: f64,
+    key_prefix: String,
+}
+
+impl Default for RedlockBuilder {
+    fn default() -> Self {
+        Self {
+            urls: Vec::new(),
+            options: LockOptions::default(),
+            node_timeout: Duration::from_millis(100),
+            drift_factor: 0.01,
+            key_prefix: "lock:".to_owned(),
+        }
+    }
+}
+
+impl fmt::Debug for RedlockBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let urls: Vec<String> = self.urls.iter().map(|u| node::redact_url(u)).collect();
+        f.debug_struct("RedlockBuilder")
+            .field("urls", &urls)
+            .field("options", &self.options)
+            .field("node_timeout", &self.node_timeout)
+            .field("drift_factor", &self.drift_factor)
+            .field("key_prefix", &self.key_prefix)
+            .finish()
+    }
+}
+
+impl RedlockBuilder {
+    /// Adds one master: `redis://[user:password@]host:port` or `rediss://...` (TLS).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = redquorum::Redlock::builder()
+    ///     .node("redis://127.0.0.1:7001")
+    ///     .node("redis://locker:s3cret@127.0.0.1:7002")
+    ///     .node("redis://127.0.0.1:7003");
+    /// assert!(!format!("{builder:?}").contains("s3cret"));
+    /// ```
+    pub fn node(mut self, url: impl Into<String>) -> Self {
+        self.urls.push(url.into());
+        self
+    }
+
+    /// Adds several masters; see [`node`](Self::node).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = redquorum::Redlock::builder()
+    ///     .nodes(["redis://127.0.0.1:7001", "redis://127.0.0.1:7002", "redis://127.0.0.1:7003"]);
+    /// ```
+    pub fn nodes<I, S>(mut self, urls: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.urls
+            .extend(urls.into_iter().map(|u| u.as_ref().to_owned()));
+        self
+    }
+
+    /// The lease each node grants. Default: 10 s. Must be above the node timeout.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = redquorum::Redlock::builder().ttl(std::time::Duration::from_secs(30));
+    /// ```
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.options.ttl = ttl;
+        self
+    }
+
+    /// How long `lock()` retries before giving up. Default: 10 s.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = redquorum::Redlock::builder().wait(std::time::Duration::from_secs(1));
+    /// ```
+    pub fn wait(mut self, wait: Duration) -> Self {
+        self.options.wait = wait;
+        self
+    }
+
+    /// The fixed pause between `lock()` attempts. Default: 50 ms.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = redquorum::Redlock::builder().retry_delay(std::time::Duration::from_millis(20));
+    /// ```
+    pub fn retry_delay(mut self, delay: Duration) -> Self {
+        self.options.retry_delay = delay;
+        self
+    }
+
+    /// The random extra pause between attempts, in `[0, jitter)`. Default: 100 ms.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = redquorum::Redlock::builder().retry_jitter(std::time::Duration::from_millis(30));
+    /// ```
+    pub fn retry_jitter(mut self, jitter: Duration) -> Self {
+        self.options.retry_jitter = jitter;
+        self
+    }
+
+    /// All lock options at once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = redquorum::Redlock::builder().lock_options(redquorum::LockOptions::default());
+    /// ```
+    pub fn lock_options(mut self, options: LockOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// How long one node may take to answer one call. Default: 100 ms.
+    /// Keep it far below the TTL: a slow node then costs little validity.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = redquorum::Redlock::builder().node_timeout(std::time::Duration::from_millis(50));
+    /// ```
+    pub fn node_timeout(mut self, timeout: Duration) -> Self {
+        self.node_timeout = timeout;
+        self
+    }
+
+    /// The assumed worst relative clock drift, in `[0, 0.5)`. Default: 0.01.
+    /// The validity of a lease is cut by `ttl * drift_factor + 2 ms`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = redquorum::Redlock::builder().drift_factor(0.02);
+    /// ```
+    pub fn drift_factor(mut self, drift_factor: f64) -> Self {
+        self.drift_factor = drift_factor;
+        self
+    }
+
+    /// Prepended to every resource name to form the Redis key. Default: `lock:`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = redquorum::Redlock::builder().key_prefix("billing:lock:");
+    /// ```
+    pub fn key_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.key_prefix = prefix.into();
+        self
+    }
+
+    /// Validates the configuration and starts connecting to every node.
+    ///
+    /// It does not wait for connections: a node that is down now is retried
+    /// in the background and counts as failed until it answers, so a
+    /// majority is enough to start.
+    ///
+    /// # Errors
+    ///
+    /// A [`BuildError`] naming the first problem: no nodes, an even count,
+    /// a zero TTL or node timeout, a node timeout not below the TTL, a drift
+    /// factor outside `[0, 0.5)`, a malformed URL, TLS without the `tls`
+    /// feature, a duplicate node, or no Tokio runtime to connect from.
+    ///
+    /// # Panics
+    ///
+    /// Never.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use redquorum::{BuildError, Redlock};
+    ///
+    /// let err = Redlock::builder().node("redis://127.0.0.1:7001").node("redis://127.0.0.1:7001")
+    ///     .node("redis://127.0.0.1:7002").build().unwrap_err();
+    /// assert!(matches!(err, BuildError::DuplicateNode(_)));
+    /// # }
+    /// ```
+    pub fn build(self) -> Result<Redlock, BuildError> {
+        match self.urls.len() {
+            0 => return Err(BuildError::NoNodes),
+            n if n % 2 == 0 => return Err(BuildError::EvenNodeCount(n)),
+            _ => {}
+        }
+        if self.node_timeout.is_zero() {
+            return Err(BuildError::ZeroNodeTimeout);
+        }
+        self.options.validate(self.node_timeout)?;
+        if !(0.0..0.5).contains(&self.drift_factor) {
+            return Err(BuildError::DriftFactorOutOfRange(self.drift_factor));
+        }
+        let mut seen = HashSet::new();
+        let mut parsed = Vec::with_capacity(self.urls.len());
+        for url in &self.urls {
+            let (config, id) = node::parse_url(url)?;
+            if !seen.insert(id.clone()) {
+                return Err(BuildError::DuplicateNode(id));
+            }
+            parsed.push((config, id));
+        }
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(BuildError::NoRuntime);
+        }
+        let nodes = parsed
+            .into_iter()
+            .map(|(config, id)| Node::new(config, id, self.node_timeout))
+            .collect();
+        let quorum = Quorum::connect(
+            nodes,
+            self.drift_factor,
+            Node::connect_timeout(self.node_timeout),
+        );
+        Ok(Redlock::new(
+            Arc::new(quorum),
+            self.key_prefix.into(),
+            self.node_timeout,
+            self.options,
+        ))
+    }
+}

@@ -1,0 +1,232 @@
+//! Errors: bad configuration at build time, and runtime failures.
+
+use std::time::Duration;
+
+use crate::node::NodeId;
+use crate::outcome::Outcomes;
+
+/// A configuration the builder refuses; nothing was connected.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use redquorum::{BuildError, Redlock};
+///
+/// let err = Redlock::builder()
+///     .nodes(["redis://127.0.0.1:7001", "redis://127.0.0.1:7002"])
+///     .build()
+///     .unwrap_err();
+/// assert!(matches!(err, BuildError::EvenNodeCount(2)));
+/// # }
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// No node URL was given.
+    #[error(
+        "no nodes configured: Redlock needs an odd number (3 or more recommended) of independent masters"
+    )]
+    NoNodes,
+    /// An even node count wastes a node and invites split decisions.
+    #[error("even node count {0}: use an odd number of independent masters")]
+    EvenNodeCount(usize),
+    /// The same node was named twice, which would let one master vote twice.
+    #[error("duplicate node {0}: every node must be a distinct master")]
+    DuplicateNode(NodeId),
+    /// A node URL could not be parsed (the URL shown has its password removed).
+    #[error("invalid node url {url}")]
+    InvalidUrl {
+        /// The URL with any password replaced by `***`.
+        url: String,
+        /// Why fred refused it.
+        #[source]
+        source: fred::error::Error,
+    },
+    /// A `rediss://` URL was given but the crate was built without the `tls` feature.
+    #[error("node {0} asks for TLS (rediss://) but redquorum was built without its `tls` feature")]
+    TlsNotEnabled(NodeId),
+    /// A zero TTL would expire the lock before it is granted.
+    #[error("ttl must be greater than zero")]
+    ZeroTtl,
+    /// The per-node timeout must be smaller than the TTL, or every lease could expire in flight.
+    #[error("node timeout {node_timeout:?} must be smaller than the ttl {ttl:?}")]
+    NodeTimeoutNotBelowTtl {
+        /// The configured per-node timeout.
+        node_timeout: Duration,
+        /// The configured TTL.
+        ttl: Duration,
+    },
+    /// A zero per-node timeout would fail every call.
+    #[error("node timeout must be greater than zero")]
+    ZeroNodeTimeout,
+    /// The drift factor must be in `[0, 0.5)`; the default is 0.01.
+    #[error("drift factor {0} out of range: it must be at least 0 and below 0.5")]
+    DriftFactorOutOfRange(f64),
+    /// Connecting needs a Tokio runtime; `build()` was called outside one.
+    #[error("no Tokio runtime: call build() from within a Tokio runtime")]
+    NoRuntime,
+}
+
+/// One node's failure, with the node it happened on and fred's error as the source.
+///
+/// # Examples
+///
+/// ```no_run
+/// # fn demo(err: &redquorum::NodeError) {
+/// eprintln!("{} failed: {}", err.node(), err);
+/// # }
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[error("node {node}: {source}")]
+pub struct NodeError {
+    node: NodeId,
+    #[source]
+    source: fred::error::Error,
+}
+
+impl NodeError {
+    pub(crate) fn new(node: NodeId, source: fred::error::Error) -> Self {
+        Self { node, source }
+    }
+
+    /// The node that failed.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(err: &redquorum::NodeError) {
+    /// println!("{}", err.node());
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn node(&self) -> &NodeId {
+        &self.node
+    }
+
+    /// fred's error, with its kind and details.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(err: &redquorum::NodeError) {
+    /// println!("{:?}", err.source_error().kind());
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn source_error(&self) -> &fred::error::Error {
+        &self.source
+    }
+}
+
+/// A lock operation that did not succeed.
+///
+/// `Contended`, `Unavailable` and `Expired` are definite: every node that
+/// might hold our key was sent an unwind before the error was returned.
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn demo(redlock: redquorum::Redlock) {
+/// use redquorum::Error;
+///
+/// match redlock.try_lock("invoices").await {
+///     Ok(lock) => { /* critical section */ let _ = lock.release().await; }
+///     Err(Error::Contended { .. }) => println!("someone else holds it"),
+///     Err(Error::Unavailable { outcomes, .. }) => eprintln!("redis trouble: {outcomes}"),
+///     Err(other) => eprintln!("{other}"),
+/// }
+/// # }
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Another owner holds the resource on enough nodes that a quorum cannot be won.
+    #[error("{resource:?} is contended: {outcomes}")]
+    Contended {
+        /// The resource.
+        resource: String,
+        /// Every node's answer.
+        outcomes: Outcomes,
+    },
+    /// Too few nodes answered to form a quorum.
+    #[error("quorum unavailable for {resource:?}: {outcomes}")]
+    Unavailable {
+        /// The resource.
+        resource: String,
+        /// Every node's answer.
+        outcomes: Outcomes,
+    },
+    /// A quorum was reached, but after the lease had no validity left.
+    #[error("quorum for {resource:?} came too late: {elapsed:?} elapsed of a {ttl:?} ttl")]
+    Expired {
+        /// The resource.
+        resource: String,
+        /// Time from the first send to the decision.
+        elapsed: Duration,
+        /// The lease's TTL.
+        ttl: Duration,
+    },
+    /// `lock()` retried until its wait ran out; `last` is the final attempt's error.
+    #[error("gave up on {resource:?} after waiting {waited:?}; last attempt: {last}")]
+    WaitTimeout {
+        /// The resource.
+        resource: String,
+        /// How long `lock()` waited.
+        waited: Duration,
+        /// The last attempt's error, with its per-node outcomes.
+        #[source]
+        last: Box<Error>,
+    },
+    /// The lease ended while the lock was in use.
+    #[error("lease on {resource:?} was lost")]
+    Lost {
+        /// The resource.
+        resource: String,
+    },
+    /// Extend or release by an owner whose key is no longer on a quorum.
+    #[error("{resource:?} is not held by this owner: {outcomes}")]
+    NotHeld {
+        /// The resource.
+        resource: String,
+        /// Every node's answer.
+        outcomes: Outcomes,
+    },
+    /// The resource name was empty.
+    #[error("resource name must not be empty")]
+    EmptyResource,
+}
+
+impl Error {
+    /// The per-node outcomes carried by this error, if it has them.
+    ///
+    /// For `WaitTimeout` these are the last attempt's.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(err: &redquorum::Error) {
+    /// if let Some(outcomes) = err.outcomes() {
+    ///     eprintln!("{outcomes}");
+    /// }
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn outcomes(&self) -> Option<&Outcomes> {
+        match self {
+            Self::Contended { outcomes, .. }
+            | Self::Unavailable { outcomes, .. }
+            | Self::NotHeld { outcomes, .. } => Some(outcomes),
+            Self::WaitTimeout { last, .. } => last.outcomes(),
+            _ => None,
+        }
+    }
+
+    /// True for errors worth another attempt: contention, unavailability, a late quorum.
+    pub(crate) fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            Self::Contended { .. } | Self::Unavailable { .. } | Self::Expired { .. }
+        )
+    }
+}

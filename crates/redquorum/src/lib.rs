@@ -1,0 +1,72 @@
+//! High-safety distributed locks on N independent Redis masters (Redlock).
+//!
+//! redquorum sends each lock operation to **all N masters at once**, decides
+//! as soon as a majority (`N/2 + 1`) has answered either way, and grants the
+//! lock only while it is still valid after subtracting the time spent and a
+//! clock-drift allowance. A failed attempt is unwound on every node,
+//! including nodes that have not answered yet.
+//!
+//! # What is guaranteed
+//!
+//! Two holders never hold the same resource within their validity windows,
+//! provided that (a) clocks drift at most `drift_factor`, (b) a holder stops
+//! using the lock by [`Lock::deadline`], and (c) a node does not forget a key
+//! it granted (AOF with `appendfsync always`, or a restart delayed by at least
+//! the largest TTL). See `docs/safety.md`.
+//!
+//! # Quick start
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let cluster = redquorum_harness::Cluster::start(5)?;
+//! # let urls = cluster.urls();
+//! use redquorum::Redlock;
+//!
+//! let redlock = Redlock::builder()
+//!     .nodes(&urls) // five independent masters: "redis://host:port", ...
+//!     .build()?;
+//!
+//! let lock = redlock.lock("orders:user-42").await?;
+//! // ... the critical section; stop using it by lock.deadline() ...
+//! lock.release().await?;
+//! # Ok(()) }
+//! ```
+//!
+//! # Layout
+//!
+//! - `builder.rs`: [`RedlockBuilder`], validation into [`BuildError`].
+//! - `redlock.rs`: [`Redlock`], `try_lock` and `lock` (retry with backoff).
+//! - `options.rs`: [`LockOptions`].
+//! - `quorum.rs`: fan-out to all nodes, early decision, unwind.
+//! - `tally.rs`: the pure quorum decision; `validity.rs`: the lease maths.
+//! - `node.rs`: one master's client and script calls; [`NodeId`].
+//! - `scripts.rs` and `scripts/*.lua`: the owner-checked scripts.
+//! - `lock.rs`: [`Lock`]; `token.rs`: [`OwnerToken`].
+//! - `outcome.rs`: [`NodeOutcome`], [`Outcomes`]; `error.rs`: errors.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
+#![deny(rustdoc::broken_intra_doc_links)]
+
+mod backoff;
+mod builder;
+mod error;
+mod lock;
+mod node;
+mod options;
+mod outcome;
+mod quorum;
+mod redlock;
+mod scripts;
+mod tally;
+mod token;
+mod validity;
+
+pub use builder::RedlockBuilder;
+pub use error::{BuildError, Error, NodeError};
+pub use lock::Lock;
+pub use node::NodeId;
+pub use options::LockOptions;
+pub use outcome::{NodeOutcome, Outcomes};
+pub use redlock::Redlock;
+pub use token::OwnerToken;

@@ -1,0 +1,317 @@
+//! One Redis master: its fred client, timeouts, and the three script calls.
+
+use std::fmt;
+use std::time::Duration;
+
+use fred::clients::Client;
+use fred::interfaces::{ClientLike, EventInterface, LuaInterface};
+use fred::prelude::{Config, ConnectionConfig, PerformanceConfig, ReconnectPolicy, ServerConfig};
+use fred::types::scripts::Script;
+use fred::types::{ConnectHandle, Value};
+use std::sync::Arc;
+use tokio::sync::broadcast::error::RecvError;
+use tokio::task::JoinHandle;
+
+use crate::error::{BuildError, NodeError};
+use crate::outcome::NodeOutcome;
+use crate::scripts;
+use crate::token::OwnerToken;
+
+/// A node's identity: `host:port`. Never carries credentials, so it is safe to log.
+///
+/// # Examples
+///
+/// ```no_run
+/// # fn demo(err: &redquorum::NodeError) {
+/// let node: &redquorum::NodeId = err.node();
+/// println!("{node}"); // e.g. 127.0.0.1:7001
+/// # }
+/// ```
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId {
+    host: String,
+    port: u16,
+}
+
+impl NodeId {
+    /// The host name or address.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(node: &redquorum::NodeId) {
+    /// println!("{}", node.host());
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// The TCP port.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(node: &redquorum::NodeId) {
+    /// println!("{}", node.port());
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+}
+
+impl fmt::Display for NodeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.host, self.port)
+    }
+}
+
+impl fmt::Debug for NodeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "NodeId({self})")
+    }
+}
+
+/// Replaces the password in a URL with `***`, for error messages.
+pub(crate) fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return if url.contains('@') {
+            "***".into()
+        } else {
+            url.into()
+        };
+    };
+    match rest.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _password)) => format!("{scheme}://{user}:***@{host}"),
+            // `redis://password@host` puts a bare password in the user position
+            None => format!("{scheme}://***@{host}"),
+        },
+        None => url.into(),
+    }
+}
+
+/// Parses a node URL into fred's config and the node's identity.
+pub(crate) fn parse_url(url: &str) -> Result<(Config, NodeId), BuildError> {
+    let invalid = |source| BuildError::InvalidUrl {
+        url: redact_url(url),
+        source,
+    };
+    // fred would take any scheme (http://...) as a plain connection.
+    let scheme = url.split_once("://").map(|(scheme, _)| scheme);
+    if !matches!(scheme, Some("redis" | "rediss")) {
+        return Err(invalid(fred::error::Error::new(
+            fred::error::ErrorKind::Config,
+            "a node URL must start with redis:// or rediss://",
+        )));
+    }
+    let config = Config::from_url(url).map_err(invalid)?;
+    let id = match &config.server {
+        ServerConfig::Centralized { server } => NodeId {
+            host: server.host.to_string(),
+            port: server.port,
+        },
+        _ => {
+            return Err(invalid(fred::error::Error::new(
+                fred::error::ErrorKind::Config,
+                "a node must be a single master (redis:// or rediss://), not a cluster or sentinel URL",
+            )));
+        }
+    };
+    // Without a TLS feature fred would connect a rediss:// URL in plain text.
+    if url.starts_with("rediss") && !cfg!(feature = "tls") {
+        return Err(BuildError::TlsNotEnabled(id));
+    }
+    Ok((config, id))
+}
+
+/// One independent Redis master.
+pub(crate) struct Node {
+    id: NodeId,
+    client: Client,
+}
+
+impl fmt::Debug for Node {
+    // fred's Client Debug is not used: only the id, which never has a password.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Node").field("id", &self.id).finish()
+    }
+}
+
+impl Node {
+    /// Creates the client. Lock-safe settings, each chosen because fred's
+    /// default is risky for locks (see docs/operations.md):
+    /// - every command times out after `node_timeout` (fred's default: never);
+    /// - a command is sent at most once, never re-sent after a reconnect, so a
+    ///   stale acquire cannot land after we gave up on it;
+    /// - reconnect forever with backoff, so a node that was down at start-up
+    ///   or restarted rejoins (`fail_fast` would end the client for good if the
+    ///   first connect failed).
+    pub(crate) fn new(config: Config, id: NodeId, node_timeout: Duration) -> Self {
+        let mut config = config;
+        config.fail_fast = false;
+        let connect_timeout = Self::connect_timeout(node_timeout);
+        let performance = PerformanceConfig {
+            default_command_timeout: node_timeout,
+            ..Default::default()
+        };
+        let connection = ConnectionConfig {
+            connection_timeout: connect_timeout,
+            internal_command_timeout: connect_timeout,
+            max_command_attempts: 1,
+            max_redirections: 0,
+            auto_client_setname: false,
+            ..Default::default()
+        };
+        let reconnect = ReconnectPolicy::new_exponential(0, 20, 1_000, 2);
+        let client = Client::new(config, Some(performance), Some(connection), Some(reconnect));
+        Self { id, client }
+    }
+
+    /// Starts the connection task; commands queue until it is up.
+    pub(crate) fn connect(&self) -> ConnectHandle {
+        self.client.connect()
+    }
+
+    /// Resolves when the current connection attempt succeeds or fails.
+    pub(crate) async fn wait_connected(&self) {
+        let _ = self.client.wait_for_connect().await;
+    }
+
+    /// How long connecting (and the handshake) may take.
+    pub(crate) fn connect_timeout(node_timeout: Duration) -> Duration {
+        (node_timeout * 10).clamp(Duration::from_millis(500), Duration::from_secs(5))
+    }
+
+    pub(crate) fn id(&self) -> &NodeId {
+        &self.id
+    }
+
+    /// Runs the acquire script: take the key for `ttl`, or report it taken.
+    pub(crate) async fn acquire(&self, key: &str, owner: OwnerToken, ttl: Duration) -> NodeOutcome {
+        let args = vec![Value::from(owner.as_value()), Value::from(millis(ttl))];
+        self.outcome(self.run(&scripts::ACQUIRE, key, args).await)
+    }
+
+    /// Runs the owner-checked extend script.
+    pub(crate) async fn extend(&self, key: &str, owner: OwnerToken, ttl: Duration) -> NodeOutcome {
+        let args = vec![Value::from(owner.as_value()), Value::from(millis(ttl))];
+        self.outcome(self.run(&scripts::EXTEND, key, args).await)
+    }
+
+    /// Runs the owner-checked release script.
+    pub(crate) async fn release(&self, key: &str, owner: OwnerToken) -> NodeOutcome {
+        let args = vec![Value::from(owner.as_value())];
+        self.outcome(self.run(&scripts::RELEASE, key, args).await)
+    }
+
+    /// EVALSHA, or EVAL when the node does not have the script cached.
+    async fn run(
+        &self,
+        script: &Script,
+        key: &str,
+        args: Vec<Value>,
+    ) -> Result<i64, fred::error::Error> {
+        match script.evalsha(&self.client, key, args.clone()).await {
+            Err(e) if e.details().starts_with("NOSCRIPT") => {
+                let body = script.lua().map(|lua| lua.to_string()).unwrap_or_default();
+                self.client.eval(body, key, args).await
+            }
+            reply => reply,
+        }
+    }
+
+    /// Loads every script into the node's cache; errors are left to the calls' EVAL fallback.
+    pub(crate) async fn load_scripts(&self) {
+        for script in scripts::ALL {
+            if let Err(e) = script.load(&self.client).await {
+                tracing::debug!(node = %self.id, error = %e, "script load failed");
+            }
+        }
+    }
+
+    /// Reloads the scripts after every (re)connection, for as long as the client lives.
+    pub(crate) fn spawn_script_loader(self: &Arc<Self>) -> JoinHandle<()> {
+        // Subscribed before connect() so the first connection's event is seen too.
+        let mut reconnects = self.client.reconnect_rx();
+        let node = Arc::downgrade(self);
+        tokio::spawn(async move {
+            loop {
+                match reconnects.recv().await {
+                    Ok(_) | Err(RecvError::Lagged(_)) => match node.upgrade() {
+                        Some(node) => node.load_scripts().await,
+                        None => return,
+                    },
+                    Err(RecvError::Closed) => return,
+                }
+            }
+        })
+    }
+
+    /// Maps a script reply (1 = acted on our key, 0 = not ours) or an error.
+    fn outcome(&self, reply: Result<i64, fred::error::Error>) -> NodeOutcome {
+        match reply {
+            Ok(1) => NodeOutcome::Acquired,
+            Ok(_) => NodeOutcome::Taken,
+            Err(e) if *e.kind() == fred::error::ErrorKind::Timeout => NodeOutcome::TimedOut,
+            Err(e) => NodeOutcome::Failed(NodeError::new(self.id.clone(), e)),
+        }
+    }
+}
+
+/// Milliseconds for PX/PEXPIRE, at least 1 (a zero TTL is refused at build time).
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redact_url_hides_passwords() {
+        assert_eq!(redact_url("redis://u:secret@h:1"), "redis://u:***@h:1");
+        assert_eq!(redact_url("redis://secret@h:1"), "redis://***@h:1");
+        assert_eq!(redact_url("redis://:secret@h:1/0"), "redis://:***@h:1/0");
+        assert_eq!(redact_url("redis://h:1"), "redis://h:1");
+        assert_eq!(redact_url("garbage@x"), "***");
+    }
+
+    #[test]
+    fn parse_url_names_the_node_by_host_and_port() {
+        let (_, id) = parse_url("redis://user:pw@127.0.0.1:7001").unwrap();
+        assert_eq!(id.to_string(), "127.0.0.1:7001");
+        assert_eq!(format!("{id:?}"), "NodeId(127.0.0.1:7001)");
+    }
+
+    #[test]
+    fn parse_url_refuses_cluster_urls_and_garbage() {
+        assert!(matches!(
+            parse_url("not a url"),
+            Err(BuildError::InvalidUrl { .. })
+        ));
+        assert!(matches!(
+            parse_url("redis-cluster://127.0.0.1:7001"),
+            Err(BuildError::InvalidUrl { .. })
+        ));
+    }
+
+    #[cfg(not(feature = "tls"))]
+    #[test]
+    fn rediss_without_the_tls_feature_is_refused() {
+        let err = parse_url("rediss://u:pw@127.0.0.1:6380").unwrap_err();
+        assert!(matches!(err, BuildError::TlsNotEnabled(_)), "{err:?}");
+        assert!(!err.to_string().contains("pw"));
+    }
+
+    #[cfg(feature = "tls")]
+    #[test]
+    fn rediss_with_the_tls_feature_configures_tls() {
+        let (config, id) = parse_url("rediss://127.0.0.1:6380").unwrap();
+        assert!(config.tls.is_some());
+        assert_eq!(id.port(), 6380);
+    }
+}

@@ -1,0 +1,235 @@
+//! What each node answered to one quorum operation.
+
+use std::fmt;
+
+use crate::error::NodeError;
+use crate::node::NodeId;
+
+/// One node's answer to an acquire, extend or release.
+///
+/// For an acquire, `Acquired` means the key now holds our owner token and
+/// `Taken` means another owner holds it. For an extend or release, `Acquired`
+/// means the owner-checked script acted on our key and `Taken` means the key
+/// was absent or not ours.
+///
+/// # Examples
+///
+/// ```
+/// use redquorum::NodeOutcome;
+///
+/// assert!(NodeOutcome::Acquired.is_acquired());
+/// assert!(!NodeOutcome::Taken.is_failure());
+/// assert!(NodeOutcome::TimedOut.is_failure());
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum NodeOutcome {
+    /// The node holds our owner token (or acted on it).
+    Acquired,
+    /// Another owner holds the key (or, for extend/release, it is not ours).
+    Taken,
+    /// No answer within the per-node timeout.
+    TimedOut,
+    /// The node answered with an error, or could not be reached.
+    Failed(NodeError),
+    /// The decision was made before this node answered; it was unwound anyway.
+    Unanswered,
+}
+
+impl NodeOutcome {
+    /// True for [`NodeOutcome::Acquired`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(redquorum::NodeOutcome::Acquired.is_acquired());
+    /// ```
+    #[must_use]
+    pub fn is_acquired(&self) -> bool {
+        matches!(self, Self::Acquired)
+    }
+
+    /// True for [`NodeOutcome::Taken`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(redquorum::NodeOutcome::Taken.is_taken());
+    /// ```
+    #[must_use]
+    pub fn is_taken(&self) -> bool {
+        matches!(self, Self::Taken)
+    }
+
+    /// True when the node did not give a definite answer: timed out or failed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(redquorum::NodeOutcome::TimedOut.is_failure());
+    /// ```
+    #[must_use]
+    pub fn is_failure(&self) -> bool {
+        matches!(self, Self::TimedOut | Self::Failed(_))
+    }
+}
+
+impl fmt::Display for NodeOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Acquired => f.write_str("acquired"),
+            Self::Taken => f.write_str("taken"),
+            Self::TimedOut => f.write_str("timed out"),
+            Self::Failed(error) => write!(f, "failed: {error}"),
+            Self::Unanswered => f.write_str("unanswered"),
+        }
+    }
+}
+
+/// Every node's outcome for one quorum operation, in node order.
+///
+/// Kept in errors so a caller (or an operator reading a log) can see which
+/// node said what. `Display` is one line of counts.
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn demo(redlock: redquorum::Redlock) {
+/// match redlock.try_lock("orders:42").await {
+///     Err(redquorum::Error::Contended { outcomes, .. }) => {
+///         for (node, outcome) in outcomes.iter() {
+///             println!("{node}: {outcome}");
+///         }
+///     }
+///     _ => {}
+/// }
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct Outcomes {
+    entries: Vec<(NodeId, NodeOutcome)>,
+    quorum: usize,
+}
+
+impl Outcomes {
+    pub(crate) fn new(entries: Vec<(NodeId, NodeOutcome)>, quorum: usize) -> Self {
+        Self { entries, quorum }
+    }
+
+    /// Each node with its outcome, in the order the nodes were configured.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(outcomes: &redquorum::Outcomes) {
+    /// let failed: Vec<_> = outcomes.iter().filter(|(_, o)| o.is_failure()).collect();
+    /// # }
+    /// ```
+    pub fn iter(&self) -> impl Iterator<Item = (&NodeId, &NodeOutcome)> {
+        self.entries.iter().map(|(node, outcome)| (node, outcome))
+    }
+
+    /// How many nodes answered `Acquired`.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(outcomes: &redquorum::Outcomes) {
+    /// assert!(outcomes.acquired() < outcomes.quorum());
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn acquired(&self) -> usize {
+        self.count(NodeOutcome::is_acquired)
+    }
+
+    /// How many nodes answered `Taken`.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(outcomes: &redquorum::Outcomes) {
+    /// println!("{} nodes saw another owner", outcomes.taken());
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn taken(&self) -> usize {
+        self.count(NodeOutcome::is_taken)
+    }
+
+    /// How many nodes timed out or failed.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(outcomes: &redquorum::Outcomes) {
+    /// println!("{} nodes failed", outcomes.failed());
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn failed(&self) -> usize {
+        self.count(NodeOutcome::is_failure)
+    }
+
+    /// The number of nodes the operation needed: `N/2 + 1`.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(outcomes: &redquorum::Outcomes) {
+    /// assert_eq!(outcomes.quorum(), outcomes.len() / 2 + 1);
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn quorum(&self) -> usize {
+        self.quorum
+    }
+
+    /// The number of nodes (N).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(outcomes: &redquorum::Outcomes) {
+    /// assert!(outcomes.len() % 2 == 1);
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Always false: a `Redlock` has at least one node.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(outcomes: &redquorum::Outcomes) {
+    /// assert!(!outcomes.is_empty());
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn count(&self, predicate: impl Fn(&NodeOutcome) -> bool) -> usize {
+        self.entries.iter().filter(|(_, o)| predicate(o)).count()
+    }
+}
+
+impl fmt::Display for Outcomes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let unanswered = self.len() - self.acquired() - self.taken() - self.failed();
+        write!(
+            f,
+            "{} acquired, {} taken, {} failed, {} unanswered of {} nodes (quorum {})",
+            self.acquired(),
+            self.taken(),
+            self.failed(),
+            unanswered,
+            self.len(),
+            self.quorum
+        )
+    }
+}

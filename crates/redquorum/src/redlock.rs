@@ -1,0 +1,259 @@
+//! `Redlock`: the cheap-to-clone handle that takes locks.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::backoff;
+use crate::builder::RedlockBuilder;
+use crate::error::{BuildError, Error};
+use crate::lock::Lock;
+use crate::node::NodeId;
+use crate::options::LockOptions;
+use crate::quorum::Quorum;
+use crate::token::OwnerToken;
+
+/// A handle to N independent Redis masters that takes distributed locks.
+///
+/// Cloning is cheap (an `Arc` inside); clones share the connections.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let cluster = redquorum_harness::Cluster::start(3)?;
+/// # let urls = cluster.urls();
+/// use redquorum::Redlock;
+///
+/// let redlock = Redlock::builder().nodes(&urls).build()?;
+/// let lock = redlock.lock("reports:nightly").await?;
+/// // ... the critical section, finished before lock.deadline() ...
+/// lock.release().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Redlock {
+    quorum: Arc<Quorum>,
+    key_prefix: Arc<str>,
+    node_timeout: Duration,
+    options: LockOptions,
+}
+
+impl Redlock {
+    /// Starts a [`RedlockBuilder`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = redquorum::Redlock::builder();
+    /// ```
+    pub fn builder() -> RedlockBuilder {
+        RedlockBuilder::default()
+    }
+
+    pub(crate) fn new(
+        quorum: Arc<Quorum>,
+        key_prefix: Arc<str>,
+        node_timeout: Duration,
+        options: LockOptions,
+    ) -> Self {
+        Self {
+            quorum,
+            key_prefix,
+            node_timeout,
+            options,
+        }
+    }
+
+    /// A handle on the same nodes that locks with other options.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError::ZeroTtl`] or [`BuildError::NodeTimeoutNotBelowTtl`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// use std::time::Duration;
+    /// use redquorum::{LockOptions, Redlock};
+    ///
+    /// let redlock = Redlock::builder().nodes(cluster.urls()).build()?;
+    /// let short = redlock.with_options(&LockOptions { ttl: Duration::from_secs(1), ..Default::default() })?;
+    /// let lock = short.try_lock("cache:warm").await?;
+    /// assert!(lock.validity() <= Duration::from_secs(1));
+    /// # Ok(()) }
+    /// ```
+    pub fn with_options(&self, options: &LockOptions) -> Result<Redlock, BuildError> {
+        options.validate(self.node_timeout)?;
+        Ok(Self {
+            options: *options,
+            ..self.clone()
+        })
+    }
+
+    /// The options this handle locks with.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+    /// assert_eq!(redlock.options().ttl, std::time::Duration::from_secs(10));
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn options(&self) -> &LockOptions {
+        &self.options
+    }
+
+    /// The nodes, in configured order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+    /// assert_eq!(redlock.nodes().count(), 3);
+    /// # Ok(()) }
+    /// ```
+    pub fn nodes(&self) -> impl Iterator<Item = &NodeId> {
+        self.quorum.node_ids()
+    }
+
+    /// How many nodes an operation needs: `N/2 + 1`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(5)?;
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+    /// assert_eq!(redlock.quorum(), 3);
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn quorum(&self) -> usize {
+        self.quorum.quorum()
+    }
+
+    /// The Redis key that holds `resource`'s lock on every node.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+    /// assert_eq!(redlock.key("orders:42"), "lock:orders:42");
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn key(&self, resource: &str) -> String {
+        format!("{}{resource}", self.key_prefix)
+    }
+
+    /// Makes one attempt to take `resource` on a quorum.
+    ///
+    /// Unlike `tokio::sync::Mutex::try_lock` this is `async`: it needs one
+    /// round trip to the nodes. It never waits for another holder.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::Contended`]: another owner holds it on enough nodes.
+    /// - [`Error::Unavailable`]: too few nodes answered in time.
+    /// - [`Error::Expired`]: the quorum came after the lease ran out.
+    /// - [`Error::EmptyResource`].
+    ///
+    /// In the first three cases every node that might hold our key was sent
+    /// an unwind before the error was returned.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe in effect: if the future is dropped after the requests
+    /// went out, a guard spawns the unwind on every node (on the same
+    /// connections, so it lands after any acquire still in flight). No lock
+    /// is returned and none is left behind beyond that unwind.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+    /// let held = redlock.try_lock("cron:cleanup").await?;
+    /// let again = redlock.try_lock("cron:cleanup").await;
+    /// assert!(matches!(again, Err(redquorum::Error::Contended { .. })));
+    /// held.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn try_lock(&self, resource: &str) -> Result<Lock, Error> {
+        if resource.is_empty() {
+            return Err(Error::EmptyResource);
+        }
+        let key = self.key(resource);
+        let owner = OwnerToken::random();
+        let ttl = self.options.ttl;
+        let lease = self.quorum.acquire(resource, &key, owner, ttl).await?;
+        Ok(Lock::new(
+            Arc::clone(&self.quorum),
+            resource.to_owned(),
+            key,
+            owner,
+            ttl,
+            lease.deadline,
+        ))
+    }
+
+    /// Takes `resource`, retrying with jittered backoff until `wait` runs out.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::WaitTimeout`] carrying the last attempt's error (and its
+    /// per-node outcomes), or [`Error::EmptyResource`].
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`try_lock`](Self::try_lock): dropping it mid-attempt spawns the
+    /// unwind; dropping it between attempts leaves nothing behind.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// use std::time::Duration;
+    /// use redquorum::{Error, LockOptions, Redlock};
+    ///
+    /// let redlock = Redlock::builder().nodes(cluster.urls()).build()?;
+    /// let held = redlock.lock("deploy").await?;
+    /// let impatient = redlock.with_options(&LockOptions { wait: Duration::from_millis(200), ..Default::default() })?;
+    /// let err = impatient.lock("deploy").await.unwrap_err();
+    /// assert!(matches!(err, Error::WaitTimeout { .. }));
+    /// held.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn lock(&self, resource: &str) -> Result<Lock, Error> {
+        let start = Instant::now();
+        let deadline = start + self.options.wait;
+        loop {
+            let error = match self.try_lock(resource).await {
+                Ok(lock) => return Ok(lock),
+                Err(error) if error.is_retryable() => error,
+                Err(error) => return Err(error),
+            };
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(Error::WaitTimeout {
+                    resource: resource.to_owned(),
+                    waited: now - start,
+                    last: Box::new(error),
+                });
+            }
+            let pause = backoff::retry_delay(self.options.retry_delay, self.options.retry_jitter);
+            tokio::time::sleep(pause.min(deadline - now)).await;
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! Acquiring: mutual exclusion, contention, quorum with foreign keys, waiting.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{assert_held_on, cluster, held_on, redlock, values};
+use redquorum::{Error, LockOptions};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sixty_four_tasks_increment_a_shared_counter_exactly() {
+    let nodes = cluster(5);
+    let store = Arc::new(cluster(1)); // the protected value lives on a separate Redis
+    store.command(0, &["SET", "counter", "0"]).unwrap();
+    let redlock = redlock(&nodes, Duration::from_secs(5))
+        .with_options(&LockOptions {
+            ttl: Duration::from_secs(5),
+            wait: Duration::from_secs(120),
+            retry_delay: Duration::from_millis(2),
+            retry_jitter: Duration::from_millis(10),
+        })
+        .unwrap();
+
+    let mut tasks = Vec::new();
+    for _ in 0..64 {
+        let redlock = redlock.clone();
+        let store = Arc::clone(&store);
+        tasks.push(tokio::spawn(async move {
+            let mut conn = store.conn(0).unwrap();
+            for _ in 0..20 {
+                let lock = redlock.lock("counter").await.expect("lock within the wait");
+                // Non-atomic read-modify-write with a yield in the middle: an overlap loses an update.
+                let value: i64 = conn
+                    .command(&["GET", "counter"])
+                    .unwrap()
+                    .as_text()
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                tokio::task::yield_now().await;
+                conn.command(&["SET", "counter", &(value + 1).to_string()])
+                    .unwrap();
+                assert!(lock.is_valid(), "critical section outlived its validity");
+                lock.release().await.expect("release");
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let counter = store
+        .command(0, &["GET", "counter"])
+        .unwrap()
+        .as_text()
+        .unwrap();
+    assert_eq!(counter, "1280");
+}
+
+#[tokio::test]
+async fn acquire_fails_as_contended_when_a_majority_is_taken_and_leaves_no_key_of_ours() {
+    let nodes = cluster(5);
+    let redlock = redlock(&nodes, Duration::from_secs(10));
+    let key = redlock.key("r1");
+    for i in 0..3 {
+        nodes
+            .command(i, &["SET", &key, "foreign", "PX", "60000"])
+            .unwrap();
+    }
+    let err = redlock.try_lock("r1").await.unwrap_err();
+    let Error::Contended { outcomes, .. } = &err else {
+        panic!("expected contended, got {err:?}");
+    };
+    assert!(outcomes.taken() >= 2, "{outcomes}");
+    // Our key was unwound before the error returned: the two free nodes hold nothing.
+    assert_eq!(
+        values(&nodes, &key),
+        [
+            Some("foreign".into()),
+            Some("foreign".into()),
+            Some("foreign".into()),
+            None,
+            None
+        ]
+    );
+}
+
+#[tokio::test]
+async fn acquire_wins_with_three_when_a_foreign_key_is_on_two_and_release_cleans_ours() {
+    let nodes = cluster(5);
+    let redlock = redlock(&nodes, Duration::from_secs(10));
+    let key = redlock.key("r2");
+    for i in 0..2 {
+        nodes
+            .command(i, &["SET", &key, "foreign", "PX", "60000"])
+            .unwrap();
+    }
+    let lock = redlock
+        .try_lock("r2")
+        .await
+        .expect("3 of 5 free is a quorum");
+    // The decision can come before the last node answered; wait for its reply to land.
+    let owner = lock.owner().to_string();
+    assert!(
+        common::eventually(Duration::from_secs(2), || async {
+            held_on(&nodes, &key, &owner) == 3
+        })
+        .await
+    );
+    assert_held_on(&nodes, &lock, 3);
+    assert_eq!(lock.release().await.unwrap(), 3);
+    assert_eq!(
+        values(&nodes, &key),
+        [
+            Some("foreign".into()),
+            Some("foreign".into()),
+            None,
+            None,
+            None
+        ]
+    );
+}
+
+#[tokio::test]
+async fn try_lock_refuses_an_empty_resource_name() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(1));
+    assert!(matches!(
+        redlock.try_lock("").await,
+        Err(Error::EmptyResource)
+    ));
+    assert!(matches!(redlock.lock("").await, Err(Error::EmptyResource)));
+}
+
+#[tokio::test]
+async fn lock_gives_up_after_its_wait_with_the_last_attempts_outcomes() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(10));
+    let held = redlock.try_lock("busy").await.unwrap();
+    let impatient = redlock
+        .with_options(&LockOptions {
+            wait: Duration::from_millis(300),
+            ..*redlock.options()
+        })
+        .unwrap();
+    let err = impatient.lock("busy").await.unwrap_err();
+    let Error::WaitTimeout { waited, last, .. } = &err else {
+        panic!("expected wait timeout, got {err:?}");
+    };
+    assert!(
+        *waited >= Duration::from_millis(300),
+        "gave up early: {waited:?}"
+    );
+    assert!(matches!(**last, Error::Contended { .. }), "{last:?}");
+    let outcomes = err.outcomes().unwrap();
+    assert!(outcomes.taken() >= outcomes.quorum(), "{outcomes}");
+    held.release().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_waiter_gets_the_lock_once_the_holder_releases() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(10));
+    let held = redlock.try_lock("handoff").await.unwrap();
+    let waiter = tokio::spawn({
+        let redlock = redlock.clone();
+        async move { redlock.lock("handoff").await }
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await; // let the waiter fail a few attempts
+    assert!(!waiter.is_finished(), "waiter got a held lock");
+    held.release().await.unwrap();
+    let lock = waiter
+        .await
+        .unwrap()
+        .expect("waiter acquires after release");
+    assert_held_on(&nodes, &lock, 3);
+}
+
+#[tokio::test]
+async fn with_options_refuses_a_zero_ttl() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(1));
+    let err = redlock
+        .with_options(&LockOptions {
+            ttl: Duration::ZERO,
+            ..Default::default()
+        })
+        .unwrap_err();
+    assert!(matches!(err, redquorum::BuildError::ZeroTtl));
+}

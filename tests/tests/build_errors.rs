@@ -1,0 +1,121 @@
+//! Every `BuildError` variant, produced from bad input (never a panic).
+
+use std::time::Duration;
+
+use redquorum::{BuildError, Redlock};
+
+const A: &str = "redis://127.0.0.1:7001";
+const B: &str = "redis://127.0.0.1:7002";
+const C: &str = "redis://127.0.0.1:7003";
+
+fn build(builder: redquorum::RedlockBuilder) -> BuildError {
+    builder
+        .build()
+        .expect_err("configuration should be refused")
+}
+
+#[tokio::test]
+async fn no_nodes_is_refused() {
+    assert!(matches!(build(Redlock::builder()), BuildError::NoNodes));
+}
+
+#[tokio::test]
+async fn an_even_node_count_is_refused() {
+    assert!(matches!(
+        build(Redlock::builder().nodes([A, B])),
+        BuildError::EvenNodeCount(2)
+    ));
+}
+
+#[tokio::test]
+async fn a_duplicate_node_is_refused_even_with_other_credentials() {
+    let err = build(Redlock::builder().nodes([A, "redis://user:pw@127.0.0.1:7001", C]));
+    let BuildError::DuplicateNode(node) = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(node.to_string(), "127.0.0.1:7001");
+}
+
+#[tokio::test]
+async fn a_malformed_url_is_refused_without_showing_its_password() {
+    for url in [
+        "not a url",
+        "redis://user:hunter2@",
+        "http://user:hunter2@host:1",
+        "redis://user:hunter2@host:notaport",
+    ] {
+        let err = build(Redlock::builder().nodes([url, B, C]));
+        assert!(
+            matches!(err, BuildError::InvalidUrl { .. }),
+            "{url}: {err:?}"
+        );
+        assert!(!err.to_string().contains("hunter2"), "{err}");
+        assert!(!format!("{err:?}").contains("hunter2"), "{err:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_cluster_url_is_refused_as_a_node() {
+    let err = build(Redlock::builder().nodes(["redis-cluster://127.0.0.1:7001", B, C]));
+    assert!(matches!(err, BuildError::InvalidUrl { .. }), "{err:?}");
+}
+
+#[tokio::test]
+async fn a_zero_ttl_is_refused() {
+    assert!(matches!(
+        build(Redlock::builder().nodes([A, B, C]).ttl(Duration::ZERO)),
+        BuildError::ZeroTtl
+    ));
+}
+
+#[tokio::test]
+async fn a_node_timeout_not_below_the_ttl_is_refused() {
+    let err = build(
+        Redlock::builder()
+            .nodes([A, B, C])
+            .ttl(Duration::from_millis(100))
+            .node_timeout(Duration::from_millis(100)),
+    );
+    assert!(
+        matches!(err, BuildError::NodeTimeoutNotBelowTtl { .. }),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_zero_node_timeout_is_refused() {
+    let err = build(
+        Redlock::builder()
+            .nodes([A, B, C])
+            .node_timeout(Duration::ZERO),
+    );
+    assert!(matches!(err, BuildError::ZeroNodeTimeout), "{err:?}");
+}
+
+#[tokio::test]
+async fn a_drift_factor_out_of_range_is_refused() {
+    for factor in [-0.01, 0.5, 1.0, f64::NAN, f64::INFINITY] {
+        let err = build(Redlock::builder().nodes([A, B, C]).drift_factor(factor));
+        assert!(
+            matches!(err, BuildError::DriftFactorOutOfRange(_)),
+            "{factor}: {err:?}"
+        );
+    }
+}
+
+#[test]
+fn building_outside_a_runtime_is_an_error_not_a_panic() {
+    assert!(matches!(
+        build(Redlock::builder().nodes([A, B, C])),
+        BuildError::NoRuntime
+    ));
+}
+
+#[tokio::test]
+async fn the_builder_debug_hides_passwords() {
+    let builder = Redlock::builder().nodes(["redis://u:hunter2@127.0.0.1:7001", B, C]);
+    let shown = format!("{builder:?}");
+    assert!(!shown.contains("hunter2"), "{shown}");
+    let redlock = builder.build().unwrap();
+    assert!(!format!("{redlock:?}").contains("hunter2"));
+}

@@ -1,0 +1,85 @@
+//! Shared helpers: real clusters, raw key reads on every node, bounded waits.
+#![allow(dead_code, unreachable_pub)]
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use redquorum::{Lock, Redlock};
+use redquorum_harness::Cluster;
+
+/// Starts `n` local nodes; panics with the harness's message if it cannot.
+pub fn cluster(n: usize) -> Cluster {
+    Cluster::start(n).unwrap_or_else(|e| panic!("cannot start {n} redis nodes: {e}"))
+}
+
+/// A Redlock on every node of `cluster` with the given TTL and a 100 ms node timeout.
+pub fn redlock(cluster: &Cluster, ttl: Duration) -> Redlock {
+    Redlock::builder()
+        .nodes(cluster.urls())
+        .ttl(ttl)
+        .node_timeout(Duration::from_millis(100))
+        .retry_delay(Duration::from_millis(5))
+        .retry_jitter(Duration::from_millis(20))
+        .build()
+        .expect("valid configuration")
+}
+
+/// The value of `key` on every node (`None`: absent or node unreachable).
+pub fn values(cluster: &Cluster, key: &str) -> Vec<Option<String>> {
+    (0..cluster.len())
+        .map(|i| {
+            cluster
+                .command(i, &["GET", key])
+                .ok()
+                .and_then(|r| r.as_text())
+        })
+        .collect()
+}
+
+/// On how many nodes `key` holds `owner`.
+pub fn held_on(cluster: &Cluster, key: &str, owner: &str) -> usize {
+    values(cluster, key)
+        .iter()
+        .filter(|v| v.as_deref() == Some(owner))
+        .count()
+}
+
+/// Asserts `lock`'s key holds its owner token on exactly `expected` nodes.
+pub fn assert_held_on(cluster: &Cluster, lock: &Lock, expected: usize) {
+    let owner = lock.owner().to_string();
+    let got = held_on(cluster, lock.key(), &owner);
+    assert_eq!(
+        got,
+        expected,
+        "lock {:?} held on {got} nodes, expected {expected}; values: {:?}",
+        lock.resource(),
+        values(cluster, lock.key())
+    );
+}
+
+/// The PTTL of `key` on node `index` in ms (negative: no key / no expiry).
+pub fn pttl(cluster: &Cluster, index: usize, key: &str) -> i64 {
+    cluster
+        .command(index, &["PTTL", key])
+        .ok()
+        .and_then(|r| r.as_int())
+        .unwrap_or(-2)
+}
+
+/// Polls `condition` every 10 ms until it holds or `within` passes; returns whether it held.
+pub async fn eventually<F, Fut>(within: Duration, mut condition: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let deadline = Instant::now() + within;
+    loop {
+        if condition().await {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}

@@ -1,0 +1,151 @@
+//! Releasing, expiry, extension, and owner checks.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{assert_held_on, cluster, eventually, pttl, redlock, values};
+use redquorum::Error;
+
+#[tokio::test]
+async fn another_owner_cannot_release_or_extend_our_lock() {
+    let nodes = cluster(5);
+    let redlock = redlock(&nodes, Duration::from_millis(300));
+    let mut stale = redlock.try_lock("shared").await.unwrap();
+    // Let the stale holder's lease run out, then a new owner takes the resource.
+    let key = stale.key().to_owned();
+    assert!(
+        eventually(Duration::from_secs(3), || async {
+            values(&nodes, &key).iter().all(Option::is_none)
+        })
+        .await
+    );
+    let ours = redlock.try_lock("shared").await.unwrap();
+
+    let err = stale.extend().await.unwrap_err();
+    assert!(matches!(err, Error::NotHeld { .. }), "{err:?}");
+    let err = stale.release().await.unwrap_err();
+    assert!(matches!(err, Error::NotHeld { .. }), "{err:?}");
+
+    assert!(
+        eventually(Duration::from_secs(1), || async {
+            common::held_on(&nodes, ours.key(), &ours.owner().to_string()) == 5
+        })
+        .await
+    );
+    assert_held_on(&nodes, &ours, 5);
+    assert_eq!(ours.release().await.unwrap(), 5);
+}
+
+#[tokio::test]
+async fn a_lock_expires_after_its_ttl_and_can_then_be_taken() {
+    let nodes = cluster(5);
+    let redlock = redlock(&nodes, Duration::from_millis(400));
+    let first = redlock.try_lock("expiring").await.unwrap();
+    let key = first.key().to_owned();
+    assert!(first.validity() <= Duration::from_millis(400 - 4 - 2));
+    first.forget();
+    assert!(matches!(
+        redlock.try_lock("expiring").await,
+        Err(Error::Contended { .. })
+    ));
+    for i in 0..5 {
+        let left = pttl(&nodes, i, &key);
+        assert!(
+            (1..=400).contains(&left) || left == -2,
+            "node {i} pttl {left}"
+        );
+    }
+    let taken = eventually(Duration::from_secs(3), || async {
+        redlock
+            .try_lock("expiring")
+            .await
+            .map(|l| l.forget())
+            .is_ok()
+    })
+    .await;
+    assert!(taken, "lock not available after its ttl");
+}
+
+#[tokio::test]
+async fn extend_renews_the_ttl_on_every_node() {
+    let nodes = cluster(5);
+    let redlock = redlock(&nodes, Duration::from_secs(2));
+    let mut lock = redlock.try_lock("long-job").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let before = lock.deadline();
+    let validity = lock.extend().await.unwrap();
+    assert!(lock.deadline() > before, "deadline did not move");
+    assert!(
+        validity > Duration::from_millis(1_900) && validity <= Duration::from_secs(2),
+        "{validity:?}"
+    );
+    for i in 0..5 {
+        let left = pttl(&nodes, i, lock.key());
+        assert!(
+            left > 1_700,
+            "node {i} pttl {left} not renewed (or not extended there)"
+        );
+    }
+    lock.release().await.unwrap();
+}
+
+#[tokio::test]
+async fn release_reports_how_many_nodes_released() {
+    let nodes = cluster(5);
+    let redlock = redlock(&nodes, Duration::from_secs(5));
+    let lock = redlock.try_lock("count").await.unwrap();
+    assert!(
+        eventually(Duration::from_secs(1), || async {
+            common::held_on(&nodes, lock.key(), &lock.owner().to_string()) == 5
+        })
+        .await
+    );
+    nodes.kill(4).unwrap();
+    let key = lock.key().to_owned();
+    assert_eq!(lock.release().await.unwrap(), 4);
+    assert_eq!(values(&nodes, &key)[..4], [None, None, None, None]);
+}
+
+#[tokio::test]
+async fn dropping_a_lock_releases_it_in_the_background() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(30));
+    let lock = redlock.try_lock("dropped").await.unwrap();
+    let key = lock.key().to_owned();
+    drop(lock);
+    assert!(
+        eventually(Duration::from_secs(2), || async {
+            values(&nodes, &key).iter().all(Option::is_none)
+        })
+        .await
+    );
+    redlock
+        .try_lock("dropped")
+        .await
+        .expect("free again")
+        .release()
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn extend_fails_as_unavailable_when_a_majority_is_down() {
+    let nodes = cluster(5);
+    let redlock = redlock(&nodes, Duration::from_secs(5));
+    let mut lock = redlock.try_lock("fragile").await.unwrap();
+    let before = lock.deadline();
+    for i in 0..3 {
+        nodes.kill(i).unwrap();
+    }
+    let err = lock.extend().await.unwrap_err();
+    assert!(matches!(err, Error::Unavailable { .. }), "{err:?}");
+    assert_eq!(
+        lock.deadline(),
+        before,
+        "a failed extend must not move the deadline"
+    );
+    let outcomes = err.outcomes().unwrap();
+    assert_eq!(outcomes.failed(), 3, "{outcomes}");
+    lock.forget();
+}
