@@ -7,5 +7,4 @@ pub(crate) const UNAVAILABLE: u8 = 69;
 /// Internal failure, or the lease was lost while the child ran.
 pub(crate) const SOFTWARE: u8 = 70;
 /// The lock was not acquired within `--wait`.
-#[allow(dead_code)]
 pub(crate) const TEMPFAIL: u8 = 75;

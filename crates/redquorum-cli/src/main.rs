@@ -33,6 +33,12 @@ struct Cli {
 enum Command {
     /// Walk through acquire, contention, node failure and release on local nodes.
     Demo(cmd::demo::DemoArgs),
+    /// Run a command while holding a lock (a distributed flock): redquorum exec RESOURCE -- CMD [ARGS...]
+    Exec(cmd::exec::ExecArgs),
+    /// Show who holds a resource's lock on each node, and the time left.
+    Status(cmd::status::StatusArgs),
+    /// Start or stop local redis-server nodes for development.
+    Nodes(cmd::nodes::NodesArgs),
 }
 
 fn main() -> ExitCode {
@@ -61,6 +67,9 @@ fn main() -> ExitCode {
     runtime.block_on(async move {
         match cli.command {
             Command::Demo(args) => cmd::demo::run(&nodes, args).await,
+            Command::Exec(args) => cmd::exec::run(&nodes, args).await,
+            Command::Status(args) => cmd::status::run(&nodes, args).await,
+            Command::Nodes(args) => cmd::nodes::run(args),
         }
     })
 }

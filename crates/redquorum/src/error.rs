@@ -63,6 +63,16 @@ pub enum BuildError {
     /// The drift factor must be in `[0, 0.5)`; the default is 0.01.
     #[error("drift factor {0} out of range: it must be at least 0 and below 0.5")]
     DriftFactorOutOfRange(f64),
+    /// The watchdog's `extend_before` must be above zero and below the TTL.
+    #[error(
+        "watchdog extend_before {extend_before:?} must be above zero and below the ttl {ttl:?}"
+    )]
+    ExtendBeforeOutOfRange {
+        /// The configured `WatchdogOptions::extend_before`.
+        extend_before: Duration,
+        /// The configured TTL.
+        ttl: Duration,
+    },
     /// Connecting needs a Tokio runtime; `build()` was called outside one.
     #[error("no Tokio runtime: call build() from within a Tokio runtime")]
     NoRuntime,
@@ -195,6 +205,19 @@ pub enum Error {
     /// The resource name was empty.
     #[error("resource name must not be empty")]
     EmptyResource,
+    /// The watchdog stopped extending at its configured limit
+    /// (`WatchdogOptions::max_extensions` or `max_hold`).
+    #[error(
+        "lease on {resource:?} reached its extension limit after {extensions} extensions and {held:?} held"
+    )]
+    ExtensionLimit {
+        /// The resource.
+        resource: String,
+        /// Extensions made before the limit.
+        extensions: u32,
+        /// Time from acquisition to the limit.
+        held: Duration,
+    },
 }
 
 impl Error {

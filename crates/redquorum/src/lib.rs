@@ -42,6 +42,8 @@
 //! - `node.rs`: one master's client and script calls; [`NodeId`].
 //! - `scripts.rs` and `scripts/*.lua`: the owner-checked scripts.
 //! - `lock.rs`: [`Lock`]; `token.rs`: [`OwnerToken`].
+//! - `watchdog.rs`: lease extension task, [`LeaseWatch`] and the lost-lock signal.
+//! - `scoped.rs`: [`Redlock::with_lock`], run a future under auto-extension.
 //! - `outcome.rs`: [`NodeOutcome`], [`Outcomes`]; `error.rs`: errors.
 
 #![forbid(unsafe_code)]
@@ -57,16 +59,19 @@ mod options;
 mod outcome;
 mod quorum;
 mod redlock;
+mod scoped;
 mod scripts;
 mod tally;
 mod token;
 mod validity;
+mod watchdog;
 
 pub use builder::RedlockBuilder;
 pub use error::{BuildError, Error, NodeError};
 pub use lock::Lock;
 pub use node::NodeId;
-pub use options::LockOptions;
+pub use options::{LockOptions, WatchdogOptions};
 pub use outcome::{NodeOutcome, Outcomes};
 pub use redlock::Redlock;
 pub use token::OwnerToken;
+pub use watchdog::{LeaseWatch, LostReason};

@@ -5,8 +5,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
+use crate::options::WatchdogOptions;
 use crate::quorum::Quorum;
 use crate::token::OwnerToken;
+use crate::watchdog::{Extender, LeaseWatch, LostReason, Shared, Watchdog};
 
 /// A lock held on a quorum of nodes until [`deadline`](Self::deadline).
 ///
@@ -35,7 +37,12 @@ pub struct Lock {
     key: String,
     owner: OwnerToken,
     ttl: Duration,
-    deadline: Instant,
+    /// The deadline and loss state, shared with the watchdog and `LeaseWatch`es.
+    lease: Arc<Shared>,
+    /// How `auto_extend` runs (from the `LockOptions` the lock was taken with).
+    watchdog_options: WatchdogOptions,
+    /// The running watchdog, if `auto_extend` was called.
+    watchdog: Option<Watchdog>,
     /// False once released or forgotten: `Drop` then has nothing to do.
     armed: bool,
 }
@@ -61,14 +68,22 @@ impl Lock {
         deadline: Instant,
     ) -> Self {
         Self {
+            lease: Shared::new(&resource, owner, deadline),
             quorum,
             resource,
             key,
             owner,
             ttl,
-            deadline,
+            watchdog_options: WatchdogOptions::default(),
+            watchdog: None,
             armed: true,
         }
+    }
+
+    /// Sets how [`auto_extend`](Self::auto_extend) will run.
+    pub(crate) fn with_watchdog_options(mut self, options: WatchdogOptions) -> Self {
+        self.watchdog_options = options;
+        self
     }
 
     /// The resource name, as given to `lock`.
@@ -138,7 +153,7 @@ impl Lock {
     /// ```
     #[must_use]
     pub fn deadline(&self) -> Instant {
-        self.deadline
+        self.lease.deadline()
     }
 
     /// Time left before the deadline (zero once passed).
@@ -152,7 +167,7 @@ impl Lock {
     /// ```
     #[must_use]
     pub fn validity(&self) -> Duration {
-        self.deadline.saturating_duration_since(Instant::now())
+        self.deadline().saturating_duration_since(Instant::now())
     }
 
     /// True while the deadline has not passed.
@@ -166,7 +181,7 @@ impl Lock {
     /// ```
     #[must_use]
     pub fn is_valid(&self) -> bool {
-        Instant::now() < self.deadline
+        Instant::now() < self.deadline()
     }
 
     /// Renews the lease on a quorum (owner-checked) and returns the new validity.
@@ -180,6 +195,8 @@ impl Lock {
     ///   owner) on too many nodes.
     /// - [`Error::Unavailable`]: too few nodes answered.
     /// - [`Error::Expired`]: a quorum answered but too late.
+    /// - [`Error::Lost`]: the lease was already declared lost (see
+    ///   [`lost`](Self::lost)); a lost lock is not revived.
     ///
     /// # Cancel safety
     ///
@@ -199,12 +216,116 @@ impl Lock {
     /// # Ok(()) }
     /// ```
     pub async fn extend(&mut self) -> Result<Duration, Error> {
-        let lease = self
+        if self.lease.lost_reason().is_some() {
+            return Err(Error::Lost {
+                resource: self.resource.clone(),
+            });
+        }
+        let extended = self
             .quorum
             .extend(&self.resource, &self.key, self.owner, self.ttl)
-            .await?;
-        self.deadline = lease.deadline;
-        Ok(self.validity())
+            .await;
+        match extended {
+            Ok(lease) => {
+                self.lease.extended(lease.deadline);
+                Ok(self.validity())
+            }
+            Err(error) => {
+                if matches!(error, Error::NotHeld { .. }) {
+                    self.lease.declare_lost(LostReason::NotHeld);
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// Starts the watchdog: a background task that extends the lease when a
+    /// third of the TTL is left (see [`WatchdogOptions`](crate::WatchdogOptions)),
+    /// until the lock is released, forgotten, dropped or lost.
+    ///
+    /// Each extension is a quorum operation with the validity check. A failed
+    /// extension is retried with doubling pauses while validity remains; the
+    /// lease is declared lost (see [`lost`](Self::lost)) when an extension is
+    /// refused, the validity runs out, or a limit is reached. Calling it again
+    /// while the watchdog runs does nothing.
+    ///
+    /// # Panics
+    ///
+    /// Outside a Tokio runtime, as `tokio::spawn` does.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+    /// let mut lock = redlock.lock("long-job").await?;
+    /// lock.auto_extend();
+    /// assert!(lock.lease().is_auto_extending());
+    /// // ... work for longer than the TTL, watching lock.lost() ...
+    /// lock.release().await?; // stops the watchdog first
+    /// # Ok(()) }
+    /// ```
+    pub fn auto_extend(&mut self) {
+        let running = self.watchdog.as_ref().is_some_and(|w| !w.is_finished());
+        if running || self.lease.lost_reason().is_some() {
+            return;
+        }
+        let extender = Extender {
+            quorum: Arc::clone(&self.quorum),
+            key: self.key.clone(),
+            ttl: self.ttl,
+        };
+        self.watchdog = Some(Watchdog::spawn(
+            extender,
+            Arc::clone(&self.lease),
+            self.watchdog_options,
+        ));
+    }
+
+    /// A cheap, cloneable view of this lock's lease: its deadline as the
+    /// watchdog moves it, and the [`lost`](LeaseWatch::lost) signal.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(lock: &redquorum::Lock) {
+    /// let lease = lock.lease();
+    /// tokio::spawn(async move {
+    ///     let reason = lease.lost().await;
+    ///     eprintln!("lost {}: {reason}", lease.resource());
+    /// });
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn lease(&self) -> LeaseWatch {
+        LeaseWatch::new(Arc::clone(&self.lease))
+    }
+
+    /// Resolves when the lease is lost, with the reason; see [`LeaseWatch::lost`].
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only observes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// use std::time::Duration;
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+    /// let mut lock = redlock.lock("job").await?;
+    /// lock.auto_extend();
+    /// tokio::select! {
+    ///     reason = lock.lost() => eprintln!("lost: {reason}"),
+    ///     () = tokio::time::sleep(Duration::from_millis(50)) => { /* the work */ }
+    /// }
+    /// lock.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn lost(&self) -> impl std::future::Future<Output = LostReason> + Send + 'static + use<> {
+        self.lease().lost()
     }
 
     /// Deletes our key on every node (owner-checked); returns on how many nodes it was deleted.
@@ -221,6 +342,9 @@ impl Lock {
     /// Cancel safe: if dropped mid-way, the lock's `Drop` sends the release
     /// again in the background (it is idempotent).
     ///
+    /// With a watchdog running, it first stops the watchdog and waits for
+    /// any extension in flight, so no extension follows the release.
+    ///
     /// # Examples
     ///
     /// ```
@@ -232,15 +356,22 @@ impl Lock {
     /// # Ok(()) }
     /// ```
     pub async fn release(mut self) -> Result<usize, Error> {
+        if let Some(watchdog) = self.watchdog.take() {
+            watchdog.stop().await;
+        }
         let released = self
             .quorum
             .release(&self.resource, &self.key, self.owner)
             .await;
         self.armed = false;
+        self.lease.declare_lost(LostReason::Released);
         released
     }
 
     /// Gives up the lock without releasing it: the keys expire with their TTL.
+    ///
+    /// The watchdog, if running, stops (after any extension in flight), so
+    /// the lease ends at the current deadline.
     ///
     /// # Examples
     ///
@@ -255,12 +386,16 @@ impl Lock {
     /// ```
     pub fn forget(mut self) {
         self.armed = false;
+        // Dropping the watchdog handle tells its task to stop.
+        self.watchdog = None;
     }
 }
 
 impl Drop for Lock {
     fn drop(&mut self) {
+        // Dropping `self.watchdog` (a field) stops its task at its next pause.
         if self.armed {
+            self.lease.declare_lost(LostReason::Released);
             // Never block in Drop: spawn the release if a runtime is there, else leave it to the TTL.
             self.quorum
                 .spawn_release(std::mem::take(&mut self.key), self.owner);
@@ -288,6 +423,8 @@ mod tests {
         is_send(&redlock.try_lock("r"));
         is_send(&redlock.lock("r"));
         is_send(&lock.extend());
+        is_send(&lock.lost());
+        is_send(&redlock.with_lock("r", |_lease| async {}));
         is_send(&lock.release());
     }
 }

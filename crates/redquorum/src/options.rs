@@ -33,6 +33,10 @@ pub struct LockOptions {
     pub retry_delay: Duration,
     /// A random extra pause in `[0, retry_jitter)`, so contenders spread out. Default: 100 ms.
     pub retry_jitter: Duration,
+    /// How the watchdog ([`Lock::auto_extend`](crate::Lock::auto_extend),
+    /// [`Redlock::with_lock`](crate::Redlock::with_lock)) keeps the lease alive.
+    /// Default: [`WatchdogOptions::default`].
+    pub watchdog: WatchdogOptions,
 }
 
 impl Default for LockOptions {
@@ -42,7 +46,66 @@ impl Default for LockOptions {
             wait: Duration::from_secs(10),
             retry_delay: Duration::from_millis(50),
             retry_jitter: Duration::from_millis(100),
+            watchdog: WatchdogOptions::default(),
         }
+    }
+}
+
+/// When the watchdog extends a lease, how it retries, and when it gives up.
+///
+/// The Redlock description asks for a limit on extensions, so a holder that
+/// is stuck cannot keep a resource forever: set `max_extensions` or
+/// `max_hold`. Reaching a limit is reported as
+/// [`LostReason::Limit`](crate::LostReason::Limit) (and
+/// [`Error::ExtensionLimit`](crate::Error::ExtensionLimit) from `with_lock`).
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use redquorum::{LockOptions, WatchdogOptions};
+///
+/// let options = LockOptions {
+///     ttl: Duration::from_secs(30),
+///     watchdog: WatchdogOptions {
+///         max_hold: Some(Duration::from_secs(600)),
+///         ..Default::default()
+///     },
+///     ..Default::default()
+/// };
+/// assert_eq!(options.watchdog.extend_before, None); // a third of the TTL
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WatchdogOptions {
+    /// Extend when this much validity is left. Default: `None`, meaning a
+    /// third of the TTL. Must be below the TTL.
+    pub extend_before: Option<Duration>,
+    /// First pause before retrying a failed extension; it doubles on each
+    /// retry, and retries stop when the validity runs out. Default: 50 ms.
+    pub retry_delay: Duration,
+    /// Give up (and signal loss) instead of extending more than this many
+    /// times. Default: `None` (no limit).
+    pub max_extensions: Option<u32>,
+    /// Never extend the lease past this long after it was acquired; loss is
+    /// signalled at the extension that would cross it. Default: `None` (no limit).
+    pub max_hold: Option<Duration>,
+}
+
+impl Default for WatchdogOptions {
+    fn default() -> Self {
+        Self {
+            extend_before: None,
+            retry_delay: Duration::from_millis(50),
+            max_extensions: None,
+            max_hold: None,
+        }
+    }
+}
+
+impl WatchdogOptions {
+    /// How much validity is left when the watchdog extends a lease of `ttl`.
+    pub(crate) fn extend_before(&self, ttl: Duration) -> Duration {
+        self.extend_before.unwrap_or(ttl / 3)
     }
 }
 
@@ -57,6 +120,14 @@ impl LockOptions {
                 node_timeout,
                 ttl: self.ttl,
             });
+        }
+        if let Some(extend_before) = self.watchdog.extend_before {
+            if extend_before.is_zero() || extend_before >= self.ttl {
+                return Err(BuildError::ExtendBeforeOutOfRange {
+                    extend_before,
+                    ttl: self.ttl,
+                });
+            }
         }
         Ok(())
     }

@@ -204,7 +204,8 @@ impl Redlock {
             owner,
             ttl,
             lease.deadline,
-        ))
+        )
+        .with_watchdog_options(self.options.watchdog))
     }
 
     /// Takes `resource`, retrying with jittered backoff until `wait` runs out.

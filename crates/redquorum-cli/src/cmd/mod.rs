@@ -1,3 +1,7 @@
 //! One file per subcommand.
 
+pub(crate) mod common;
 pub(crate) mod demo;
+pub(crate) mod exec;
+pub(crate) mod nodes;
+pub(crate) mod status;

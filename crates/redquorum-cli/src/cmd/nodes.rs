@@ -1,0 +1,319 @@
+//! `redquorum nodes up|down`: a local set of `redis-server` nodes for
+//! development that outlives the command (daemonized, with pid files), and a
+//! state file so `down` finds them again.
+//!
+//! These nodes keep nothing on disk: fine for development, not for the
+//! safety assumption that a node never forgets a granted key (docs/safety.md).
+
+use std::fs;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{self, Signal};
+use nix::unistd::Pid;
+use redquorum_harness::RespConn;
+
+use crate::exit;
+
+/// The state file inside the state directory: one port per line.
+const STATE_FILE: &str = "nodes";
+/// How long a node may take to answer PING after starting.
+const READY_WITHIN: Duration = Duration::from_secs(10);
+/// How long a node may take to exit after SIGTERM before SIGKILL.
+const STOP_WITHIN: Duration = Duration::from_secs(5);
+
+/// Options of `redquorum nodes`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct NodesArgs {
+    /// Where the state file, pid files and logs live
+    /// [default: $XDG_RUNTIME_DIR/redquorum-nodes, else a per-user dir in the temp dir].
+    #[arg(long, env = "REDQUORUM_NODES_DIR", global = true)]
+    dir: Option<PathBuf>,
+    #[command(subcommand)]
+    action: Action,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Action {
+    /// Start local nodes in the background and print the REDQUORUM_NODES line to export.
+    Up {
+        /// How many nodes (odd, as Redlock wants).
+        #[arg(short = 'n', long, default_value_t = 5)]
+        count: u16,
+        /// The first node's port; the others follow it.
+        #[arg(long, default_value_t = 7301)]
+        base_port: u16,
+    },
+    /// Stop the nodes started by `up` and remove their state.
+    Down,
+}
+
+/// Why `up` or `down` failed, with the exit status it maps to.
+struct Failure {
+    message: String,
+    code: u8,
+}
+
+impl Failure {
+    fn new(code: u8, message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            code,
+        }
+    }
+}
+
+pub(crate) fn run(args: NodesArgs) -> ExitCode {
+    let dir = args.dir.unwrap_or_else(default_dir);
+    let result = match args.action {
+        Action::Up { count, base_port } => up(&dir, count, base_port),
+        Action::Down => down(&dir),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!("redquorum nodes: {}", failure.message);
+            ExitCode::from(failure.code)
+        }
+    }
+}
+
+fn default_dir() -> PathBuf {
+    match std::env::var_os("XDG_RUNTIME_DIR") {
+        Some(runtime) if !runtime.is_empty() => PathBuf::from(runtime).join("redquorum-nodes"),
+        _ => {
+            let user = std::env::var("USER").unwrap_or_else(|_| "default".to_owned());
+            std::env::temp_dir().join(format!("redquorum-nodes-{user}"))
+        }
+    }
+}
+
+fn up(dir: &Path, count: u16, base_port: u16) -> Result<(), Failure> {
+    if count == 0 || count % 2 == 0 {
+        return Err(Failure::new(
+            exit::USAGE,
+            format!("-n {count}: use an odd number of nodes (1, 3, 5, ...)"),
+        ));
+    }
+    let Some(last) = base_port.checked_add(count - 1) else {
+        return Err(Failure::new(exit::USAGE, "--base-port too high for -n"));
+    };
+    let ports: Vec<u16> = (base_port..=last).collect();
+    if let Some(existing) = read_state(dir) {
+        if !existing.is_empty() && existing.iter().all(|port| ping(*port)) {
+            eprintln!(
+                "redquorum nodes: already up (state in {}); `redquorum nodes down` stops them",
+                dir.display()
+            );
+            println!("{}", export_line(&existing));
+            return Ok(());
+        }
+        return Err(Failure::new(
+            exit::SOFTWARE,
+            format!(
+                "stale state in {} (some nodes are not answering): run `redquorum nodes down` first",
+                dir.display()
+            ),
+        ));
+    }
+    let server = redquorum_harness::redis_server_path()
+        .map_err(|e| Failure::new(exit::UNAVAILABLE, e.to_string()))?;
+    if let Some(port) = ports
+        .iter()
+        .find(|p| TcpListener::bind(("127.0.0.1", **p)).is_err())
+    {
+        return Err(Failure::new(
+            exit::UNAVAILABLE,
+            format!("port {port} is in use: pick other ports with --base-port"),
+        ));
+    }
+    fs::create_dir_all(dir).map_err(|e| {
+        Failure::new(
+            exit::SOFTWARE,
+            format!("cannot create {}: {e}", dir.display()),
+        )
+    })?;
+    // Write the state first, so `down` can clean up even if a start fails half-way.
+    write_state(dir, &ports)?;
+    for &port in &ports {
+        if let Err(failure) = start_node(&server, dir, port) {
+            let _ = down(dir);
+            return Err(failure);
+        }
+    }
+    eprintln!(
+        "redquorum nodes: {count} nodes up on 127.0.0.1:{base_port}-{last} (state in {}); export this:",
+        dir.display()
+    );
+    println!("{}", export_line(&ports));
+    Ok(())
+}
+
+fn start_node(server: &Path, dir: &Path, port: u16) -> Result<(), Failure> {
+    let node_dir = dir.join(format!("node-{port}"));
+    fs::create_dir_all(&node_dir).map_err(|e| {
+        Failure::new(
+            exit::SOFTWARE,
+            format!("cannot create {}: {e}", node_dir.display()),
+        )
+    })?;
+    let status = Command::new(server)
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        .args(["--daemonize", "yes", "--save", "", "--appendonly", "no"])
+        .arg("--dir")
+        .arg(&node_dir)
+        .arg("--pidfile")
+        .arg(pid_file(dir, port))
+        .arg("--logfile")
+        .arg(node_dir.join("redis.log"))
+        .stdin(Stdio::null())
+        .status()
+        .map_err(|e| {
+            Failure::new(
+                exit::SOFTWARE,
+                format!("cannot run {}: {e}", server.display()),
+            )
+        })?;
+    if !status.success() {
+        return Err(Failure::new(
+            exit::SOFTWARE,
+            format!("redis-server on port {port} failed to start ({status})"),
+        ));
+    }
+    let started = Instant::now();
+    while started.elapsed() < READY_WITHIN {
+        if ping(port) {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Err(Failure::new(
+        exit::SOFTWARE,
+        format!(
+            "node on port {port} did not answer PING within {READY_WITHIN:?}; see {}",
+            node_dir.join("redis.log").display()
+        ),
+    ))
+}
+
+fn down(dir: &Path) -> Result<(), Failure> {
+    let Some(ports) = read_state(dir) else {
+        eprintln!(
+            "redquorum nodes: no nodes are up (no state in {})",
+            dir.display()
+        );
+        return Ok(());
+    };
+    let mut failures = Vec::new();
+    for port in &ports {
+        if let Err(message) = stop_node(dir, *port) {
+            failures.push(message);
+        }
+    }
+    if !failures.is_empty() {
+        return Err(Failure::new(exit::SOFTWARE, failures.join("; ")));
+    }
+    fs::remove_dir_all(dir).map_err(|e| {
+        Failure::new(
+            exit::SOFTWARE,
+            format!("cannot remove {}: {e}", dir.display()),
+        )
+    })?;
+    eprintln!("redquorum nodes: {} nodes stopped", ports.len());
+    Ok(())
+}
+
+fn stop_node(dir: &Path, port: u16) -> Result<(), String> {
+    let Ok(text) = fs::read_to_string(pid_file(dir, port)) else {
+        return Ok(()); // never started (a failed `up`), or already gone
+    };
+    let pid: i32 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("bad pid file for port {port}: {text:?}"))?;
+    let pid = Pid::from_raw(pid);
+    // The pid may have been reused since: only signal a redis-server.
+    if !is_redis_server(pid) {
+        return Ok(());
+    }
+    signal::kill(pid, Signal::SIGTERM).map_err(|e| format!("node on port {port}: SIGTERM: {e}"))?;
+    let asked = Instant::now();
+    while asked.elapsed() < STOP_WITHIN {
+        if signal::kill(pid, None).is_err() {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    signal::kill(pid, Signal::SIGKILL).map_err(|e| format!("node on port {port}: SIGKILL: {e}"))
+}
+
+fn is_redis_server(pid: Pid) -> bool {
+    match fs::read_to_string(format!("/proc/{pid}/comm")) {
+        Ok(comm) => comm.starts_with("redis-server") || comm.starts_with("redis-check"),
+        // No /proc (not Linux): trust the pid file if the process exists.
+        Err(_) => !Path::new("/proc/self").exists() && signal::kill(pid, None).is_ok(),
+    }
+}
+
+fn pid_file(dir: &Path, port: u16) -> PathBuf {
+    dir.join(format!("node-{port}.pid"))
+}
+
+fn ping(port: u16) -> bool {
+    RespConn::connect_addr(&format!("127.0.0.1:{port}"), Duration::from_millis(500))
+        .and_then(|mut conn| conn.command(&["PING"]))
+        .is_ok_and(|reply| reply.as_text().as_deref() == Some("PONG"))
+}
+
+fn read_state(dir: &Path) -> Option<Vec<u16>> {
+    let text = fs::read_to_string(dir.join(STATE_FILE)).ok()?;
+    Some(text.lines().filter_map(|l| l.trim().parse().ok()).collect())
+}
+
+fn write_state(dir: &Path, ports: &[u16]) -> Result<(), Failure> {
+    let text: String = ports.iter().map(|p| format!("{p}\n")).collect();
+    fs::write(dir.join(STATE_FILE), text).map_err(|e| {
+        Failure::new(
+            exit::SOFTWARE,
+            format!("cannot write state in {}: {e}", dir.display()),
+        )
+    })
+}
+
+fn export_line(ports: &[u16]) -> String {
+    let urls: Vec<String> = ports
+        .iter()
+        .map(|p| format!("redis://127.0.0.1:{p}"))
+        .collect();
+    format!("export REDQUORUM_NODES={}", urls.join(","))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn export_line_lists_every_port_as_a_url() {
+        assert_eq!(
+            export_line(&[7301, 7302, 7303]),
+            "export REDQUORUM_NODES=redis://127.0.0.1:7301,redis://127.0.0.1:7302,redis://127.0.0.1:7303"
+        );
+    }
+
+    #[test]
+    fn state_round_trips_through_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(read_state(dir.path()), None);
+        assert!(write_state(dir.path(), &[7301, 7302, 7303]).is_ok());
+        assert_eq!(read_state(dir.path()), Some(vec![7301, 7302, 7303]));
+    }
+
+    #[test]
+    fn up_refuses_an_even_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let failure = up(dir.path(), 4, 7301).err().expect("refused");
+        assert_eq!(failure.code, exit::USAGE);
+    }
+}
