@@ -156,7 +156,7 @@ impl Lock {
         self.lease.deadline()
     }
 
-    /// Time left before the deadline (zero once passed).
+    /// Time left before the deadline (zero once passed, or once the lease was declared lost).
     ///
     /// # Examples
     ///
@@ -167,10 +167,10 @@ impl Lock {
     /// ```
     #[must_use]
     pub fn validity(&self) -> Duration {
-        self.deadline().saturating_duration_since(Instant::now())
+        self.lease().validity()
     }
 
-    /// True while the deadline has not passed.
+    /// True while the deadline has not passed and the lease was not declared lost.
     ///
     /// # Examples
     ///
@@ -181,7 +181,7 @@ impl Lock {
     /// ```
     #[must_use]
     pub fn is_valid(&self) -> bool {
-        Instant::now() < self.deadline()
+        self.lease().is_valid()
     }
 
     /// Renews the lease on a quorum (owner-checked) and returns the new validity.

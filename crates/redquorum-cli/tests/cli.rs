@@ -1,0 +1,431 @@
+//! The `redquorum` binary, run as a process against real `redis-server` nodes.
+
+use std::fs;
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use redquorum_harness::{Cluster, RespConn};
+
+const BIN: &str = env!("CARGO_BIN_EXE_redquorum");
+
+fn cluster(n: usize) -> Cluster {
+    Cluster::start(n).unwrap_or_else(|e| panic!("cannot start {n} redis nodes: {e}"))
+}
+
+/// `redquorum` with the cluster's nodes in `REDQUORUM_NODES`.
+fn redquorum(nodes: &Cluster) -> Command {
+    let mut command = Command::new(BIN);
+    command
+        .env("REDQUORUM_NODES", nodes.urls().join(","))
+        .env_remove("REDQUORUM_NODES_DIR")
+        .stdin(Stdio::null());
+    command
+}
+
+/// Waits for `child` at most `within`; kills it and panics past that.
+fn wait_within(child: &mut Child, within: Duration) -> ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            return status;
+        }
+        if start.elapsed() > within {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("redquorum still running after {within:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Polls `condition` every 20 ms for at most `within`.
+fn eventually(within: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    loop {
+        if condition() {
+            return true;
+        }
+        if start.elapsed() > within {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn process_exists(pid: &str) -> bool {
+    Path::new("/proc").join(pid.trim()).exists()
+}
+
+#[test]
+fn twenty_concurrent_execs_increment_a_shared_counter_exactly_twenty_times() {
+    let nodes = cluster(5);
+    let dir = tempfile::tempdir().unwrap();
+    let counter = dir.path().join("counter");
+    fs::write(&counter, "0\n").unwrap();
+    // Read, pause, write back +1: without mutual exclusion, increments get lost.
+    let script = r#"n=$(cat "$COUNTER"); sleep 0.05; echo $((n + 1)) > "$COUNTER""#;
+    let mut children: Vec<Child> = (0..20)
+        .map(|_| {
+            redquorum(&nodes)
+                .args([
+                    "exec", "--wait", "120s", "--ttl", "5s", "counter", "--", "sh", "-c", script,
+                ])
+                .env("COUNTER", &counter)
+                .spawn()
+                .expect("spawn redquorum")
+        })
+        .collect();
+    for child in &mut children {
+        let status = wait_within(child, Duration::from_secs(180));
+        assert!(status.success(), "an exec failed: {status}");
+    }
+    assert_eq!(fs::read_to_string(&counter).unwrap().trim(), "20");
+}
+
+#[test]
+fn exec_passes_the_resource_and_the_child_exit_status_through() {
+    let nodes = cluster(3);
+    let output = redquorum(&nodes)
+        .args([
+            "exec",
+            "env-check",
+            "--",
+            "sh",
+            "-c",
+            r#"echo "res=$REDQUORUM_RESOURCE"; exit 7"#,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(7), "{output:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        "res=env-check"
+    );
+    // Released on exit: nothing left on any node.
+    for node in 0..3 {
+        let value = nodes
+            .command(node, &["GET", "lock:env-check"])
+            .unwrap()
+            .as_text();
+        assert_eq!(value, None);
+    }
+}
+
+#[test]
+fn with_the_lock_held_elsewhere_wait_one_second_exits_75_without_running_the_command() {
+    let nodes = cluster(5);
+    for node in 0..5 {
+        nodes
+            .command(node, &["SET", "lock:busy", "someone-else", "PX", "60000"])
+            .unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let start = Instant::now();
+    let status = redquorum(&nodes)
+        .args(["exec", "--wait", "1s", "busy", "--", "touch"])
+        .arg(&marker)
+        .status()
+        .unwrap();
+    let took = start.elapsed();
+    assert_eq!(status.code(), Some(75));
+    assert!(!marker.exists(), "the command ran without the lock");
+    assert!(
+        took >= Duration::from_secs(1),
+        "gave up after {took:?}, before --wait"
+    );
+    assert!(
+        took < Duration::from_secs(20),
+        "took {took:?} for --wait 1s"
+    );
+}
+
+#[test]
+fn with_three_of_five_nodes_down_exec_exits_69_without_running_the_command() {
+    let nodes = cluster(5);
+    for node in 0..3 {
+        nodes.kill(node).unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let start = Instant::now();
+    let status = redquorum(&nodes)
+        .args(["exec", "unavailable", "--", "touch"])
+        .arg(&marker)
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(69));
+    assert!(!marker.exists(), "the command ran without the lock");
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "took {:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn killing_a_majority_while_the_command_runs_exits_70_and_terminates_the_command() {
+    let nodes = cluster(5);
+    let dir = tempfile::tempdir().unwrap();
+    let (pidfile, marker) = (dir.path().join("pid"), dir.path().join("terminated"));
+    // The command records SIGTERM in a marker file, then exits.
+    let script = r#"echo $$ > "$PIDFILE"; trap 'echo term > "$MARKER"; kill $! 2>/dev/null; exit 143' TERM; sleep 60 & wait"#;
+    let mut exec = redquorum(&nodes)
+        .args(["exec", "--ttl", "1s", "long-job", "--", "sh", "-c", script])
+        .env("PIDFILE", &pidfile)
+        .env("MARKER", &marker)
+        .spawn()
+        .unwrap();
+    assert!(
+        eventually(Duration::from_secs(20), || fs::read_to_string(&pidfile)
+            .is_ok_and(|p| !p.trim().is_empty())),
+        "the command never started"
+    );
+    let pid = fs::read_to_string(&pidfile).unwrap();
+    for node in 0..3 {
+        nodes.kill(node).unwrap();
+    }
+    let status = wait_within(&mut exec, Duration::from_secs(30));
+    assert_eq!(status.code(), Some(70));
+    assert_eq!(fs::read_to_string(&marker).unwrap().trim(), "term");
+    assert!(
+        !process_exists(&pid),
+        "the command (pid {pid}) is still running"
+    );
+}
+
+#[test]
+fn a_command_ignoring_sigterm_is_killed_after_the_grace_period() {
+    let nodes = cluster(5);
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    // `exec` keeps the pid and the ignored SIGTERM: only SIGKILL ends it.
+    let script = r#"trap '' TERM; echo $$ > "$PIDFILE"; exec sleep 60"#;
+    let mut exec = redquorum(&nodes)
+        .args([
+            "exec",
+            "--ttl",
+            "1s",
+            "--kill-after",
+            "500ms",
+            "stubborn",
+            "--",
+            "sh",
+            "-c",
+            script,
+        ])
+        .env("PIDFILE", &pidfile)
+        .spawn()
+        .unwrap();
+    assert!(
+        eventually(Duration::from_secs(20), || fs::read_to_string(&pidfile)
+            .is_ok_and(|p| !p.trim().is_empty())),
+        "the command never started"
+    );
+    let pid = fs::read_to_string(&pidfile).unwrap();
+    for node in 0..3 {
+        nodes.kill(node).unwrap();
+    }
+    let status = wait_within(&mut exec, Duration::from_secs(30));
+    assert_eq!(status.code(), Some(70));
+    assert!(
+        !process_exists(&pid),
+        "the command (pid {pid}) survived SIGKILL"
+    );
+}
+
+#[test]
+fn status_shows_a_held_lock_and_sigterm_is_forwarded_then_the_lock_released() {
+    let nodes = cluster(5);
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let mut exec = redquorum(&nodes)
+        .args([
+            "exec",
+            "--ttl",
+            "2s",
+            "held",
+            "--",
+            "sh",
+            "-c",
+            r#"echo $$ > "$PIDFILE"; exec sleep 60"#,
+        ])
+        .env("PIDFILE", &pidfile)
+        .spawn()
+        .unwrap();
+    assert!(
+        eventually(Duration::from_secs(20), || fs::read_to_string(&pidfile)
+            .is_ok_and(|p| !p.trim().is_empty())),
+        "the command never started"
+    );
+
+    let json = redquorum(&nodes)
+        .args(["status", "held", "--json"])
+        .output()
+        .unwrap();
+    assert!(json.status.success(), "{json:?}");
+    let json = String::from_utf8(json.stdout).unwrap();
+    let held_on: usize = json
+        .split("\"held_on\":")
+        .nth(1)
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no held_on in {json}"));
+    assert!(held_on >= 3, "held on {held_on} nodes: {json}");
+    assert!(json.contains("\"held\":true"), "{json}");
+
+    let table = redquorum(&nodes).args(["status", "held"]).output().unwrap();
+    let table = String::from_utf8(table.stdout).unwrap();
+    assert!(table.contains("HELD: owner"), "{table}");
+
+    // SIGTERM to redquorum reaches the command; the lock is released when it exits.
+    let killed = Command::new("kill")
+        .args(["-TERM", &exec.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = wait_within(&mut exec, Duration::from_secs(30));
+    assert_eq!(
+        status.code(),
+        Some(128 + 15),
+        "the command was not ended by the forwarded SIGTERM"
+    );
+    let after = redquorum(&nodes)
+        .args(["status", "held", "--json"])
+        .output()
+        .unwrap();
+    let after = String::from_utf8(after.stdout).unwrap();
+    assert!(after.contains("\"held_on\":0"), "{after}");
+}
+
+#[test]
+fn status_with_a_majority_down_reports_unreachable_nodes_and_exits_69() {
+    let nodes = cluster(5);
+    for node in 0..3 {
+        nodes.kill(node).unwrap();
+    }
+    let output = redquorum(&nodes)
+        .args(["status", "anything", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(69));
+    let json = String::from_utf8(output.stdout).unwrap();
+    assert!(json.contains("\"reachable\":2"), "{json}");
+    assert_eq!(json.matches("\"reachable\":false").count(), 3, "{json}");
+}
+
+#[test]
+fn usage_errors_exit_64() {
+    let no_nodes = Command::new(BIN)
+        .env_remove("REDQUORUM_NODES")
+        .args(["exec", "r", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(no_nodes.status.code(), Some(64));
+    assert!(String::from_utf8_lossy(&no_nodes.stderr).contains("REDQUORUM_NODES"));
+    let bad_duration = Command::new(BIN)
+        .args([
+            "--nodes",
+            "redis://127.0.0.1:1",
+            "exec",
+            "--ttl",
+            "soon",
+            "r",
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(bad_duration.status.code(), Some(64));
+    let no_command = Command::new(BIN)
+        .args(["--nodes", "redis://127.0.0.1:1", "exec", "r"])
+        .output()
+        .unwrap();
+    assert_eq!(no_command.status.code(), Some(64));
+}
+
+/// A base port with `n` free consecutive ports after it.
+fn free_base_port(n: u16) -> u16 {
+    for _ in 0..50 {
+        let base = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        if base.checked_add(n).is_some()
+            && (base..base + n).all(|p| TcpListener::bind(("127.0.0.1", p)).is_ok())
+        {
+            return base;
+        }
+    }
+    panic!("no {n} free consecutive ports");
+}
+
+fn ping(port: u16) -> bool {
+    RespConn::connect(port)
+        .and_then(|mut conn| conn.command(&["PING"]))
+        .is_ok_and(|reply| reply.as_text().as_deref() == Some("PONG"))
+}
+
+#[test]
+fn nodes_up_starts_nodes_that_outlive_it_and_nodes_down_stops_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let base = free_base_port(3);
+    let up = Command::new(BIN)
+        .args(["nodes", "up", "-n", "3", "--base-port", &base.to_string()])
+        .arg("--dir")
+        .arg(&state)
+        .output()
+        .unwrap();
+    assert!(up.status.success(), "{up:?}");
+    let line = String::from_utf8(up.stdout).unwrap();
+    let expected: Vec<String> = (base..base + 3)
+        .map(|p| format!("redis://127.0.0.1:{p}"))
+        .collect();
+    assert_eq!(
+        line.trim(),
+        format!("export REDQUORUM_NODES={}", expected.join(","))
+    );
+    // The `up` process has exited; its nodes still answer.
+    assert!((base..base + 3).all(ping));
+
+    // A lock works on them.
+    let exec = Command::new(BIN)
+        .args(["--nodes", &expected.join(","), "exec", "r", "--", "true"])
+        .status()
+        .unwrap();
+    assert!(exec.success());
+
+    let down = Command::new(BIN)
+        .args(["nodes", "down", "--dir"])
+        .arg(&state)
+        .output()
+        .unwrap();
+    assert!(down.status.success(), "{down:?}");
+    assert!(
+        eventually(Duration::from_secs(10), || (base..base + 3)
+            .all(|p| !ping(p))),
+        "nodes still answer after down"
+    );
+    assert!(!state.exists(), "state dir left behind");
+}
+
+#[test]
+fn nodes_up_without_redis_server_says_how_to_install_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = Command::new(BIN)
+        .env(
+            "REDQUORUM_REDIS_SERVER",
+            dir.path().join("no-such-redis-server"),
+        )
+        .args(["nodes", "up", "--dir"])
+        .arg(dir.path().join("state"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(69));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("apt-get install"), "{stderr}");
+}
