@@ -134,12 +134,8 @@ async fn a_lock_not_taken_is_a_lock_error_and_the_body_never_runs() {
 async fn reaching_the_extension_limit_returns_its_own_error() {
     let nodes = cluster(3);
     let redlock = redlock(&nodes, Duration::from_millis(500))
-        .with_options(&LockOptions {
-            ttl: Duration::from_millis(500),
-            watchdog: WatchdogOptions {
-                max_extensions: Some(1),
-                ..Default::default()
-            },
+        .with_watchdog(&WatchdogOptions {
+            max_extensions: Some(1),
             ..Default::default()
         })
         .unwrap();

@@ -161,12 +161,8 @@ async fn killing_a_majority_makes_the_lease_lost_by_its_deadline() {
 async fn the_extension_limit_is_signalled_as_its_own_reason() {
     let nodes = cluster(3);
     let redlock = redlock(&nodes, Duration::from_millis(500))
-        .with_options(&LockOptions {
-            ttl: Duration::from_millis(500),
-            watchdog: WatchdogOptions {
-                max_extensions: Some(2),
-                ..Default::default()
-            },
+        .with_watchdog(&WatchdogOptions {
+            max_extensions: Some(2),
             ..Default::default()
         })
         .unwrap();
@@ -189,12 +185,25 @@ async fn an_extend_before_not_below_the_ttl_is_refused() {
     let nodes = cluster(3);
     let redlock = redlock(&nodes, Duration::from_secs(1));
     let err = redlock
+        .with_watchdog(&WatchdogOptions {
+            extend_before: Some(Duration::from_secs(1)),
+            ..Default::default()
+        })
+        .unwrap_err();
+    assert!(
+        matches!(err, redquorum::BuildError::ExtendBeforeOutOfRange { .. }),
+        "{err:?}"
+    );
+    // A TTL shortened later must still leave room to extend.
+    let early = redlock
+        .with_watchdog(&WatchdogOptions {
+            extend_before: Some(Duration::from_millis(500)),
+            ..Default::default()
+        })
+        .unwrap();
+    let err = early
         .with_options(&LockOptions {
-            ttl: Duration::from_secs(1),
-            watchdog: WatchdogOptions {
-                extend_before: Some(Duration::from_secs(1)),
-                ..Default::default()
-            },
+            ttl: Duration::from_millis(400),
             ..Default::default()
         })
         .unwrap_err();

@@ -39,7 +39,7 @@ pub struct Lock {
     ttl: Duration,
     /// The deadline and loss state, shared with the watchdog and `LeaseWatch`es.
     lease: Arc<Shared>,
-    /// How `auto_extend` runs (from the `LockOptions` the lock was taken with).
+    /// How `auto_extend` runs (from the `Redlock` that took the lock).
     watchdog_options: WatchdogOptions,
     /// The running watchdog, if `auto_extend` was called.
     watchdog: Option<Watchdog>,

@@ -33,10 +33,6 @@ pub struct LockOptions {
     pub retry_delay: Duration,
     /// A random extra pause in `[0, retry_jitter)`, so contenders spread out. Default: 100 ms.
     pub retry_jitter: Duration,
-    /// How the watchdog ([`Lock::auto_extend`](crate::Lock::auto_extend),
-    /// [`Redlock::with_lock`](crate::Redlock::with_lock)) keeps the lease alive.
-    /// Default: [`WatchdogOptions::default`].
-    pub watchdog: WatchdogOptions,
 }
 
 impl Default for LockOptions {
@@ -46,12 +42,16 @@ impl Default for LockOptions {
             wait: Duration::from_secs(10),
             retry_delay: Duration::from_millis(50),
             retry_jitter: Duration::from_millis(100),
-            watchdog: WatchdogOptions::default(),
         }
     }
 }
 
 /// When the watchdog extends a lease, how it retries, and when it gives up.
+///
+/// Set them for a handle with
+/// [`Redlock::with_watchdog`](crate::Redlock::with_watchdog); they apply to
+/// [`Lock::auto_extend`](crate::Lock::auto_extend) and
+/// [`Redlock::with_lock`](crate::Redlock::with_lock) on locks it takes.
 ///
 /// The Redlock description asks for a limit on extensions, so a holder that
 /// is stuck cannot keep a resource forever: set `max_extensions` or
@@ -63,17 +63,13 @@ impl Default for LockOptions {
 ///
 /// ```
 /// use std::time::Duration;
-/// use redquorum::{LockOptions, WatchdogOptions};
+/// use redquorum::WatchdogOptions;
 ///
-/// let options = LockOptions {
-///     ttl: Duration::from_secs(30),
-///     watchdog: WatchdogOptions {
-///         max_hold: Some(Duration::from_secs(600)),
-///         ..Default::default()
-///     },
+/// let capped = WatchdogOptions {
+///     max_hold: Some(Duration::from_secs(600)),
 ///     ..Default::default()
 /// };
-/// assert_eq!(options.watchdog.extend_before, None); // a third of the TTL
+/// assert_eq!(capped.extend_before, None); // a third of the TTL
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WatchdogOptions {
@@ -107,6 +103,16 @@ impl WatchdogOptions {
     pub(crate) fn extend_before(&self, ttl: Duration) -> Duration {
         self.extend_before.unwrap_or(ttl / 3)
     }
+
+    /// Checks `extend_before` against the TTL of the locks it will extend.
+    pub(crate) fn validate(&self, ttl: Duration) -> Result<(), BuildError> {
+        match self.extend_before {
+            Some(extend_before) if extend_before.is_zero() || extend_before >= ttl => {
+                Err(BuildError::ExtendBeforeOutOfRange { extend_before, ttl })
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 impl LockOptions {
@@ -120,14 +126,6 @@ impl LockOptions {
                 node_timeout,
                 ttl: self.ttl,
             });
-        }
-        if let Some(extend_before) = self.watchdog.extend_before {
-            if extend_before.is_zero() || extend_before >= self.ttl {
-                return Err(BuildError::ExtendBeforeOutOfRange {
-                    extend_before,
-                    ttl: self.ttl,
-                });
-            }
         }
         Ok(())
     }

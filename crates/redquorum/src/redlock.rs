@@ -8,7 +8,7 @@ use crate::builder::RedlockBuilder;
 use crate::error::{BuildError, Error};
 use crate::lock::Lock;
 use crate::node::NodeId;
-use crate::options::LockOptions;
+use crate::options::{LockOptions, WatchdogOptions};
 use crate::quorum::Quorum;
 use crate::token::OwnerToken;
 
@@ -36,6 +36,8 @@ pub struct Redlock {
     key_prefix: Arc<str>,
     node_timeout: Duration,
     options: LockOptions,
+    /// How `Lock::auto_extend` and `with_lock` extend locks taken here.
+    watchdog: WatchdogOptions,
 }
 
 impl Redlock {
@@ -61,6 +63,7 @@ impl Redlock {
             key_prefix,
             node_timeout,
             options,
+            watchdog: WatchdogOptions::default(),
         }
     }
 
@@ -86,10 +89,58 @@ impl Redlock {
     /// ```
     pub fn with_options(&self, options: &LockOptions) -> Result<Redlock, BuildError> {
         options.validate(self.node_timeout)?;
+        self.watchdog.validate(options.ttl)?;
         Ok(Self {
             options: *options,
             ..self.clone()
         })
+    }
+
+    /// A handle on the same nodes whose locks the watchdog extends with `watchdog`.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError::ExtendBeforeOutOfRange`] when `extend_before` is zero or
+    /// not below the TTL.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// use std::time::Duration;
+    /// use redquorum::{Redlock, WatchdogOptions};
+    ///
+    /// let redlock = Redlock::builder().nodes(cluster.urls()).build()?;
+    /// let capped = redlock.with_watchdog(&WatchdogOptions {
+    ///     max_hold: Some(Duration::from_secs(3600)),
+    ///     ..Default::default()
+    /// })?;
+    /// assert_eq!(capped.watchdog().max_hold, Some(Duration::from_secs(3600)));
+    /// # Ok(()) }
+    /// ```
+    pub fn with_watchdog(&self, watchdog: &WatchdogOptions) -> Result<Redlock, BuildError> {
+        watchdog.validate(self.options.ttl)?;
+        Ok(Self {
+            watchdog: *watchdog,
+            ..self.clone()
+        })
+    }
+
+    /// The watchdog options for locks taken with this handle.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+    /// assert_eq!(redlock.watchdog().max_extensions, None);
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn watchdog(&self) -> &WatchdogOptions {
+        &self.watchdog
     }
 
     /// The options this handle locks with.
@@ -205,7 +256,7 @@ impl Redlock {
             ttl,
             lease.deadline,
         )
-        .with_watchdog_options(self.options.watchdog))
+        .with_watchdog_options(self.watchdog))
     }
 
     /// Takes `resource`, retrying with jittered backoff until `wait` runs out.

@@ -313,7 +313,7 @@ mod tests {
     #[test]
     fn up_refuses_an_even_count() {
         let dir = tempfile::tempdir().unwrap();
-        let failure = up(dir.path(), 4, 7301).err().expect("refused");
+        let failure = up(dir.path(), 4, 7301).expect_err("refused");
         assert_eq!(failure.code, exit::USAGE);
     }
 }
