@@ -245,7 +245,7 @@ fn status_shows_a_held_lock_and_sigterm_is_forwarded_then_the_lock_released() {
         .args([
             "exec",
             "--ttl",
-            "2s",
+            "5s",
             "held",
             "--",
             "sh",

@@ -416,6 +416,8 @@ mod tests {
         is_send_sync_static::<crate::Redlock>();
         is_send_sync_static::<crate::Error>();
         is_send_sync_static::<crate::BuildError>();
+        is_send_sync_static::<crate::LeaseWatch>();
+        is_send_sync_static::<crate::LostReason>();
     }
 
     #[allow(dead_code, unused_must_use)]
