@@ -35,12 +35,15 @@ async fn the_body_runs_under_the_lock_and_its_output_comes_back_then_the_lock_is
                 tokio::time::sleep(Duration::from_millis(2200)).await;
                 assert!(lease.is_valid());
                 assert!(common::held_on(nodes, &key, &owner) >= 3);
-                lease.extensions()
+                assert!(lease.is_auto_extending());
+                lease
             }
         })
         .await
         .unwrap();
-    assert!(out >= 1, "{out} extensions");
+    assert!(out.extensions() >= 1, "{} extensions", out.extensions());
+    // with_lock stopped the watchdog before it released and returned.
+    assert!(!out.is_auto_extending(), "watchdog task left behind");
     assert!(values(&nodes, &key).iter().all(Option::is_none));
 }
 
