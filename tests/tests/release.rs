@@ -149,3 +149,28 @@ async fn extend_fails_as_unavailable_when_a_majority_is_down() {
     assert_eq!(outcomes.failed(), 3, "{outcomes}");
     lock.forget();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lock_used_on_a_thread_without_a_runtime_neither_panics_nor_leaks() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(30));
+    let mut watched = redlock.try_lock("threaded-watch").await.unwrap();
+    let dropped = redlock.try_lock("threaded-drop").await.unwrap();
+    let key = dropped.key().to_owned();
+    // Background work runs on the Redlock's runtime, not the calling thread's (which has none).
+    let watched = std::thread::spawn(move || {
+        watched.auto_extend();
+        drop(dropped);
+        watched
+    })
+    .join()
+    .expect("no panic outside a runtime");
+    assert!(
+        eventually(Duration::from_secs(2), || async {
+            values(&nodes, &key).iter().all(Option::is_none)
+        })
+        .await
+    );
+    assert!(watched.lease().is_auto_extending());
+    watched.release().await.unwrap();
+}

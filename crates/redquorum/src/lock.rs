@@ -249,10 +249,6 @@ impl Lock {
     /// refused, the validity runs out, or a limit is reached. Calling it again
     /// while the watchdog runs does nothing.
     ///
-    /// # Panics
-    ///
-    /// Outside a Tokio runtime, as `tokio::spawn` does.
-    ///
     /// # Examples
     ///
     /// ```
@@ -396,7 +392,8 @@ impl Drop for Lock {
         // Dropping `self.watchdog` (a field) stops its task at its next pause.
         if self.armed {
             self.lease.declare_lost(LostReason::Released);
-            // Never block in Drop: spawn the release if a runtime is there, else leave it to the TTL.
+            // Never block in Drop: spawn the release on the Redlock's runtime (if it has shut
+            // down, nothing runs and the keys expire with their TTL).
             self.quorum
                 .spawn_release(std::mem::take(&mut self.key), self.owner);
         }

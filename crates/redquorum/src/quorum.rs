@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use fred::types::ConnectHandle;
 use futures::stream::{FuturesUnordered, StreamExt};
+use tokio::runtime::Handle;
 use tokio::sync::OnceCell;
 use tokio::task::JoinHandle;
 
@@ -35,6 +36,9 @@ pub(crate) struct Quorum {
     connected: OnceCell<()>,
     /// Bound on that first wait, so a hung node cannot stall the first call.
     connect_timeout: Duration,
+    /// The runtime `build()` ran on: background work (drop-release, watchdog)
+    /// is spawned here, so it never depends on the caller's thread having a runtime.
+    runtime: Handle,
 }
 
 impl Quorum {
@@ -50,6 +54,7 @@ impl Quorum {
             drift_factor,
             connected: OnceCell::new(),
             connect_timeout,
+            runtime: Handle::current(),
         }
     }
 
@@ -73,6 +78,11 @@ impl Quorum {
 
     pub(crate) fn node_ids(&self) -> impl Iterator<Item = &NodeId> {
         self.nodes.iter().map(|node| node.id())
+    }
+
+    /// The runtime background tasks run on.
+    pub(crate) fn runtime(&self) -> &Handle {
+        &self.runtime
     }
 
     pub(crate) fn quorum(&self) -> usize {
@@ -244,9 +254,9 @@ impl Quorum {
 
     /// Best-effort release on every node in the background; used by `Drop`.
     pub(crate) fn spawn_release(self: &Arc<Self>, key: String, owner: OwnerToken) {
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        {
             let quorum = Arc::clone(self);
-            runtime.spawn(async move {
+            self.runtime.spawn(async move {
                 let calls = quorum.nodes.iter().map(|node| node.release(&key, owner));
                 futures::future::join_all(calls).await;
             });

@@ -368,11 +368,12 @@ pub(crate) struct Watchdog {
 }
 
 impl Watchdog {
-    /// Spawns the extension task on the current Tokio runtime.
+    /// Spawns the extension task on the runtime the `Redlock` was built on.
     pub(crate) fn spawn(extender: Extender, shared: Arc<Shared>, options: WatchdogOptions) -> Self {
         let (stop, stopped) = oneshot::channel();
         let running = RunningGuard::new(Arc::clone(&shared));
-        let task = tokio::spawn(async move {
+        let runtime = extender.quorum.runtime().clone();
+        let task = runtime.spawn(async move {
             let _running = running;
             run(extender, shared, options, stopped).await;
         });
