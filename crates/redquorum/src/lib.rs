@@ -43,6 +43,8 @@
 //! - `scripts.rs` and `scripts/*.lua`: the owner-checked scripts.
 //! - `lock.rs`: [`Lock`]; `token.rs`: [`OwnerToken`].
 //! - `outcome.rs`: [`NodeOutcome`], [`Outcomes`]; `error.rs`: errors.
+//! - `health.rs`: node probes and the delayed-restart rule; [`NodeHealth`].
+//! - `tls.rs`: custom TLS trust roots; `observe.rs`: metric names and recording.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
@@ -51,19 +53,23 @@
 mod backoff;
 mod builder;
 mod error;
+mod health;
 mod lock;
 mod node;
+mod observe;
 mod options;
 mod outcome;
 mod quorum;
 mod redlock;
 mod scripts;
 mod tally;
+mod tls;
 mod token;
 mod validity;
 
 pub use builder::RedlockBuilder;
 pub use error::{BuildError, Error, NodeError};
+pub use health::{Durability, Ineligible, NodeHealth, Role};
 pub use lock::Lock;
 pub use node::NodeId;
 pub use options::LockOptions;
