@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 
 use common::{cluster, eventually};
 use metrics::{
-    Counter, Gauge, Histogram, HistogramFn, Key, KeyName, Metadata, Recorder,
-    SharedString, Unit,
+    Counter, Gauge, Histogram, HistogramFn, Key, KeyName, Metadata, Recorder, SharedString, Unit,
 };
 use redquorum::{Durability, Error, Ineligible, NodeOutcome, Redlock, Role};
 use redquorum_harness::{Cluster, Persistence};
@@ -94,7 +93,11 @@ async fn a_restarted_node_without_persistence_is_refused_until_max_ttl_passes() 
     );
     // ... and the refusals were counted per node.
     let refused = recorder().counter_sum("redquorum_vote_refused_total", &format!("node={node0}"));
-    assert!(refused >= 1, "refusals not in the metrics: {:?}", recorder().keys());
+    assert!(
+        refused >= 1,
+        "refusals not in the metrics: {:?}",
+        recorder().keys()
+    );
 }
 
 #[tokio::test]
@@ -103,7 +106,13 @@ async fn without_max_ttl_a_restarted_node_votes_at_once() {
     // restarted (empty) node's vote counts right away.
     let cluster = cluster(3);
     let redlock = builder(&cluster).build().unwrap();
-    redlock.lock("no-rule").await.unwrap().release().await.unwrap();
+    redlock
+        .lock("no-rule")
+        .await
+        .unwrap()
+        .release()
+        .await
+        .unwrap();
     cluster.pause(1).unwrap();
     let restarted = Instant::now();
     cluster.restart(0).unwrap();
@@ -127,7 +136,10 @@ async fn durable_nodes_vote_right_after_start() {
         .build()
         .unwrap();
     // uptime far below the max ttl, but every write is fsynced
-    let lock = redlock.try_lock("durable").await.expect("durable nodes vote");
+    let lock = redlock
+        .try_lock("durable")
+        .await
+        .expect("durable nodes vote");
     lock.release().await.unwrap();
     for (node, health) in redlock.health().await {
         assert_eq!(health.durability(), Durability::Fsync, "{node}: {health}");
@@ -152,7 +164,11 @@ async fn fresh_nodes_without_persistence_are_refused_and_reported() {
         "{outcomes:?}"
     );
     // the unwind removed the keys the refused nodes had set
-    assert!(common::values(&cluster, "lock:fresh").iter().all(Option::is_none));
+    assert!(
+        common::values(&cluster, "lock:fresh")
+            .iter()
+            .all(Option::is_none)
+    );
     for (node, health) in redlock.health().await {
         assert!(
             matches!(health.refusal(), Some(Ineligible::RecentRestart { .. })),
@@ -273,7 +289,9 @@ impl Capture {
 
     fn gauge(&self, key: &str) -> Option<f64> {
         let gauges = self.gauges.lock().unwrap();
-        gauges.get(key).map(|g| f64::from_bits(g.load(Ordering::Relaxed)))
+        gauges
+            .get(key)
+            .map(|g| f64::from_bits(g.load(Ordering::Relaxed)))
     }
 
     fn histogram_count(&self, name: &str) -> usize {

@@ -83,7 +83,10 @@ async fn passwords_stay_out_of_debug_display_errors_and_logs() {
     cluster.kill(1).unwrap();
     let unavailable = redlock.lock("redacted").await.unwrap_err();
     let shown = format!("{unavailable} {unavailable:?}");
-    assert!(shown.contains(&format!("127.0.0.1:{}", cluster.port(0))), "{shown}");
+    assert!(
+        shown.contains(&format!("127.0.0.1:{}", cluster.port(0))),
+        "{shown}"
+    );
     assert_no_password("unavailable error", &shown);
 
     // a wrong password is refused without being echoed

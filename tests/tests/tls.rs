@@ -10,7 +10,15 @@ use redquorum_harness::{TlsCluster, unrelated_ca_pem};
 
 /// The commands a redquorum user needs (docs/operations.md, "ACL user").
 const LOCKER_COMMANDS: &[&str] = &[
-    "-@all", "+evalsha", "+eval", "+script|load", "+get", "+set", "+pexpire", "+del", "+ping",
+    "-@all",
+    "+evalsha",
+    "+eval",
+    "+script|load",
+    "+get",
+    "+set",
+    "+pexpire",
+    "+del",
+    "+ping",
 ];
 
 fn tls_cluster(n: usize) -> TlsCluster {
@@ -28,7 +36,15 @@ fn builder(urls: Vec<String>) -> redquorum::RedlockBuilder {
 /// Creates `user` with `password` on every node, allowed `commands` on `lock:*` keys only.
 fn create_user(cluster: &TlsCluster, user: &str, password: &str, commands: &[&str]) {
     let pass = format!(">{password}");
-    let mut args = vec!["ACL", "SETUSER", user, "reset", "on", pass.as_str(), "~lock:*"];
+    let mut args = vec![
+        "ACL",
+        "SETUSER",
+        user,
+        "reset",
+        "on",
+        pass.as_str(),
+        "~lock:*",
+    ];
     args.extend_from_slice(commands);
     for i in 0..cluster.len() {
         cluster.command(i, &args).expect("ACL SETUSER");
@@ -52,7 +68,11 @@ async fn locks_over_tls_with_a_private_ca() {
     let lock = redlock.lock("tls-job").await.expect("lock over TLS");
     let owner = lock.owner().to_string();
     for i in 0..cluster.len() {
-        assert_eq!(value_on(&cluster, i, "lock:tls-job").as_deref(), Some(owner.as_str()), "node {i}");
+        assert_eq!(
+            value_on(&cluster, i, "lock:tls-job").as_deref(),
+            Some(owner.as_str()),
+            "node {i}"
+        );
     }
     assert_eq!(lock.release().await.unwrap(), 3);
     assert_eq!(value_on(&cluster, 0, "lock:tls-job"), None);
@@ -64,8 +84,17 @@ async fn the_ca_may_be_given_as_der() {
     let pem = cluster.ca_pem();
     let base64: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
     let der = decode_base64(&base64);
-    let redlock = builder(cluster.urls()).tls_root_certificate(der).build().unwrap();
-    redlock.lock("der").await.expect("lock with a DER root").release().await.unwrap();
+    let redlock = builder(cluster.urls())
+        .tls_root_certificate(der)
+        .build()
+        .unwrap();
+    redlock
+        .lock("der")
+        .await
+        .expect("lock with a DER root")
+        .release()
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -107,7 +136,10 @@ async fn garbage_root_certificate_is_a_build_error() {
         .tls_root_certificate("-----BEGIN CERTIFICATE-----\n%%%\n-----END CERTIFICATE-----\n")
         .build()
         .unwrap_err();
-    assert!(matches!(err, BuildError::InvalidTlsRootCertificate { .. }), "{err:?}");
+    assert!(
+        matches!(err, BuildError::InvalidTlsRootCertificate { .. }),
+        "{err:?}"
+    );
 }
 
 #[tokio::test]
@@ -124,7 +156,11 @@ async fn an_acl_user_with_only_the_documented_commands_locks_extends_and_release
     // health probes are denied (INFO, CONFIG): they degrade to "unknown", never fail locking
     for (node, health) in redlock.health().await {
         assert_eq!(health.role(), redquorum::Role::Unknown, "{node}: {health}");
-        assert_eq!(health.durability(), redquorum::Durability::Unknown, "{node}: {health}");
+        assert_eq!(
+            health.durability(),
+            redquorum::Durability::Unknown,
+            "{node}: {health}"
+        );
     }
 }
 
@@ -164,7 +200,10 @@ async fn each_documented_command_is_needed() {
             }
             Err(_) => false,
         };
-        assert!(!worked, "lock, extend and release all worked without {missing:?}");
+        assert!(
+            !worked,
+            "lock, extend and release all worked without {missing:?}"
+        );
         cluster.command(0, &["DEL", "lock:needed"]).unwrap();
     }
 }

@@ -33,7 +33,10 @@ fn demo_on_password_protected_nodes_never_prints_the_password() {
         .collect();
     let (code, text) = run(&urls.join(","));
     assert_eq!(code, Some(0), "{text}");
-    assert!(text.contains(&format!("127.0.0.1:{}", cluster.port(0))), "{text}");
+    assert!(
+        text.contains(&format!("127.0.0.1:{}", cluster.port(0))),
+        "{text}"
+    );
     assert!(!text.contains(PASSWORD), "password printed:\n{text}");
 }
 

@@ -11,9 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use rcgen::{
-    BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose,
-};
+use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose};
 
 use crate::cluster::redis_server_path;
 use crate::error::HarnessError;
@@ -216,7 +214,10 @@ impl TlsCluster {
     /// assert_eq!(cluster.command(0, &["GET", "k"]).unwrap().as_text().as_deref(), Some("1"));
     /// ```
     pub fn command(&self, index: usize, args: &[&str]) -> Result<Reply, HarnessError> {
-        let node = self.nodes.get(index).ok_or(HarnessError::NoSuchNode(index))?;
+        let node = self
+            .nodes
+            .get(index)
+            .ok_or(HarnessError::NoSuchNode(index))?;
         let mut conn =
             RespConn::connect(node.plain_port).map_err(|source| io(index, "connect", source))?;
         match conn
@@ -284,8 +285,9 @@ fn write_certificates(dir: &Path) -> Result<String, HarnessError> {
     let issuer = Issuer::from_params(&ca_params, &ca_key);
     // "127.0.0.1" becomes an IP-address SAN, which is what the client checks
     // when it connects to rediss://127.0.0.1:PORT.
-    let server_params = CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
-        .map_err(|e| cert_error("server params", e))?;
+    let server_params =
+        CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
+            .map_err(|e| cert_error("server params", e))?;
     let server_key = KeyPair::generate().map_err(|e| cert_error("generate the server key", e))?;
     let server_cert = server_params
         .signed_by(&server_key, &issuer)

@@ -339,7 +339,11 @@ impl Node {
         if probe.role == crate::health::Role::Replica {
             tracing::warn!(%node, "node is a replica: its votes are refused; configure masters only");
         }
-        if let Some(policy) = probe.eviction_policy.as_deref().filter(|p| *p != "noeviction") {
+        if let Some(policy) = probe
+            .eviction_policy
+            .as_deref()
+            .filter(|p| *p != "noeviction")
+        {
             tracing::warn!(%node, policy, "maxmemory-policy may evict lock keys; use noeviction");
         }
         tracing::debug!(%node, role = %probe.role, durability = %probe.durability, "node probed");
@@ -368,8 +372,13 @@ impl Node {
         })
     }
 
-    async fn command(&self, name: &'static str, args: Vec<Value>) -> Result<Value, fred::error::Error> {
-        let command = fred::types::CustomCommand::new_static(name, fred::types::ClusterHash::Random, false);
+    async fn command(
+        &self,
+        name: &'static str,
+        args: Vec<Value>,
+    ) -> Result<Value, fred::error::Error> {
+        let command =
+            fred::types::CustomCommand::new_static(name, fred::types::ClusterHash::Random, false);
         self.client.custom(command, args).await
     }
 }

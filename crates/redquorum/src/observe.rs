@@ -84,5 +84,9 @@ pub(crate) fn vote_refused(node: &NodeId, reason: &Ineligible) {
 
 /// Records whether a node's votes count, after a probe.
 pub(crate) fn node_eligible(node: &NodeId, eligible: bool) {
-    metrics::gauge!(NODE_ELIGIBLE, "node" => node.to_string()).set(if eligible { 1.0 } else { 0.0 });
+    metrics::gauge!(NODE_ELIGIBLE, "node" => node.to_string()).set(if eligible {
+        1.0
+    } else {
+        0.0
+    });
 }

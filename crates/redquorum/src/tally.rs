@@ -49,9 +49,7 @@ impl Tally {
             NodeOutcome::TimedOut
             | NodeOutcome::Failed(_)
             | NodeOutcome::Unanswered
-            | NodeOutcome::Refused(_) => {
-                self.failed += 1
-            }
+            | NodeOutcome::Refused(_) => self.failed += 1,
         }
     }
 

@@ -12,7 +12,9 @@ use crate::error::BuildError;
 /// Parses the given roots (PEM, possibly several certificates, or DER) into a
 /// fred TLS connector that trusts exactly those certificates.
 #[cfg(feature = "tls")]
-pub(crate) fn connector(roots: &[Vec<u8>]) -> Result<fred::types::config::TlsConnector, BuildError> {
+pub(crate) fn connector(
+    roots: &[Vec<u8>],
+) -> Result<fred::types::config::TlsConnector, BuildError> {
     use std::sync::Arc;
 
     use fred::rustls::pki_types::CertificateDer;
