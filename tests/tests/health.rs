@@ -238,6 +238,7 @@ async fn lock_operations_are_counted_under_the_documented_names() {
     assert!(r.counter_sum("redquorum_release_total", "result=released") > released);
     assert!(r.counter_sum("redquorum_lease_lost_total", "") > lost);
     assert!(r.histogram_count("redquorum_acquire_seconds") >= 3);
+    assert!(r.histogram_count("redquorum_release_validity_seconds") >= 1);
 }
 
 /// A recorder that keeps every counter, gauge and histogram in memory, keyed

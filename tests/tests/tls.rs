@@ -267,3 +267,30 @@ fn decode_base64(text: &str) -> Vec<u8> {
     }
     out
 }
+
+#[tokio::test]
+async fn info_and_config_get_are_enough_for_health_checks() {
+    let cluster = tls_cluster(1);
+    let mut commands = LOCKER_COMMANDS.to_vec();
+    commands.extend(["+info", "+config|get"]);
+    create_user(&cluster, "watcher", "pw", &commands);
+    let redlock = builder(cluster.urls_as("watcher", "pw"))
+        .tls_root_certificate(cluster.ca_pem())
+        .build()
+        .unwrap();
+    let health = redlock.health().await;
+    assert_eq!(
+        health[0].1.role(),
+        redquorum::Role::Master,
+        "{}",
+        health[0].1
+    );
+    assert_eq!(
+        health[0].1.durability(),
+        redquorum::Durability::NotDurable,
+        "{}",
+        health[0].1
+    );
+    assert_eq!(health[0].1.eviction_policy(), Some("noeviction"));
+    assert!(health[0].1.uptime().is_some());
+}

@@ -232,6 +232,7 @@ impl Lock {
     /// # Ok(()) }
     /// ```
     pub async fn release(mut self) -> Result<usize, Error> {
+        crate::observe::validity_at_release(self.validity());
         let released = self
             .quorum
             .release(&self.resource, &self.key, self.owner)

@@ -357,16 +357,17 @@ impl Node {
         let node = Arc::downgrade(self);
         tokio::spawn(async move {
             loop {
-                let event = tokio::select! {
-                    event = reconnects.recv() => event,
-                    () = tokio::time::sleep(interval) => Err(RecvError::Lagged(0)),
+                let reconnections = tokio::select! {
+                    event = reconnects.recv() => match event {
+                        Ok(_) => 1,
+                        Err(RecvError::Lagged(missed)) => missed,
+                        Err(RecvError::Closed) => return,
+                    },
+                    // the periodic probe
+                    () = tokio::time::sleep(interval) => 0,
                 };
                 let Some(node) = node.upgrade() else { return };
-                match event {
-                    Ok(_) => node.health.checker_saw_reconnect(1),
-                    Err(RecvError::Lagged(n)) => node.health.checker_saw_reconnect(n),
-                    Err(RecvError::Closed) => return,
-                }
+                node.health.checker_saw_reconnect(reconnections);
                 node.probe_health().await;
             }
         })

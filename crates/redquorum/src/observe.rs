@@ -10,6 +10,7 @@
 //! | `redquorum_acquire_seconds` | histogram | `result` | time from the first send to the decision |
 //! | `redquorum_extend_total` | counter | `result` = `extended`, `not_held`, `unavailable`, `expired` | one per extension |
 //! | `redquorum_lease_lost_total` | counter | | extensions that found the lease gone (`not_held` or `expired`) |
+//! | `redquorum_release_validity_seconds` | histogram | | validity left when `Lock::release` was called (0 when already expired) |
 //! | `redquorum_release_total` | counter | `result` = `released`, `not_held`, `unavailable` | one per release |
 //! | `redquorum_vote_refused_total` | counter | `node`, `reason` = `replica`, `recent_restart`, `unverified` | votes not counted (health rules) |
 //! | `redquorum_node_eligible` | gauge | `node` | 1 when the node's votes count, 0 when refused, after each probe |
@@ -28,6 +29,8 @@ pub(crate) const ACQUIRE_SECONDS: &str = "redquorum_acquire_seconds";
 pub(crate) const EXTEND_TOTAL: &str = "redquorum_extend_total";
 /// Leases found lost by an extension.
 pub(crate) const LEASE_LOST_TOTAL: &str = "redquorum_lease_lost_total";
+/// Validity left when a lock is released.
+pub(crate) const RELEASE_VALIDITY_SECONDS: &str = "redquorum_release_validity_seconds";
 /// Releases, by result.
 pub(crate) const RELEASE_TOTAL: &str = "redquorum_release_total";
 /// Votes refused by the health rules, by node and reason.
@@ -89,4 +92,10 @@ pub(crate) fn node_eligible(node: &NodeId, eligible: bool) {
     } else {
         0.0
     });
+}
+
+/// Records how much validity a lock had left when its holder released it:
+/// values near zero mean holders are cutting it close.
+pub(crate) fn validity_at_release(left: Duration) {
+    metrics::histogram!(RELEASE_VALIDITY_SECONDS).record(left.as_secs_f64());
 }
