@@ -76,3 +76,11 @@ pub use options::LockOptions;
 pub use outcome::{NodeOutcome, Outcomes};
 pub use redlock::Redlock;
 pub use token::OwnerToken;
+
+// The guides' Rust examples compile as doc tests too.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/getting-started.md")]
+struct GettingStartedGuide;
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/operations.md")]
+struct OperationsGuide;
