@@ -15,7 +15,9 @@
 //! every (re)connection and then periodically, and votes read the cached
 //! result. A reconnection seen at vote time (possibly a restart) makes the
 //! node's votes refused until the next probe has run, so a restart cannot slip
-//! in between two probes.
+//! in between two probes. (fred announces a new connection before it sends
+//! anything on it, so a reply that came over a new connection is always
+//! preceded by the announcement the vote path checks.)
 
 use std::fmt;
 use std::sync::Mutex;

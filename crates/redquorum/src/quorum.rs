@@ -146,7 +146,7 @@ impl Quorum {
             },
         };
         crate::observe::acquired(Err(&error), elapsed);
-        record_result(&error_label(&error), elapsed);
+        record_result(error_label(&error), elapsed);
         Err(error)
     }
 
@@ -188,7 +188,7 @@ impl Quorum {
         crate::observe::extended(result.as_ref().map(|_| ()));
         match &result {
             Ok(_) => record_result("extended", elapsed),
-            Err(error) => record_result(&error_label(error), elapsed),
+            Err(error) => record_result(error_label(error), elapsed),
         }
         result
     }
@@ -220,7 +220,7 @@ impl Quorum {
             Error::Unavailable { resource, outcomes }
         };
         crate::observe::released(Err(&error));
-        record_result(&error_label(&error), start.elapsed());
+        record_result(error_label(&error), start.elapsed());
         Err(error)
     }
 
@@ -319,7 +319,7 @@ fn record_result(result: &str, elapsed: Duration) {
 }
 
 /// A short result name for the span: the error's kind.
-fn error_label(error: &Error) -> String {
+fn error_label(error: &Error) -> &'static str {
     match error {
         Error::Contended { .. } => "contended",
         Error::Unavailable { .. } => "unavailable",
@@ -327,7 +327,6 @@ fn error_label(error: &Error) -> String {
         Error::NotHeld { .. } => "not_held",
         _ => "error",
     }
-    .to_owned()
 }
 
 /// Unwinds an acquisition whose future was dropped mid-flight (cancel safety).
