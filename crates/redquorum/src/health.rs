@@ -540,6 +540,50 @@ mod tests {
         assert!(refusal(&unknown, young, true, max, now).is_some());
     }
 
+    fn role(index: u8) -> Role {
+        [Role::Master, Role::Replica, Role::Unknown][usize::from(index % 3)]
+    }
+
+    fn durability(index: u8) -> Durability {
+        [
+            Durability::Fsync,
+            Durability::NotDurable,
+            Durability::Unknown,
+        ][usize::from(index % 3)]
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn parse_never_panics(info in ".{0,200}", fsync in proptest::option::of("[a-z]{0,8}")) {
+            let _ = Probe::parse(Some(&info), fsync.as_deref());
+        }
+
+        #[test]
+        fn a_recent_restart_ends_exactly_at_max_ttl(
+            role_index in 0u8..3,
+            durability_index in 0u8..3,
+            up_ms in 0u64..100_000,
+            max_ms in 1u64..100_000,
+        ) {
+            let probe = Probe { role: role(role_index), durability: durability(durability_index), ..Probe::default() };
+            let now = Instant::now() + Duration::from_secs(200);
+            let started = Some(now - Duration::from_millis(up_ms));
+            let max_ttl = Duration::from_millis(max_ms);
+            let refused = refusal(&probe, started, true, Some(max_ttl), now);
+            let expected = if probe.role == Role::Replica {
+                Some(Ineligible::Replica)
+            } else if probe.durability != Durability::Fsync && up_ms < max_ms {
+                Some(Ineligible::RecentRestart { uptime: Duration::from_millis(up_ms), max_ttl })
+            } else {
+                None
+            };
+            proptest::prop_assert_eq!(&refused, &expected);
+            // without the rule only replicas are refused, whatever the uptime
+            let off = refusal(&probe, started, false, None, now);
+            proptest::prop_assert_eq!(off.is_some(), probe.role == Role::Replica);
+        }
+    }
+
     #[test]
     fn a_reconnect_seen_at_vote_time_unverifies_until_the_next_probe() {
         let (tx, rx) = broadcast::channel(4);
