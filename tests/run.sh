@@ -8,3 +8,5 @@ cargo test --workspace --all-targets
 cargo test --workspace --doc
 # The library without its default `tls` feature (refuses rediss:// instead of connecting in plain text).
 cargo test -p redquorum --no-default-features --lib
+# The libraries' API docs build without warnings (broken links, missing docs).
+RUSTDOCFLAGS="-D warnings" cargo doc -p redquorum -p redquorum-harness --no-deps

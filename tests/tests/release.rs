@@ -72,18 +72,21 @@ async fn extend_renews_the_ttl_on_every_node() {
     let nodes = cluster(5);
     let redlock = redlock(&nodes, Duration::from_secs(2));
     let mut lock = redlock.try_lock("long-job").await.unwrap();
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // After 1 s without an extension about 1 s of the 2 s lease is left; an
+    // extension brings it back near 2 s. The bounds sit between the two, with
+    // room for a loaded machine.
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
     let before = lock.deadline();
     let validity = lock.extend().await.unwrap();
     assert!(lock.deadline() > before, "deadline did not move");
     assert!(
-        validity > Duration::from_millis(1_900) && validity <= Duration::from_secs(2),
+        validity > Duration::from_millis(1_500) && validity <= Duration::from_secs(2),
         "{validity:?}"
     );
     for i in 0..5 {
         let left = pttl(&nodes, i, lock.key());
         assert!(
-            left > 1_700,
+            left > 1_500,
             "node {i} pttl {left} not renewed (or not extended there)"
         );
     }

@@ -16,7 +16,7 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "redquorum", version, about)]
 struct Cli {
-    /// Redis masters, comma-separated: redis://[user:pass@]host:port,...
+    /// Redis masters, comma-separated: `redis://[user:pass@]host:port,...`
     #[arg(
         long,
         global = true,

@@ -14,6 +14,7 @@
 //! - `cluster.rs`: [`Cluster`], node lifecycle (start, kill, restart, pause).
 //! - `resp.rs`: [`RespConn`], a tiny blocking RESP2 client for checks and faults.
 //! - `error.rs`: [`HarnessError`].
+//! - `tls.rs`: [`TlsCluster`], TLS nodes with certificates generated at start.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
@@ -21,7 +22,9 @@
 mod cluster;
 mod error;
 mod resp;
+mod tls;
 
 pub use cluster::{Cluster, Persistence, redis_server_path};
 pub use error::HarnessError;
 pub use resp::{Reply, RespConn};
+pub use tls::{TlsCluster, unrelated_ca_pem};

@@ -41,6 +41,11 @@ pub struct RedlockBuilder {
     node_timeout: Duration,
     drift_factor: f64,
     key_prefix: String,
+    /// Custom trust roots for `rediss://` nodes (certificates are public: no redaction needed).
+    tls_roots: Vec<Vec<u8>>,
+    /// Enables the delayed-restart rule (see health.rs).
+    max_ttl: Option<Duration>,
+    health_check_interval: Duration,
 }
 
 impl Default for RedlockBuilder {
@@ -51,6 +56,9 @@ impl Default for RedlockBuilder {
             node_timeout: Duration::from_millis(100),
             drift_factor: 0.01,
             key_prefix: "lock:".to_owned(),
+            tls_roots: Vec::new(),
+            max_ttl: None,
+            health_check_interval: crate::health::DEFAULT_INTERVAL,
         }
     }
 }
@@ -64,6 +72,9 @@ impl fmt::Debug for RedlockBuilder {
             .field("node_timeout", &self.node_timeout)
             .field("drift_factor", &self.drift_factor)
             .field("key_prefix", &self.key_prefix)
+            .field("tls_roots", &self.tls_roots.len())
+            .field("max_ttl", &self.max_ttl)
+            .field("health_check_interval", &self.health_check_interval)
             .finish()
     }
 }
@@ -201,6 +212,65 @@ impl RedlockBuilder {
         self
     }
 
+    /// Trusts this CA certificate (PEM, one or more certificates, or DER) for
+    /// `rediss://` nodes, instead of the system's roots. Call it again to add
+    /// more. Default: the system's roots. Needs the `tls` feature (on by default).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::TlsCluster::start(3)?;
+    /// # let ca_pem = cluster.ca_pem().to_owned();
+    /// // ca_pem = std::fs::read("/etc/redis/tls/ca.pem")?;
+    /// let redlock = redquorum::Redlock::builder()
+    ///     .nodes(cluster.urls()) // "rediss://10.0.0.1:6380", ...
+    ///     .tls_root_certificate(ca_pem)
+    ///     .build()?;
+    /// redlock.lock("over-tls").await?.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn tls_root_certificate(mut self, certificate: impl AsRef<[u8]>) -> Self {
+        self.tls_roots.push(certificate.as_ref().to_vec());
+        self
+    }
+
+    /// The largest TTL any lock on these nodes uses, which turns on the
+    /// delayed-restart rule: a node that does not fsync every write
+    /// (`appendfsync always`) and has been up for less than `max_ttl` does not
+    /// count toward a quorum, because it may have lost keys in a crash.
+    /// Must be at least the TTL, and cover every [`LockOptions::ttl`] used
+    /// with [`Redlock::with_options`](crate::Redlock::with_options).
+    /// Default: off (fresh non-durable nodes vote at once; restart crashed
+    /// nodes only after the max TTL yourself, see `docs/operations.md`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let builder = redquorum::Redlock::builder()
+    ///     .ttl(Duration::from_secs(10))
+    ///     .max_ttl(Duration::from_secs(60));
+    /// ```
+    pub fn max_ttl(mut self, max_ttl: Duration) -> Self {
+        self.max_ttl = Some(max_ttl);
+        self
+    }
+
+    /// How often each node is probed (role, eviction policy, persistence,
+    /// uptime) besides after every reconnection. Default: 5 s.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = redquorum::Redlock::builder()
+    ///     .health_check_interval(std::time::Duration::from_secs(1));
+    /// ```
+    pub fn health_check_interval(mut self, interval: Duration) -> Self {
+        self.health_check_interval = interval;
+        self
+    }
+
     /// Validates the configuration and starts connecting to every node.
     ///
     /// It does not wait for connections: a node that is down now is retried
@@ -242,10 +312,20 @@ impl RedlockBuilder {
         if !(0.0..0.5).contains(&self.drift_factor) {
             return Err(BuildError::DriftFactorOutOfRange(self.drift_factor));
         }
+        if let Some(max_ttl) = self.max_ttl.filter(|m| *m < self.options.ttl) {
+            return Err(BuildError::MaxTtlBelowTtl {
+                max_ttl,
+                ttl: self.options.ttl,
+            });
+        }
+        if self.health_check_interval.is_zero() {
+            return Err(BuildError::ZeroHealthCheckInterval);
+        }
         let mut seen = HashSet::new();
         let mut parsed = Vec::with_capacity(self.urls.len());
         for url in &self.urls {
-            let (config, id) = node::parse_url(url)?;
+            let (mut config, id) = node::parse_url(url)?;
+            crate::tls::apply_roots(&mut config, &self.tls_roots)?;
             if !seen.insert(id.clone()) {
                 return Err(BuildError::DuplicateNode(id));
             }
@@ -256,7 +336,10 @@ impl RedlockBuilder {
         }
         let nodes = parsed
             .into_iter()
-            .map(|(config, id)| Node::new(config, id, self.node_timeout))
+            .map(|(config, id)| {
+                Node::new(config, id, self.node_timeout)
+                    .with_health(self.max_ttl, self.health_check_interval)
+            })
             .collect();
         let quorum = Quorum::connect(
             nodes,

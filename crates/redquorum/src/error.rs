@@ -73,6 +73,25 @@ pub enum BuildError {
         /// The configured TTL.
         ttl: Duration,
     },
+    /// A custom TLS root certificate is neither a PEM certificate nor a valid DER one.
+    #[error("invalid TLS root certificate")]
+    InvalidTlsRootCertificate {
+        /// Why it was refused (a PEM or certificate parse error).
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The max TTL of the delayed-restart rule is below the lock TTL, so a
+    /// restarted node could rejoin while one of our leases may still live.
+    #[error("max ttl {max_ttl:?} must be at least the ttl {ttl:?}")]
+    MaxTtlBelowTtl {
+        /// The configured max TTL.
+        max_ttl: Duration,
+        /// The configured TTL.
+        ttl: Duration,
+    },
+    /// A zero health check interval would probe the nodes without pause.
+    #[error("health check interval must be greater than zero")]
+    ZeroHealthCheckInterval,
     /// Connecting needs a Tokio runtime; `build()` was called outside one.
     #[error("no Tokio runtime: call build() from within a Tokio runtime")]
     NoRuntime,

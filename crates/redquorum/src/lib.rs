@@ -45,6 +45,8 @@
 //! - `watchdog.rs`: lease extension task, [`LeaseWatch`] and the lost-lock signal.
 //! - `scoped.rs`: [`Redlock::with_lock`], run a future under auto-extension.
 //! - `outcome.rs`: [`NodeOutcome`], [`Outcomes`]; `error.rs`: errors.
+//! - `health.rs`: node probes and the delayed-restart rule; [`NodeHealth`].
+//! - `tls.rs`: custom TLS trust roots; `observe.rs`: metric names and recording.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
@@ -53,8 +55,10 @@
 mod backoff;
 mod builder;
 mod error;
+mod health;
 mod lock;
 mod node;
+mod observe;
 mod options;
 mod outcome;
 mod quorum;
@@ -62,12 +66,14 @@ mod redlock;
 mod scoped;
 mod scripts;
 mod tally;
+mod tls;
 mod token;
 mod validity;
 mod watchdog;
 
 pub use builder::RedlockBuilder;
 pub use error::{BuildError, Error, NodeError};
+pub use health::{Durability, Ineligible, NodeHealth, Role};
 pub use lock::Lock;
 pub use node::NodeId;
 pub use options::{LockOptions, WatchdogOptions};
@@ -75,3 +81,11 @@ pub use outcome::{NodeOutcome, Outcomes};
 pub use redlock::Redlock;
 pub use token::OwnerToken;
 pub use watchdog::{LeaseWatch, LostReason};
+
+// The guides' Rust examples compile as doc tests too.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/getting-started.md")]
+struct GettingStartedGuide;
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/operations.md")]
+struct OperationsGuide;

@@ -352,6 +352,7 @@ impl Lock {
     /// # Ok(()) }
     /// ```
     pub async fn release(mut self) -> Result<usize, Error> {
+        crate::observe::validity_at_release(self.validity());
         if let Some(watchdog) = self.watchdog.take() {
             watchdog.stop().await;
         }

@@ -13,6 +13,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinHandle;
 
 use crate::error::{BuildError, NodeError};
+use crate::health::{Health, NodeHealth, Probe};
 use crate::outcome::NodeOutcome;
 use crate::scripts;
 use crate::token::OwnerToken;
@@ -132,6 +133,8 @@ pub(crate) fn parse_url(url: &str) -> Result<(Config, NodeId), BuildError> {
 pub(crate) struct Node {
     id: NodeId,
     client: Client,
+    /// Cached probe results and the delayed-restart rule (see health.rs).
+    health: Health,
 }
 
 impl fmt::Debug for Node {
@@ -168,7 +171,16 @@ impl Node {
         };
         let reconnect = ReconnectPolicy::new_exponential(0, 20, 1_000, 2);
         let client = Client::new(config, Some(performance), Some(connection), Some(reconnect));
-        Self { id, client }
+        // Subscribed before connect(), so the first connection counts as one.
+        let health = Health::new(client.reconnect_rx());
+        Self { id, client, health }
+    }
+
+    /// Enables the delayed-restart rule for leases up to `max_ttl` (`None`: off)
+    /// and sets the time between health probes.
+    pub(crate) fn with_health(mut self, max_ttl: Option<Duration>, interval: Duration) -> Self {
+        self.health.configure(max_ttl, interval);
+        self
     }
 
     /// Starts the connection task; commands queue until it is up.
@@ -193,13 +205,13 @@ impl Node {
     /// Runs the acquire script: take the key for `ttl`, or report it taken.
     pub(crate) async fn acquire(&self, key: &str, owner: OwnerToken, ttl: Duration) -> NodeOutcome {
         let args = vec![Value::from(owner.as_value()), Value::from(millis(ttl))];
-        self.outcome(self.run(&scripts::ACQUIRE, key, args).await)
+        self.admit(self.outcome(self.run(&scripts::ACQUIRE, key, args).await))
     }
 
     /// Runs the owner-checked extend script.
     pub(crate) async fn extend(&self, key: &str, owner: OwnerToken, ttl: Duration) -> NodeOutcome {
         let args = vec![Value::from(owner.as_value()), Value::from(millis(ttl))];
-        self.outcome(self.run(&scripts::EXTEND, key, args).await)
+        self.admit(self.outcome(self.run(&scripts::EXTEND, key, args).await))
     }
 
     /// Runs the owner-checked release script.
@@ -260,6 +272,125 @@ impl Node {
             Err(e) => NodeOutcome::Failed(NodeError::new(self.id.clone(), e)),
         }
     }
+}
+
+impl Node {
+    /// Turns a vote into `Refused` when the node may not count toward a
+    /// quorum now. Checked after the reply, so a reconnection (a possible
+    /// restart) that carried this very reply is seen.
+    fn admit(&self, outcome: NodeOutcome) -> NodeOutcome {
+        if !outcome.is_acquired() {
+            return outcome;
+        }
+        match self.health.refusal() {
+            Some(reason) => {
+                crate::observe::vote_refused(&self.id, &reason);
+                NodeOutcome::Refused(reason)
+            }
+            None => outcome,
+        }
+    }
+
+    /// The node's health as of its last probe.
+    pub(crate) fn health(&self) -> NodeHealth {
+        self.health.snapshot()
+    }
+
+    /// Asks the node what it is (`INFO`, `CONFIG GET appendfsync`) and caches
+    /// the answer. A user denied these commands gets "unknown" fields; a
+    /// timeout or a connection error keeps the previous result (and an
+    /// unverified node stays unverified).
+    pub(crate) async fn probe_health(&self) {
+        let epoch = self.health.probe_epoch();
+        let started = std::time::Instant::now();
+        let info = match self.command("INFO", vec![]).await {
+            Ok(Value::String(text)) => Some(text.to_string()),
+            Ok(other) => other.as_string(),
+            Err(e) if is_transport(&e) => return,
+            Err(e) => {
+                tracing::debug!(node = %self.id, error = %e, "INFO denied; health unknown");
+                None
+            }
+        };
+        let appendfsync = match self
+            .command("CONFIG", vec!["GET".into(), "appendfsync".into()])
+            .await
+        {
+            Ok(Value::Array(values)) => values.get(1).and_then(Value::as_string),
+            Ok(_) => None,
+            Err(e) if is_transport(&e) => return,
+            Err(e) => {
+                tracing::debug!(node = %self.id, error = %e, "CONFIG GET denied; durability unknown");
+                None
+            }
+        };
+        let probe = Probe::parse(info.as_deref(), appendfsync.as_deref());
+        let previous = self.health.record(probe.clone(), epoch, started);
+        if previous != probe {
+            self.log_health(&probe);
+        }
+        crate::observe::node_eligible(&self.id, self.health.refusal().is_none());
+    }
+
+    /// Logs what changed at warn level only when something is wrong; a
+    /// healthy node logs at debug, so steady probes never spam.
+    fn log_health(&self, probe: &Probe) {
+        let node = &self.id;
+        if probe.role == crate::health::Role::Replica {
+            tracing::warn!(%node, "node is a replica: its votes are refused; configure masters only");
+        }
+        if let Some(policy) = probe
+            .eviction_policy
+            .as_deref()
+            .filter(|p| *p != "noeviction")
+        {
+            tracing::warn!(%node, policy, "maxmemory-policy may evict lock keys; use noeviction");
+        }
+        tracing::debug!(%node, role = %probe.role, durability = %probe.durability, "node probed");
+    }
+
+    /// Probes after every (re)connection and every health interval, for as
+    /// long as the node lives.
+    pub(crate) fn spawn_health_checker(self: &Arc<Self>) -> JoinHandle<()> {
+        let mut reconnects = self.client.reconnect_rx();
+        let interval = self.health.interval();
+        let node = Arc::downgrade(self);
+        tokio::spawn(async move {
+            loop {
+                let reconnections = tokio::select! {
+                    event = reconnects.recv() => match event {
+                        Ok(_) => 1,
+                        Err(RecvError::Lagged(missed)) => missed,
+                        Err(RecvError::Closed) => return,
+                    },
+                    // the periodic probe
+                    () = tokio::time::sleep(interval) => 0,
+                };
+                let Some(node) = node.upgrade() else { return };
+                node.health.checker_saw_reconnect(reconnections);
+                node.probe_health().await;
+            }
+        })
+    }
+
+    async fn command(
+        &self,
+        name: &'static str,
+        args: Vec<Value>,
+    ) -> Result<Value, fred::error::Error> {
+        let command =
+            fred::types::CustomCommand::new_static(name, fred::types::ClusterHash::Random, false);
+        self.client.custom(command, args).await
+    }
+}
+
+/// Errors that say nothing about the node's answer: it was not reached.
+fn is_transport(error: &fred::error::Error) -> bool {
+    use fred::error::ErrorKind;
+    matches!(
+        error.kind(),
+        ErrorKind::Timeout | ErrorKind::IO | ErrorKind::Canceled
+    )
 }
 
 /// Milliseconds for PX/PEXPIRE, at least 1 (a zero TTL is refused at build time).

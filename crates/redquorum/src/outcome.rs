@@ -3,6 +3,7 @@
 use std::fmt;
 
 use crate::error::NodeError;
+use crate::health::Ineligible;
 use crate::node::NodeId;
 
 /// One node's answer to an acquire, extend or release.
@@ -34,6 +35,9 @@ pub enum NodeOutcome {
     Failed(NodeError),
     /// The decision was made before this node answered; it was unwound anyway.
     Unanswered,
+    /// The node answered, but its vote does not count: it is a replica, or it
+    /// may have forgotten keys after a restart (see [`Ineligible`]).
+    Refused(Ineligible),
 }
 
 impl NodeOutcome {
@@ -61,7 +65,7 @@ impl NodeOutcome {
         matches!(self, Self::Taken)
     }
 
-    /// True when the node did not give a definite answer: timed out or failed.
+    /// True when the node's answer does not count: timed out, failed, or refused.
     ///
     /// # Examples
     ///
@@ -70,7 +74,7 @@ impl NodeOutcome {
     /// ```
     #[must_use]
     pub fn is_failure(&self) -> bool {
-        matches!(self, Self::TimedOut | Self::Failed(_))
+        matches!(self, Self::TimedOut | Self::Failed(_) | Self::Refused(_))
     }
 }
 
@@ -82,6 +86,7 @@ impl fmt::Display for NodeOutcome {
             Self::TimedOut => f.write_str("timed out"),
             Self::Failed(error) => write!(f, "failed: {error}"),
             Self::Unanswered => f.write_str("unanswered"),
+            Self::Refused(reason) => write!(f, "refused: {reason}"),
         }
     }
 }

@@ -31,6 +31,7 @@ pub(crate) struct Quorum {
     nodes: Vec<Arc<Node>>,
     connections: Vec<ConnectHandle>,
     script_loaders: Vec<JoinHandle<()>>,
+    health_checkers: Vec<JoinHandle<()>>,
     drift_factor: f64,
     /// Set once the first connection attempt to every node has settled.
     connected: OnceCell<()>,
@@ -46,11 +47,13 @@ impl Quorum {
     pub(crate) fn connect(nodes: Vec<Node>, drift_factor: f64, connect_timeout: Duration) -> Self {
         let nodes: Vec<Arc<Node>> = nodes.into_iter().map(Arc::new).collect();
         let script_loaders = nodes.iter().map(Node::spawn_script_loader).collect();
+        let health_checkers = nodes.iter().map(Node::spawn_health_checker).collect();
         let connections = nodes.iter().map(|node| node.connect()).collect();
         Self {
             nodes,
             connections,
             script_loaders,
+            health_checkers,
             drift_factor,
             connected: OnceCell::new(),
             connect_timeout,
@@ -68,6 +71,7 @@ impl Quorum {
                 let attempts = self.nodes.iter().map(|node| async move {
                     node.wait_connected().await;
                     node.load_scripts().await;
+                    node.probe_health().await;
                 });
                 let _ =
                     tokio::time::timeout(self.connect_timeout, futures::future::join_all(attempts))
@@ -89,11 +93,21 @@ impl Quorum {
         tally::quorum(self.nodes.len())
     }
 
+    /// Every node's cached health (after the first connection attempts).
+    pub(crate) async fn health(&self) -> Vec<(NodeId, crate::health::NodeHealth)> {
+        self.first_connect().await;
+        self.nodes
+            .iter()
+            .map(|node| (node.id().clone(), node.health()))
+            .collect()
+    }
+
     /// One Redlock acquisition (DESIGN §2): send to all, decide early, check
     /// validity, and unwind everywhere on failure.
     ///
     /// Cancel safety: if dropped after the first poll, a guard spawns the
     /// unwind on every node.
+    #[tracing::instrument(name = "redquorum.acquire", skip_all, fields(resource = %resource, nodes = self.nodes.len(), result, elapsed_ms))]
     pub(crate) async fn acquire(
         self: &Arc<Self>,
         resource: &str,
@@ -110,9 +124,12 @@ impl Quorum {
         };
         let (decision, outcomes) = self.gather(|node| node.acquire(key, owner, ttl)).await;
         let elapsed = start.elapsed();
+        trace_outcomes(&outcomes, &self.nodes, elapsed);
         if decision == Decision::Won {
             if let Some(validity) = validity::validity(ttl, elapsed, self.drift_factor) {
                 guard.disarm();
+                crate::observe::acquired(Ok(()), elapsed);
+                record_result("acquired", elapsed);
                 return Ok(Lease {
                     deadline: start + validity,
                 });
@@ -123,7 +140,7 @@ impl Quorum {
         self.unwind(key, owner, &outcomes).await;
         guard.disarm();
         let resource = resource.to_owned();
-        Err(match decision {
+        let error = match decision {
             Decision::Won => Error::Expired {
                 resource,
                 elapsed,
@@ -137,10 +154,14 @@ impl Quorum {
                 resource,
                 outcomes: self.outcomes(outcomes),
             },
-        })
+        };
+        crate::observe::acquired(Err(&error), elapsed);
+        record_result(error_label(&error), elapsed);
+        Err(error)
     }
 
     /// Owner-checked extension on a quorum; the new deadline counts from before the first send.
+    #[tracing::instrument(name = "redquorum.extend", skip_all, fields(resource = %resource, nodes = self.nodes.len(), result, elapsed_ms))]
     pub(crate) async fn extend(
         &self,
         resource: &str,
@@ -152,8 +173,9 @@ impl Quorum {
         let start = Instant::now();
         let (decision, outcomes) = self.gather(|node| node.extend(key, owner, ttl)).await;
         let elapsed = start.elapsed();
+        trace_outcomes(&outcomes, &self.nodes, elapsed);
         let resource = resource.to_owned();
-        match decision {
+        let result = match decision {
             Decision::Won => match validity::validity(ttl, elapsed, self.drift_factor) {
                 Some(validity) => Ok(Lease {
                     deadline: start + validity,
@@ -172,30 +194,44 @@ impl Quorum {
                 resource,
                 outcomes: self.outcomes(outcomes),
             }),
+        };
+        crate::observe::extended(result.as_ref().map(|_| ()));
+        match &result {
+            Ok(_) => record_result("extended", elapsed),
+            Err(error) => record_result(error_label(error), elapsed),
         }
+        result
     }
 
     /// Owner-checked delete on every node; returns how many nodes deleted our key.
+    #[tracing::instrument(name = "redquorum.release", skip_all, fields(resource = %resource, nodes = self.nodes.len(), result, elapsed_ms))]
     pub(crate) async fn release(
         &self,
         resource: &str,
         key: &str,
         owner: OwnerToken,
     ) -> Result<usize, Error> {
+        let start = Instant::now();
         let outcomes: Vec<NodeOutcome> =
             futures::future::join_all(self.nodes.iter().map(|node| node.release(key, owner))).await;
+        trace_outcomes(&outcomes, &self.nodes, start.elapsed());
         let released = outcomes.iter().filter(|o| o.is_acquired()).count();
         if released > 0 {
+            crate::observe::released(Ok(()));
+            record_result("released", start.elapsed());
             return Ok(released);
         }
         let taken = outcomes.iter().filter(|o| o.is_taken()).count();
         let resource = resource.to_owned();
         let outcomes = self.outcomes(outcomes);
-        if taken >= self.quorum() {
-            Err(Error::NotHeld { resource, outcomes })
+        let error = if taken >= self.quorum() {
+            Error::NotHeld { resource, outcomes }
         } else {
-            Err(Error::Unavailable { resource, outcomes })
-        }
+            Error::Unavailable { resource, outcomes }
+        };
+        crate::observe::released(Err(&error));
+        record_result(error_label(&error), start.elapsed());
+        Err(error)
     }
 
     /// Sends the release script to every node that might hold our key: all
@@ -269,6 +305,37 @@ impl Drop for Quorum {
         // Stop the reconnect loops: no Redlock or Lock can use these clients any more.
         self.connections.iter().for_each(|task| task.abort());
         self.script_loaders.iter().for_each(|task| task.abort());
+        self.health_checkers.iter().for_each(|task| task.abort());
+    }
+}
+
+/// Per-node outcomes, at debug level only: one line per operation, never one per node at info.
+fn trace_outcomes(outcomes: &[NodeOutcome], nodes: &[Arc<Node>], elapsed: Duration) {
+    if tracing::enabled!(tracing::Level::DEBUG) {
+        let per_node: Vec<String> = nodes
+            .iter()
+            .zip(outcomes)
+            .map(|(node, outcome)| format!("{}={outcome}", node.id()))
+            .collect();
+        tracing::debug!(outcomes = %per_node.join(", "), elapsed_ms = elapsed.as_millis() as u64, "node outcomes");
+    }
+}
+
+/// Fills the current operation span's `result` and `elapsed_ms` fields.
+fn record_result(result: &str, elapsed: Duration) {
+    let span = tracing::Span::current();
+    span.record("result", result);
+    span.record("elapsed_ms", elapsed.as_millis() as u64);
+}
+
+/// A short result name for the span: the error's kind.
+fn error_label(error: &Error) -> &'static str {
+    match error {
+        Error::Contended { .. } => "contended",
+        Error::Unavailable { .. } => "unavailable",
+        Error::Expired { .. } => "expired",
+        Error::NotHeld { .. } => "not_held",
+        _ => "error",
     }
 }
 

@@ -190,6 +190,29 @@ impl Redlock {
         self.quorum.quorum()
     }
 
+    /// Every node's health as of its last probe (role, persistence, eviction
+    /// policy, uptime, and whether its votes are refused now). Waits for the
+    /// first connection attempts on first use; never probes itself.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only reads cached state.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+    /// for (node, health) in redlock.health().await {
+    ///     println!("{node}: {health}"); // "master, not durable, maxmemory-policy noeviction, uptime 3s"
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn health(&self) -> Vec<(NodeId, crate::health::NodeHealth)> {
+        self.quorum.health().await
+    }
+
     /// The Redis key that holds `resource`'s lock on every node.
     ///
     /// # Examples

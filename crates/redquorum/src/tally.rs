@@ -46,9 +46,10 @@ impl Tally {
         match outcome {
             NodeOutcome::Acquired => self.acquired += 1,
             NodeOutcome::Taken => self.taken += 1,
-            NodeOutcome::TimedOut | NodeOutcome::Failed(_) | NodeOutcome::Unanswered => {
-                self.failed += 1
-            }
+            NodeOutcome::TimedOut
+            | NodeOutcome::Failed(_)
+            | NodeOutcome::Unanswered
+            | NodeOutcome::Refused(_) => self.failed += 1,
         }
     }
 

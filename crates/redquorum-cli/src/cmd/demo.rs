@@ -25,7 +25,6 @@ pub(crate) async fn run(nodes: &NodesArg, args: DemoArgs) -> ExitCode {
         }
     };
     let urls = nodes.urls();
-    println!("nodes: {}", urls.join(", "));
     let redlock = match Redlock::builder()
         .nodes(&urls)
         .ttl(Duration::from_secs(10))
@@ -37,6 +36,9 @@ pub(crate) async fn run(nodes: &NodesArg, args: DemoArgs) -> ExitCode {
             return exit::USAGE.into();
         }
     };
+    // Node ids (host:port), never the URLs: those may carry passwords.
+    let ids: Vec<String> = redlock.nodes().map(ToString::to_string).collect();
+    println!("nodes: {}", ids.join(", "));
     match story(&redlock, nodes.local()).await {
         Ok(()) => {
             println!("demo finished: every step behaved as the algorithm promises");

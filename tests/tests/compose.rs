@@ -1,0 +1,170 @@
+//! `docker/compose.yml` is valid and safe for Redlock (parsed here, since CI has no Docker),
+//! and the compose nodes lock correctly when `REDQUORUM_NODES` points at them.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use redquorum::{Durability, Redlock};
+use redquorum_harness::{Cluster, Persistence};
+use serde_yaml::Value;
+
+const COMPOSE: &str = include_str!("../../docker/compose.yml");
+
+fn parse(text: &str) -> Value {
+    let mut doc: Value = serde_yaml::from_str(text).expect("valid YAML");
+    doc.apply_merge().expect("merge keys resolve");
+    doc
+}
+
+/// The `REDQUORUM_NODES=...` value a compose file tells users to export.
+fn documented_nodes(text: &str) -> Vec<String> {
+    let line = text
+        .lines()
+        .find_map(|l| l.split_once("export REDQUORUM_NODES="))
+        .map_or("", |(_, nodes)| nodes);
+    line.trim().split(',').map(str::to_owned).collect()
+}
+
+/// What is wrong with a compose file for Redlock: one line per problem.
+fn problems(text: &str) -> Vec<String> {
+    let doc = parse(text);
+    let mut problems = Vec::new();
+    let Some(services) = doc["services"].as_mapping() else {
+        return vec!["no services".into()];
+    };
+    if services.len() != 5 {
+        problems.push(format!(
+            "{} services, expected five masters",
+            services.len()
+        ));
+    }
+    let mut host_ports = BTreeSet::new();
+    for (name, service) in services {
+        let name = name.as_str().unwrap_or("?");
+        if !service["image"]
+            .as_str()
+            .is_some_and(|i| i.starts_with("redis:"))
+        {
+            problems.push(format!("{name}: not a redis image"));
+        }
+        let command: Vec<&str> = service["command"]
+            .as_sequence()
+            .map(|c| c.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let after = |flag: &str| {
+            command
+                .iter()
+                .position(|c| *c == flag)
+                .and_then(|i| command.get(i + 1).copied())
+        };
+        for (flag, wanted) in [
+            ("--appendonly", "yes"),
+            ("--appendfsync", "always"),
+            ("--maxmemory-policy", "noeviction"),
+        ] {
+            if after(flag) != Some(wanted) {
+                problems.push(format!(
+                    "{name}: {flag} is {:?}, expected {wanted}",
+                    after(flag)
+                ));
+            }
+        }
+        if command.iter().any(|c| c.contains("replicaof")) {
+            problems.push(format!("{name}: a replica, not an independent master"));
+        }
+        let ports: Vec<&str> = service["ports"]
+            .as_sequence()
+            .map(|p| p.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        match ports.as_slice() {
+            [port] if port.starts_with("127.0.0.1:") && port.ends_with(":6379") => {
+                host_ports.insert(port.split(':').nth(1).unwrap_or_default().to_owned());
+            }
+            other => problems.push(format!(
+                "{name}: ports {other:?}, expected one loopback port"
+            )),
+        }
+    }
+    let documented: BTreeSet<String> = documented_nodes(text)
+        .iter()
+        .filter_map(|url| url.rsplit(':').next().map(str::to_owned))
+        .collect();
+    if documented != host_ports {
+        problems.push(format!(
+            "REDQUORUM_NODES ports {documented:?} differ from the published ports {host_ports:?}"
+        ));
+    }
+    problems
+}
+
+#[test]
+fn compose_defines_five_durable_non_evicting_masters() {
+    assert_eq!(problems(COMPOSE), Vec::<String>::new());
+}
+
+#[test]
+fn weakened_compose_files_are_caught() {
+    let everysec = COMPOSE.replace("\"always\"", "\"everysec\"");
+    assert!(!problems(&everysec).is_empty(), "fsync everysec passed");
+    let evicting = COMPOSE.replace("\"noeviction\"", "\"allkeys-lru\"");
+    assert!(!problems(&evicting).is_empty(), "allkeys-lru passed");
+    let wrong_nodes = COMPOSE
+        .replace("127.0.0.1:7005,", "127.0.0.1:7006,")
+        .replace("redis://127.0.0.1:7005", "redis://127.0.0.1:7006");
+    assert!(
+        !problems(&wrong_nodes).is_empty(),
+        "a wrong REDQUORUM_NODES passed"
+    );
+    let four = COMPOSE.replace(
+        "  redis5: { <<: *redis, ports: [\"127.0.0.1:7005:6379\"] }\n",
+        "",
+    );
+    assert!(!problems(&four).is_empty(), "four nodes passed");
+}
+
+#[test]
+fn the_documented_node_list_builds() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let _guard = runtime.enter();
+    let redlock = Redlock::builder()
+        .nodes(documented_nodes(COMPOSE))
+        .build()
+        .unwrap();
+    assert_eq!(redlock.quorum(), 3);
+}
+
+#[tokio::test]
+async fn compose_or_local_durable_nodes_lock_and_report_fsync() {
+    // REDQUORUM_NODES set (the compose nodes): run against them; else 5 local nodes
+    // configured like the compose file.
+    let cluster = if std::env::var("REDQUORUM_NODES").is_ok_and(|v| !v.trim().is_empty()) {
+        Cluster::from_env_or_start(5).unwrap()
+    } else {
+        let cluster = Cluster::start_with(5, Persistence::AofAlways).unwrap();
+        for i in 0..5 {
+            cluster
+                .command(i, &["CONFIG", "SET", "maxmemory-policy", "noeviction"])
+                .unwrap();
+        }
+        cluster
+    };
+    let redlock = Redlock::builder()
+        .nodes(cluster.urls())
+        .max_ttl(std::time::Duration::from_secs(60))
+        .build()
+        .unwrap();
+    for (node, health) in redlock.health().await {
+        assert_eq!(health.durability(), Durability::Fsync, "{node}: {health}");
+        assert_eq!(health.evicts_lock_keys(), Some(false), "{node}: {health}");
+    }
+    let lock = redlock
+        .lock(&format!("compose:{}", std::process::id()))
+        .await
+        .unwrap();
+    common::assert_held_on(&cluster, &lock, cluster.len());
+    lock.release().await.unwrap();
+}
