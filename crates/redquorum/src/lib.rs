@@ -42,21 +42,28 @@
 //! - `node.rs`: one master's client and script calls; [`NodeId`].
 //! - `scripts.rs` and `scripts/*.lua`: the owner-checked scripts.
 //! - `lock.rs`: [`Lock`]; `token.rs`: [`OwnerToken`].
+//! - `reentrant.rs`: [`ReentrantOwner`], [`ReentrantLock`]; `rwlock.rs`:
+//!   [`ReadLock`], [`WriteLock`]; `any_of.rs`: `Redlock::lock_any`;
+//!   `held.rs`: the lease core they share (see `docs/locks.md`).
 //! - `outcome.rs`: [`NodeOutcome`], [`Outcomes`]; `error.rs`: errors.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![deny(rustdoc::broken_intra_doc_links)]
 
+mod any_of;
 mod backoff;
 mod builder;
 mod error;
+mod held;
 mod lock;
 mod node;
 mod options;
 mod outcome;
 mod quorum;
 mod redlock;
+mod reentrant;
+mod rwlock;
 mod scripts;
 mod tally;
 mod token;
@@ -69,4 +76,6 @@ pub use node::NodeId;
 pub use options::LockOptions;
 pub use outcome::{NodeOutcome, Outcomes};
 pub use redlock::Redlock;
+pub use reentrant::{ReentrantLock, ReentrantOwner};
+pub use rwlock::{ReadLock, WriteLock};
 pub use token::OwnerToken;
