@@ -180,8 +180,15 @@ impl Redlock {
         if resource.is_empty() {
             return Err(Error::EmptyResource);
         }
-        self.write_attempt(resource, OwnerToken::random(), true)
-            .await
+        let token = OwnerToken::random();
+        let result = self.write_attempt(resource, token, true).await;
+        if result.is_err() {
+            // The unwind skips nodes that answered "taken", but those may have
+            // recorded our intent: clear it everywhere.
+            let clear = Keys::new(self, resource).write_release(token, true);
+            let _ = self.shared_quorum().release_with(resource, clear).await;
+        }
+        result
     }
 
     /// Takes `resource` for writing, retrying until the handle's `wait` runs out.
