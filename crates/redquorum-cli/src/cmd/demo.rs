@@ -47,6 +47,8 @@ pub(crate) struct DemoArgs {
 const TTL: Duration = Duration::from_secs(2);
 /// Buyers arrive spread over this window after the sale opens.
 const ARRIVALS: Duration = Duration::from_millis(1_500);
+/// Buyers checking out at once (the rest wait their turn).
+const COUNTERS: usize = 64;
 /// Bound on segment passes per checkout, so every buyer ends.
 const SEGMENT_PASSES: usize = 30;
 
@@ -73,7 +75,7 @@ pub(crate) async fn run(nodes: &NodesArg, args: DemoArgs) -> ExitCode {
     let redlock = match Redlock::builder()
         .nodes(&urls)
         .ttl(TTL)
-        .node_timeout(Duration::from_millis(250))
+        .node_timeout(Duration::from_millis(500))
         .build()
     {
         Ok(redlock) => redlock,
@@ -141,6 +143,10 @@ struct Sale {
     sold: AtomicUsize,
     done: AtomicUsize,
     finished: AtomicBool,
+    /// The shop's checkout counters: how many buyers may check out at once
+    /// (the "waiting room" of real flash sales), so a crowd cannot turn lock
+    /// contention into an overload of the lock masters.
+    counters: tokio::sync::Semaphore,
     /// When the sale opened: arrivals count from here, not from each task's first poll.
     opened: tokio::time::Instant,
     stats: Stats,
@@ -173,6 +179,7 @@ impl Sale {
             done: AtomicUsize::new(0),
             finished: AtomicBool::new(false),
             opened: tokio::time::Instant::now(),
+            counters: tokio::sync::Semaphore::new(COUNTERS),
             stats: Stats::default(),
         }
     }
@@ -263,6 +270,9 @@ async fn buy(sale: Arc<Sale>, store: Client, buyer: usize) {
     let tries = 1 + buyer % 3;
     let mut visit = Visit::Retry;
     for _ in 0..tries {
+        let Ok(_counter) = sale.counters.acquire().await else {
+            break;
+        };
         visit = match checkout(&sale, &store, user).await {
             Ok(visit) => visit,
             Err(e) => {
