@@ -22,7 +22,11 @@ async fn k_holders_spread_over_k_resources_then_the_next_is_contended() {
         .map(|r| r.expect("each holder found a free segment"))
         .collect();
     let taken: BTreeSet<usize> = held.iter().map(|(i, _)| *i).collect();
-    assert_eq!(taken, (0..SEGMENTS.len()).collect(), "two holders on one segment");
+    assert_eq!(
+        taken,
+        (0..SEGMENTS.len()).collect(),
+        "two holders on one segment"
+    );
     for (index, lock) in &held {
         assert_eq!(lock.resource(), SEGMENTS[*index]);
     }
@@ -81,7 +85,10 @@ async fn a_crashed_holders_segment_is_taken_after_it_expires_with_a_node_down() 
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let (index, lock) = waiting.await.unwrap().expect("the crashed segment came back");
+    let (index, lock) = waiting
+        .await
+        .unwrap()
+        .expect("the crashed segment came back");
     assert_eq!(index, crashed);
     lock.release().await.unwrap();
     for (_, lock) in held {

@@ -49,7 +49,13 @@ async fn nested_holds_keep_other_owners_out_until_the_last_is_released() {
     ));
     assert_eq!(outer.release().await.unwrap(), 3);
     assert_eq!(holds(&nodes, &key), [0, 0, 0], "key not deleted at zero");
-    other.try_lock("ledger").await.unwrap().release().await.unwrap();
+    other
+        .try_lock("ledger")
+        .await
+        .unwrap()
+        .release()
+        .await
+        .unwrap();
 }
 
 #[tokio::test]

@@ -70,7 +70,13 @@ async fn a_writer_excludes_readers_and_writers() {
         Err(Error::Contended { .. })
     ));
     assert_eq!(write.release().await.unwrap(), 3);
-    redlock.try_read_lock("prices").await.unwrap().release().await.unwrap();
+    redlock
+        .try_read_lock("prices")
+        .await
+        .unwrap()
+        .release()
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -89,7 +95,13 @@ async fn readers_exclude_a_writer_and_a_failed_try_leaves_no_intent() {
     let second = redlock.try_read_lock("menu").await.unwrap();
     read.release().await.unwrap();
     second.release().await.unwrap();
-    redlock.try_write_lock("menu").await.unwrap().release().await.unwrap();
+    redlock
+        .try_write_lock("menu")
+        .await
+        .unwrap()
+        .release()
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -107,9 +119,19 @@ async fn a_crashed_readers_hold_expires_while_other_readers_stay() {
         aged_out = readers(&nodes, &key) == [1, 1, 1];
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert!(aged_out, "crashed reader never expired: {:?}", readers(&nodes, &key));
+    assert!(
+        aged_out,
+        "crashed reader never expired: {:?}",
+        readers(&nodes, &key)
+    );
     live.release().await.unwrap();
-    redlock.try_write_lock("feed").await.unwrap().release().await.unwrap();
+    redlock
+        .try_write_lock("feed")
+        .await
+        .unwrap()
+        .release()
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -183,8 +205,15 @@ async fn read_write_locks_survive_a_minority_down_and_unwind_without_a_majority(
     nodes.kill(2).unwrap();
     let err = redlock.try_read_lock("stock").await.unwrap_err();
     assert!(matches!(err, Error::Unavailable { .. }), "{err:?}");
-    assert_eq!(readers(&nodes, &key)[..2], [0, 0], "failed reader not unwound");
+    assert_eq!(
+        readers(&nodes, &key)[..2],
+        [0, 0],
+        "failed reader not unwound"
+    );
     let err = redlock.try_write_lock("stock").await.unwrap_err();
     assert!(matches!(err, Error::Unavailable { .. }), "{err:?}");
-    assert_eq!(exists(&nodes, &format!("{key}:writer"))[..2], [false, false]);
+    assert_eq!(
+        exists(&nodes, &format!("{key}:writer"))[..2],
+        [false, false]
+    );
 }

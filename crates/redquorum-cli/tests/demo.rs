@@ -17,8 +17,7 @@ fn figure(stdout: &str, label: &str) -> i64 {
         .lines()
         .find_map(|line| line.trim().strip_prefix(label))
         .unwrap_or_else(|| panic!("no {label:?} line in:\n{stdout}"));
-    line.trim()
-        .split_whitespace()
+    line.split_whitespace()
         .next()
         .and_then(|n| n.trim_end_matches(',').parse().ok())
         .unwrap_or_else(|| panic!("no number after {label:?} in {line:?}"))
@@ -29,13 +28,21 @@ fn the_locked_sale_sells_every_coupon_once_while_a_master_is_killed_and_restarte
     let out = demo(&[]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "status {:?}\n{stdout}\n{stderr}", out.status);
+    assert!(
+        out.status.success(),
+        "status {:?}\n{stdout}\n{stderr}",
+        out.status
+    );
     // Selling out is likely but not a safety property; losing no update is.
     let sold = figure(&stdout, "coupons sold:");
     assert!(sold > 0, "{stdout}");
     assert_eq!(sold + figure(&stdout, "stock left:"), 100, "{stdout}");
     assert_eq!(figure(&stdout, "oversold:"), 0, "{stdout}");
-    assert_eq!(figure(&stdout, "users with more than one order:"), 0, "{stdout}");
+    assert_eq!(
+        figure(&stdout, "users with more than one order:"),
+        0,
+        "{stdout}"
+    );
     assert!(figure(&stdout, "lock acquisitions:") > 100, "{stdout}");
     assert!(
         stdout.contains("killed (kill -9) after") && stdout.contains("restarted"),

@@ -449,7 +449,11 @@ mod tests {
     }
 
     #[allow(dead_code, unused_must_use)]
-    async fn futures_are_send(redlock: crate::Redlock, mut r: super::ReadLock, mut w: super::WriteLock) {
+    async fn futures_are_send(
+        redlock: crate::Redlock,
+        mut r: super::ReadLock,
+        mut w: super::WriteLock,
+    ) {
         is_send(&redlock.try_read_lock("r"));
         is_send(&redlock.read_lock("r"));
         is_send(&redlock.try_write_lock("r"));

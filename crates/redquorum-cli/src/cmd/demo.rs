@@ -368,7 +368,10 @@ async fn order(sale: &Sale, store: &Client, user: usize) -> Result<Visit, fred::
         } else {
             (open[rand::random::<usize>() % open.len()], None)
         };
-        let stock: i64 = store.get::<Option<i64>, _>(stock_key(segment)).await?.unwrap_or(0);
+        let stock: i64 = store
+            .get::<Option<i64>, _>(stock_key(segment))
+            .await?
+            .unwrap_or(0);
         if stock <= 0 {
             sale.empty[segment].store(true, Ordering::Relaxed);
             if let Some(lock) = lock {
