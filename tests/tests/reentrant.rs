@@ -155,3 +155,38 @@ async fn nesting_works_with_a_minority_down_and_unwinds_without_a_majority() {
     assert_eq!(holds(&nodes, &key)[3..], [2, 2]);
     drop((outer, inner));
 }
+
+#[tokio::test]
+async fn a_nested_acquire_dropped_mid_flight_leaves_only_the_outer_hold() {
+    let nodes = cluster(5);
+    // A long node timeout keeps the attempt in flight while three nodes are paused.
+    let redlock = redquorum::Redlock::builder()
+        .nodes(nodes.urls())
+        .ttl(Duration::from_secs(30))
+        .node_timeout(Duration::from_secs(2))
+        .build()
+        .unwrap();
+    let key = redlock.key("cancelled");
+    let owner = redlock.reentrant_owner();
+    let outer = owner.try_lock("cancelled").await.unwrap();
+    for i in 0..3 {
+        nodes.pause(i).unwrap();
+    }
+    let attempt =
+        tokio::time::timeout(Duration::from_millis(300), owner.try_lock("cancelled")).await;
+    assert!(attempt.is_err(), "the attempt should still be in flight");
+    assert_eq!(
+        holds(&nodes, &key)[3..],
+        [2, 2],
+        "the live nodes got the nested hold"
+    );
+    for i in 0..3 {
+        nodes.resume(i).unwrap();
+    }
+    let unwound = eventually(Duration::from_secs(5), || async {
+        holds(&nodes, &key) == [1, 1, 1, 1, 1]
+    })
+    .await;
+    assert!(unwound, "holds after the drop: {:?}", holds(&nodes, &key));
+    outer.release().await.unwrap();
+}

@@ -217,3 +217,36 @@ async fn read_write_locks_survive_a_minority_down_and_unwind_without_a_majority(
         [false, false]
     );
 }
+
+#[tokio::test]
+async fn a_write_lock_dropped_while_waiting_removes_its_intent() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(10));
+    let intent = format!("{}:intent", redlock.key("doc"));
+    let read = redlock.try_read_lock("doc").await.unwrap();
+    let writer = tokio::spawn({
+        let redlock = redlock.clone();
+        async move { redlock.write_lock("doc").await }
+    });
+    let recorded = eventually(Duration::from_secs(5), || async {
+        exists(&nodes, &intent) == [true; 3]
+    })
+    .await;
+    assert!(recorded, "the waiting writer never recorded its intent");
+    writer.abort();
+    assert!(writer.await.unwrap_err().is_cancelled());
+    let cleared = eventually(Duration::from_secs(5), || async {
+        exists(&nodes, &intent) == [false; 3]
+    })
+    .await;
+    assert!(cleared, "intent left behind: {:?}", exists(&nodes, &intent));
+    // So new readers are welcome again.
+    redlock
+        .try_read_lock("doc")
+        .await
+        .unwrap()
+        .release()
+        .await
+        .unwrap();
+    read.release().await.unwrap();
+}

@@ -114,7 +114,9 @@ impl ReentrantOwner {
     ///
     /// ```no_run
     /// # fn demo(owner: &redquorum::ReentrantOwner) {
-    /// std::env::set_var("LEDGER_LOCK_OWNER", owner.id());
+    /// let child = std::process::Command::new("worker")
+    ///     .env("LEDGER_LOCK_OWNER", owner.id()) // the worker may re-enter
+    ///     .spawn();
     /// # }
     /// ```
     #[must_use]
