@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use fred::clients::Client;
 use fred::interfaces::{ClientLike, KeysInterface};
-use redquorum::{Error, NodeId, NodeOutcome, Redlock};
+use redquorum::{Error, Lock, NodeId, NodeOutcome, Redlock};
 use redquorum_harness::Cluster;
 
 use crate::exit;
@@ -47,6 +47,8 @@ pub(crate) struct DemoArgs {
 const TTL: Duration = Duration::from_secs(2);
 /// Buyers arrive spread over this window after the sale opens.
 const ARRIVALS: Duration = Duration::from_millis(1_500);
+/// Validity a lock must still have before the order is written.
+const WRITE_MARGIN: Duration = Duration::from_millis(300);
 /// Buyers checking out at once (the rest wait their turn).
 const COUNTERS: usize = 64;
 /// Bound on segment passes per checkout, so every buyer ends.
@@ -328,15 +330,20 @@ async fn checkout(sale: &Sale, store: &Client, user: usize) -> Result<Visit, fre
     } else {
         None
     };
-    let visit = order(sale, store, user).await;
-    if let Some(lock) = user_lock {
-        let _ = lock.release().await;
-    }
+    let visit = order(sale, store, user, user_lock.as_ref()).await;
+    // Dropping a lock releases it in the background: the live nodes free it at
+    // once, and the buyer does not wait out a dead node's timeout.
+    drop(user_lock);
     visit
 }
 
 /// Under the user lock: one order per user, stock from any free segment.
-async fn order(sale: &Sale, store: &Client, user: usize) -> Result<Visit, fred::error::Error> {
+async fn order(
+    sale: &Sale,
+    store: &Client,
+    user: usize,
+    user_lock: Option<&Lock>,
+) -> Result<Visit, fred::error::Error> {
     let orders: Option<i64> = store.get(orders_key(user)).await?;
     if orders.unwrap_or(0) > 0 {
         return Ok(Visit::AlreadyOrdered);
@@ -374,15 +381,13 @@ async fn order(sale: &Sale, store: &Client, user: usize) -> Result<Visit, fred::
             .unwrap_or(0);
         if stock <= 0 {
             sale.empty[segment].store(true, Ordering::Relaxed);
-            if let Some(lock) = lock {
-                let _ = lock.release().await;
-            }
+            drop(lock);
             continue;
         }
         // "Payment": the read-modify-write window a lock must cover.
         tokio::time::sleep(Duration::from_millis(2 + rand::random::<u64>() % 6)).await;
-        if lock.as_ref().is_some_and(|lock| !lock.is_valid()) {
-            // Past the lease, another buyer may hold the segment: do not write.
+        if !usable(user_lock) || !usable(lock.as_ref()) {
+            // Near or past a lease's end another buyer may get that lock: do not write.
             sale.stats.failed.fetch_add(1, Ordering::Relaxed);
             return Ok(Visit::Retry);
         }
@@ -391,12 +396,16 @@ async fn order(sale: &Sale, store: &Client, user: usize) -> Result<Visit, fred::
             .await?;
         let _: i64 = store.incr(orders_key(user)).await?;
         sale.sold.fetch_add(1, Ordering::Relaxed);
-        if let Some(lock) = lock {
-            let _ = lock.release().await;
-        }
+        drop(lock);
         return Ok(Visit::Ordered);
     }
     Ok(Visit::Retry)
+}
+
+/// True without a lock, or while the lock has more than `WRITE_MARGIN` of validity left
+/// (time for the two store writes; a fencing token would make this airtight).
+fn usable(lock: Option<&Lock>) -> bool {
+    lock.is_none_or(|lock| lock.validity() > WRITE_MARGIN)
 }
 
 /// What happened to the killed master, for the summary.
