@@ -250,3 +250,73 @@ async fn a_write_lock_dropped_while_waiting_removes_its_intent() {
         .unwrap();
     read.release().await.unwrap();
 }
+
+/// A hold as the client saw it: from the acquire's return to the release
+/// call (or the deadline, if earlier).
+#[derive(Debug, Clone, Copy)]
+struct Hold {
+    write: bool,
+    from: Instant,
+    to: Instant,
+}
+
+#[tokio::test]
+async fn readers_and_writers_never_overlap_under_contention_with_a_node_killed() {
+    let nodes = cluster(5);
+    let redlock = redlock(&nodes, Duration::from_secs(2));
+    let holds = Arc::new(std::sync::Mutex::new(Vec::<Hold>::new()));
+    let tasks: Vec<_> = (0..8)
+        .map(|task| {
+            let (redlock, holds) = (redlock.clone(), Arc::clone(&holds));
+            tokio::spawn(async move {
+                let write = task % 3 == 0;
+                let end = Instant::now() + Duration::from_secs(2);
+                while Instant::now() < end {
+                    let (from, to, release) = if write {
+                        let Ok(lock) = redlock.try_write_lock("ledger").await else {
+                            tokio::time::sleep(Duration::from_millis(5)).await;
+                            continue;
+                        };
+                        let (from, deadline) = (Instant::now(), lock.deadline());
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        // The hold ends before the release is sent.
+                        let to = Instant::now().min(deadline);
+                        (from, to, tokio::spawn(lock.release()))
+                    } else {
+                        let Ok(lock) = redlock.try_read_lock("ledger").await else {
+                            tokio::time::sleep(Duration::from_millis(5)).await;
+                            continue;
+                        };
+                        let (from, deadline) = (Instant::now(), lock.deadline());
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        // The hold ends before the release is sent.
+                        let to = Instant::now().min(deadline);
+                        (from, to, tokio::spawn(lock.release()))
+                    };
+                    holds.lock().unwrap().push(Hold { write, from, to });
+                    let _ = release.await;
+                }
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    nodes.kill(2).unwrap();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let holds = holds.lock().unwrap().clone();
+    let writes = holds.iter().filter(|h| h.write).count();
+    assert!(
+        writes > 0 && holds.len() > writes,
+        "no mix of holds: {holds:?}"
+    );
+    for (i, a) in holds.iter().enumerate() {
+        for b in &holds[i + 1..] {
+            let overlap = a.from < b.to && b.from < a.to;
+            assert!(
+                !(overlap && (a.write || b.write)),
+                "a writer overlapped another holder: {a:?} and {b:?}"
+            );
+        }
+    }
+}
