@@ -190,3 +190,53 @@ async fn a_nested_acquire_dropped_mid_flight_leaves_only_the_outer_hold() {
     assert!(unwound, "holds after the drop: {:?}", holds(&nodes, &key));
     outer.release().await.unwrap();
 }
+
+#[tokio::test]
+async fn owners_with_nested_holds_never_overlap_with_a_node_killed() {
+    use std::sync::{Arc, Mutex};
+    use std::time::Instant;
+
+    let nodes = cluster(5);
+    let redlock = redlock(&nodes, Duration::from_secs(2));
+    // (owner, from, to) of each outermost hold, as the client saw it.
+    let history = Arc::new(Mutex::new(Vec::<(usize, Instant, Instant)>::new()));
+    let tasks: Vec<_> = (0..4)
+        .map(|who| {
+            let (owner, history) = (redlock.reentrant_owner(), Arc::clone(&history));
+            tokio::spawn(async move {
+                let end = Instant::now() + Duration::from_secs(2);
+                while Instant::now() < end {
+                    let Ok(outer) = owner.try_lock("account").await else {
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                        continue;
+                    };
+                    let from = Instant::now();
+                    if let Ok(inner) = owner.try_lock("account").await {
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                        let _ = inner.release().await;
+                    }
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                    let to = Instant::now().min(outer.deadline());
+                    history.lock().unwrap().push((who, from, to));
+                    let _ = outer.release().await;
+                }
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    nodes.kill(4).unwrap();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let history = history.lock().unwrap().clone();
+    let owners: std::collections::BTreeSet<usize> = history.iter().map(|h| h.0).collect();
+    assert!(owners.len() > 1, "only one owner ever held: {history:?}");
+    for (i, a) in history.iter().enumerate() {
+        for b in &history[i + 1..] {
+            assert!(
+                a.0 == b.0 || !(a.1 < b.2 && b.1 < a.2),
+                "two owners overlapped: {a:?} and {b:?}"
+            );
+        }
+    }
+}
