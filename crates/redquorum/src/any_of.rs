@@ -71,8 +71,8 @@ impl Redlock {
     ///
     /// # Errors
     ///
-    /// [`Error::WaitTimeout`] with the last pass's error, [`Error::NoResources`]
-    /// or [`Error::EmptyResource`].
+    /// [`Error::WaitTimeout`] with the last pass's error (its `resource` is
+    /// the first of `resources`), [`Error::NoResources`] or [`Error::EmptyResource`].
     ///
     /// # Cancel safety
     ///

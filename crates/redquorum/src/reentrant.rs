@@ -97,7 +97,7 @@ impl Redlock {
     /// # Ok(()) }
     /// ```
     pub fn reentrant_owner_with_id(&self, id: &str) -> Result<ReentrantOwner, Error> {
-        if id.len() != 32 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        if !is_owner_id(id) {
             return Err(Error::InvalidOwnerId);
         }
         Ok(ReentrantOwner {
@@ -105,6 +105,12 @@ impl Redlock {
             id: id.to_ascii_lowercase(),
         })
     }
+}
+
+/// An owner id is what `OwnerToken` displays: 32 hex digits. The scripts
+/// compare the first 32 characters of each hold field with it.
+fn is_owner_id(id: &str) -> bool {
+    id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 impl ReentrantOwner {
@@ -300,6 +306,34 @@ impl ReentrantLock {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn every_owner_token_is_a_valid_owner_id(_seed in 0u8..255) {
+            prop_assert!(super::is_owner_id(&super::OwnerToken::random().to_string()));
+        }
+
+        #[test]
+        fn any_32_hex_digits_are_an_owner_id(id in "[0-9a-fA-F]{32}") {
+            prop_assert!(super::is_owner_id(&id));
+        }
+    }
+
+    #[test]
+    fn malformed_owner_ids_are_refused() {
+        for id in [
+            "",
+            "abc",
+            &"a".repeat(31),
+            &"a".repeat(33),
+            &"g".repeat(32),
+            &"é".repeat(16),
+        ] {
+            assert!(!super::is_owner_id(id), "{id:?}");
+        }
+    }
+
     fn is_send_sync_static<T: Send + Sync + 'static>() {}
     fn is_send<T: Send>(_: &T) {}
 
