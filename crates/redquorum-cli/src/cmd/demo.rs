@@ -264,7 +264,7 @@ enum Visit {
 
 /// One buyer: arrives, then tries to check out (some buyers several times).
 async fn buy(sale: Arc<Sale>, store: Client, buyer: usize) {
-    // A quarter of the buyers are a second tab of a user, arriving within a
+    // A quarter of the buyers are a second tab of a user, arriving at the
     // same instant as the first: the double click that one-order-per-user must stop.
     let user = buyer % sale.users;
     let arrival = ARRIVALS.mul_f64(unit(user as u64 ^ 0x5eed));
@@ -272,7 +272,7 @@ async fn buy(sale: Arc<Sale>, store: Client, buyer: usize) {
     let tries = 1 + buyer % 3;
     let mut visit = Visit::Retry;
     for _ in 0..tries {
-        let Ok(_counter) = sale.counters.acquire().await else {
+        let Ok(counter) = sale.counters.acquire().await else {
             break;
         };
         visit = match checkout(&sale, &store, user).await {
@@ -282,6 +282,7 @@ async fn buy(sale: Arc<Sale>, store: Client, buyer: usize) {
                 Visit::Retry
             }
         };
+        drop(counter); // free the counter while this buyer waits to retry
         if !matches!(visit, Visit::Retry) {
             break;
         }
