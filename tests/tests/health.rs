@@ -331,3 +331,36 @@ impl Recorder for Capture {
         Histogram::from_arc(Arc::clone(histograms.entry(name_of(key)).or_default()))
     }
 }
+
+#[tokio::test]
+async fn every_lock_kind_refuses_the_votes_of_fresh_non_durable_nodes() {
+    let cluster = cluster(3);
+    let redlock = builder(&cluster)
+        .max_ttl(Duration::from_secs(600))
+        .build()
+        .unwrap();
+    let refused = |err: &Error| {
+        err.outcomes().is_some_and(|o| {
+            o.iter()
+                .any(|(_, o)| matches!(o, NodeOutcome::Refused(Ineligible::RecentRestart { .. })))
+        })
+    };
+    let err = redlock
+        .reentrant_owner()
+        .try_lock("kinds")
+        .await
+        .unwrap_err();
+    assert!(refused(&err), "reentrant: {err:?}");
+    let err = redlock.try_read_lock("kinds").await.unwrap_err();
+    assert!(refused(&err), "read: {err:?}");
+    let err = redlock.try_write_lock("kinds").await.unwrap_err();
+    assert!(refused(&err), "write: {err:?}");
+    let err = redlock
+        .try_lock_any(&["kinds-a", "kinds-b"])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::Contended { .. } | Error::Unavailable { .. }),
+        "any-of: {err:?}"
+    );
+}

@@ -31,7 +31,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Walk through acquire, contention, node failure and release on local nodes.
+    /// A flash sale on local nodes: locks keep 0 oversold while a master is killed.
     Demo(cmd::demo::DemoArgs),
     /// Run a command while holding a lock (a distributed flock): redquorum exec RESOURCE -- CMD [ARGS...]
     Exec(cmd::exec::ExecArgs),

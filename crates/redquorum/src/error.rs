@@ -237,6 +237,13 @@ pub enum Error {
         /// Time from acquisition to the limit.
         held: Duration,
     },
+    /// `lock_any` was given no resources to choose from.
+    #[error("lock_any needs at least one resource")]
+    NoResources,
+    /// A reentrant owner id was not 32 hex digits (the id itself is not shown:
+    /// it is a capability over that owner's locks).
+    #[error("invalid reentrant owner id: expected 32 hex digits")]
+    InvalidOwnerId,
 }
 
 impl Error {

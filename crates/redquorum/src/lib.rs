@@ -44,6 +44,9 @@
 //! - `lock.rs`: [`Lock`]; `token.rs`: [`OwnerToken`].
 //! - `watchdog.rs`: lease extension task, [`LeaseWatch`] and the lost-lock signal.
 //! - `scoped.rs`: [`Redlock::with_lock`], run a future under auto-extension.
+//! - `reentrant.rs`: [`ReentrantOwner`], [`ReentrantLock`]; `rwlock.rs`:
+//!   [`ReadLock`], [`WriteLock`]; `any_of.rs`: `Redlock::lock_any`;
+//!   `held.rs`: the lease core they share (see `docs/locks.md`).
 //! - `outcome.rs`: [`NodeOutcome`], [`Outcomes`]; `error.rs`: errors.
 //! - `health.rs`: node probes and the delayed-restart rule; [`NodeHealth`].
 //! - `tls.rs`: custom TLS trust roots; `observe.rs`: metric names and recording.
@@ -52,10 +55,12 @@
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![deny(rustdoc::broken_intra_doc_links)]
 
+mod any_of;
 mod backoff;
 mod builder;
 mod error;
 mod health;
+mod held;
 mod lock;
 mod node;
 mod observe;
@@ -63,6 +68,8 @@ mod options;
 mod outcome;
 mod quorum;
 mod redlock;
+mod reentrant;
+mod rwlock;
 mod scoped;
 mod scripts;
 mod tally;
@@ -79,6 +86,8 @@ pub use node::NodeId;
 pub use options::{LockOptions, WatchdogOptions};
 pub use outcome::{NodeOutcome, Outcomes};
 pub use redlock::Redlock;
+pub use reentrant::{ReentrantLock, ReentrantOwner};
+pub use rwlock::{ReadLock, WriteLock};
 pub use token::OwnerToken;
 pub use watchdog::{LeaseWatch, LostReason};
 

@@ -220,6 +220,27 @@ impl Node {
         self.outcome(self.run(&scripts::RELEASE, key, args).await)
     }
 
+    /// Runs any 1/0 script on this node with several keys: 1 is `Acquired`
+    /// (acted on our entry), anything else `Taken`. Used by the other lock kinds.
+    pub(crate) async fn call(
+        &self,
+        script: &Script,
+        keys: Vec<String>,
+        args: Vec<Value>,
+    ) -> NodeOutcome {
+        let reply = match script
+            .evalsha(&self.client, keys.clone(), args.clone())
+            .await
+        {
+            Err(e) if e.details().starts_with("NOSCRIPT") => {
+                let body = script.lua().map(|lua| lua.to_string()).unwrap_or_default();
+                self.client.eval(body, keys, args).await
+            }
+            reply => reply,
+        };
+        self.outcome(reply)
+    }
+
     /// EVALSHA, or EVAL when the node does not have the script cached.
     async fn run(
         &self,
@@ -278,7 +299,7 @@ impl Node {
     /// Turns a vote into `Refused` when the node may not count toward a
     /// quorum now. Checked after the reply, so a reconnection (a possible
     /// restart) that carried this very reply is seen.
-    fn admit(&self, outcome: NodeOutcome) -> NodeOutcome {
+    pub(crate) fn admit(&self, outcome: NodeOutcome) -> NodeOutcome {
         if !outcome.is_acquired() {
             return outcome;
         }

@@ -300,6 +300,166 @@ impl Quorum {
     }
 }
 
+/// One script call on one node, owning its arguments, so it can also run in the background.
+pub(crate) type NodeCall =
+    Arc<dyn Fn(Arc<Node>) -> futures::future::BoxFuture<'static, NodeOutcome> + Send + Sync>;
+
+/// The generic forms of `acquire`, `extend` and `release`, for lock kinds
+/// whose per-node scripts differ (reentrant, read-write): same fan-out,
+/// early decision, validity check and unwind on every node.
+impl Quorum {
+    /// As [`Quorum::acquire`], with the per-node `acquire` and `unwind` calls given.
+    ///
+    /// Cancel safety: if dropped after the first poll, a guard spawns `unwind` on every node.
+    pub(crate) async fn acquire_with(
+        self: &Arc<Self>,
+        resource: &str,
+        ttl: Duration,
+        acquire: NodeCall,
+        unwind: NodeCall,
+    ) -> Result<Lease, Error> {
+        self.first_connect().await;
+        let start = Instant::now();
+        let mut guard = CallGuard {
+            quorum: Some(Arc::clone(self)),
+            call: Arc::clone(&unwind),
+        };
+        // Votes pass the node's health gate, as in `acquire` (delayed restart, replicas).
+        let (decision, outcomes) = self
+            .gather(|node| {
+                let reply = acquire(Arc::clone(node));
+                async move { node.admit(reply.await) }
+            })
+            .await;
+        let elapsed = start.elapsed();
+        if decision == Decision::Won {
+            if let Some(validity) = validity::validity(ttl, elapsed, self.drift_factor) {
+                guard.disarm();
+                return Ok(Lease {
+                    deadline: start + validity,
+                });
+            }
+        }
+        // As in `acquire`: the unwind follows each node's acquire on the same connection.
+        let calls = self
+            .nodes
+            .iter()
+            .zip(&outcomes)
+            .filter(|(_, outcome)| !outcome.is_taken())
+            .map(|(node, _)| unwind(Arc::clone(node)));
+        futures::future::join_all(calls).await;
+        guard.disarm();
+        let resource = resource.to_owned();
+        Err(match decision {
+            Decision::Won => Error::Expired {
+                resource,
+                elapsed,
+                ttl,
+            },
+            Decision::Unavailable => Error::Unavailable {
+                resource,
+                outcomes: self.outcomes(outcomes),
+            },
+            Decision::Contended | Decision::Pending => Error::Contended {
+                resource,
+                outcomes: self.outcomes(outcomes),
+            },
+        })
+    }
+
+    /// As [`Quorum::extend`], with the per-node owner-checked `extend` call given.
+    pub(crate) async fn extend_with(
+        &self,
+        resource: &str,
+        ttl: Duration,
+        extend: NodeCall,
+    ) -> Result<Lease, Error> {
+        self.first_connect().await;
+        let start = Instant::now();
+        let (decision, outcomes) = self
+            .gather(|node| {
+                let reply = extend(Arc::clone(node));
+                async move { node.admit(reply.await) }
+            })
+            .await;
+        let elapsed = start.elapsed();
+        let resource = resource.to_owned();
+        match decision {
+            Decision::Won => match validity::validity(ttl, elapsed, self.drift_factor) {
+                Some(validity) => Ok(Lease {
+                    deadline: start + validity,
+                }),
+                None => Err(Error::Expired {
+                    resource,
+                    elapsed,
+                    ttl,
+                }),
+            },
+            Decision::Unavailable => Err(Error::Unavailable {
+                resource,
+                outcomes: self.outcomes(outcomes),
+            }),
+            Decision::Contended | Decision::Pending => Err(Error::NotHeld {
+                resource,
+                outcomes: self.outcomes(outcomes),
+            }),
+        }
+    }
+
+    /// As [`Quorum::release`], with the per-node owner-checked `release` call given.
+    pub(crate) async fn release_with(
+        &self,
+        resource: &str,
+        release: NodeCall,
+    ) -> Result<usize, Error> {
+        let calls = self.nodes.iter().map(|node| release(Arc::clone(node)));
+        let outcomes: Vec<NodeOutcome> = futures::future::join_all(calls).await;
+        let released = outcomes.iter().filter(|o| o.is_acquired()).count();
+        if released > 0 {
+            return Ok(released);
+        }
+        let taken = outcomes.iter().filter(|o| o.is_taken()).count();
+        let resource = resource.to_owned();
+        let outcomes = self.outcomes(outcomes);
+        if taken >= self.quorum() {
+            Err(Error::NotHeld { resource, outcomes })
+        } else {
+            Err(Error::Unavailable { resource, outcomes })
+        }
+    }
+
+    /// Runs `call` on every node in the background (best effort); used by `Drop`s.
+    pub(crate) fn spawn_on_all(self: &Arc<Self>, call: NodeCall) {
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let quorum = Arc::clone(self);
+            runtime.spawn(async move {
+                let calls = quorum.nodes.iter().map(|node| call(Arc::clone(node)));
+                futures::future::join_all(calls).await;
+            });
+        }
+    }
+}
+
+/// Spawns a call on every node if an acquisition is dropped mid-flight (cancel safety).
+struct CallGuard {
+    quorum: Option<Arc<Quorum>>,
+    call: NodeCall,
+}
+
+impl CallGuard {
+    fn disarm(&mut self) {
+        self.quorum = None;
+    }
+}
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        if let Some(quorum) = self.quorum.take() {
+            quorum.spawn_on_all(Arc::clone(&self.call));
+        }
+    }
+}
+
 impl Drop for Quorum {
     fn drop(&mut self) {
         // Stop the reconnect loops: no Redlock or Lock can use these clients any more.

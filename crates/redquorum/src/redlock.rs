@@ -332,3 +332,10 @@ impl Redlock {
         }
     }
 }
+
+impl Redlock {
+    /// The shared coordinator, for the other lock kinds' entry points.
+    pub(crate) fn shared_quorum(&self) -> &Arc<Quorum> {
+        &self.quorum
+    }
+}

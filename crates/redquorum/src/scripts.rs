@@ -21,5 +21,54 @@ pub(crate) static RELEASE: LazyLock<Script> =
 pub(crate) static EXTEND: LazyLock<Script> =
     LazyLock::new(|| Script::from_lua(include_str!("scripts/extend.lua")));
 
+/// Reentrant: add one hold of an owner if no other owner holds the key: 1 / 0.
+pub(crate) static REENTRANT_ACQUIRE: LazyLock<Script> =
+    LazyLock::new(|| Script::from_lua(include_str!("scripts/reentrant_acquire.lua")));
+
+/// Reentrant: remove one hold, delete the key at the last: 1 / 0.
+pub(crate) static REENTRANT_RELEASE: LazyLock<Script> =
+    LazyLock::new(|| Script::from_lua(include_str!("scripts/reentrant_release.lua")));
+
+/// Reentrant: owner-checked expiry renewal: 1 / 0.
+pub(crate) static REENTRANT_EXTEND: LazyLock<Script> =
+    LazyLock::new(|| Script::from_lua(include_str!("scripts/reentrant_extend.lua")));
+
+/// Read-write: add a reader unless a writer holds or waits: 1 / 0.
+pub(crate) static RW_READ_ACQUIRE: LazyLock<Script> =
+    LazyLock::new(|| Script::from_lua(include_str!("scripts/rw_read_acquire.lua")));
+
+/// Read-write: remove a reader: 1 / 0.
+pub(crate) static RW_READ_RELEASE: LazyLock<Script> =
+    LazyLock::new(|| Script::from_lua(include_str!("scripts/rw_read_release.lua")));
+
+/// Read-write: renew a live reader's expiry: 1 / 0.
+pub(crate) static RW_READ_EXTEND: LazyLock<Script> =
+    LazyLock::new(|| Script::from_lua(include_str!("scripts/rw_read_extend.lua")));
+
+/// Read-write: take the write lock, or record writer intent: 1 / 0.
+pub(crate) static RW_WRITE_ACQUIRE: LazyLock<Script> =
+    LazyLock::new(|| Script::from_lua(include_str!("scripts/rw_write_acquire.lua")));
+
+/// Read-write: owner-checked delete of the writer (and its intent): 1 / 0.
+pub(crate) static RW_WRITE_RELEASE: LazyLock<Script> =
+    LazyLock::new(|| Script::from_lua(include_str!("scripts/rw_write_release.lua")));
+
+/// Read-write: owner-checked writer expiry renewal: 1 / 0.
+pub(crate) static RW_WRITE_EXTEND: LazyLock<Script> =
+    LazyLock::new(|| Script::from_lua(include_str!("scripts/rw_write_extend.lua")));
+
 /// Every script, for loading on connect.
-pub(crate) static ALL: [&LazyLock<Script>; 3] = [&ACQUIRE, &RELEASE, &EXTEND];
+pub(crate) static ALL: [&LazyLock<Script>; 12] = [
+    &ACQUIRE,
+    &RELEASE,
+    &EXTEND,
+    &REENTRANT_ACQUIRE,
+    &REENTRANT_RELEASE,
+    &REENTRANT_EXTEND,
+    &RW_READ_ACQUIRE,
+    &RW_READ_RELEASE,
+    &RW_READ_EXTEND,
+    &RW_WRITE_ACQUIRE,
+    &RW_WRITE_RELEASE,
+    &RW_WRITE_EXTEND,
+];

@@ -1,0 +1,110 @@
+//! Lock any of K: take whichever of K resources is free, each a full quorum lock.
+//!
+//! This is the segmented (striped) stock lock of flash sales: stock split in
+//! K segments, each behind its own lock, so K buyers proceed at once. Each
+//! caller starts at a random position so contenders spread over the K
+//! resources instead of all queueing on the first.
+
+use crate::error::Error;
+use crate::held;
+use crate::lock::Lock;
+use crate::redlock::Redlock;
+
+impl Redlock {
+    /// Makes one pass over `resources`, starting at a random one, and returns
+    /// the first lock taken with its index in `resources`.
+    ///
+    /// Each try is a full [`try_lock`](Self::try_lock), so the returned
+    /// [`Lock`] has the same guarantees (and works with `extend`, `release`).
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::NoResources`] for an empty slice; [`Error::EmptyResource`]
+    ///   for an empty name (returned when that name is tried).
+    /// - When no resource could be taken: the last [`Error::Contended`] seen
+    ///   (all K held), else the last error (e.g. [`Error::Unavailable`]).
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`try_lock`](Self::try_lock): the attempt in flight is unwound in
+    /// the background; locks are never left held by a dropped call.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+    /// let segments = ["stock:0", "stock:1"];
+    /// let (a, lock_a) = redlock.try_lock_any(&segments).await?;
+    /// let (b, lock_b) = redlock.try_lock_any(&segments).await?;
+    /// assert_ne!(a, b);
+    /// assert!(redlock.try_lock_any(&segments).await.is_err()); // both held
+    /// lock_a.release().await?;
+    /// lock_b.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn try_lock_any<S: AsRef<str>>(
+        &self,
+        resources: &[S],
+    ) -> Result<(usize, Lock), Error> {
+        if resources.is_empty() {
+            return Err(Error::NoResources);
+        }
+        let start = rand::random::<usize>() % resources.len();
+        let mut contended = None;
+        let mut last = None;
+        for offset in 0..resources.len() {
+            let index = (start + offset) % resources.len();
+            match self.try_lock(resources[index].as_ref()).await {
+                Ok(lock) => return Ok((index, lock)),
+                Err(error @ Error::Contended { .. }) => contended = Some(error),
+                Err(error) if error.is_retryable() => last = Some(error),
+                Err(error) => return Err(error),
+            }
+        }
+        Err(contended.or(last).unwrap_or(Error::NoResources))
+    }
+
+    /// Takes any one of `resources`, passing over them again with jittered
+    /// backoff until the handle's `wait` runs out.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::WaitTimeout`] with the last pass's error (its `resource` is
+    /// the first of `resources`), [`Error::NoResources`] or [`Error::EmptyResource`].
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`try_lock_any`](Self::try_lock_any).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+    /// let (index, lock) = redlock.lock_any(&["stock:0", "stock:1", "stock:2"]).await?;
+    /// println!("took segment {index}");
+    /// lock.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn lock_any<S: AsRef<str>>(&self, resources: &[S]) -> Result<(usize, Lock), Error> {
+        let name = resources
+            .first()
+            .map(|r| r.as_ref().to_owned())
+            .unwrap_or_default();
+        held::retry(self.options(), &name, || self.try_lock_any(resources)).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    fn is_send<T: Send>(_: &T) {}
+
+    #[allow(dead_code)]
+    fn futures_are_send(redlock: crate::Redlock) {
+        is_send(&redlock.try_lock_any(&["a", "b"]));
+        is_send(&redlock.lock_any(&["a", "b"]));
+    }
+}

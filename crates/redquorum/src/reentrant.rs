@@ -1,0 +1,353 @@
+//! The reentrant lock: an explicit owner may take a resource it already holds.
+//!
+//! Rust has no thread identity, so ownership is a value: a [`ReentrantOwner`]
+//! (cloneable, shareable across tasks, and its [`id`](ReentrantOwner::id)
+//! passable to another process). On each node the lock is a hash with one
+//! field per hold, `"<owner>:<hold>"`, under one PX expiry: the owner's hold
+//! count is the number of its fields. Release removes one hold and frees the
+//! key at the last; expiry bounds everything.
+
+use std::fmt;
+use std::time::Duration;
+
+use fred::types::Value;
+
+use crate::error::Error;
+use crate::held::{self, Held};
+use crate::redlock::Redlock;
+use crate::scripts;
+use crate::token::OwnerToken;
+
+/// An owner identity for reentrant locks.
+///
+/// Every lock taken through the same owner (or a clone, or an owner rebuilt
+/// from its [`id`](Self::id) in another process) may re-enter a resource the
+/// owner already holds; any other owner is refused until every hold is
+/// released or expired.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let cluster = redquorum_harness::Cluster::start(3)?;
+/// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+/// let owner = redlock.reentrant_owner();
+/// let outer = owner.lock("ledger").await?;
+/// let inner = owner.lock("ledger").await?; // re-entry: no wait
+/// assert!(redlock.reentrant_owner().try_lock("ledger").await.is_err());
+/// inner.release().await?;
+/// outer.release().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct ReentrantOwner {
+    redlock: Redlock,
+    id: String,
+}
+
+impl fmt::Debug for ReentrantOwner {
+    // The id is a capability over this owner's locks: shown only as a prefix.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReentrantOwner")
+            .field("id", &format_args!("{}…", &self.id[..8]))
+            .finish()
+    }
+}
+
+impl Redlock {
+    /// A new reentrant owner with a fresh random id, locking with this handle's options.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+    /// let owner = redlock.reentrant_owner();
+    /// assert_eq!(owner.id().len(), 32);
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn reentrant_owner(&self) -> ReentrantOwner {
+        ReentrantOwner {
+            redlock: self.clone(),
+            id: OwnerToken::random().to_string(),
+        }
+    }
+
+    /// The reentrant owner with a known id, e.g. one handed over by another process.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidOwnerId`] unless `id` is 32 hex digits.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+    /// let owner = redlock.reentrant_owner();
+    /// let held = owner.lock("job:9").await?;
+    /// // e.g. in a child process that was given the id:
+    /// let same = redlock.reentrant_owner_with_id(owner.id())?;
+    /// let nested = same.try_lock("job:9").await?;
+    /// nested.release().await?;
+    /// held.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn reentrant_owner_with_id(&self, id: &str) -> Result<ReentrantOwner, Error> {
+        if !is_owner_id(id) {
+            return Err(Error::InvalidOwnerId);
+        }
+        Ok(ReentrantOwner {
+            redlock: self.clone(),
+            id: id.to_ascii_lowercase(),
+        })
+    }
+}
+
+/// An owner id is what `OwnerToken` displays: 32 hex digits. The scripts
+/// compare the first 32 characters of each hold field with it.
+fn is_owner_id(id: &str) -> bool {
+    id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+impl ReentrantOwner {
+    /// The owner's id (32 hex digits): give it to another process to let it re-enter.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(owner: &redquorum::ReentrantOwner) {
+    /// let child = std::process::Command::new("worker")
+    ///     .env("LEDGER_LOCK_OWNER", owner.id()) // the worker may re-enter
+    ///     .spawn();
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Makes one attempt to take `resource` (or one more hold on it) on a quorum.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::Contended`]: another owner (or another lock kind) holds it.
+    /// - [`Error::Unavailable`], [`Error::Expired`], [`Error::EmptyResource`],
+    ///   as for [`Redlock::try_lock`]; the attempt's hold was unwound on every node.
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`Redlock::try_lock`]: if dropped after the requests went out, a
+    /// guard spawns the removal of this hold on every node.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+    /// let owner = redlock.reentrant_owner();
+    /// let first = owner.try_lock("cart:7").await?;
+    /// let second = owner.try_lock("cart:7").await?;
+    /// drop((first, second)); // both holds are released in the background
+    /// # Ok(()) }
+    /// ```
+    pub async fn try_lock(&self, resource: &str) -> Result<ReentrantLock, Error> {
+        if resource.is_empty() {
+            return Err(Error::EmptyResource);
+        }
+        let key = self.redlock.key(resource);
+        let hold = format!("{}:{}", self.id, OwnerToken::random());
+        let ttl = self.redlock.options().ttl;
+        let keys = vec![key];
+        let field = Value::from(hold.clone());
+        let acquire = held::script_call(
+            &scripts::REENTRANT_ACQUIRE,
+            keys.clone(),
+            vec![
+                Value::from(self.id.clone()),
+                field.clone(),
+                held::millis(ttl),
+            ],
+        );
+        let release = held::script_call(
+            &scripts::REENTRANT_RELEASE,
+            keys.clone(),
+            vec![field.clone()],
+        );
+        let extend = held::script_call(
+            &scripts::REENTRANT_EXTEND,
+            keys,
+            vec![field, held::millis(ttl)],
+        );
+        let quorum = self.redlock.shared_quorum();
+        let lease = quorum
+            .acquire_with(resource, ttl, acquire, release.clone())
+            .await?;
+        Ok(ReentrantLock {
+            held: Held::new(
+                quorum.clone(),
+                resource.to_owned(),
+                ttl,
+                lease.deadline,
+                extend,
+                release,
+            ),
+        })
+    }
+
+    /// Takes `resource` (or one more hold on it), retrying until the handle's `wait` runs out.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::WaitTimeout`] with the last attempt's error, or [`Error::EmptyResource`].
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`try_lock`](Self::try_lock).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+    /// let lock = redlock.reentrant_owner().lock("report").await?;
+    /// lock.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn lock(&self, resource: &str) -> Result<ReentrantLock, Error> {
+        held::retry(self.redlock.options(), resource, || self.try_lock(resource)).await
+    }
+}
+
+/// One hold of a reentrant lock, valid until [`deadline`](Self::deadline).
+///
+/// The resource stays taken for other owners while any hold of this owner
+/// is live. Dropping it releases this hold in the background.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let cluster = redquorum_harness::Cluster::start(3)?;
+/// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+/// let lock = redlock.reentrant_owner().lock("ledger").await?;
+/// assert_eq!(lock.resource(), "ledger");
+/// assert!(lock.is_valid());
+/// lock.release().await?;
+/// # Ok(()) }
+/// ```
+#[must_use = "dropping a ReentrantLock releases its hold at once"]
+pub struct ReentrantLock {
+    held: Held,
+}
+
+held::held_accessors!(ReentrantLock);
+
+impl ReentrantLock {
+    /// Renews the lease on a quorum (checked against this hold) and returns the new validity.
+    ///
+    /// The expiry is shared by the owner's holds on a node and is only ever
+    /// lengthened, so extending one hold keeps the others alive too.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotHeld`], [`Error::Unavailable`] or [`Error::Expired`], as [`crate::Lock::extend`].
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: the old deadline stands.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+    /// let mut lock = redlock.reentrant_owner().lock("batch").await?;
+    /// assert!(lock.extend().await? > std::time::Duration::from_secs(9));
+    /// lock.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn extend(&mut self) -> Result<Duration, Error> {
+        self.held.extend().await
+    }
+
+    /// Removes this hold on every node; returns on how many nodes it was removed.
+    ///
+    /// The key is deleted on a node when the owner's last hold there goes.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotHeld`] or [`Error::Unavailable`], as [`crate::Lock::release`].
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: if dropped mid-way, `Drop` sends the removal again (it is idempotent).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+    /// let lock = redlock.reentrant_owner().lock("x").await?;
+    /// assert_eq!(lock.release().await?, 3);
+    /// # Ok(()) }
+    /// ```
+    pub async fn release(mut self) -> Result<usize, Error> {
+        self.held.release().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn every_owner_token_is_a_valid_owner_id(_seed in 0u8..255) {
+            prop_assert!(super::is_owner_id(&super::OwnerToken::random().to_string()));
+        }
+
+        #[test]
+        fn any_32_hex_digits_are_an_owner_id(id in "[0-9a-fA-F]{32}") {
+            prop_assert!(super::is_owner_id(&id));
+        }
+    }
+
+    #[test]
+    fn malformed_owner_ids_are_refused() {
+        for id in [
+            "",
+            "abc",
+            &"a".repeat(31),
+            &"a".repeat(33),
+            &"g".repeat(32),
+            &"é".repeat(16),
+        ] {
+            assert!(!super::is_owner_id(id), "{id:?}");
+        }
+    }
+
+    fn is_send_sync_static<T: Send + Sync + 'static>() {}
+    fn is_send<T: Send>(_: &T) {}
+
+    #[test]
+    fn bounds() {
+        is_send_sync_static::<super::ReentrantLock>();
+        is_send_sync_static::<super::ReentrantOwner>();
+    }
+
+    #[allow(dead_code, unused_must_use)]
+    async fn futures_are_send(owner: super::ReentrantOwner, mut lock: super::ReentrantLock) {
+        is_send(&owner.try_lock("r"));
+        is_send(&owner.lock("r"));
+        is_send(&lock.extend());
+        is_send(&lock.release());
+    }
+}

@@ -1,0 +1,242 @@
+//! Reentrant locks on real nodes: nested holds by one owner, other owners
+//! blocked until the last hold goes, expiry of forgotten holds, node failures.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{cluster, eventually, redlock};
+use redquorum::Error;
+use redquorum_harness::Cluster;
+
+/// How many holds the hash at `key` records on each node (0: absent or unreachable).
+fn holds(nodes: &Cluster, key: &str) -> Vec<i64> {
+    (0..nodes.len())
+        .map(|i| {
+            nodes
+                .command(i, &["HLEN", key])
+                .ok()
+                .and_then(|r| r.as_int())
+                .unwrap_or(0)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn nested_holds_keep_other_owners_out_until_the_last_is_released() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(10));
+    let owner = redlock.reentrant_owner();
+    let other = redlock.reentrant_owner();
+    let key = redlock.key("ledger");
+
+    let outer = owner.try_lock("ledger").await.unwrap();
+    let middle = owner.try_lock("ledger").await.unwrap();
+    let inner = owner.clone().try_lock("ledger").await.unwrap(); // a clone is the same owner
+    assert_eq!(holds(&nodes, &key), [3, 3, 3]);
+
+    for (step, hold) in [inner, middle].into_iter().enumerate() {
+        assert!(
+            matches!(other.try_lock("ledger").await, Err(Error::Contended { .. })),
+            "step {step}: another owner got in while holds remain"
+        );
+        assert_eq!(hold.release().await.unwrap(), 3, "step {step}");
+    }
+    assert_eq!(holds(&nodes, &key), [1, 1, 1]);
+    assert!(matches!(
+        other.try_lock("ledger").await,
+        Err(Error::Contended { .. })
+    ));
+    assert_eq!(outer.release().await.unwrap(), 3);
+    assert_eq!(holds(&nodes, &key), [0, 0, 0], "key not deleted at zero");
+    other
+        .try_lock("ledger")
+        .await
+        .unwrap()
+        .release()
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_waiting_owner_gets_in_when_the_count_reaches_zero() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(10));
+    let owner = redlock.reentrant_owner();
+    let a = owner.lock("job").await.unwrap();
+    let b = owner.lock("job").await.unwrap();
+    let waiter = redlock.reentrant_owner();
+    let waiting = tokio::spawn(async move { waiter.lock("job").await });
+    a.release().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!waiting.is_finished(), "got in with one hold left");
+    b.release().await.unwrap();
+    let lock = tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await
+        .expect("waiter finished")
+        .unwrap()
+        .expect("waiter got the lock");
+    lock.release().await.unwrap();
+}
+
+#[tokio::test]
+async fn expiry_frees_a_forgotten_hold() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_millis(500));
+    let owner = redlock.reentrant_owner();
+    owner.try_lock("crashy").await.unwrap().forget();
+    owner.try_lock("crashy").await.unwrap().forget(); // a crashed holder, two holds deep
+    let other = redlock.reentrant_owner();
+    assert!(other.try_lock("crashy").await.is_err());
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            match other.try_lock("crashy").await {
+                Ok(lock) => lock.release().await.is_ok(),
+                Err(_) => false,
+            }
+        })
+        .await,
+        "forgotten holds never expired"
+    );
+}
+
+#[tokio::test]
+async fn an_owner_id_handed_to_another_client_reenters() {
+    let nodes = cluster(3);
+    let first = redlock(&nodes, Duration::from_secs(10));
+    let second = redlock(&nodes, Duration::from_secs(10)); // as if another process
+    let owner = first.reentrant_owner();
+    let held = owner.try_lock("shared").await.unwrap();
+    let same = second.reentrant_owner_with_id(owner.id()).unwrap();
+    let nested = same.try_lock("shared").await.unwrap();
+    assert!(second.reentrant_owner().try_lock("shared").await.is_err());
+    nested.release().await.unwrap();
+    held.release().await.unwrap();
+    assert!(matches!(
+        second.reentrant_owner_with_id("not-hex"),
+        Err(Error::InvalidOwnerId)
+    ));
+}
+
+#[tokio::test]
+async fn a_plain_lock_and_a_reentrant_lock_on_one_resource_exclude_each_other() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(10));
+    let plain = redlock.try_lock("mixed").await.unwrap();
+    assert!(matches!(
+        redlock.reentrant_owner().try_lock("mixed").await,
+        Err(Error::Contended { .. })
+    ));
+    plain.release().await.unwrap();
+}
+
+#[tokio::test]
+async fn nesting_works_with_a_minority_down_and_unwinds_without_a_majority() {
+    let nodes = cluster(5);
+    let redlock = redlock(&nodes, Duration::from_secs(5));
+    let key = redlock.key("degraded");
+    nodes.kill(0).unwrap();
+    nodes.kill(1).unwrap();
+    let owner = redlock.reentrant_owner();
+    let outer = owner.try_lock("degraded").await.unwrap();
+    let inner = owner.try_lock("degraded").await.unwrap();
+    assert!(
+        eventually(Duration::from_secs(1), || async {
+            holds(&nodes, &key)[2..] == [2, 2, 2]
+        })
+        .await,
+        "{:?}",
+        holds(&nodes, &key)
+    );
+    nodes.kill(2).unwrap();
+    let err = owner.try_lock("degraded").await.unwrap_err();
+    assert!(matches!(err, Error::Unavailable { .. }), "{err:?}");
+    // The failed third hold was unwound: the two live nodes keep exactly two.
+    assert_eq!(holds(&nodes, &key)[3..], [2, 2]);
+    drop((outer, inner));
+}
+
+#[tokio::test]
+async fn a_nested_acquire_dropped_mid_flight_leaves_only_the_outer_hold() {
+    let nodes = cluster(5);
+    // A long node timeout keeps the attempt in flight while three nodes are paused.
+    let redlock = redquorum::Redlock::builder()
+        .nodes(nodes.urls())
+        .ttl(Duration::from_secs(30))
+        .node_timeout(Duration::from_secs(2))
+        .build()
+        .unwrap();
+    let key = redlock.key("cancelled");
+    let owner = redlock.reentrant_owner();
+    let outer = owner.try_lock("cancelled").await.unwrap();
+    for i in 0..3 {
+        nodes.pause(i).unwrap();
+    }
+    let attempt =
+        tokio::time::timeout(Duration::from_millis(300), owner.try_lock("cancelled")).await;
+    assert!(attempt.is_err(), "the attempt should still be in flight");
+    assert_eq!(
+        holds(&nodes, &key)[3..],
+        [2, 2],
+        "the live nodes got the nested hold"
+    );
+    for i in 0..3 {
+        nodes.resume(i).unwrap();
+    }
+    let unwound = eventually(Duration::from_secs(5), || async {
+        holds(&nodes, &key) == [1, 1, 1, 1, 1]
+    })
+    .await;
+    assert!(unwound, "holds after the drop: {:?}", holds(&nodes, &key));
+    outer.release().await.unwrap();
+}
+
+#[tokio::test]
+async fn owners_with_nested_holds_never_overlap_with_a_node_killed() {
+    use std::sync::{Arc, Mutex};
+    use std::time::Instant;
+
+    let nodes = cluster(5);
+    let redlock = redlock(&nodes, Duration::from_secs(2));
+    // (owner, from, to) of each outermost hold, as the client saw it.
+    let history = Arc::new(Mutex::new(Vec::<(usize, Instant, Instant)>::new()));
+    let tasks: Vec<_> = (0..4)
+        .map(|who| {
+            let (owner, history) = (redlock.reentrant_owner(), Arc::clone(&history));
+            tokio::spawn(async move {
+                let end = Instant::now() + Duration::from_secs(2);
+                while Instant::now() < end {
+                    let Ok(outer) = owner.try_lock("account").await else {
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                        continue;
+                    };
+                    let from = Instant::now();
+                    if let Ok(inner) = owner.try_lock("account").await {
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                        let _ = inner.release().await;
+                    }
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                    let to = Instant::now().min(outer.deadline());
+                    history.lock().unwrap().push((who, from, to));
+                    let _ = outer.release().await;
+                }
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    nodes.kill(4).unwrap();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let history = history.lock().unwrap().clone();
+    let owners: std::collections::BTreeSet<usize> = history.iter().map(|h| h.0).collect();
+    assert!(owners.len() > 1, "only one owner ever held: {history:?}");
+    for (i, a) in history.iter().enumerate() {
+        for b in &history[i + 1..] {
+            assert!(
+                a.0 == b.0 || !(a.1 < b.2 && b.1 < a.2),
+                "two owners overlapped: {a:?} and {b:?}"
+            );
+        }
+    }
+}
