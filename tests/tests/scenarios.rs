@@ -37,10 +37,15 @@ fn cluster(n: usize, persistence: Persistence) -> Cluster {
 async fn under_nemesis(persistence: Persistence, nemesis: NemesisConfig) {
     let _serial = SERIAL.lock().await;
     let setup = Setup::new(cluster(5, persistence), TTL);
-    let (cluster, proxies) = (setup.cluster.clone(), setup.proxies.clone());
-    let running = Nemesis::start(cluster, proxies, nemesis);
-    let (history, verdict) = setup.run(&config(), |_, _, _| {}).await;
-    let log = running.stop();
+    let (history, verdict, log) = setup
+        .run(&config(), move |cluster, proxies, done| {
+            let running = Nemesis::start(cluster.clone(), proxies.clone(), nemesis);
+            while !done() {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            running.stop()
+        })
+        .await;
     assert!(log.errors.is_empty(), "nemesis errors: {:?}", log.errors);
     assert!(log.total() > 0, "no fault was injected");
     assert!(completed(&history) > 0, "no critical section completed");
@@ -88,7 +93,7 @@ async fn minority_paused_keeps_exclusion_and_leaks_nothing() {
 async fn majority_paused_then_resumed_keeps_exclusion_and_leaks_nothing() {
     let _serial = SERIAL.lock().await;
     let setup = Setup::new(cluster(5, Persistence::None), TTL);
-    let (history, verdict) = setup
+    let (history, verdict, ()) = setup
         .run(&config(), |cluster, _, done| {
             for _ in 0..2 {
                 if !nap(Duration::from_millis(600), done) {
@@ -118,7 +123,7 @@ async fn majority_paused_then_resumed_keeps_exclusion_and_leaks_nothing() {
 async fn latency_spikes_above_the_node_timeout_on_a_minority_keep_exclusion() {
     let _serial = SERIAL.lock().await;
     let setup = Setup::new(cluster(5, Persistence::None), TTL);
-    let (history, verdict) = setup
+    let (history, verdict, ()) = setup
         .run(&config(), |_, proxies, done| {
             let mut spike = 0_u64;
             while nap(Duration::from_millis(200), done) {
@@ -222,7 +227,7 @@ async fn combined_random_nemesis_keeps_exclusion_and_leaks_nothing() {
 async fn debug_sleep_and_client_pause_on_a_minority_keep_exclusion() {
     let _serial = SERIAL.lock().await;
     let setup = Setup::new(cluster(5, Persistence::None), TTL);
-    let (history, verdict) = setup
+    let (history, verdict, ()) = setup
         .run(&config(), |cluster, _, done| {
             let mut round = 0_usize;
             while nap(Duration::from_millis(300), done) {

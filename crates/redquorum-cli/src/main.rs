@@ -33,6 +33,8 @@ struct Cli {
 enum Command {
     /// Walk through acquire, contention, node failure and release on local nodes.
     Demo(cmd::demo::DemoArgs),
+    /// Run clients against the nodes under random faults and check mutual exclusion.
+    Torture(cmd::torture::TortureArgs),
 }
 
 fn main() -> ExitCode {
@@ -61,6 +63,7 @@ fn main() -> ExitCode {
     runtime.block_on(async move {
         match cli.command {
             Command::Demo(args) => cmd::demo::run(&nodes, args).await,
+            Command::Torture(args) => cmd::torture::run(&nodes, args).await,
         }
     })
 }

@@ -262,6 +262,28 @@ impl Cluster {
         }
     }
 
+    /// Uses the given nodes (`redis://host:port` URLs) without process control.
+    ///
+    /// # Errors
+    ///
+    /// [`HarnessError::BadNodeUrl`] for an entry without `host:port`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let cluster = redquorum_harness::Cluster::external(vec!["redis://127.0.0.1:7001".into()]).unwrap();
+    /// assert!(cluster.is_external());
+    /// assert!(cluster.kill(0).is_err());
+    /// ```
+    pub fn external(urls: Vec<String>) -> Result<Self, HarnessError> {
+        for url in &urls {
+            parse_host_port(url).ok_or_else(|| HarnessError::BadNodeUrl(url.clone()))?;
+        }
+        Ok(Self {
+            nodes: Nodes::External { urls },
+        })
+    }
+
     /// The number of nodes.
     ///
     /// # Examples

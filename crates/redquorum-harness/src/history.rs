@@ -241,6 +241,35 @@ impl History {
             .push(session);
     }
 
+    /// How many sessions were recorded so far.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let history = redquorum_harness::History::new();
+    /// assert_eq!(history.len(), 0);
+    /// assert!(history.is_empty());
+    /// ```
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .len()
+    }
+
+    /// True when nothing was recorded.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(redquorum_harness::History::new().is_empty());
+    /// ```
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// A copy of every session recorded so far.
     ///
     /// # Examples

@@ -48,4 +48,6 @@ pub use history::{History, Outcome, Session};
 pub use nemesis::{FaultKind, FaultLog, Nemesis, NemesisConfig};
 pub use proxy::{FaultProxy, Proxies, ProxyMode};
 pub use resp::{Reply, RespConn};
-pub use workload::{Grant, Locker, ProtectedStore, WorkloadConfig, find_leaks, run_workload};
+pub use workload::{
+    Grant, Locker, ProtectedStore, WorkloadConfig, find_leaks, run_workload, run_workload_into,
+};

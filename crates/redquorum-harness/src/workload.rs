@@ -292,7 +292,25 @@ pub async fn run_workload<L: Locker>(
     store: ProtectedStore,
     config: &WorkloadConfig,
 ) -> History {
-    let history = History::new();
+    run_workload_into(History::new(), locker, store, config).await
+}
+
+/// As [`run_workload`], recording into `history`, which the caller can
+/// watch while the run goes on (progress lines).
+///
+/// # Cancel safety
+///
+/// Not cancel safe: dropping it abandons sessions mid-way (their keys expire).
+///
+/// # Examples
+///
+/// See [`run_workload`]; `history.len()` grows while it runs.
+pub async fn run_workload_into<L: Locker>(
+    history: History,
+    locker: Arc<L>,
+    store: ProtectedStore,
+    config: &WorkloadConfig,
+) -> History {
     let until = Instant::now() + config.duration;
     let tasks: Vec<_> = (0..config.clients)
         .map(|client| {

@@ -81,27 +81,30 @@ impl Setup {
     }
 
     /// Runs the workload while `faults` runs on a thread, heals, waits out the
-    /// TTL, and checks. `faults` gets a stop flag's reader: return when the
-    /// workload has ended.
-    pub async fn run<F>(&self, config: &WorkloadConfig, faults: F) -> (History, Verdict)
+    /// TTL, and checks. `faults` gets a "workload done?" function: it must
+    /// return (every fault healed) soon after that turns true. Its result is
+    /// handed back.
+    pub async fn run<F, R>(&self, config: &WorkloadConfig, faults: F) -> (History, Verdict, R)
     where
-        F: FnOnce(&Cluster, &Proxies, &dyn Fn() -> bool) + Send + 'static,
+        F: FnOnce(&Arc<Cluster>, &Arc<Proxies>, &dyn Fn() -> bool) -> R + Send + 'static,
+        R: Send + 'static,
     {
         let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let (cluster, proxies, flag) = (self.cluster.clone(), self.proxies.clone(), done.clone());
         let fault_thread = std::thread::spawn(move || {
             let is_done = || flag.load(std::sync::atomic::Ordering::SeqCst);
-            faults(&cluster, &proxies, &is_done);
+            faults(&cluster, &proxies, &is_done)
         });
         let locker = Arc::new(RedlockLocker(self.redlock.clone()));
         let history = run_workload(locker, self.store(), config).await;
         done.store(true, std::sync::atomic::Ordering::SeqCst);
-        tokio::task::spawn_blocking(move || fault_thread.join())
+        let result = tokio::task::spawn_blocking(move || fault_thread.join())
             .await
             .expect("join")
             .expect("the fault thread panicked");
         self.proxies.heal_all();
-        (history.clone(), self.check(&history, &config.resources).await)
+        let verdict = self.check(&history, &config.resources).await;
+        (history, verdict, result)
     }
 
     /// Waits out the max TTL (plus slack for commands still in flight), then checks.
