@@ -81,10 +81,15 @@ async fn restart_story(
     let history = History::new();
     cluster.kill(2).expect("kill node 2");
     let start = history.now();
-    let a = redlock.try_lock("story").await.expect("A locks on nodes 0 and 1");
+    let a = redlock
+        .try_lock("story")
+        .await
+        .expect("A locks on nodes 0 and 1");
     let mut sessions = vec![session(&history, 0, start, &a)];
     cluster.restart(2).expect("node 2 back");
-    cluster.restart_after(1, restart_delay).expect("node 1 crash and restart");
+    cluster
+        .restart_after(1, restart_delay)
+        .expect("node 1 crash and restart");
     wait_connected(&redlock, &cluster).await;
     let start = history.now();
     let b = redlock.try_lock("story").await;
@@ -93,7 +98,10 @@ async fn restart_story(
         Ok(b) => sessions.push(session(&history, 1, start, b)),
         Err(e) => sessions.push(Session::refused(1, "story", start, workload::kind(e))),
     }
-    let values = [("story".to_owned(), sessions.iter().filter(|s| s.grant.is_some()).count() as i64)];
+    let values = [(
+        "story".to_owned(),
+        sessions.iter().filter(|s| s.grant.is_some()).count() as i64,
+    )];
     let verdict = check(&sessions, &values.into_iter().collect(), &[]);
     a.forget();
     if let Ok(b) = b {
@@ -108,7 +116,10 @@ async fn restart_without_persistence_and_without_delay_is_caught_as_an_overlap()
     assert!(granted, "B should win the forgotten majority");
     assert_eq!(verdict.count("overlap"), 1, "{:?}", verdict.violations);
     let text = verdict.violations[0].to_string();
-    assert!(text.contains("client 0") && text.contains("client 1"), "{text}");
+    assert!(
+        text.contains("client 0") && text.contains("client 1"),
+        "{text}"
+    );
 }
 
 #[tokio::test]

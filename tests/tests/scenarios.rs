@@ -232,7 +232,7 @@ async fn debug_sleep_and_client_pause_on_a_minority_keep_exclusion() {
             let mut round = 0_usize;
             while nap(Duration::from_millis(300), done) {
                 let node = round % 2;
-                if round % 2 == 0 {
+                if node == 0 {
                     cluster
                         .debug_sleep(node, Duration::from_millis(400))
                         .expect("DEBUG SLEEP");

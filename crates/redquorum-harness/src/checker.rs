@@ -30,7 +30,11 @@ pub struct LeakedKey {
 
 impl fmt::Display for LeakedKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} on {} (pttl {} ms)", self.key, self.node, self.pttl_ms)
+        write!(
+            f,
+            "{} on {} (pttl {} ms)",
+            self.key, self.node, self.pttl_ms
+        )
     }
 }
 
@@ -103,7 +107,11 @@ impl fmt::Display for Violation {
                 first.resource
             ),
             Violation::StaleWrite { session } => {
-                write!(f, "write after validity on {:?}:\n  {session}", session.resource)
+                write!(
+                    f,
+                    "write after validity on {:?}:\n  {session}",
+                    session.resource
+                )
             }
             Violation::LostUpdate {
                 resource,
@@ -210,7 +218,8 @@ pub fn check(
         by_resource.entry(&s.resource).or_default().push(s);
     }
     for (resource, list) in &by_resource {
-        let mut granted: Vec<&Session> = list.iter().copied().filter(|s| s.grant.is_some()).collect();
+        let mut granted: Vec<&Session> =
+            list.iter().copied().filter(|s| s.grant.is_some()).collect();
         granted.sort_by_key(|s| s.grant);
         check_overlaps(&granted, &mut violations);
         check_fences(&granted, &mut violations);
@@ -232,8 +241,8 @@ pub fn check(
             .filter(|s| matches!(s.outcome, Outcome::Indeterminate(_)))
             .count() as u64;
         let value = protected.get(*resource).copied().unwrap_or(0);
-        let in_range = u64::try_from(value)
-            .is_ok_and(|v| v >= completed && v <= completed + indeterminate);
+        let in_range =
+            u64::try_from(value).is_ok_and(|v| v >= completed && v <= completed + indeterminate);
         if !in_range {
             violations.push(Violation::LostUpdate {
                 resource: (*resource).to_owned(),
@@ -360,12 +369,18 @@ mod tests {
         b.outcome = Outcome::Indeterminate("io".into());
         assert!(check(&[a.clone(), b.clone()], &values(&[("r", 1)]), &[]).is_ok());
         assert!(check(&[a.clone(), b.clone()], &values(&[("r", 2)]), &[]).is_ok());
-        assert_eq!(check(&[a, b], &values(&[("r", 3)]), &[]).count("lost-update"), 1);
+        assert_eq!(
+            check(&[a, b], &values(&[("r", 3)]), &[]).count("lost-update"),
+            1
+        );
     }
 
     #[test]
     fn a_value_without_sessions_must_be_zero() {
-        assert_eq!(check(&[], &values(&[("r", 1)]), &[]).count("lost-update"), 1);
+        assert_eq!(
+            check(&[], &values(&[("r", 1)]), &[]).count("lost-update"),
+            1
+        );
         assert!(check(&[], &values(&[("r", 0)]), &[]).is_ok());
     }
 

@@ -901,13 +901,11 @@ impl Cluster {
                 command
             }
         };
-        let child = command
-            .spawn()
-            .map_err(|source| HarnessError::Io {
-                node: index,
-                action: "spawn redis-server",
-                source,
-            })?;
+        let child = command.spawn().map_err(|source| HarnessError::Io {
+            node: index,
+            action: "spawn redis-server",
+            source,
+        })?;
         node.child = Some(child);
         Ok(())
     }

@@ -141,13 +141,22 @@ impl Session {
 
 impl std::fmt::Display for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let ms = |t: Option<Duration>| t.map_or_else(|| "-".to_owned(), |t| format!("{:.1}", t.as_secs_f64() * 1e3));
+        let ms = |t: Option<Duration>| {
+            t.map_or_else(
+                || "-".to_owned(),
+                |t| format!("{:.1}", t.as_secs_f64() * 1e3),
+            )
+        };
         write!(
             f,
             "client {} {:?} owner {} fence {} start {} grant {} valid-until {} write {}..{} release {} ({:?})",
             self.client,
             self.resource,
-            if self.owner.is_empty() { "-" } else { &self.owner },
+            if self.owner.is_empty() {
+                "-"
+            } else {
+                &self.owner
+            },
             self.fence.map_or_else(|| "-".to_owned(), |t| t.to_string()),
             ms(Some(self.start)),
             ms(self.grant),

@@ -112,7 +112,11 @@ impl FromStr for FaultKind {
         Self::ALL
             .into_iter()
             .find(|k| k.name() == s)
-            .ok_or_else(|| format!("unknown fault {s:?} (kinds: kill, pause, latency, stall, reset, clock, or all)"))
+            .ok_or_else(|| {
+                format!(
+                    "unknown fault {s:?} (kinds: kill, pause, latency, stall, reset, clock, or all)"
+                )
+            })
     }
 }
 
@@ -276,7 +280,12 @@ fn nap(duration: Duration, stop: &AtomicBool) -> bool {
     !stop.load(Ordering::SeqCst)
 }
 
-fn run(cluster: &Cluster, proxies: &Proxies, config: &NemesisConfig, stop: &AtomicBool) -> FaultLog {
+fn run(
+    cluster: &Cluster,
+    proxies: &Proxies,
+    config: &NemesisConfig,
+    stop: &AtomicBool,
+) -> FaultLog {
     let mut rng = rand::rngs::StdRng::seed_from_u64(config.seed);
     let mut log = FaultLog::default();
     let kinds: Vec<FaultKind> = config
@@ -305,7 +314,8 @@ fn run(cluster: &Cluster, proxies: &Proxies, config: &NemesisConfig, stop: &Atom
         let result = match kind {
             FaultKind::Kill => {
                 let down = rng.gen_range(
-                    config.min_restart_delay..=config.max_restart_delay.max(config.min_restart_delay),
+                    config.min_restart_delay
+                        ..=config.max_restart_delay.max(config.min_restart_delay),
                 );
                 cluster.restart_after(node, down).map_err(|e| e.to_string())
             }
@@ -315,7 +325,8 @@ fn run(cluster: &Cluster, proxies: &Proxies, config: &NemesisConfig, stop: &Atom
                 let _ = cluster.resume(node);
             }),
             FaultKind::Latency => {
-                let delay = rng.gen_range(Duration::from_millis(10)..=config.max_latency.max(short));
+                let delay =
+                    rng.gen_range(Duration::from_millis(10)..=config.max_latency.max(short));
                 proxies.get(node).set_latency(delay);
                 nap(length, stop);
                 proxies.get(node).heal();
@@ -346,7 +357,9 @@ fn run(cluster: &Cluster, proxies: &Proxies, config: &NemesisConfig, stop: &Atom
         };
         match result {
             Ok(()) => *log.injected.entry(kind).or_default() += 1,
-            Err(e) => log.errors.push(format!("{} on node {node}: {e}", kind.name())),
+            Err(e) => log
+                .errors
+                .push(format!("{} on node {node}: {e}", kind.name())),
         }
     }
     proxies.heal_all();

@@ -86,7 +86,10 @@ pub trait Locker: Send + Sync + 'static {
     /// # Cancel safety
     ///
     /// The workload never drops it mid-way.
-    fn acquire(&self, resource: &str) -> impl Future<Output = Result<Grant<Self::Held>, String>> + Send;
+    fn acquire(
+        &self,
+        resource: &str,
+    ) -> impl Future<Output = Result<Grant<Self::Held>, String>> + Send;
 
     /// Releases a lock (best effort; a failure leaves the key to its TTL).
     ///
@@ -314,8 +317,12 @@ pub async fn run_workload_into<L: Locker>(
     let until = Instant::now() + config.duration;
     let tasks: Vec<_> = (0..config.clients)
         .map(|client| {
-            let (locker, store, history, config) =
-                (locker.clone(), store.clone(), history.clone(), config.clone());
+            let (locker, store, history, config) = (
+                locker.clone(),
+                store.clone(),
+                history.clone(),
+                config.clone(),
+            );
             tokio::spawn(async move {
                 client_loop(client, &*locker, &store, &history, &config, until).await;
             })
@@ -347,9 +354,10 @@ async fn client_loop<L: Locker>(
             }
             Ok(grant) => {
                 let hold = rng.gen_range(config.hold.0..=config.hold.1);
-                let session =
-                    critical_section(client, resource, start, grant, hold, locker, store, history, config)
-                        .await;
+                let session = critical_section(
+                    client, resource, start, grant, hold, locker, store, history, config,
+                )
+                .await;
                 history.record(session);
             }
         }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use redquorum::{Error, Lock, Redlock};
 use redquorum_harness::{
-    Cluster, Grant, History, Locker, Proxies, ProtectedStore, Verdict, WorkloadConfig, check,
+    Cluster, Grant, History, Locker, ProtectedStore, Proxies, Verdict, WorkloadConfig, check,
     find_leaks, run_workload,
 };
 
@@ -111,7 +111,10 @@ impl Setup {
     pub async fn check(&self, history: &History, resources: &[String]) -> Verdict {
         tokio::time::sleep(self.ttl + Duration::from_millis(300)).await;
         let leaks = find_leaks(&self.cluster, "lock:*").expect("scan nodes for leaks");
-        let values = self.store().values(resources).expect("read protected values");
+        let values = self
+            .store()
+            .values(resources)
+            .expect("read protected values");
         check(&history.sessions(), &values, &leaks)
     }
 }

@@ -110,10 +110,7 @@ async fn torture(nodes: &NodesArg, args: TortureArgs) -> Result<ExitCode, String
     }
     // Local nodes keep an AOF (fsync every second): a killed node restarts at
     // once yet remembers its keys, so kill stays within Redlock's assumptions.
-    let cluster = match nodes
-        .given_or_local(0)
-        .map_err(|e| e.to_string())?
-    {
+    let cluster = match nodes.given_or_local(0).map_err(|e| e.to_string())? {
         Nodes::Given(urls) => Cluster::external(urls).map_err(|e| e.to_string())?,
         Nodes::Local(_) => Cluster::start_with(args.node_count, Persistence::AofEverySec)
             .map_err(|e| e.to_string())?,
@@ -163,7 +160,11 @@ async fn torture(nodes: &NodesArg, args: TortureArgs) -> Result<ExitCode, String
     eprintln!(
         "torture: {} nodes{}, {} clients × {} resources, ttl {:?}, nemesis {}, for {:?}",
         cluster.len(),
-        if cluster.is_external() { " (given)" } else { " (local, AOF everysec)" },
+        if cluster.is_external() {
+            " (given)"
+        } else {
+            " (local, AOF everysec)"
+        },
         args.clients,
         args.resources,
         args.ttl,
@@ -174,7 +175,11 @@ async fn torture(nodes: &NodesArg, args: TortureArgs) -> Result<ExitCode, String
     let nemesis = if kinds.is_empty() {
         None
     } else {
-        Some(Nemesis::start(cluster.clone(), proxies.clone(), nemesis_config))
+        Some(Nemesis::start(
+            cluster.clone(),
+            proxies.clone(),
+            nemesis_config,
+        ))
     };
     let locker = Arc::new(RedlockLocker(redlock));
     let finished = Arc::new(AtomicBool::new(false));

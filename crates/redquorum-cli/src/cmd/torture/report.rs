@@ -68,7 +68,11 @@ impl Report {
             abandoned,
             indeterminate,
             refused,
-            faults: faults.injected.iter().map(|(k, n)| (k.name(), *n)).collect(),
+            faults: faults
+                .injected
+                .iter()
+                .map(|(k, n)| (k.name(), *n))
+                .collect(),
             fault_errors: faults.errors.clone(),
             violations: verdict.by_kind(),
             examples,
@@ -101,14 +105,30 @@ impl Report {
     pub(super) fn text(&self) -> String {
         let mut out = String::new();
         let ms = |d: Duration| format!("{:.1} ms", d.as_secs_f64() * 1e3);
-        let _ = writeln!(out, "\n== redquorum torture report ({:.0} s) ==", self.elapsed.as_secs_f64());
+        let _ = writeln!(
+            out,
+            "\n== redquorum torture report ({:.0} s) ==",
+            self.elapsed.as_secs_f64()
+        );
         let _ = writeln!(
             out,
             "sessions      {} (granted {}, completed {}, abandoned before write {}, indeterminate {})",
             self.sessions, self.granted, self.completed, self.abandoned, self.indeterminate
         );
-        let refused: Vec<String> = self.refused.iter().map(|(k, n)| format!("{k} {n}")).collect();
-        let _ = writeln!(out, "refused       {}", if refused.is_empty() { "none".into() } else { refused.join(", ") });
+        let refused: Vec<String> = self
+            .refused
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "refused       {}",
+            if refused.is_empty() {
+                "none".into()
+            } else {
+                refused.join(", ")
+            }
+        );
         let _ = writeln!(
             out,
             "acquire       success {:.1}%, latency p50 {} p99 {} max {}",
@@ -117,13 +137,37 @@ impl Report {
             ms(self.percentile(0.99)),
             ms(self.percentile(1.0))
         );
-        let faults: Vec<String> = self.faults.iter().map(|(k, n)| format!("{k} {n}")).collect();
-        let _ = writeln!(out, "faults        {}", if faults.is_empty() { "none".into() } else { faults.join(", ") });
+        let faults: Vec<String> = self
+            .faults
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "faults        {}",
+            if faults.is_empty() {
+                "none".into()
+            } else {
+                faults.join(", ")
+            }
+        );
         for e in &self.fault_errors {
             let _ = writeln!(out, "  fault error: {e}");
         }
-        let violations: Vec<String> = self.violations.iter().map(|(k, n)| format!("{k} {n}")).collect();
-        let _ = writeln!(out, "violations    {}", if violations.is_empty() { "none".into() } else { violations.join(", ") });
+        let violations: Vec<String> = self
+            .violations
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "violations    {}",
+            if violations.is_empty() {
+                "none".into()
+            } else {
+                violations.join(", ")
+            }
+        );
         for (kind, text) in &self.examples {
             let _ = writeln!(out, "  [{kind}] {}", text.replace('\n', "\n    "));
         }
@@ -143,8 +187,16 @@ impl Report {
             let quoted: Vec<String> = items.iter().map(|s| quote(s)).collect();
             format!("[{}]", quoted.join(","))
         };
-        let refused: BTreeMap<&str, u64> = self.refused.iter().map(|(k, n)| (k.as_str(), *n as u64)).collect();
-        let violations: BTreeMap<&str, u64> = self.violations.iter().map(|(k, n)| (*k, *n as u64)).collect();
+        let refused: BTreeMap<&str, u64> = self
+            .refused
+            .iter()
+            .map(|(k, n)| (k.as_str(), *n as u64))
+            .collect();
+        let violations: BTreeMap<&str, u64> = self
+            .violations
+            .iter()
+            .map(|(k, n)| (*k, *n as u64))
+            .collect();
         let examples: Vec<String> = self
             .examples
             .iter()
@@ -220,7 +272,11 @@ mod tests {
             Session::granted(0, "r", "a", ms(0), ms(1), ms(100)),
             Session::granted(1, "r", "b", ms(0), ms(50), ms(150)),
         ];
-        let leak = LeakedKey { node: "n:1".into(), key: "k".into(), pttl_ms: 5 };
+        let leak = LeakedKey {
+            node: "n:1".into(),
+            key: "k".into(),
+            pttl_ms: 5,
+        };
         let values = [("r".to_owned(), 2)].into_iter().collect();
         let verdict = redquorum_harness::check(&sessions, &values, std::slice::from_ref(&leak));
         let report = Report::new(&sessions, &FaultLog::default(), &verdict, &[leak], ms(10));
