@@ -68,17 +68,31 @@ async fn wait_connected(redlock: &Redlock, cluster: &Cluster) {
 }
 
 /// Client A holds a majority {0, 1} of three (node 2 was down); node 1 then
-/// crashes and restarts after `restart_delay`; B then tries {0, 1, 2}.
+/// crashes and restarts after `restart_delay` (or rolled back to a snapshot
+/// taken before A's lock); B then tries {0, 1, 2}.
 /// Returns the verdict and whether B was granted.
 async fn restart_story(
     persistence: Persistence,
     ttl: Duration,
     restart_delay: Duration,
 ) -> (Verdict, bool) {
+    story(persistence, ttl, Restart::After(restart_delay)).await
+}
+
+/// How node 1 comes back in [`story`].
+enum Restart {
+    /// Crash, stay down this long, start again.
+    After(Duration),
+    /// Power loss: crash and roll the data dir back to before A's lock.
+    RolledBack,
+}
+
+async fn story(persistence: Persistence, ttl: Duration, restart: Restart) -> (Verdict, bool) {
     let cluster = Cluster::start_with(3, persistence).expect("nodes");
     let redlock = redlock(cluster.urls(), ttl);
     wait_connected(&redlock, &cluster).await;
     let history = History::new();
+    cluster.snapshot(1).expect("snapshot node 1");
     cluster.kill(2).expect("kill node 2");
     let start = history.now();
     let a = redlock
@@ -87,9 +101,11 @@ async fn restart_story(
         .expect("A locks on nodes 0 and 1");
     let mut sessions = vec![session(&history, 0, start, &a)];
     cluster.restart(2).expect("node 2 back");
-    cluster
-        .restart_after(1, restart_delay)
-        .expect("node 1 crash and restart");
+    match restart {
+        Restart::After(delay) => cluster.restart_after(1, delay),
+        Restart::RolledBack => cluster.restart_from_snapshot(1),
+    }
+    .expect("node 1 crash and restart");
     wait_connected(&redlock, &cluster).await;
     let start = history.now();
     let b = redlock.try_lock("story").await;
@@ -120,6 +136,16 @@ async fn restart_without_persistence_and_without_delay_is_caught_as_an_overlap()
         text.contains("client 0") && text.contains("client 1"),
         "{text}"
     );
+}
+
+#[tokio::test]
+async fn power_loss_of_unsynced_aof_writes_is_caught_as_an_overlap() {
+    let (verdict, granted) = story(Persistence::AofEverySec, TTL, Restart::RolledBack).await;
+    assert!(
+        granted,
+        "node 1 lost A's key with its last writes: B should win"
+    );
+    assert_eq!(verdict.count("overlap"), 1, "{:?}", verdict.violations);
 }
 
 #[tokio::test]
