@@ -502,8 +502,7 @@ impl Cluster {
     /// ```
     pub fn restart(&self, index: usize) -> Result<(), HarnessError> {
         self.kill(index)?;
-        self.spawn(index)?;
-        self.wait_ready(index)
+        self.respawn(index)
     }
 
     /// Freezes node `index` with SIGSTOP: connections still open, commands hang.
@@ -612,8 +611,7 @@ impl Cluster {
     pub fn restart_after(&self, index: usize, delay: Duration) -> Result<(), HarnessError> {
         self.kill(index)?;
         std::thread::sleep(delay);
-        self.spawn(index)?;
-        self.wait_ready(index)
+        self.respawn(index)
     }
 
     /// Copies node `index`'s data directory aside, for a later
@@ -677,8 +675,7 @@ impl Cluster {
         } else {
             std::fs::create_dir_all(&dir).map_err(io)?;
         }
-        self.spawn(index)?;
-        self.wait_ready(index)
+        self.respawn(index)
     }
 
     /// Blocks node `index`'s whole server for `duration` with `DEBUG SLEEP`;
@@ -908,6 +905,25 @@ impl Cluster {
         })?;
         node.child = Some(child);
         Ok(())
+    }
+
+    /// Starts node `index` again on its port. Another process (a parallel
+    /// test probing for a free port) can hold the port for a moment, and the
+    /// node then exits at once: try a few times before giving up.
+    fn respawn(&self, index: usize) -> Result<(), HarnessError> {
+        let mut last = None;
+        for _attempt in 0..5 {
+            self.spawn(index)?;
+            match self.wait_ready(index) {
+                Ok(()) => return Ok(()),
+                Err(e) => {
+                    self.kill(index)?;
+                    last = Some(e);
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            }
+        }
+        Err(last.unwrap_or(HarnessError::NoSuchNode(index)))
     }
 
     /// Waits until node `index` answers PING (not LOADING).

@@ -145,6 +145,8 @@ async fn torture(nodes: &NodesArg, args: TortureArgs) -> Result<ExitCode, String
         resources: resources.clone(),
         duration: args.duration,
         hold: (Duration::ZERO, Duration::from_millis(50)),
+        // Write only with a quarter of the TTL left: margin for a loaded machine.
+        write_margin: args.ttl / 4,
         seed: args.seed,
         ..WorkloadConfig::default()
     };
@@ -201,7 +203,9 @@ async fn torture(nodes: &NodesArg, args: TortureArgs) -> Result<ExitCode, String
     };
     proxies.heal_all();
     eprintln!("torture: faults healed; waiting out the ttl before the leak check");
-    tokio::time::sleep(args.ttl + Duration::from_millis(300)).await;
+    // Plus 1 s for commands still in flight: a chunk the proxy was delaying
+    // when healed lands up to the max latency (300 ms) later.
+    tokio::time::sleep(args.ttl + Duration::from_secs(1)).await;
     let leaks = find_leaks(&cluster, &format!("{prefix}*")).map_err(|e| e.to_string())?;
     let values = store
         .values(&resources)
