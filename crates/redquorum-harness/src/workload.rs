@@ -51,6 +51,20 @@ impl<H> Grant<H> {
             deadline,
         }
     }
+
+    /// Adds the lock's fencing token, which the checker then requires to increase.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let grant = redquorum_harness::Grant::new((), "o".into(), std::time::Instant::now()).with_fence(Some(9));
+    /// assert_eq!(grant.fence, Some(9));
+    /// ```
+    #[must_use]
+    pub fn with_fence(mut self, fence: Option<u64>) -> Self {
+        self.fence = fence;
+        self
+    }
 }
 
 /// The lock under test.
