@@ -186,6 +186,29 @@ async fn clock_jump_on_one_node_within_the_drift_budget_keeps_exclusion() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn clocks_of_a_majority_running_fast_within_the_drift_factor_keep_exclusion() {
+    if let Err(why) = redquorum_harness::faketime_support() {
+        if std::env::var_os("REDQUORUM_REQUIRE_FAKETIME").is_some() {
+            panic!("REDQUORUM_REQUIRE_FAKETIME is set but {why}");
+        }
+        eprintln!("SKIPPED clocks_of_a_majority_running_fast_within_the_drift_factor: {why}");
+        return;
+    }
+    let _serial = SERIAL.lock().await;
+    // 0.8% fast: a 1.5 s key expires 12 ms early, inside the 17 ms drift budget.
+    let nodes = Cluster::builder(5)
+        .fast_clock(0, 1.008)
+        .fast_clock(1, 1.008)
+        .fast_clock(2, 1.008)
+        .start()
+        .expect("nodes with fast clocks");
+    let setup = Setup::new(nodes, TTL);
+    let (history, verdict, ()) = setup.run(&config(), |_, _, _| {}).await;
+    assert!(completed(&history) > 0);
+    assert_no_violations(&verdict, &history);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn immediate_restarts_with_aof_always_keep_exclusion() {
     under_nemesis(
         Persistence::AofAlways,
