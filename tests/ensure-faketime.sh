@@ -52,7 +52,7 @@ for _ in $(seq 1 100); do
   if redis-cli -p "$PORT" ping 2>/dev/null | grep -q PONG; then ok=1; break; fi
   sleep 0.05
 done
-kill -9 "$PID" 2>/dev/null || true
+kill "$PID" 2>/dev/null || true  # TERM: a clean exit, no job notice
 wait "$PID" 2>/dev/null || true
 rm -rf "$DIR"
 if [ -z "$ok" ]; then
