@@ -1,10 +1,11 @@
-//! The nemesis: random faults, one at a time, on random nodes, healed before
-//! the next, on a thread of its own (cluster control is blocking).
+//! The nemesis: random faults, one kind at a time, on a random minority of
+//! nodes, healed before the next, on a thread of its own (cluster control is
+//! blocking).
 //!
-//! One fault at a time keeps every fault within Redlock's assumptions (a
-//! minority misbehaves, clocks jump within the drift budget, a killed node
-//! keeps its keys through persistence or a restart delay), so any violation
-//! found under the nemesis is a bug in the lock, not in the experiment.
+//! Every fault stays within Redlock's assumptions (a minority misbehaves,
+//! clocks jump within the drift budget, a killed node keeps its keys through
+//! persistence or a restart delay), so any violation found under the nemesis
+//! is a bug in the lock, not in the experiment.
 
 use std::collections::BTreeMap;
 use std::str::FromStr;
@@ -135,6 +136,9 @@ pub struct NemesisConfig {
     pub kinds: Vec<FaultKind>,
     /// Nodes that may be faulted. Default: empty = every node.
     pub nodes: Vec<usize>,
+    /// Each fault hits a random set of 1 to this many nodes at once. Keep it
+    /// a minority (≤ N/2) to stay within the assumptions. Default: 1.
+    pub max_nodes: usize,
     /// How long a fault lasts, at most (uniform from 50 ms). Default: 1 s.
     pub max_fault: Duration,
     /// Quiet time between faults, at most (uniform from 0). Default: 300 ms.
@@ -159,6 +163,7 @@ impl Default for NemesisConfig {
         Self {
             kinds: FaultKind::ALL.to_vec(),
             nodes: Vec::new(),
+            max_nodes: 1,
             max_fault: Duration::from_secs(1),
             max_gap: Duration::from_millis(300),
             max_restart_delay: Duration::from_millis(500),
@@ -309,7 +314,12 @@ fn run(
     let short = Duration::from_millis(50);
     while nap(rng.gen_range(Duration::ZERO..=config.max_gap), stop) {
         let kind = kinds[rng.gen_range(0..kinds.len())];
-        let node = nodes[rng.gen_range(0..nodes.len())];
+        // A random set of 1..=max_nodes distinct nodes (a minority when max_nodes ≤ N/2).
+        let count = rng.gen_range(1..=config.max_nodes.clamp(1, nodes.len()));
+        let targets: Vec<usize> = rand::seq::index::sample(&mut rng, nodes.len(), count)
+            .into_iter()
+            .map(|i| nodes[i])
+            .collect();
         let length = rng.gen_range(short..=config.max_fault.max(short));
         let result = match kind {
             FaultKind::Kill => {
@@ -317,30 +327,48 @@ fn run(
                     config.min_restart_delay
                         ..=config.max_restart_delay.max(config.min_restart_delay),
                 );
-                cluster.restart_after(node, down).map_err(|e| e.to_string())
+                let killed: Result<(), _> = targets.iter().try_for_each(|&n| cluster.kill(n));
+                std::thread::sleep(down);
+                // Restart every target, even after an error: no node stays down past the run.
+                let restarted: Result<(), _> = targets.iter().try_for_each(|&n| cluster.restart(n));
+                killed.and(restarted).map_err(|e| e.to_string())
             }
-            FaultKind::Pause => cluster.pause(node).map_err(|e| e.to_string()).map(|()| {
+            FaultKind::Pause => {
+                let paused: Result<(), _> = targets.iter().try_for_each(|&n| cluster.pause(n));
                 nap(length, stop);
                 // Always resume, even when stopping: a frozen node must not outlive the run.
-                let _ = cluster.resume(node);
-            }),
+                for &n in &targets {
+                    let _ = cluster.resume(n);
+                }
+                paused.map_err(|e| e.to_string())
+            }
             FaultKind::Latency => {
                 let delay =
                     rng.gen_range(Duration::from_millis(10)..=config.max_latency.max(short));
-                proxies.get(node).set_latency(delay);
+                for &n in &targets {
+                    proxies.get(n).set_latency(delay);
+                }
                 nap(length, stop);
-                proxies.get(node).heal();
+                for &n in &targets {
+                    proxies.get(n).heal();
+                }
                 Ok(())
             }
             FaultKind::Stall => {
-                proxies.get(node).stall();
+                for &n in &targets {
+                    proxies.get(n).stall();
+                }
                 nap(length, stop);
-                proxies.get(node).heal();
+                for &n in &targets {
+                    proxies.get(n).heal();
+                }
                 Ok(())
             }
             FaultKind::Reset => {
                 for _ in 0..rng.gen_range(1..=5) {
-                    proxies.get(node).reset();
+                    for &n in &targets {
+                        proxies.get(n).reset();
+                    }
                     if !nap(Duration::from_millis(30), stop) {
                         break;
                     }
@@ -349,9 +377,9 @@ fn run(
             }
             FaultKind::Clock => {
                 let jump = rng.gen_range(Duration::ZERO..=config.max_clock_jump);
-                cluster
-                    .clock_jump(node, jump, &config.key_pattern)
-                    .map(drop)
+                targets
+                    .iter()
+                    .try_for_each(|&n| cluster.clock_jump(n, jump, &config.key_pattern).map(drop))
                     .map_err(|e| e.to_string())
             }
         };
@@ -359,7 +387,7 @@ fn run(
             Ok(()) => *log.injected.entry(kind).or_default() += 1,
             Err(e) => log
                 .errors
-                .push(format!("{} on node {node}: {e}", kind.name())),
+                .push(format!("{} on nodes {targets:?}: {e}", kind.name())),
         }
     }
     proxies.heal_all();

@@ -152,6 +152,8 @@ async fn torture(nodes: &NodesArg, args: TortureArgs) -> Result<ExitCode, String
     };
     let nemesis_config = NemesisConfig {
         kinds: kinds.clone(),
+        // Up to a minority of the nodes at once.
+        max_nodes: cluster.len() / 2,
         max_fault: args.ttl / 2,
         // Within the drift budget (ttl × 0.01 + 2 ms): a legal clock error.
         max_clock_jump: args.ttl / 100,
