@@ -39,6 +39,18 @@ impl fmt::Display for LeakedKey {
 }
 
 /// One broken promise, with the sessions involved.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use redquorum_harness::{check, Session, Violation};
+/// let ms = Duration::from_millis;
+/// let mut late = Session::granted(0, "r", "a", ms(0), ms(1), ms(100));
+/// late.write_start = Some(ms(120));
+/// let verdict = check(&[late], &[("r".to_owned(), 1)].into_iter().collect(), &[]);
+/// assert!(matches!(verdict.violations[0], Violation::StaleWrite { .. }));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Violation {

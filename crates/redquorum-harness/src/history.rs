@@ -8,6 +8,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How a session ended.
+///
+/// # Examples
+///
+/// ```
+/// use redquorum_harness::{Outcome, Session};
+/// let s = Session::refused(0, "r", std::time::Duration::ZERO, "contended");
+/// assert_eq!(s.outcome, Outcome::NotAcquired("contended".into()));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Outcome {

@@ -20,6 +20,13 @@ use crate::cluster::Cluster;
 use crate::proxy::Proxies;
 
 /// A kind of fault the nemesis injects.
+///
+/// # Examples
+///
+/// ```
+/// use redquorum_harness::FaultKind;
+/// assert_eq!("kill".parse::<FaultKind>(), Ok(FaultKind::Kill));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[non_exhaustive]
 pub enum FaultKind {

@@ -18,6 +18,13 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{oneshot, watch};
 
 /// What the proxy does to the bytes it forwards.
+///
+/// # Examples
+///
+/// ```
+/// use redquorum_harness::ProxyMode;
+/// assert_eq!(ProxyMode::default(), ProxyMode::Pass);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum ProxyMode {

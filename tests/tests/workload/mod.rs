@@ -95,9 +95,12 @@ impl Setup {
             let is_done = || flag.load(std::sync::atomic::Ordering::SeqCst);
             faults(&cluster, &proxies, &is_done)
         });
+        // Set `done` even if this future panics or is dropped, so the fault
+        // thread ends and releases the cluster (whose Drop kills the nodes).
+        let guard = DoneOnDrop(done);
         let locker = Arc::new(RedlockLocker(self.redlock.clone()));
         let history = run_workload(locker, self.store(), config).await;
-        done.store(true, std::sync::atomic::Ordering::SeqCst);
+        drop(guard);
         let result = tokio::task::spawn_blocking(move || fault_thread.join())
             .await
             .expect("join")
@@ -117,6 +120,14 @@ impl Setup {
             .values(resources)
             .expect("read protected values");
         check(&history.sessions(), &values, &leaks)
+    }
+}
+
+struct DoneOnDrop(Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for DoneOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 }
 
