@@ -194,7 +194,15 @@ async fn torture(nodes: &NodesArg, args: TortureArgs) -> Result<ExitCode, String
         args.duration,
         finished.clone(),
     ));
-    let history = run_workload_into(history, locker, store.clone(), &config).await;
+    let history = tokio::select! {
+        history = run_workload_into(history, locker, store.clone(), &config) => history,
+        _ = tokio::signal::ctrl_c() => {
+            // Returning drops the nemesis (which resumes any paused node) and
+            // the local cluster (which kills its nodes): nothing is left behind.
+            eprintln!("torture: interrupted; stopping the nemesis and the local nodes");
+            return Ok(ExitCode::from(130));
+        }
+    };
     finished.store(true, Ordering::SeqCst);
     let _ = progress.await;
     let faults = match nemesis {
