@@ -19,7 +19,7 @@ use redquorum_harness::{
 };
 
 use crate::exit;
-use crate::nodes_arg::{Nodes, NodesArg};
+use crate::nodes_arg::NodesArg;
 
 /// Options of `redquorum torture`.
 #[derive(Debug, clap::Args)]
@@ -110,11 +110,18 @@ async fn torture(nodes: &NodesArg, args: TortureArgs) -> Result<ExitCode, String
     }
     // Local nodes keep an AOF (fsync every second): a killed node restarts at
     // once yet remembers its keys, so kill stays within Redlock's assumptions.
-    let cluster = match nodes.given_or_local(0).map_err(|e| e.to_string())? {
-        Nodes::Given(urls) => Cluster::external(urls).map_err(|e| e.to_string())?,
-        Nodes::Local(_) => Cluster::start_with(args.node_count, Persistence::AofEverySec)
-            .map_err(|e| e.to_string())?,
-    };
+    let given: Vec<String> = nodes
+        .0
+        .iter()
+        .map(|u| u.trim().to_owned())
+        .filter(|u| !u.is_empty())
+        .collect();
+    let cluster = if given.is_empty() {
+        Cluster::start_with(args.node_count, Persistence::AofEverySec)
+    } else {
+        Cluster::external(given)
+    }
+    .map_err(|e| e.to_string())?;
     let cluster = Arc::new(cluster);
     let local_store = match &args.store {
         Some(_) => None,
