@@ -3,6 +3,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tests/ensure-redis.sh
+# libfaketime and a libc-malloc redis-server for the fast-clock scenario, which must run, not skip.
+tests/ensure-faketime.sh
+export REDQUORUM_REQUIRE_FAKETIME=1
 # Unit, integration (real nodes) and doc tests of the whole workspace.
 cargo test --workspace --all-targets
 cargo test --workspace --doc
@@ -10,3 +13,5 @@ cargo test --workspace --doc
 cargo test -p redquorum --no-default-features --lib
 # The libraries' API docs build without warnings (broken links, missing docs).
 RUSTDOCFLAGS="-D warnings" cargo doc -p redquorum -p redquorum-harness --no-deps
+# One minute of clients under random faults; exits non-zero on any violation or leaked key.
+cargo run -q -p redquorum-cli -- torture --duration 60s

@@ -39,6 +39,8 @@ enum Command {
     Status(cmd::status::StatusArgs),
     /// Start or stop local redis-server nodes for development.
     Nodes(cmd::nodes::NodesArgs),
+    /// Run clients against the nodes under random faults and check mutual exclusion.
+    Torture(cmd::torture::TortureArgs),
 }
 
 fn main() -> ExitCode {
@@ -70,6 +72,7 @@ fn main() -> ExitCode {
             Command::Exec(args) => cmd::exec::run(&nodes, args).await,
             Command::Status(args) => cmd::status::run(&nodes, args).await,
             Command::Nodes(args) => cmd::nodes::run(args),
+            Command::Torture(args) => cmd::torture::run(&nodes, args).await,
         }
     })
 }

@@ -30,6 +30,15 @@ struct LocalNode {
     port: u16,
     dir: PathBuf,
     child: Option<Child>,
+    /// Set for a node whose clock runs fast (libfaketime on a libc-malloc binary).
+    clock: Option<FastClock>,
+}
+
+/// How a fast-clock node is started: which binary, which preload, which rate.
+#[derive(Debug, Clone)]
+struct FastClock {
+    support: crate::clock::FaketimeSupport,
+    rate: f64,
 }
 
 /// Where the nodes come from.
@@ -38,6 +47,8 @@ enum Nodes {
     /// Started here; process control available.
     Local {
         binary: PathBuf,
+        /// Redis 7 refuses DEBUG unless started with `--enable-debug-command`.
+        debug_flag: bool,
         persistence: Persistence,
         nodes: Mutex<Vec<LocalNode>>,
         _root: tempfile::TempDir,
@@ -129,7 +140,34 @@ impl Cluster {
     /// let cluster = Cluster::start_with(3, Persistence::AofAlways).unwrap();
     /// ```
     pub fn start_with(n: usize, persistence: Persistence) -> Result<Self, HarnessError> {
+        Self::builder(n).persistence(persistence).start()
+    }
+
+    /// A builder for clusters with per-node settings (a fast clock on some nodes).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use redquorum_harness::{Cluster, Persistence};
+    /// let cluster = Cluster::builder(3).persistence(Persistence::AofEverySec).start().unwrap();
+    /// assert_eq!(cluster.len(), 3);
+    /// ```
+    pub fn builder(n: usize) -> crate::ClusterBuilder {
+        crate::ClusterBuilder::new(n)
+    }
+
+    pub(crate) fn start_built(
+        n: usize,
+        persistence: Persistence,
+        clocks: &[(usize, f64)],
+    ) -> Result<Self, HarnessError> {
         let binary = redis_server_path()?;
+        let support = if clocks.is_empty() {
+            None
+        } else {
+            Some(crate::clock::faketime_support()?)
+        };
+        let debug_flag = major_version(&binary) >= 7;
         let root = tempfile::Builder::new()
             .prefix("redquorum-nodes-")
             .tempdir()
@@ -146,15 +184,26 @@ impl Cluster {
                 action: "create node dir",
                 source,
             })?;
+            let clock = clocks
+                .iter()
+                .rev()
+                .find(|(i, _)| *i == index)
+                .zip(support.as_ref())
+                .map(|((_, rate), support)| FastClock {
+                    support: support.clone(),
+                    rate: *rate,
+                });
             nodes.push(LocalNode {
                 port: 0,
                 dir,
                 child: None,
+                clock,
             });
         }
         let cluster = Self {
             nodes: Nodes::Local {
                 binary,
+                debug_flag,
                 persistence,
                 nodes: Mutex::new(nodes),
                 _root: root,
@@ -211,6 +260,28 @@ impl Cluster {
             }
             _ => Self::start(n),
         }
+    }
+
+    /// Uses the given nodes (`redis://host:port` URLs) without process control.
+    ///
+    /// # Errors
+    ///
+    /// [`HarnessError::BadNodeUrl`] for an entry without `host:port`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let cluster = redquorum_harness::Cluster::external(vec!["redis://127.0.0.1:7001".into()]).unwrap();
+    /// assert!(cluster.is_external());
+    /// assert!(cluster.kill(0).is_err());
+    /// ```
+    pub fn external(urls: Vec<String>) -> Result<Self, HarnessError> {
+        for url in &urls {
+            parse_host_port(url).ok_or_else(|| HarnessError::BadNodeUrl(url.clone()))?;
+        }
+        Ok(Self {
+            nodes: Nodes::External { urls },
+        })
     }
 
     /// The number of nodes.
@@ -431,8 +502,7 @@ impl Cluster {
     /// ```
     pub fn restart(&self, index: usize) -> Result<(), HarnessError> {
         self.kill(index)?;
-        self.spawn(index)?;
-        self.wait_ready(index)
+        self.respawn(index)
     }
 
     /// Freezes node `index` with SIGSTOP: connections still open, commands hang.
@@ -501,6 +571,279 @@ impl Cluster {
         }
     }
 
+    /// Node `index`'s `host:port` (`127.0.0.1:PORT` for local nodes), for proxies.
+    ///
+    /// # Panics
+    ///
+    /// If `index` is out of range.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let cluster = redquorum_harness::Cluster::start(1).unwrap();
+    /// assert_eq!(cluster.host_port(0), format!("127.0.0.1:{}", cluster.port(0)));
+    /// ```
+    #[must_use]
+    pub fn host_port(&self, index: usize) -> String {
+        match &self.nodes {
+            Nodes::Local { .. } => format!("127.0.0.1:{}", self.port(index)),
+            Nodes::External { urls } => parse_host_port(&urls[index])
+                .map_or_else(String::new, |(host, port)| format!("{host}:{port}")),
+        }
+    }
+
+    /// Crashes node `index` (SIGKILL), waits `delay` while it is down, then starts it again.
+    ///
+    /// A delay of at least the maximum lock TTL makes a restart without
+    /// persistence safe for Redlock: every key the node forgot had expired anyway.
+    ///
+    /// # Errors
+    ///
+    /// As [`restart`](Self::restart).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let cluster = redquorum_harness::Cluster::start(1).unwrap();
+    /// cluster.restart_after(0, std::time::Duration::from_millis(50)).unwrap();
+    /// assert!(cluster.is_running(0));
+    /// ```
+    pub fn restart_after(&self, index: usize, delay: Duration) -> Result<(), HarnessError> {
+        self.kill(index)?;
+        std::thread::sleep(delay);
+        self.respawn(index)
+    }
+
+    /// Copies node `index`'s data directory aside, for a later
+    /// [`restart_from_snapshot`](Self::restart_from_snapshot) ("power loss").
+    ///
+    /// # Errors
+    ///
+    /// External nodes, or a copy failure.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use redquorum_harness::{Cluster, Persistence};
+    /// let cluster = Cluster::start_with(1, Persistence::AofAlways).unwrap();
+    /// cluster.snapshot(0).unwrap();
+    /// cluster.command(0, &["SET", "k", "1"]).unwrap();
+    /// cluster.restart_from_snapshot(0).unwrap();
+    /// // the write after the snapshot is lost, as unsynced writes are in a power cut
+    /// assert_eq!(cluster.command(0, &["GET", "k"]).unwrap().as_text(), None);
+    /// ```
+    pub fn snapshot(&self, index: usize) -> Result<(), HarnessError> {
+        let dir = self.local(index)?[index].dir.clone();
+        let snapshot = snapshot_dir(&dir);
+        let io = |source| HarnessError::Io {
+            node: index,
+            action: "snapshot data dir",
+            source,
+        };
+        if snapshot.exists() {
+            std::fs::remove_dir_all(&snapshot).map_err(io)?;
+        }
+        copy_dir(&dir, &snapshot).map_err(io)
+    }
+
+    /// Crashes node `index`, rolls its data directory back to the last
+    /// [`snapshot`](Self::snapshot) (an empty one if none), and starts it again.
+    ///
+    /// # Errors
+    ///
+    /// External nodes, a copy failure, or a node that does not come back.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let cluster = redquorum_harness::Cluster::start(1).unwrap();
+    /// cluster.restart_from_snapshot(0).unwrap();
+    /// assert!(cluster.is_running(0));
+    /// ```
+    pub fn restart_from_snapshot(&self, index: usize) -> Result<(), HarnessError> {
+        self.kill(index)?;
+        let dir = self.local(index)?[index].dir.clone();
+        let snapshot = snapshot_dir(&dir);
+        let io = |source| HarnessError::Io {
+            node: index,
+            action: "roll back data dir",
+            source,
+        };
+        std::fs::remove_dir_all(&dir).map_err(io)?;
+        if snapshot.exists() {
+            copy_dir(&snapshot, &dir).map_err(io)?;
+        } else {
+            std::fs::create_dir_all(&dir).map_err(io)?;
+        }
+        self.respawn(index)
+    }
+
+    /// Blocks node `index`'s whole server for `duration` with `DEBUG SLEEP`;
+    /// returns once the command is sent (the node is then asleep).
+    ///
+    /// # Errors
+    ///
+    /// Connection failure, or a server refusing DEBUG (external nodes may).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// let cluster = redquorum_harness::Cluster::start(1).unwrap();
+    /// cluster.debug_sleep(0, Duration::from_millis(300)).unwrap();
+    /// let start = Instant::now();
+    /// cluster.command(0, &["PING"]).unwrap();
+    /// assert!(start.elapsed() >= Duration::from_millis(100));
+    /// ```
+    pub fn debug_sleep(&self, index: usize, duration: Duration) -> Result<(), HarnessError> {
+        let mut conn = self.conn(index)?;
+        let seconds = format!("{:.3}", duration.as_secs_f64());
+        // Send now, read the reply on a thread: the caller returns while the node sleeps.
+        conn.send(&["DEBUG", "SLEEP", &seconds])
+            .map_err(|source| HarnessError::Io {
+                node: index,
+                action: "send DEBUG SLEEP",
+                source,
+            })?;
+        std::thread::spawn(move || {
+            let _ = conn.read(duration + Duration::from_secs(5));
+        });
+        // The server runs the command on its next loop turn; a PING on another
+        // connection would race it, so give it a moment to start sleeping.
+        std::thread::sleep(Duration::from_millis(20).min(duration));
+        Ok(())
+    }
+
+    /// `CLIENT PAUSE` on node `index` for `duration`: only writes, or all commands.
+    ///
+    /// # Errors
+    ///
+    /// Connection failure or a server error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let cluster = redquorum_harness::Cluster::start(1).unwrap();
+    /// cluster.client_pause(0, std::time::Duration::from_secs(5), true).unwrap();
+    /// cluster.client_unpause(0).unwrap();
+    /// cluster.command(0, &["SET", "k", "1"]).unwrap();
+    /// ```
+    pub fn client_pause(
+        &self,
+        index: usize,
+        duration: Duration,
+        writes_only: bool,
+    ) -> Result<(), HarnessError> {
+        let millis = duration.as_millis().to_string();
+        let mode = if writes_only { "WRITE" } else { "ALL" };
+        self.command(index, &["CLIENT", "PAUSE", &millis, mode])
+            .map(drop)
+    }
+
+    /// Ends a [`client_pause`](Self::client_pause) early.
+    ///
+    /// # Errors
+    ///
+    /// Connection failure or a server error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let cluster = redquorum_harness::Cluster::start(1).unwrap();
+    /// cluster.client_unpause(0).unwrap();
+    /// ```
+    pub fn client_unpause(&self, index: usize) -> Result<(), HarnessError> {
+        self.command(index, &["CLIENT", "UNPAUSE"]).map(drop)
+    }
+
+    /// Jumps node `index`'s clock forward by `delta` as far as keys matching
+    /// `pattern` are concerned: each TTL shrinks by `delta` (keys with less left
+    /// are deleted). Works on any Redis, no process control needed. Returns how
+    /// many keys it touched.
+    ///
+    /// # Errors
+    ///
+    /// Connection failure or a script error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let cluster = redquorum_harness::Cluster::start(1).unwrap();
+    /// cluster.command(0, &["SET", "lock:a", "x", "PX", "10000"]).unwrap();
+    /// assert_eq!(cluster.clock_jump(0, Duration::from_secs(9), "lock:*").unwrap(), 1);
+    /// let pttl = cluster.command(0, &["PTTL", "lock:a"]).unwrap().as_int().unwrap();
+    /// assert!(pttl <= 1000);
+    /// ```
+    pub fn clock_jump(
+        &self,
+        index: usize,
+        delta: Duration,
+        pattern: &str,
+    ) -> Result<usize, HarnessError> {
+        let millis = delta.as_millis().to_string();
+        let reply = self.command(
+            index,
+            &["EVAL", crate::clock::TTL_SHIFT_LUA, "0", &millis, pattern],
+        )?;
+        Ok(reply
+            .as_int()
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or(0))
+    }
+
+    /// Keys matching `pattern` on node `index`, with their PTTL in ms (−1: no expiry).
+    ///
+    /// # Errors
+    ///
+    /// Connection failure or a server error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let cluster = redquorum_harness::Cluster::start(1).unwrap();
+    /// cluster.command(0, &["SET", "lock:a", "x", "PX", "10000"]).unwrap();
+    /// let keys = cluster.keys(0, "lock:*").unwrap();
+    /// assert_eq!(keys.len(), 1);
+    /// assert_eq!(keys[0].0, "lock:a");
+    /// ```
+    pub fn keys(&self, index: usize, pattern: &str) -> Result<Vec<(String, i64)>, HarnessError> {
+        let mut conn = self.conn(index)?;
+        let io = |source| HarnessError::Io {
+            node: index,
+            action: "scan keys",
+            source,
+        };
+        let mut cursor = "0".to_owned();
+        let mut found = Vec::new();
+        // Bounded: a SCAN over a test node's keyspace ends long before this.
+        for _ in 0..100_000 {
+            let reply = conn
+                .command(&["SCAN", &cursor, "MATCH", pattern, "COUNT", "1000"])
+                .map_err(io)?;
+            let Reply::Array(Some(parts)) = reply else {
+                break;
+            };
+            cursor = parts.first().and_then(Reply::as_text).unwrap_or_default();
+            if let Some(Reply::Array(Some(keys))) = parts.get(1) {
+                for key in keys.iter().filter_map(Reply::as_text) {
+                    let pttl = conn
+                        .command(&["PTTL", &key])
+                        .map_err(io)?
+                        .as_int()
+                        .unwrap_or(-2);
+                    if pttl != -2 {
+                        found.push((key, pttl));
+                    }
+                }
+            }
+            if cursor == "0" || cursor.is_empty() {
+                break;
+            }
+        }
+        Ok(found)
+    }
+
     /// Locks the local node table, or refuses for external nodes / bad indexes.
     fn local(&self, index: usize) -> Result<MutexGuard<'_, Vec<LocalNode>>, HarnessError> {
         match &self.nodes {
@@ -529,6 +872,7 @@ impl Cluster {
     fn spawn(&self, index: usize) -> Result<(), HarnessError> {
         let Nodes::Local {
             binary,
+            debug_flag,
             persistence,
             ..
         } = &self.nodes
@@ -537,15 +881,49 @@ impl Cluster {
         };
         let mut nodes = self.local(index)?;
         let node = &mut nodes[index];
-        let child = redis_command(binary, node.port, &node.dir, *persistence)
-            .spawn()
-            .map_err(|source| HarnessError::Io {
-                node: index,
-                action: "spawn redis-server",
-                source,
-            })?;
+        let mut command = match &node.clock {
+            None => redis_command(binary, node.port, &node.dir, *persistence, *debug_flag),
+            Some(clock) => {
+                let mut command = redis_command(
+                    &clock.support.redis_server,
+                    node.port,
+                    &node.dir,
+                    *persistence,
+                    major_version(&clock.support.redis_server) >= 7,
+                );
+                command
+                    .env("LD_PRELOAD", &clock.support.library)
+                    .env("FAKETIME", format!("+0 x{}", clock.rate))
+                    .env("FAKETIME_DONT_RESET", "1");
+                command
+            }
+        };
+        let child = command.spawn().map_err(|source| HarnessError::Io {
+            node: index,
+            action: "spawn redis-server",
+            source,
+        })?;
         node.child = Some(child);
         Ok(())
+    }
+
+    /// Starts node `index` again on its port. Another process (a parallel
+    /// test probing for a free port) can hold the port for a moment, and the
+    /// node then exits at once: try a few times before giving up.
+    fn respawn(&self, index: usize) -> Result<(), HarnessError> {
+        let mut last = None;
+        for _attempt in 0..5 {
+            self.spawn(index)?;
+            match self.wait_ready(index) {
+                Ok(()) => return Ok(()),
+                Err(e) => {
+                    self.kill(index)?;
+                    last = Some(e);
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            }
+        }
+        Err(last.unwrap_or(HarnessError::NoSuchNode(index)))
     }
 
     /// Waits until node `index` answers PING (not LOADING).
@@ -599,12 +977,55 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+fn snapshot_dir(dir: &Path) -> PathBuf {
+    dir.with_extension("snapshot")
+}
+
+/// Copies a directory tree (a node's data dir: a few small files).
+fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), target)?;
+        }
+    }
+    Ok(())
+}
+
 fn free_port() -> std::io::Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
-fn redis_command(binary: &Path, port: u16, dir: &Path, persistence: Persistence) -> Command {
+/// The major version of a `redis-server` binary (0 when it cannot be told).
+fn major_version(binary: &Path) -> u32 {
+    Command::new(binary)
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|out| {
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            let version = text.split("v=").nth(1)?.split('.').next()?.to_owned();
+            version.parse().ok()
+        })
+        .unwrap_or(0)
+}
+
+fn redis_command(
+    binary: &Path,
+    port: u16,
+    dir: &Path,
+    persistence: Persistence,
+    debug_flag: bool,
+) -> Command {
     let mut command = Command::new(binary);
+    if debug_flag {
+        // DEBUG SLEEP is one of the faults; Redis 7 refuses DEBUG without this.
+        command.args(["--enable-debug-command", "local"]);
+    }
     command
         .arg("--port")
         .arg(port.to_string())

@@ -52,4 +52,10 @@ pub enum HarnessError {
         /// The server's error text.
         message: String,
     },
+    /// A fast-clock node needs libfaketime and a libc-malloc `redis-server`.
+    #[error(
+        "fast clock unavailable: {0}; run tests/ensure-faketime.sh (installs faketime and a \
+         libc-malloc redis-server), or set REDQUORUM_LIBFAKETIME and REDQUORUM_FAKETIME_REDIS"
+    )]
+    FaketimeUnavailable(String),
 }

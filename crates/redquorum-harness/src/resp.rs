@@ -109,13 +109,51 @@ impl RespConn {
     ///
     /// I/O errors and malformed replies.
     pub fn command(&mut self, args: &[&str]) -> io::Result<Reply> {
+        self.send(args)?;
+        self.read_reply()
+    }
+
+    /// Sends one command without reading its reply (see [`read`](Self::read)).
+    ///
+    /// # Errors
+    ///
+    /// I/O errors.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let cluster = redquorum_harness::Cluster::start(1).unwrap();
+    /// let mut conn = redquorum_harness::RespConn::connect(cluster.port(0)).unwrap();
+    /// conn.send(&["PING"]).unwrap();
+    /// let reply = conn.read(std::time::Duration::from_secs(2)).unwrap();
+    /// assert_eq!(reply.as_text().as_deref(), Some("PONG"));
+    /// ```
+    pub fn send(&mut self, args: &[&str]) -> io::Result<()> {
         let mut out = format!("*{}\r\n", args.len()).into_bytes();
         for arg in args {
             out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
             out.extend_from_slice(arg.as_bytes());
             out.extend_from_slice(b"\r\n");
         }
-        self.reader.get_mut().write_all(&out)?;
+        self.reader.get_mut().write_all(&out)
+    }
+
+    /// Reads one reply, waiting at most `timeout` (then keeps that read timeout).
+    ///
+    /// # Errors
+    ///
+    /// I/O errors (a timeout included) and malformed replies.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let cluster = redquorum_harness::Cluster::start(1).unwrap();
+    /// let mut conn = redquorum_harness::RespConn::connect(cluster.port(0)).unwrap();
+    /// // nothing was sent: the read times out
+    /// assert!(conn.read(std::time::Duration::from_millis(50)).is_err());
+    /// ```
+    pub fn read(&mut self, timeout: Duration) -> io::Result<Reply> {
+        self.reader.get_ref().set_read_timeout(Some(timeout))?;
         self.read_reply()
     }
 

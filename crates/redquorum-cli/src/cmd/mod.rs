@@ -5,3 +5,4 @@ pub(crate) mod demo;
 pub(crate) mod exec;
 pub(crate) mod nodes;
 pub(crate) mod status;
+pub(crate) mod torture;

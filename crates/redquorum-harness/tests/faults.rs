@@ -1,0 +1,148 @@
+//! The harness's own faults, on real nodes: each fault does what it claims.
+
+use std::time::{Duration, Instant};
+
+use redquorum_harness::{Cluster, FaultProxy, Persistence, RespConn, faketime_support};
+
+fn proxy_for(cluster: &Cluster) -> FaultProxy {
+    FaultProxy::start(&cluster.host_port(0)).expect("proxy")
+}
+
+#[test]
+fn a_set_sent_into_a_stall_times_out_yet_lands_after_the_heal() {
+    let cluster = Cluster::start(1).unwrap();
+    let proxy = proxy_for(&cluster);
+    let mut conn = RespConn::connect_addr(
+        &format!("127.0.0.1:{}", proxy.port()),
+        Duration::from_secs(2),
+    )
+    .unwrap();
+    proxy.stall();
+    conn.send(&["SET", "late", "v", "PX", "60000"]).unwrap();
+    assert!(
+        conn.read(Duration::from_millis(200)).is_err(),
+        "stalled: no reply"
+    );
+    assert!(
+        cluster
+            .command(0, &["GET", "late"])
+            .unwrap()
+            .as_text()
+            .is_none()
+    );
+    proxy.heal();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while cluster
+        .command(0, &["GET", "late"])
+        .unwrap()
+        .as_text()
+        .is_none()
+    {
+        assert!(Instant::now() < deadline, "the held SET never landed");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn latency_delays_each_round_trip_at_least_twice_the_delay() {
+    let cluster = Cluster::start(1).unwrap();
+    let proxy = proxy_for(&cluster);
+    proxy.set_latency(Duration::from_millis(100));
+    let mut conn = RespConn::connect(proxy.port()).unwrap();
+    let start = Instant::now();
+    conn.command(&["PING"]).unwrap();
+    // one delay each way; a lower bound only, never an upper one
+    assert!(start.elapsed() >= Duration::from_millis(200));
+}
+
+#[test]
+fn refuse_resets_open_and_new_connections_until_healed() {
+    let cluster = Cluster::start(1).unwrap();
+    let proxy = proxy_for(&cluster);
+    let mut open = RespConn::connect(proxy.port()).unwrap();
+    open.command(&["PING"]).unwrap();
+    proxy.set_mode(redquorum_harness::ProxyMode::Refuse);
+    assert!(open.command(&["PING"]).is_err());
+    let fresh = RespConn::connect(proxy.port()).and_then(|mut c| c.command(&["PING"]));
+    assert!(fresh.is_err());
+    proxy.heal();
+    let mut healed = RespConn::connect(proxy.port()).unwrap();
+    assert!(healed.command(&["PING"]).is_ok());
+}
+
+#[test]
+fn rollback_loses_writes_after_the_snapshot_even_with_aof_always() {
+    let cluster = Cluster::start_with(1, Persistence::AofAlways).unwrap();
+    cluster.command(0, &["SET", "before", "1"]).unwrap();
+    cluster.snapshot(0).unwrap();
+    cluster.command(0, &["SET", "after", "1"]).unwrap();
+    cluster.restart(0).unwrap();
+    assert!(
+        cluster
+            .command(0, &["GET", "after"])
+            .unwrap()
+            .as_text()
+            .is_some()
+    );
+    cluster.restart_from_snapshot(0).unwrap();
+    assert!(
+        cluster
+            .command(0, &["GET", "before"])
+            .unwrap()
+            .as_text()
+            .is_some()
+    );
+    assert!(
+        cluster
+            .command(0, &["GET", "after"])
+            .unwrap()
+            .as_text()
+            .is_none()
+    );
+}
+
+#[test]
+fn a_paused_node_answers_after_resume_and_external_nodes_refuse_process_faults() {
+    let cluster = Cluster::start(1).unwrap();
+    cluster.pause(0).unwrap();
+    let mut conn =
+        RespConn::connect_addr(&cluster.host_port(0), Duration::from_millis(200)).unwrap();
+    assert!(
+        conn.command(&["PING"]).is_err(),
+        "a stopped node does not answer"
+    );
+    cluster.resume(0).unwrap();
+    assert!(cluster.command(0, &["PING"]).is_ok());
+    let external = Cluster::external(cluster.urls()).unwrap();
+    assert!(external.kill(0).is_err());
+    assert!(external.pause(0).is_err());
+    assert_eq!(
+        external
+            .clock_jump(0, Duration::from_millis(5), "lock:*")
+            .unwrap(),
+        0
+    );
+}
+
+#[test]
+fn a_fast_clock_node_expires_keys_early() {
+    if let Err(why) = faketime_support() {
+        if std::env::var_os("REDQUORUM_REQUIRE_FAKETIME").is_some() {
+            panic!("REDQUORUM_REQUIRE_FAKETIME is set but {why}");
+        }
+        eprintln!("SKIPPED a_fast_clock_node_expires_keys_early: {why}");
+        return;
+    }
+    let cluster = Cluster::builder(1).fast_clock(0, 10.0).start().unwrap();
+    cluster
+        .command(0, &["SET", "k", "v", "PX", "5000"])
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800)); // 8 s on the node's clock
+    assert!(
+        cluster
+            .command(0, &["GET", "k"])
+            .unwrap()
+            .as_text()
+            .is_none()
+    );
+}

@@ -1,0 +1,288 @@
+//! Scenario tests, one per hazard: a workload of clients doing
+//! read-modify-writes under a fault, then the checker's verdict. Every fault
+//! here stays within Redlock's assumptions, so each asserts zero violations
+//! (and that the run did real work, so a silent no-op cannot pass).
+//!
+//! Scenarios run one at a time (a shared mutex): CPU starvation from
+//! parallel scenarios would delay writes past the holders' safety margin and
+//! blur what is being tested.
+
+mod workload;
+
+use std::time::Duration;
+
+use redquorum_harness::{Cluster, FaultKind, Nemesis, NemesisConfig, Persistence, WorkloadConfig};
+use workload::{Setup, assert_no_violations, completed};
+
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+const TTL: Duration = Duration::from_millis(1500);
+
+/// Faults hit up to two of the five nodes at once.
+const MINORITY: usize = 2;
+
+fn config() -> WorkloadConfig {
+    WorkloadConfig {
+        clients: 8,
+        resources: vec!["a".into(), "b".into()],
+        duration: Duration::from_secs(4),
+        hold: (Duration::ZERO, Duration::from_millis(40)),
+        // A third of the TTL: a loaded machine can delay the write after the
+        // holder's check, and the test is about the lock, not the scheduler.
+        write_margin: TTL / 3,
+        ..WorkloadConfig::default()
+    }
+}
+
+fn cluster(n: usize, persistence: Persistence) -> Cluster {
+    Cluster::start_with(n, persistence).expect("start nodes")
+}
+
+/// Runs the nemesis with `nemesis` settings for the workload's duration and
+/// asserts no violation, some completed sessions and at least one fault.
+async fn under_nemesis(persistence: Persistence, nemesis: NemesisConfig) {
+    let _serial = SERIAL.lock().await;
+    let setup = Setup::new(cluster(5, persistence), TTL);
+    let (history, verdict, log) = setup
+        .run(&config(), move |cluster, proxies, done| {
+            let running = Nemesis::start(cluster.clone(), proxies.clone(), nemesis);
+            while !done() {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            running.stop()
+        })
+        .await;
+    assert!(log.errors.is_empty(), "nemesis errors: {:?}", log.errors);
+    assert!(log.total() > 0, "no fault was injected");
+    assert!(completed(&history) > 0, "no critical section completed");
+    assert_no_violations(&verdict, &history);
+}
+
+/// Waits `duration` or until the workload is done; false when done.
+fn nap(duration: Duration, done: &dyn Fn() -> bool) -> bool {
+    let until = std::time::Instant::now() + duration;
+    while std::time::Instant::now() < until {
+        if done() {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    !done()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn minority_crash_restart_loop_with_aof_everysec_keeps_exclusion() {
+    under_nemesis(
+        Persistence::AofEverySec,
+        NemesisConfig {
+            kinds: vec![FaultKind::Kill],
+            max_restart_delay: Duration::from_millis(300),
+            max_nodes: MINORITY,
+            ..NemesisConfig::default()
+        },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn minority_paused_keeps_exclusion_and_leaks_nothing() {
+    under_nemesis(
+        Persistence::None,
+        NemesisConfig {
+            kinds: vec![FaultKind::Pause],
+            max_nodes: MINORITY,
+            ..NemesisConfig::default()
+        },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn majority_paused_then_resumed_keeps_exclusion_and_leaks_nothing() {
+    let _serial = SERIAL.lock().await;
+    let setup = Setup::new(cluster(5, Persistence::None), TTL);
+    let (history, verdict, ()) = setup
+        .run(&config(), |cluster, _, done| {
+            for _ in 0..2 {
+                if !nap(Duration::from_millis(600), done) {
+                    return;
+                }
+                for node in 0..3 {
+                    cluster.pause(node).expect("pause");
+                }
+                nap(Duration::from_millis(900), done);
+                for node in 0..3 {
+                    cluster.resume(node).expect("resume");
+                }
+            }
+        })
+        .await;
+    let refused = history
+        .sessions()
+        .iter()
+        .filter(|s| s.grant.is_none())
+        .count();
+    assert!(refused > 0, "a paused majority refused nobody");
+    assert!(completed(&history) > 0);
+    assert_no_violations(&verdict, &history);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn latency_spikes_above_the_node_timeout_on_a_minority_keep_exclusion() {
+    let _serial = SERIAL.lock().await;
+    let setup = Setup::new(cluster(5, Persistence::None), TTL);
+    let (history, verdict, ()) = setup
+        .run(&config(), |_, proxies, done| {
+            let mut spike = 0_u64;
+            while nap(Duration::from_millis(200), done) {
+                // 150–350 ms each way on two of five nodes: above the 100 ms node timeout.
+                let delay = Duration::from_millis(150 + (spike * 50) % 250);
+                proxies.get(0).set_latency(delay);
+                proxies.get(1).set_latency(delay);
+                nap(Duration::from_millis(500), done);
+                proxies.get(0).heal();
+                proxies.get(1).heal();
+                spike += 1;
+            }
+        })
+        .await;
+    assert!(completed(&history) > 0);
+    assert_no_violations(&verdict, &history);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn stall_then_heal_neither_leaks_past_the_ttl_nor_breaks_exclusion() {
+    under_nemesis(
+        Persistence::None,
+        NemesisConfig {
+            kinds: vec![FaultKind::Stall],
+            max_nodes: MINORITY,
+            ..NemesisConfig::default()
+        },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn connection_reset_storm_keeps_exclusion() {
+    under_nemesis(
+        Persistence::None,
+        NemesisConfig {
+            kinds: vec![FaultKind::Reset],
+            max_gap: Duration::from_millis(50),
+            max_nodes: MINORITY,
+            ..NemesisConfig::default()
+        },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn clock_jumps_on_a_minority_within_the_drift_budget_keep_exclusion() {
+    // drift budget = ttl * 0.01 + 2 ms = 17 ms for a 1.5 s TTL.
+    under_nemesis(
+        Persistence::None,
+        NemesisConfig {
+            kinds: vec![FaultKind::Clock],
+            max_gap: Duration::from_millis(30),
+            max_clock_jump: TTL / 100,
+            max_nodes: MINORITY,
+            ..NemesisConfig::default()
+        },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn clocks_of_a_majority_running_fast_within_the_drift_factor_keep_exclusion() {
+    if let Err(why) = redquorum_harness::faketime_support() {
+        if std::env::var_os("REDQUORUM_REQUIRE_FAKETIME").is_some() {
+            panic!("REDQUORUM_REQUIRE_FAKETIME is set but {why}");
+        }
+        eprintln!("SKIPPED clocks_of_a_majority_running_fast_within_the_drift_factor: {why}");
+        return;
+    }
+    let _serial = SERIAL.lock().await;
+    // 0.8% fast: a 1.5 s key expires 12 ms early, inside the 17 ms drift budget.
+    let nodes = Cluster::builder(5)
+        .fast_clock(0, 1.008)
+        .fast_clock(1, 1.008)
+        .fast_clock(2, 1.008)
+        .start()
+        .expect("nodes with fast clocks");
+    let setup = Setup::new(nodes, TTL);
+    let (history, verdict, ()) = setup.run(&config(), |_, _, _| {}).await;
+    assert!(completed(&history) > 0);
+    assert_no_violations(&verdict, &history);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn immediate_restarts_with_aof_always_keep_exclusion() {
+    under_nemesis(
+        Persistence::AofAlways,
+        NemesisConfig {
+            kinds: vec![FaultKind::Kill],
+            max_restart_delay: Duration::ZERO,
+            max_nodes: MINORITY,
+            ..NemesisConfig::default()
+        },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn restarts_without_persistence_after_a_delay_of_max_ttl_keep_exclusion() {
+    under_nemesis(
+        Persistence::None,
+        NemesisConfig {
+            kinds: vec![FaultKind::Kill],
+            min_restart_delay: TTL,
+            max_restart_delay: TTL + Duration::from_millis(200),
+            max_nodes: MINORITY,
+            ..NemesisConfig::default()
+        },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn combined_random_nemesis_keeps_exclusion_and_leaks_nothing() {
+    under_nemesis(
+        Persistence::AofEverySec,
+        NemesisConfig {
+            kinds: FaultKind::ALL.to_vec(),
+            max_clock_jump: TTL / 100,
+            seed: 42,
+            max_nodes: MINORITY,
+            ..NemesisConfig::default()
+        },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn debug_sleep_and_client_pause_on_a_minority_keep_exclusion() {
+    let _serial = SERIAL.lock().await;
+    let setup = Setup::new(cluster(5, Persistence::None), TTL);
+    let (history, verdict, ()) = setup
+        .run(&config(), |cluster, _, done| {
+            let mut round = 0_usize;
+            while nap(Duration::from_millis(300), done) {
+                let node = round % 2;
+                if node == 0 {
+                    cluster
+                        .debug_sleep(node, Duration::from_millis(400))
+                        .expect("DEBUG SLEEP");
+                } else {
+                    cluster
+                        .client_pause(node, Duration::from_millis(400), true)
+                        .expect("CLIENT PAUSE");
+                }
+                nap(Duration::from_millis(450), done);
+                round += 1;
+            }
+        })
+        .await;
+    assert!(completed(&history) > 0);
+    assert_no_violations(&verdict, &history);
+}
