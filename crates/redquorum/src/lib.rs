@@ -40,6 +40,7 @@
 //! - `quorum.rs`: fan-out to all nodes, early decision, unwind.
 //! - `tally.rs`: the pure quorum decision; `validity.rs`: the lease maths.
 //! - `node.rs`: one master's client and script calls; [`NodeId`].
+//! - `notify.rs`: release notifications that wake `lock()` waiters.
 //! - `scripts.rs` and `scripts/*.lua`: the owner-checked scripts.
 //! - `lock.rs`: [`Lock`]; `token.rs`: [`OwnerToken`].
 //! - `outcome.rs`: [`NodeOutcome`], [`Outcomes`]; `error.rs`: errors.
@@ -53,6 +54,7 @@ mod builder;
 mod error;
 mod lock;
 mod node;
+mod notify;
 mod options;
 mod outcome;
 mod quorum;
