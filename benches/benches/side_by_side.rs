@@ -9,7 +9,7 @@
 //! cargo bench -p redquorum-benches --bench side_by_side -- --json    # one JSON object
 //! ```
 //!
-//! Options: `--quick`, `--json`, `--repeats N` (default 3). Without
+//! Options: `--quick`, `--json`, `--repeats N` (default 3), `--only A,B,C,C2,D`. Without
 //! `--bench` on the command line (that is, under `cargo test`) it makes one
 //! very short smoke pass instead, to prove every workload runs.
 
@@ -38,7 +38,10 @@ impl Locker for Rslock {
     type Held = rslock::LockGuard;
 
     async fn acquire(&self, resource: &str) -> Result<rslock::LockGuard, String> {
-        self.0.acquire(resource, TTL).await.map_err(|e| e.to_string())
+        self.0
+            .acquire(resource, TTL)
+            .await
+            .map_err(|e| e.to_string())
     }
 
     async fn release(&self, held: rslock::LockGuard) -> Result<(), String> {
@@ -72,12 +75,30 @@ impl Plan {
         let secs = Duration::from_secs_f64;
         if !args.iter().any(|a| a == "--bench") {
             // Under `cargo test`: a smoke pass only.
-            return Plan { repeats: 1, a: secs(0.2), b: secs(0.2), c: secs(0.3), d: secs(0.1) };
+            return Plan {
+                repeats: 1,
+                a: secs(0.2),
+                b: secs(0.2),
+                c: secs(0.3),
+                d: secs(0.1),
+            };
         }
         if args.iter().any(|a| a == "--quick") {
-            Plan { repeats, a: secs(0.7), b: secs(0.7), c: secs(1.0), d: secs(0.4) }
+            Plan {
+                repeats,
+                a: secs(0.7),
+                b: secs(0.7),
+                c: secs(1.0),
+                d: secs(0.4),
+            }
         } else {
-            Plan { repeats, a: secs(2.0), b: secs(2.0), c: secs(3.0), d: secs(1.0) }
+            Plan {
+                repeats,
+                a: secs(2.0),
+                b: secs(2.0),
+                c: secs(3.0),
+                d: secs(1.0),
+            }
         }
     }
 }
@@ -121,6 +142,19 @@ type Results = BTreeMap<(String, &'static str), Cell>;
 
 static RUN: AtomicU64 = AtomicU64::new(0);
 
+/// The workloads named by `--only A,B,...` (all when absent).
+static ONLY: std::sync::OnceLock<Option<Vec<String>>> = std::sync::OnceLock::new();
+
+fn selected(key: &str) -> bool {
+    match ONLY.get().and_then(Option::as_ref) {
+        // "D" selects every D<n>.
+        Some(only) => only
+            .iter()
+            .any(|o| o == key || (o == "D" && key.starts_with('D'))),
+        None => true,
+    }
+}
+
 /// A resource name prefix no earlier run used.
 fn tag(lib: &str, workload: &str) -> String {
     format!(
@@ -132,7 +166,13 @@ fn tag(lib: &str, workload: &str) -> String {
 
 /// A few untimed cycles, so connecting and script loading are not measured.
 async fn warm_up<L: Locker>(locker: &Arc<L>) {
-    let _ = run(Arc::clone(locker), Workload::Sequential, Duration::from_millis(100), &tag("warm", "up")).await;
+    let _ = run(
+        Arc::clone(locker),
+        Workload::Sequential,
+        Duration::from_millis(100),
+        &tag("warm", "up"),
+    )
+    .await;
 }
 
 async fn measure<L: Locker>(
@@ -144,12 +184,21 @@ async fn measure<L: Locker>(
     duration: Duration,
     stats: Option<&CommandStats>,
 ) {
+    if !selected(key) {
+        return;
+    }
     let commands = locker.client_commands();
     let before = match stats {
         Some(stats) => stats.calls(commands).await.ok(),
         None => None,
     };
-    let sample = run(Arc::clone(locker), workload, duration, &tag(lib, workload.name())).await;
+    let sample = run(
+        Arc::clone(locker),
+        workload,
+        duration,
+        &tag(lib, workload.name()),
+    )
+    .await;
     let cell = results.entry((key.to_owned(), lib)).or_default();
     if let (Some(stats), Some(before)) = (stats, before) {
         if let Ok(after) = stats.calls(commands).await {
@@ -179,12 +228,21 @@ fn rslock(urls: &[String]) -> Rslock {
 /// so that a drift in machine load does not always favour the same one.
 async fn repeat(results: &mut Results, urls: &[String], plan: Plan, round: usize) {
     let five = &urls[..N];
-    let stats = CommandStats::connect(five).await.expect("INFO on the nodes");
-    let floor = Arc::new(Floor::connect(five, NODE_TIMEOUT, TTL).await.expect("floor connects"));
+    let stats = CommandStats::connect(five)
+        .await
+        .expect("INFO on the nodes");
+    let floor = Arc::new(
+        Floor::connect(five, NODE_TIMEOUT, TTL)
+            .await
+            .expect("floor connects"),
+    );
     let ours = Arc::new(RedquorumLocker(redlock(five)));
     let peer = Arc::new(rslock(five));
     let parallel = Workload::Parallel { tasks: 64 };
-    let contended = Workload::Contended { workers: 16, hold: HOLD };
+    let contended = Workload::Contended {
+        workers: 16,
+        hold: HOLD,
+    };
     let pingpong = Workload::PingPong { hold: HOLD };
     warm_up(&floor).await;
     warm_up(&ours).await;
@@ -192,27 +250,94 @@ async fn repeat(results: &mut Results, urls: &[String], plan: Plan, round: usize
     for turn in 0..3 {
         match (turn + round) % 3 {
             0 => {
-                measure(results, "A", "floor", &floor, Workload::Sequential, plan.a, Some(&stats)).await;
+                measure(
+                    results,
+                    "A",
+                    "floor",
+                    &floor,
+                    Workload::Sequential,
+                    plan.a,
+                    Some(&stats),
+                )
+                .await;
                 measure(results, "B", "floor", &floor, parallel, plan.b, None).await;
             }
             1 => {
-                measure(results, "A", "redquorum", &ours, Workload::Sequential, plan.a, Some(&stats)).await;
+                measure(
+                    results,
+                    "A",
+                    "redquorum",
+                    &ours,
+                    Workload::Sequential,
+                    plan.a,
+                    Some(&stats),
+                )
+                .await;
                 measure(results, "B", "redquorum", &ours, parallel, plan.b, None).await;
-                measure(results, "C", "redquorum", &ours, contended, plan.c, Some(&stats)).await;
-                measure(results, "C2", "redquorum", &ours, pingpong, plan.c, Some(&stats)).await;
+                measure(
+                    results,
+                    "C",
+                    "redquorum",
+                    &ours,
+                    contended,
+                    plan.c,
+                    Some(&stats),
+                )
+                .await;
+                measure(
+                    results,
+                    "C2",
+                    "redquorum",
+                    &ours,
+                    pingpong,
+                    plan.c,
+                    Some(&stats),
+                )
+                .await;
             }
             _ => {
-                measure(results, "A", "rslock", &peer, Workload::Sequential, plan.a, Some(&stats)).await;
+                measure(
+                    results,
+                    "A",
+                    "rslock",
+                    &peer,
+                    Workload::Sequential,
+                    plan.a,
+                    Some(&stats),
+                )
+                .await;
                 measure(results, "B", "rslock", &peer, parallel, plan.b, None).await;
-                measure(results, "C", "rslock", &peer, contended, plan.c, Some(&stats)).await;
-                measure(results, "C2", "rslock", &peer, pingpong, plan.c, Some(&stats)).await;
+                measure(
+                    results,
+                    "C",
+                    "rslock",
+                    &peer,
+                    contended,
+                    plan.c,
+                    Some(&stats),
+                )
+                .await;
+                measure(
+                    results,
+                    "C2",
+                    "rslock",
+                    &peer,
+                    pingpong,
+                    plan.c,
+                    Some(&stats),
+                )
+                .await;
             }
         }
     }
     for n in SIZES {
         let nodes = &urls[..n];
         let key = format!("D{n}");
-        let floor = Arc::new(Floor::connect(nodes, NODE_TIMEOUT, TTL).await.expect("floor connects"));
+        let floor = Arc::new(
+            Floor::connect(nodes, NODE_TIMEOUT, TTL)
+                .await
+                .expect("floor connects"),
+        );
         let ours = Arc::new(RedquorumLocker(redlock(nodes)));
         let peer = Arc::new(rslock(nodes));
         warm_up(&floor).await;
@@ -220,9 +345,42 @@ async fn repeat(results: &mut Results, urls: &[String], plan: Plan, round: usize
         warm_up(&peer).await;
         for turn in 0..3 {
             match (turn + round) % 3 {
-                0 => measure(results, &key, "floor", &floor, Workload::Sequential, plan.d, None).await,
-                1 => measure(results, &key, "redquorum", &ours, Workload::Sequential, plan.d, None).await,
-                _ => measure(results, &key, "rslock", &peer, Workload::Sequential, plan.d, None).await,
+                0 => {
+                    measure(
+                        results,
+                        &key,
+                        "floor",
+                        &floor,
+                        Workload::Sequential,
+                        plan.d,
+                        None,
+                    )
+                    .await
+                }
+                1 => {
+                    measure(
+                        results,
+                        &key,
+                        "redquorum",
+                        &ours,
+                        Workload::Sequential,
+                        plan.d,
+                        None,
+                    )
+                    .await
+                }
+                _ => {
+                    measure(
+                        results,
+                        &key,
+                        "rslock",
+                        &peer,
+                        Workload::Sequential,
+                        plan.d,
+                        None,
+                    )
+                    .await
+                }
             }
         }
     }
@@ -234,7 +392,11 @@ fn ratio(a: f64, b: f64) -> f64 {
 
 fn f(v: f64) -> String {
     if v.is_finite() {
-        if v >= 100.0 { format!("{v:.0}") } else { format!("{v:.2}") }
+        if v >= 100.0 {
+            format!("{v:.0}")
+        } else {
+            format!("{v:.2}")
+        }
     } else {
         "-".into()
     }
@@ -242,8 +404,13 @@ fn f(v: f64) -> String {
 
 fn print_table(results: &Results, plan: Plan) {
     let get = |k: &str, lib: &'static str| results.get(&(k.to_owned(), lib));
-    println!("\nmedians of {} repeats; latencies in µs; cpu = client CPU µs per cycle\n", plan.repeats);
-    println!("| workload | library | cycles/s | acquire p50 | acquire p99 | release p50 | release p99 | cpu/cycle | requests/cycle | hand-off p50 | hand-off p99 | errors |");
+    println!(
+        "\nmedians of {} repeats; latencies in µs; cpu = client CPU µs per cycle\n",
+        plan.repeats
+    );
+    println!(
+        "| workload | library | cycles/s | acquire p50 | acquire p99 | release p50 | release p99 | cpu/cycle | requests/cycle | hand-off p50 | hand-off p99 | errors |"
+    );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut keys: Vec<&String> = results.keys().map(|(k, _)| k).collect();
     keys.dedup();
@@ -252,8 +419,16 @@ fn print_table(results: &Results, plan: Plan) {
             if let Some(c) = get(key, lib) {
                 println!(
                     "| {key} | {lib} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                    f(c.cps()), f(c.acq(0.5)), f(c.acq(0.99)), f(c.rel(0.5)), f(c.rel(0.99)),
-                    f(c.cpu()), f(c.req()), f(c.gap(0.5)), f(c.gap(0.99)), c.errors()
+                    f(c.cps()),
+                    f(c.acq(0.5)),
+                    f(c.acq(0.99)),
+                    f(c.rel(0.5)),
+                    f(c.rel(0.99)),
+                    f(c.cpu()),
+                    f(c.req()),
+                    f(c.gap(0.5)),
+                    f(c.gap(0.99)),
+                    c.errors()
                 );
             }
         }
@@ -262,7 +437,11 @@ fn print_table(results: &Results, plan: Plan) {
     println!("| check | measured | target | met |");
     println!("|---|---|---|---|");
     for (name, value, target, met) in checks(results) {
-        println!("| {name} | {} | {target} | {} |", f(value), if met { "yes" } else { "NO" });
+        println!(
+            "| {name} | {} | {target} | {} |",
+            f(value),
+            if met { "yes" } else { "NO" }
+        );
     }
 }
 
@@ -273,32 +452,80 @@ fn checks(results: &Results) -> Vec<(String, f64, &'static str, bool)> {
     let mut push = |name: &str, value: f64, target: &'static str, met: bool| {
         out.push((name.to_owned(), value, target, met));
     };
-    if let (Some(q), Some(fl), Some(p)) = (get("A", "redquorum"), get("A", "floor"), get("A", "rslock")) {
+    if let (Some(q), Some(fl), Some(p)) =
+        (get("A", "redquorum"), get("A", "floor"), get("A", "rslock"))
+    {
         let r = ratio(q.acq(0.5), fl.acq(0.5));
         push("A acquire p50 redquorum/floor", r, "<= 1.1", r <= 1.1);
         let r = ratio(q.acq(0.99), fl.acq(0.99));
         push("A acquire p99 redquorum/floor", r, "<= 1.3", r <= 1.3);
         let r = ratio(q.cps(), p.cps());
         push("A cycles/s redquorum/rslock", r, ">= 1.0", r >= 1.0);
-        push("A cpu/cycle redquorum/floor", ratio(q.cpu(), fl.cpu()), "(info)", true);
-        push("A cpu/cycle redquorum/rslock", ratio(q.cpu(), p.cpu()), "(info)", true);
+        push(
+            "A cpu/cycle redquorum/floor",
+            ratio(q.cpu(), fl.cpu()),
+            "(info)",
+            true,
+        );
+        push(
+            "A cpu/cycle redquorum/rslock",
+            ratio(q.cpu(), p.cpu()),
+            "(info)",
+            true,
+        );
     }
-    if let (Some(q), Some(fl), Some(p)) = (get("B", "redquorum"), get("B", "floor"), get("B", "rslock")) {
+    if let (Some(q), Some(fl), Some(p)) =
+        (get("B", "redquorum"), get("B", "floor"), get("B", "rslock"))
+    {
         let r = ratio(q.cps(), fl.cps());
         push("B cycles/s redquorum/floor", r, ">= 0.9", r >= 0.9);
         let r = ratio(q.cps(), p.cps());
         push("B cycles/s redquorum/rslock", r, ">= 1.0", r >= 1.0);
-        push("B cpu/cycle redquorum/floor", ratio(q.cpu(), fl.cpu()), "(info)", true);
-        push("B cpu/cycle redquorum/rslock", ratio(q.cpu(), p.cpu()), "(info)", true);
+        push(
+            "B cpu/cycle redquorum/floor",
+            ratio(q.cpu(), fl.cpu()),
+            "(info)",
+            true,
+        );
+        push(
+            "B cpu/cycle redquorum/rslock",
+            ratio(q.cpu(), p.cpu()),
+            "(info)",
+            true,
+        );
     }
     if let (Some(q), Some(p)) = (get("C", "redquorum"), get("C", "rslock")) {
         let r = ratio(q.cps(), p.cps());
-        push("C critical sections/s redquorum/rslock", r, ">= 1.0", r >= 1.0);
-        push("C redquorum requests per critical section", q.req(), "<= 11", q.req() <= 11.0);
-        push("C rslock requests per critical section", p.req(), "(info)", true);
-        push("C hand-off p50 redquorum/rslock", ratio(q.gap(0.5), p.gap(0.5)), "(info)", true);
+        push(
+            "C critical sections/s redquorum/rslock",
+            r,
+            ">= 1.0",
+            r >= 1.0,
+        );
+        push(
+            "C redquorum requests per critical section",
+            q.req(),
+            "<= 11",
+            q.req() <= 11.0,
+        );
+        push(
+            "C rslock requests per critical section",
+            p.req(),
+            "(info)",
+            true,
+        );
+        push(
+            "C hand-off p50 redquorum/rslock",
+            ratio(q.gap(0.5), p.gap(0.5)),
+            "(info)",
+            true,
+        );
     }
-    if let (Some(q), Some(p), Some(a)) = (get("C2", "redquorum"), get("C2", "rslock"), get("A", "floor")) {
+    if let (Some(q), Some(p), Some(a)) = (
+        get("C2", "redquorum"),
+        get("C2", "rslock"),
+        get("A", "floor"),
+    ) {
         let r = ratio(q.gap(0.5), p.gap(0.5));
         push("C2 hand-off p50 redquorum/rslock", r, "<= 0.1", r <= 0.1);
         // One round trip = the floor's acquire p50 (one script on all N nodes).
@@ -308,8 +535,17 @@ fn checks(results: &Results) -> Vec<(String, f64, &'static str, bool)> {
     for lib in ["floor", "redquorum", "rslock"] {
         if let (Some(d3), Some(d9)) = (get("D3", lib), get("D9", lib)) {
             let r = ratio(d9.acq(0.5), d3.acq(0.5));
-            let target = if lib == "redquorum" { "<= 1.3" } else { "(info)" };
-            push(&format!("D acquire p50 N=9/N=3 {lib}"), r, target, lib != "redquorum" || r <= 1.3);
+            let target = if lib == "redquorum" {
+                "<= 1.3"
+            } else {
+                "(info)"
+            };
+            push(
+                &format!("D acquire p50 N=9/N=3 {lib}"),
+                r,
+                target,
+                lib != "redquorum" || r <= 1.3,
+            );
         }
     }
     out
@@ -338,8 +574,14 @@ fn print_json(results: &Results, plan: Plan) {
     let checks: Vec<String> = checks(results)
         .into_iter()
         .map(|(name, value, target, met)| {
-            let value = if value.is_finite() { format!("{value:.3}") } else { "null".into() };
-            format!("{{\"check\":\"{name}\",\"value\":{value},\"target\":\"{target}\",\"met\":{met}}}")
+            let value = if value.is_finite() {
+                format!("{value:.3}")
+            } else {
+                "null".into()
+            };
+            format!(
+                "{{\"check\":\"{name}\",\"value\":{value},\"target\":\"{target}\",\"met\":{met}}}"
+            )
         })
         .collect();
     println!(
@@ -354,6 +596,12 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let plan = Plan::from_args(&args);
     let json = args.iter().any(|a| a == "--json");
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .map(|list| list.split(',').map(str::to_owned).collect());
+    let _ = ONLY.set(only);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -384,5 +632,10 @@ fn main() {
     let errors: u64 = results.values().map(Cell::errors).sum();
     if errors > 0 {
         eprintln!("side_by_side: {errors} failed operations (see the errors column)");
+        for ((key, lib), cell) in &results {
+            if let Some(e) = cell.samples.iter().find_map(|s| s.first_error.as_ref()) {
+                eprintln!("  {key} {lib}: {e}");
+            }
+        }
     }
 }

@@ -30,7 +30,9 @@ fn parse_stat(stat: &str) -> Option<Duration> {
     let mut fields = after_comm.split_whitespace().skip(11);
     let utime: u64 = fields.next()?.parse().ok()?;
     let stime: u64 = fields.next()?.parse().ok()?;
-    Some(Duration::from_millis((utime + stime) * 1000 / TICKS_PER_SEC))
+    Some(Duration::from_millis(
+        (utime + stime) * 1000 / TICKS_PER_SEC,
+    ))
 }
 
 #[cfg(test)]

@@ -45,7 +45,14 @@ impl Locker for RedquorumLocker {
     }
 
     fn client_commands(&self) -> &'static [&'static str] {
-        &["evalsha", "eval", "script|load", "subscribe", "unsubscribe", "ping"]
+        &[
+            "evalsha",
+            "eval",
+            "script|load",
+            "subscribe",
+            "unsubscribe",
+            "ping",
+        ]
     }
 }
 
@@ -61,10 +68,14 @@ pub struct Floor {
 }
 
 static ACQUIRE: std::sync::LazyLock<Script> = std::sync::LazyLock::new(|| {
-    Script::from_lua(include_str!("../../crates/redquorum/src/scripts/acquire.lua"))
+    Script::from_lua(include_str!(
+        "../../crates/redquorum/src/scripts/acquire.lua"
+    ))
 });
 static RELEASE: std::sync::LazyLock<Script> = std::sync::LazyLock::new(|| {
-    Script::from_lua(include_str!("../../crates/redquorum/src/scripts/release.lua"))
+    Script::from_lua(include_str!(
+        "../../crates/redquorum/src/scripts/release.lua"
+    ))
 });
 
 impl Floor {
@@ -77,7 +88,11 @@ impl Floor {
     /// # Cancel safety
     ///
     /// Dropping it drops the half-made clients and their connections.
-    pub async fn connect(urls: &[String], node_timeout: Duration, ttl: Duration) -> Result<Self, String> {
+    pub async fn connect(
+        urls: &[String],
+        node_timeout: Duration,
+        ttl: Duration,
+    ) -> Result<Self, String> {
         let mut clients = Vec::with_capacity(urls.len());
         for url in urls {
             let config = Config::from_url(url).map_err(|e| format!("{url}: {e}"))?;
@@ -93,7 +108,10 @@ impl Floor {
                 }),
                 Some(ReconnectPolicy::new_exponential(0, 20, 1_000, 2)),
             );
-            client.init().await.map_err(|e| format!("{}: {e}", redact(url)))?;
+            client
+                .init()
+                .await
+                .map_err(|e| format!("{}: {e}", redact(url)))?;
             ACQUIRE.load(&client).await.map_err(|e| e.to_string())?;
             RELEASE.load(&client).await.map_err(|e| e.to_string())?;
             clients.push(client);

@@ -68,6 +68,8 @@ pub struct Sample {
     /// From the start of a release to the next successful acquire, sorted
     /// (contended and ping-pong only).
     pub handoff: Vec<Duration>,
+    /// The first error seen, if any.
+    pub first_error: Option<String>,
 }
 
 impl Sample {
@@ -140,7 +142,10 @@ impl Sample {
         }
         let mut json = json_object(&fields);
         json.pop();
-        json.push_str(&format!(",\"cycles\":{},\"errors\":{}}}", self.cycles, self.errors));
+        json.push_str(&format!(
+            ",\"cycles\":{},\"errors\":{}}}",
+            self.cycles, self.errors
+        ));
         json
     }
 }
@@ -175,6 +180,14 @@ struct Tally {
     acquire: Vec<Duration>,
     release: Vec<Duration>,
     handoff: Vec<Duration>,
+    first_error: Option<String>,
+}
+
+impl Tally {
+    fn error(&mut self, error: String) {
+        self.errors += 1;
+        self.first_error.get_or_insert(error);
+    }
 }
 
 /// Shared state of the contended workloads: when the last release began.
@@ -203,7 +216,12 @@ impl Handoff {
 /// # Cancel safety
 ///
 /// Not cancel safe: dropping it leaves the spawned tasks running to their end.
-pub async fn run<L: Locker>(locker: Arc<L>, workload: Workload, duration: Duration, tag: &str) -> Sample {
+pub async fn run<L: Locker>(
+    locker: Arc<L>,
+    workload: Workload,
+    duration: Duration,
+    tag: &str,
+) -> Sample {
     let start = Instant::now();
     let end = start + duration;
     let cpu_before = crate::cpu::process_cpu();
@@ -247,6 +265,9 @@ pub async fn run<L: Locker>(locker: Arc<L>, workload: Workload, duration: Durati
         sample.acquire.extend(tally.acquire);
         sample.release.extend(tally.release);
         sample.handoff.extend(tally.handoff);
+        if sample.first_error.is_none() {
+            sample.first_error = tally.first_error;
+        }
     }
     sample.elapsed = start.elapsed();
     sample.cpu = match (cpu_before, crate::cpu::process_cpu()) {
@@ -269,8 +290,8 @@ async fn fresh_cycles<L: Locker>(locker: &L, prefix: &str, end: Instant) -> Tall
         let t0 = Instant::now();
         let held = match locker.acquire(&resource).await {
             Ok(held) => held,
-            Err(_) => {
-                tally.errors += 1;
+            Err(e) => {
+                tally.error(format!("acquire: {e}"));
                 continue;
             }
         };
@@ -281,7 +302,7 @@ async fn fresh_cycles<L: Locker>(locker: &L, prefix: &str, end: Instant) -> Tall
         tally.release.push(t2 - t1);
         match released {
             Ok(()) => tally.cycles += 1,
-            Err(_) => tally.errors += 1,
+            Err(e) => tally.error(format!("release: {e}")),
         }
     }
     tally
@@ -304,15 +325,22 @@ async fn contended_cycles<L: Locker>(
     while Instant::now() < end {
         if let (Some(mine), Some(seen)) = (my_turn, seen.as_mut()) {
             let other_went = seen.wait_for(|turn| *turn > mine);
-            if !matches!(tokio::time::timeout_at(end.into(), other_went).await, Ok(Ok(_))) {
+            if !matches!(
+                tokio::time::timeout_at(end.into(), other_went).await,
+                Ok(Ok(_))
+            ) {
                 break;
             }
         }
         let t0 = Instant::now();
         let held = match tokio::time::timeout_at(give_up.into(), locker.acquire(resource)).await {
             Ok(Ok(held)) => held,
-            _ => {
-                tally.errors += 1;
+            Ok(Err(e)) => {
+                tally.error(format!("acquire: {e}"));
+                break;
+            }
+            Err(_) => {
+                tally.error("acquire: still blocked 5 s after the end".to_owned());
                 break;
             }
         };
@@ -332,7 +360,7 @@ async fn contended_cycles<L: Locker>(
         tally.release.push(t2.elapsed());
         match released {
             Ok(()) => tally.cycles += 1,
-            Err(_) => tally.errors += 1,
+            Err(e) => tally.error(format!("release: {e}")),
         }
     }
     tally

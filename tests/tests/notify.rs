@@ -130,7 +130,11 @@ async fn a_lost_notification_costs_only_the_backoff() {
         .expect("the backoff retries")
         .expect("task")
         .expect("acquired");
-    assert_eq!(calls(&cluster, 0, "publish"), published, "no notification was sent");
+    assert_eq!(
+        calls(&cluster, 0, "publish"),
+        published,
+        "no notification was sent"
+    );
     lock.release().await.expect("release");
 }
 
@@ -139,7 +143,10 @@ async fn waiters_resubscribe_after_their_connection_is_killed() {
     let cluster = cluster(1);
     let urls = cluster.urls();
     let holder = redlock_on(&urls, HOUR, Duration::ZERO);
-    let held = holder.lock("notify:reconnect").await.expect("free resource");
+    let held = holder
+        .lock("notify:reconnect")
+        .await
+        .expect("free resource");
     let key = held.key().to_owned();
 
     let waiter = redlock_on(&urls, HOUR, Duration::ZERO);
@@ -183,7 +190,11 @@ async fn waiters_on_many_resources_share_one_subscriber_per_node() {
         assert!(eventually(WITHIN, everywhere).await);
     }
     for i in 0..cluster.len() {
-        assert_eq!(pubsub_clients(&cluster, i), 1, "node {i}: one subscriber connection");
+        assert_eq!(
+            pubsub_clients(&cluster, i),
+            1,
+            "node {i}: one subscriber connection"
+        );
     }
     for lock in held {
         lock.release().await.expect("release");

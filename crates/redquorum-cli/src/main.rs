@@ -33,6 +33,8 @@ struct Cli {
 enum Command {
     /// Walk through acquire, contention, node failure and release on local nodes.
     Demo(cmd::demo::DemoArgs),
+    /// Measure lock throughput, latency and hand-off on the nodes (see docs/performance.md).
+    Bench(cmd::bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -61,6 +63,7 @@ fn main() -> ExitCode {
     runtime.block_on(async move {
         match cli.command {
             Command::Demo(args) => cmd::demo::run(&nodes, args).await,
+            Command::Bench(args) => cmd::bench::run_bench(&nodes, args).await,
         }
     })
 }

@@ -5,7 +5,8 @@
 //! subscriber connection per node, shared by all waiters of a `Redlock` and its
 //! clones, listens on the channels of the resources someone here waits for: a
 //! channel is subscribed when the first local waiter on its resource arrives
-//! and unsubscribed when the last one leaves.
+//! and unsubscribed when the last one has left (after a short linger, so a
+//! waiter that comes straight back does not pay SUBSCRIBE + UNSUBSCRIBE).
 //!
 //! Local waiters on one resource form a FIFO line and only the head contends,
 //! so a release costs one acquire attempt from this process, not one per
@@ -18,7 +19,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -31,6 +32,12 @@ use tokio::task::JoinHandle;
 
 /// Prefix of the per-resource release channel; `scripts/release.lua` uses the same.
 pub(crate) const CHANNEL_PREFIX: &str = "redquorum:released:";
+
+/// How long an empty line (and its channel subscription) is kept. A waiter
+/// that comes back within it (two workers taking turns, say) neither pays
+/// SUBSCRIBE + UNSUBSCRIBE nor a blind attempt against the lock its
+/// predecessor just won: it waits for that holder's release.
+const LINGER: Duration = Duration::from_secs(1);
 
 /// How many recent release tokens a line remembers, to count each release once
 /// although every node sends its own copy.
@@ -67,6 +74,8 @@ struct Shared {
     subscribers: Vec<SubscriberClient>,
     /// Lines by lock key; a line exists while at least one waiter is in it.
     lines: Mutex<HashMap<String, Arc<Line>>>,
+    /// `lines.len()`, readable without the mutex.
+    lines_len: AtomicUsize,
     ops: mpsc::UnboundedSender<Op>,
 }
 
@@ -86,7 +95,7 @@ struct Started {
 /// The local waiters on one resource.
 struct Line {
     /// Counted under `Shared::lines`' mutex: the line leaves the map at zero.
-    waiters: std::sync::atomic::AtomicUsize,
+    waiters: AtomicUsize,
     /// One permit: the right to contend. FIFO, so waiters take turns in order.
     turn: Arc<Semaphore>,
     /// Woken (one head at a time) by a release notification.
@@ -95,6 +104,8 @@ struct Line {
     /// holder's release instead of trying at once against a held key.
     handed_over: AtomicBool,
     recent: Mutex<Recent>,
+    /// When the last waiter left (the line then lingers for `LINGER`).
+    idle_since: Mutex<Option<Instant>>,
 }
 
 #[derive(Default)]
@@ -123,6 +134,7 @@ impl Line {
             wake: Notify::new(),
             handed_over: AtomicBool::new(false),
             recent: Mutex::new(Recent::default()),
+            idle_since: Mutex::new(None),
         }
     }
 }
@@ -135,6 +147,7 @@ impl Notifier {
             shared: Arc::new(Shared {
                 subscribers,
                 lines: Mutex::new(HashMap::new()),
+                lines_len: AtomicUsize::new(0),
                 ops,
             }),
             ops_rx: Mutex::new(Some(ops_rx)),
@@ -143,10 +156,16 @@ impl Notifier {
         }
     }
 
-    /// Whether some local waiter is queued on `key` (a newcomer then lines up
-    /// behind it instead of racing it).
+    /// Whether `key` has a line: someone waits on it, or did within `LINGER`
+    /// (a newcomer then lines up behind them instead of racing them).
     pub(crate) fn is_waited_on(&self, key: &str) -> bool {
         lock(&self.shared.lines).contains_key(key)
+    }
+
+    /// Whether no one waits on any resource: lets the uncontended `lock()`
+    /// skip the key lookup (no lock, no allocation).
+    pub(crate) fn is_idle(&self) -> bool {
+        self.shared.lines_len.load(Ordering::Relaxed) == 0
     }
 
     /// Joins the line of `key`, subscribing its channel if this is the first
@@ -165,7 +184,10 @@ impl Notifier {
                 Arc::new(Line::new())
             });
             line.waiters.fetch_add(1, Ordering::Relaxed);
-            (Arc::clone(line), subscribed)
+            *lock(&line.idle_since) = None;
+            let line = Arc::clone(line);
+            self.shared.lines_len.store(lines.len(), Ordering::Relaxed);
+            (line, subscribed)
         };
         let waiter = Waiter {
             shared: Arc::clone(&self.shared),
@@ -200,6 +222,7 @@ impl Notifier {
             for subscriber in &shared.subscribers {
                 tasks.push(subscriber.manage_subscriptions());
             }
+            tasks.push(tokio::spawn(sweep(Arc::downgrade(shared))));
             if let Some(ops) = lock(&self.ops_rx).take() {
                 tasks.push(tokio::spawn(apply_ops(
                     Arc::downgrade(shared),
@@ -302,14 +325,44 @@ impl Waiter {
 
 impl Drop for Waiter {
     fn drop(&mut self) {
-        let mut lines = lock(&self.shared.lines);
+        let _lines = lock(&self.shared.lines);
         if self.line.waiters.fetch_sub(1, Ordering::Relaxed) == 1 {
-            lines.remove(&self.key);
-            let _ = self
-                .shared
-                .ops
-                .send(Op::Unsubscribe(std::mem::take(&mut self.key)));
+            // Swept (and unsubscribed) by `sweep` if nobody comes back.
+            *lock(&self.line.idle_since) = Some(Instant::now());
         }
+    }
+}
+
+/// Removes the lines that stayed empty for `LINGER`, and unsubscribes them.
+async fn sweep(shared: std::sync::Weak<Shared>) {
+    let mut tick = tokio::time::interval(LINGER / 4);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        shared.remove_idle(LINGER);
+    }
+}
+
+impl Shared {
+    /// Removes lines empty for at least `linger`; their channels are unsubscribed in order.
+    fn remove_idle(&self, linger: Duration) {
+        let mut lines = lock(&self.lines);
+        let idle: Vec<String> = lines
+            .iter()
+            .filter(|(_, line)| {
+                line.waiters.load(Ordering::Relaxed) == 0
+                    && lock(&line.idle_since).is_some_and(|since| since.elapsed() >= linger)
+            })
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in idle {
+            lines.remove(&key);
+            let _ = self.ops.send(Op::Unsubscribe(key));
+        }
+        self.lines_len.store(lines.len(), Ordering::Relaxed);
     }
 }
 
@@ -420,6 +473,36 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn an_empty_line_lingers_then_is_swept() {
+        let notifier = Notifier::new(Vec::new(), Duration::from_millis(10));
+        assert!(notifier.is_idle());
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let waiter = notifier.waiter("lock:a", deadline).await;
+        assert!(notifier.is_waited_on("lock:a") && !notifier.is_idle());
+        drop(waiter);
+        // Still there for a returning waiter...
+        notifier.shared.remove_idle(Duration::from_secs(3600));
+        assert!(notifier.is_waited_on("lock:a"));
+        // ...but not once it has been empty for the linger time.
+        notifier.shared.remove_idle(Duration::ZERO);
+        assert!(!notifier.is_waited_on("lock:a") && notifier.is_idle());
+    }
+
+    #[tokio::test]
+    async fn a_line_in_use_is_never_swept() {
+        let notifier = Notifier::new(Vec::new(), Duration::from_millis(10));
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let first = notifier.waiter("lock:b", deadline).await;
+        let second = notifier.waiter("lock:b", deadline).await;
+        drop(first);
+        notifier.shared.remove_idle(Duration::ZERO);
+        assert!(notifier.is_waited_on("lock:b"));
+        drop(second);
+        notifier.shared.remove_idle(Duration::ZERO);
+        assert!(!notifier.is_waited_on("lock:b"));
+    }
 
     #[test]
     fn each_release_is_counted_once_across_node_copies() {

@@ -7,8 +7,8 @@ use crate::backoff;
 use crate::builder::RedlockBuilder;
 use crate::error::{BuildError, Error};
 use crate::lock::Lock;
-use crate::notify::Notifier;
 use crate::node::NodeId;
+use crate::notify::Notifier;
 use crate::options::LockOptions;
 use crate::quorum::Quorum;
 use crate::token::OwnerToken;
@@ -261,7 +261,10 @@ impl Redlock {
         // woken by release notifications. If others already wait here, line
         // up behind them rather than race them: fewer requests per hand-off.
         let mut waiter = None;
-        if !resource.is_empty() && self.notifier.is_waited_on(&self.key(resource)) {
+        if !resource.is_empty()
+            && !self.notifier.is_idle()
+            && self.notifier.is_waited_on(&self.key(resource))
+        {
             let line = self.notifier.waiter(&self.key(resource), deadline).await;
             let pause = pause().min(deadline.saturating_duration_since(Instant::now()));
             waiter.insert(line).wait(pause, deadline).await;

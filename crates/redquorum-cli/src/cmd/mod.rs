@@ -1,3 +1,4 @@
 //! One file per subcommand.
 
+pub(crate) mod bench;
 pub(crate) mod demo;
