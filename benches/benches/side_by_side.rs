@@ -200,12 +200,12 @@ async fn measure<L: Locker>(
     )
     .await;
     let cell = results.entry((key.to_owned(), lib)).or_default();
-    if let (Some(stats), Some(before)) = (stats, before) {
-        if let Ok(after) = stats.calls(commands).await {
-            // The INFO calls themselves are not in `commands`.
-            cell.requests
-                .push(after.saturating_sub(before) as f64 / sample.cycles.max(1) as f64);
-        }
+    // The INFO calls themselves are not in `commands`.
+    if let (Some(stats), Some(before)) = (stats, before)
+        && let Ok(after) = stats.calls(commands).await
+    {
+        let requests = after.saturating_sub(before) as f64 / sample.cycles.max(1) as f64;
+        cell.requests.push(requests);
     }
     cell.samples.push(sample);
 }
