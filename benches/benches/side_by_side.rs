@@ -9,7 +9,9 @@
 //! cargo bench -p redquorum-benches --bench side_by_side -- --json    # one JSON object
 //! ```
 //!
-//! Options: `--quick`, `--json`, `--repeats N` (default 3), `--only A,B,C,C2,D`. Without
+//! Options: `--quick`, `--json`, `--repeats N` (default 3), `--only A,B,C,C2,D`,
+//! `--libs floor,redquorum,rslock`; `REDQUORUM_NODES` (9 or more URLs) to
+//! use nodes started elsewhere. Without
 //! `--bench` on the command line (that is, under `cargo test`) it makes one
 //! very short smoke pass instead, to prove every workload runs.
 
@@ -145,6 +147,16 @@ static RUN: AtomicU64 = AtomicU64::new(0);
 /// The workloads named by `--only A,B,...` (all when absent).
 static ONLY: std::sync::OnceLock<Option<Vec<String>>> = std::sync::OnceLock::new();
 
+/// The libraries named by `--libs floor,redquorum,rslock` (all when absent).
+static LIBS: std::sync::OnceLock<Option<Vec<String>>> = std::sync::OnceLock::new();
+
+fn lib_selected(lib: &str) -> bool {
+    match LIBS.get().and_then(Option::as_ref) {
+        Some(libs) => libs.iter().any(|l| l == lib),
+        None => true,
+    }
+}
+
 fn selected(key: &str) -> bool {
     match ONLY.get().and_then(Option::as_ref) {
         // "D" selects every D<n>.
@@ -184,7 +196,7 @@ async fn measure<L: Locker>(
     duration: Duration,
     stats: Option<&CommandStats>,
 ) {
-    if !selected(key) {
+    if !selected(key) || !lib_selected(lib) {
         return;
     }
     let commands = locker.client_commands();
@@ -602,12 +614,25 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .map(|list| list.split(',').map(str::to_owned).collect());
     let _ = ONLY.set(only);
+    let libs = args
+        .iter()
+        .position(|a| a == "--libs")
+        .and_then(|i| args.get(i + 1))
+        .map(|list| list.split(',').map(str::to_owned).collect());
+    let _ = LIBS.set(libs);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("tokio runtime");
-    let cluster = Cluster::start(SIZES[SIZES.len() - 1]).expect("start 9 local redis-server nodes");
+    // REDQUORUM_NODES (at least 9 URLs) measures on nodes started elsewhere,
+    // e.g. to keep them out of `strace -f` / `perf` of this process.
+    let cluster = Cluster::from_env_or_start(SIZES[SIZES.len() - 1])
+        .expect("start 9 local redis-server nodes");
     let urls = cluster.urls();
+    assert!(
+        urls.len() >= SIZES[SIZES.len() - 1],
+        "REDQUORUM_NODES needs at least 9 nodes"
+    );
     if !json {
         eprintln!(
             "side_by_side: {} repeats on {} local nodes (A, B, C, C2 on {N}); floor, redquorum, rslock",
