@@ -245,3 +245,42 @@ async fn waiter_is_woken_while_a_subscriber_node_is_down() {
     }
     lock.release().await.expect("release");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiter_of_the_same_redlock_takes_over_right_behind_the_release() {
+    // Holder and waiter share one Redlock: the release wakes the waiter as
+    // soon as it is queued, and its attempt follows the release on the same
+    // connections, so it must succeed at once (no failed attempt in between).
+    let cluster = cluster(3);
+    let redlock = redlock_on(&cluster.urls(), HOUR, Duration::ZERO);
+    let held = redlock.lock("notify:local").await.expect("free resource");
+    let key = held.key().to_owned();
+    let before: Vec<u64> = (0..3).map(|i| calls(&cluster, i, "evalsha")).collect();
+    let waiter = redlock.clone();
+    let waiting = tokio::spawn(async move { waiter.lock("notify:local").await });
+    assert!(
+        eventually(WITHIN, || async {
+            (0..3).all(|i| subscribers(&cluster, i, &key) == 1)
+                && (0..3).all(|i| calls(&cluster, i, "evalsha") >= before[i] + 2)
+        })
+        .await,
+        "the waiter never subscribed and retried"
+    );
+    held.release().await.expect("release");
+    let lock = tokio::time::timeout(WITHIN, waiting)
+        .await
+        .expect("woken by the release: its backoff is an hour")
+        .expect("task")
+        .expect("acquired");
+    assert_eq!(
+        common::held_on(&cluster, &key, &lock.owner().to_string()),
+        3
+    );
+    for (i, before) in before.into_iter().enumerate() {
+        // Two attempts (each may add an unwind on a node that had not
+        // answered), the release, the winning attempt: at most 6, never polling.
+        let delta = calls(&cluster, i, "evalsha") - before;
+        assert!((4..=6).contains(&delta), "node {i}: {delta} calls");
+    }
+    lock.release().await.expect("release");
+}

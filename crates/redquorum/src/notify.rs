@@ -30,6 +30,8 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tokio::task::JoinHandle;
 
+use crate::token::OwnerToken;
+
 /// Prefix of the per-resource release channel; `scripts/release.lua` uses the same.
 pub(crate) const CHANNEL_PREFIX: &str = "redquorum:released:";
 
@@ -160,6 +162,22 @@ impl Notifier {
     /// (a newcomer then lines up behind them instead of racing them).
     pub(crate) fn is_waited_on(&self, key: &str) -> bool {
         lock(&self.shared.lines).contains_key(key)
+    }
+
+    /// Our own release of `key` has been queued on every node's connection:
+    /// wake the head of its line at once. Its attempt is sent behind the
+    /// release on the same connections, so it lands after it. The nodes'
+    /// messages for this release then count as copies already seen.
+    pub(crate) fn released_locally(&self, key: &str, owner: OwnerToken) {
+        if self.is_idle() {
+            return;
+        }
+        let Some(line) = lock(&self.shared.lines).get(key).cloned() else {
+            return;
+        };
+        if lock(&line.recent).is_new(owner.as_value().as_bytes()) {
+            line.wake.notify_one();
+        }
     }
 
     /// Whether no one waits on any resource: lets the uncontended `lock()`

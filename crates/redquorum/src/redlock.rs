@@ -71,6 +71,7 @@ impl Redlock {
     /// Uses `notifier` (the nodes' subscriber connections) to wake waiters.
     pub(crate) fn with_notifier(mut self, notifier: Notifier) -> Self {
         self.notifier = Arc::new(notifier);
+        self.quorum.set_notifier(Arc::clone(&self.notifier));
         self
     }
 
