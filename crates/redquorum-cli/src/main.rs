@@ -41,6 +41,8 @@ enum Command {
     Nodes(cmd::nodes::NodesArgs),
     /// Run clients against the nodes under random faults and check mutual exclusion.
     Torture(cmd::torture::TortureArgs),
+    /// Measure lock throughput, latency and hand-off on the nodes (see docs/performance.md).
+    Bench(cmd::bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -73,6 +75,7 @@ fn main() -> ExitCode {
             Command::Status(args) => cmd::status::run(&nodes, args).await,
             Command::Nodes(args) => cmd::nodes::run(args),
             Command::Torture(args) => cmd::torture::run(&nodes, args).await,
+            Command::Bench(args) => cmd::bench::run_bench(&nodes, args).await,
         }
     })
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::error::BuildError;
 use crate::node::{self, Node};
+use crate::notify::Notifier;
 use crate::options::LockOptions;
 use crate::quorum::Quorum;
 use crate::redlock::Redlock;
@@ -334,6 +335,11 @@ impl RedlockBuilder {
         if tokio::runtime::Handle::try_current().is_err() {
             return Err(BuildError::NoRuntime);
         }
+        let subscribers = parsed
+            .iter()
+            .map(|(config, _)| Node::subscriber(config.clone(), self.node_timeout))
+            .collect();
+        let notifier = Notifier::new(subscribers, Node::connect_timeout(self.node_timeout));
         let nodes = parsed
             .into_iter()
             .map(|(config, id)| {
@@ -351,6 +357,7 @@ impl RedlockBuilder {
             self.key_prefix.into(),
             self.node_timeout,
             self.options,
-        ))
+        )
+        .with_notifier(notifier))
     }
 }

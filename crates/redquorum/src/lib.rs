@@ -40,6 +40,7 @@
 //! - `quorum.rs`: fan-out to all nodes, early decision, unwind.
 //! - `tally.rs`: the pure quorum decision; `validity.rs`: the lease maths.
 //! - `node.rs`: one master's client and script calls; [`NodeId`].
+//! - `notify.rs`: release notifications that wake `lock()` waiters.
 //! - `scripts.rs` and `scripts/*.lua`: the owner-checked scripts.
 //! - `lock.rs`: [`Lock`]; `token.rs`: [`OwnerToken`].
 //! - `watchdog.rs`: lease extension task, [`LeaseWatch`] and the lost-lock signal.
@@ -63,6 +64,7 @@ mod health;
 mod held;
 mod lock;
 mod node;
+mod notify;
 mod observe;
 mod options;
 mod outcome;

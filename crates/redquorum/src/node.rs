@@ -3,7 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use fred::clients::Client;
+use fred::clients::{Client, SubscriberClient};
 use fred::interfaces::{ClientLike, EventInterface, LuaInterface};
 use fred::prelude::{Config, ConnectionConfig, PerformanceConfig, ReconnectPolicy, ServerConfig};
 use fred::types::scripts::Script;
@@ -181,6 +181,33 @@ impl Node {
     pub(crate) fn with_health(mut self, max_ttl: Option<Duration>, interval: Duration) -> Self {
         self.health.configure(max_ttl, interval);
         self
+    }
+
+    /// Creates the node's subscriber client for release notifications
+    /// (`notify.rs`), not yet connected. It keeps the lock-safe settings of
+    /// [`Node::new`]: timeouts of `node_timeout`, one attempt per command,
+    /// reconnect forever. Its message buffer is larger than fred's 32 so a
+    /// burst of releases is not dropped as `Lagged` (which only costs a
+    /// spurious retry, but still costs).
+    pub(crate) fn subscriber(config: Config, node_timeout: Duration) -> SubscriberClient {
+        let mut config = config;
+        config.fail_fast = false;
+        let connect_timeout = Self::connect_timeout(node_timeout);
+        let performance = PerformanceConfig {
+            default_command_timeout: node_timeout,
+            broadcast_channel_capacity: 1024,
+            ..Default::default()
+        };
+        let connection = ConnectionConfig {
+            connection_timeout: connect_timeout,
+            internal_command_timeout: connect_timeout,
+            max_command_attempts: 1,
+            max_redirections: 0,
+            auto_client_setname: false,
+            ..Default::default()
+        };
+        let reconnect = ReconnectPolicy::new_exponential(0, 20, 1_000, 2);
+        SubscriberClient::new(config, Some(performance), Some(connection), Some(reconnect))
     }
 
     /// Starts the connection task; commands queue until it is up.

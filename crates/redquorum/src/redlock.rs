@@ -8,6 +8,7 @@ use crate::builder::RedlockBuilder;
 use crate::error::{BuildError, Error};
 use crate::lock::Lock;
 use crate::node::NodeId;
+use crate::notify::Notifier;
 use crate::options::{LockOptions, WatchdogOptions};
 use crate::quorum::Quorum;
 use crate::token::OwnerToken;
@@ -38,6 +39,8 @@ pub struct Redlock {
     options: LockOptions,
     /// How `Lock::auto_extend` and `with_lock` extend locks taken here.
     watchdog: WatchdogOptions,
+    /// Wakes `lock()` waiters on release; shared by clones.
+    notifier: Arc<Notifier>,
 }
 
 impl Redlock {
@@ -64,7 +67,15 @@ impl Redlock {
             node_timeout,
             options,
             watchdog: WatchdogOptions::default(),
+            notifier: Arc::new(Notifier::new(Vec::new(), Duration::ZERO)),
         }
+    }
+
+    /// Uses `notifier` (the nodes' subscriber connections) to wake waiters.
+    pub(crate) fn with_notifier(mut self, notifier: Notifier) -> Self {
+        self.notifier = Arc::new(notifier);
+        self.quorum.set_notifier(Arc::clone(&self.notifier));
+        self
     }
 
     /// A handle on the same nodes that locks with other options.
@@ -282,7 +293,15 @@ impl Redlock {
         .with_watchdog_options(self.watchdog))
     }
 
-    /// Takes `resource`, retrying with jittered backoff until `wait` runs out.
+    /// Takes `resource`, retrying until `wait` runs out.
+    ///
+    /// A waiter retries as soon as the holder's release is announced (the
+    /// release script publishes it; one subscriber connection per node is
+    /// shared by all waiters of this `Redlock` and its clones), or after the
+    /// jittered backoff, whichever comes first: a lost notification, or a key
+    /// that expired instead of being released, costs at most the backoff.
+    /// Waiters on one resource in this process queue in FIFO order and only
+    /// the first contends, so a release costs one attempt, not one per waiter.
     ///
     /// # Errors
     ///
@@ -313,9 +332,27 @@ impl Redlock {
     pub async fn lock(&self, resource: &str) -> Result<Lock, Error> {
         let start = Instant::now();
         let deadline = start + self.options.wait;
+        let pause = || backoff::retry_delay(self.options.retry_delay, self.options.retry_jitter);
+        // Waiting joins the resource's line of local waiters (notify.rs),
+        // woken by release notifications. If others already wait here, line
+        // up behind them rather than race them: fewer requests per hand-off.
+        let mut waiter = None;
+        if !resource.is_empty()
+            && !self.notifier.is_idle()
+            && self.notifier.is_waited_on(&self.key(resource))
+        {
+            let line = self.notifier.waiter(&self.key(resource), deadline).await;
+            let pause = pause().min(deadline.saturating_duration_since(Instant::now()));
+            waiter.insert(line).wait(pause, deadline).await;
+        }
         loop {
             let error = match self.try_lock(resource).await {
-                Ok(lock) => return Ok(lock),
+                Ok(lock) => {
+                    if let Some(waiter) = waiter {
+                        waiter.won();
+                    }
+                    return Ok(lock);
+                }
                 Err(error) if error.is_retryable() => error,
                 Err(error) => return Err(error),
             };
@@ -327,8 +364,15 @@ impl Redlock {
                     last: Box::new(error),
                 });
             }
-            let pause = backoff::retry_delay(self.options.retry_delay, self.options.retry_jitter);
-            tokio::time::sleep(pause.min(deadline - now)).await;
+            let waiter = match &mut waiter {
+                Some(waiter) => waiter,
+                // First wait: subscribe; the first `wait` then returns at once
+                // (a release may have come before the subscription did).
+                None => waiter.insert(self.notifier.waiter(&self.key(resource), deadline).await),
+            };
+            // A release notification or the jittered backoff, whichever comes
+            // first: a lost message only costs the backoff.
+            waiter.wait(pause().min(deadline - now), deadline).await;
         }
     }
 }

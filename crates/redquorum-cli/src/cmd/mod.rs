@@ -1,5 +1,6 @@
 //! One file per subcommand.
 
+pub(crate) mod bench;
 pub(crate) mod common;
 pub(crate) mod demo;
 pub(crate) mod exec;

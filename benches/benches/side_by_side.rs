@@ -1,0 +1,666 @@
+//! The side-by-side benchmark: the floor (a raw fred fan-out of the cycle's
+//! commands), redquorum and the `rslock` crate, on the same local nodes in
+//! the same run, each measurement repeated; prints medians and the ratios
+//! redquorum/floor and redquorum/peer.
+//!
+//! ```sh
+//! cargo bench -p redquorum-benches --bench side_by_side -- --quick   # ~1 min
+//! cargo bench -p redquorum-benches --bench side_by_side              # ~3 min
+//! cargo bench -p redquorum-benches --bench side_by_side -- --json    # one JSON object
+//! ```
+//!
+//! Options: `--quick`, `--json`, `--repeats N` (default 3), `--only A,B,C,C2,D`,
+//! `--libs floor,redquorum,rslock`; `REDQUORUM_NODES` (9 or more URLs) to
+//! use nodes started elsewhere. Without
+//! `--bench` on the command line (that is, under `cargo test`) it makes one
+//! very short smoke pass instead, to prove every workload runs.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use redquorum::Redlock;
+use redquorum_benches::{
+    CommandStats, Floor, Locker, RedquorumLocker, Sample, Workload, json_object, median, run,
+};
+use redquorum_harness::Cluster;
+
+const TTL: Duration = Duration::from_secs(10);
+const NODE_TIMEOUT: Duration = Duration::from_millis(200);
+const HOLD: Duration = Duration::from_millis(1);
+const SIZES: [usize; 4] = [3, 5, 7, 9];
+/// A, B, C and C2 run on this many nodes.
+const N: usize = 5;
+
+/// `rslock` as shipped: `LockManager::acquire` (retries every random 0-200 ms) and `unlock`.
+struct Rslock(rslock::LockManager);
+
+impl Locker for Rslock {
+    type Held = rslock::LockGuard;
+
+    async fn acquire(&self, resource: &str) -> Result<rslock::LockGuard, String> {
+        self.0
+            .acquire(resource, TTL)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    async fn release(&self, held: rslock::LockGuard) -> Result<(), String> {
+        held.release().await;
+        Ok(())
+    }
+
+    fn client_commands(&self) -> &'static [&'static str] {
+        // rslock sends SET NX PX itself; its unlock script runs GET and DEL inside.
+        &["set", "evalsha", "eval", "script|load", "ping"]
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Plan {
+    repeats: usize,
+    a: Duration,
+    b: Duration,
+    c: Duration,
+    d: Duration,
+}
+
+impl Plan {
+    fn from_args(args: &[String]) -> Self {
+        let repeats = args
+            .iter()
+            .position(|a| a == "--repeats")
+            .and_then(|i| args.get(i + 1))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(3);
+        let secs = Duration::from_secs_f64;
+        if !args.iter().any(|a| a == "--bench") {
+            // Under `cargo test`: a smoke pass only.
+            return Plan {
+                repeats: 1,
+                a: secs(0.2),
+                b: secs(0.2),
+                c: secs(0.3),
+                d: secs(0.1),
+            };
+        }
+        if args.iter().any(|a| a == "--quick") {
+            Plan {
+                repeats,
+                a: secs(0.7),
+                b: secs(0.7),
+                c: secs(1.0),
+                d: secs(0.4),
+            }
+        } else {
+            Plan {
+                repeats,
+                a: secs(2.0),
+                b: secs(2.0),
+                c: secs(3.0),
+                d: secs(1.0),
+            }
+        }
+    }
+}
+
+/// Medians over repeats of one (workload, library) cell.
+#[derive(Default)]
+struct Cell {
+    samples: Vec<Sample>,
+    /// Client requests per cycle, when measured.
+    requests: Vec<f64>,
+}
+
+impl Cell {
+    fn med(&self, f: impl Fn(&Sample) -> f64) -> f64 {
+        median(&self.samples.iter().map(f).collect::<Vec<_>>())
+    }
+    fn cps(&self) -> f64 {
+        self.med(Sample::cycles_per_sec)
+    }
+    fn cpu(&self) -> f64 {
+        self.med(Sample::cpu_us_per_cycle)
+    }
+    fn acq(&self, q: f64) -> f64 {
+        self.med(|s| Sample::us(&s.acquire, q))
+    }
+    fn rel(&self, q: f64) -> f64 {
+        self.med(|s| Sample::us(&s.release, q))
+    }
+    fn gap(&self, q: f64) -> f64 {
+        self.med(|s| Sample::us(&s.handoff, q))
+    }
+    fn req(&self) -> f64 {
+        median(&self.requests)
+    }
+    fn errors(&self) -> u64 {
+        self.samples.iter().map(|s| s.errors).sum()
+    }
+}
+
+type Results = BTreeMap<(String, &'static str), Cell>;
+
+static RUN: AtomicU64 = AtomicU64::new(0);
+
+/// The workloads named by `--only A,B,...` (all when absent).
+static ONLY: std::sync::OnceLock<Option<Vec<String>>> = std::sync::OnceLock::new();
+
+/// The libraries named by `--libs floor,redquorum,rslock` (all when absent).
+static LIBS: std::sync::OnceLock<Option<Vec<String>>> = std::sync::OnceLock::new();
+
+fn lib_selected(lib: &str) -> bool {
+    match LIBS.get().and_then(Option::as_ref) {
+        Some(libs) => libs.iter().any(|l| l == lib),
+        None => true,
+    }
+}
+
+fn selected(key: &str) -> bool {
+    match ONLY.get().and_then(Option::as_ref) {
+        // "D" selects every D<n>.
+        Some(only) => only
+            .iter()
+            .any(|o| o == key || (o == "D" && key.starts_with('D'))),
+        None => true,
+    }
+}
+
+/// A resource name prefix no earlier run used.
+fn tag(lib: &str, workload: &str) -> String {
+    format!(
+        "bench:{}:{lib}:{workload}:{}",
+        std::process::id(),
+        RUN.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// A few untimed cycles, so connecting and script loading are not measured.
+async fn warm_up<L: Locker>(locker: &Arc<L>) {
+    let _ = run(
+        Arc::clone(locker),
+        Workload::Sequential,
+        Duration::from_millis(100),
+        &tag("warm", "up"),
+    )
+    .await;
+}
+
+async fn measure<L: Locker>(
+    results: &mut Results,
+    key: &str,
+    lib: &'static str,
+    locker: &Arc<L>,
+    workload: Workload,
+    duration: Duration,
+    stats: Option<&CommandStats>,
+) {
+    if !selected(key) || !lib_selected(lib) {
+        return;
+    }
+    let commands = locker.client_commands();
+    let before = match stats {
+        Some(stats) => stats.calls(commands).await.ok(),
+        None => None,
+    };
+    let sample = run(
+        Arc::clone(locker),
+        workload,
+        duration,
+        &tag(lib, workload.name()),
+    )
+    .await;
+    let cell = results.entry((key.to_owned(), lib)).or_default();
+    // The INFO calls themselves are not in `commands`.
+    if let (Some(stats), Some(before)) = (stats, before)
+        && let Ok(after) = stats.calls(commands).await
+    {
+        let requests = after.saturating_sub(before) as f64 / sample.cycles.max(1) as f64;
+        cell.requests.push(requests);
+    }
+    cell.samples.push(sample);
+}
+
+fn redlock(urls: &[String]) -> Redlock {
+    Redlock::builder()
+        .nodes(urls)
+        .ttl(TTL)
+        .node_timeout(NODE_TIMEOUT)
+        .wait(Duration::from_secs(30))
+        .build()
+        .expect("valid configuration")
+}
+
+fn rslock(urls: &[String]) -> Rslock {
+    Rslock(rslock::LockManager::new(urls.to_vec()))
+}
+
+/// One repeat of every workload; the library order rotates between repeats
+/// so that a drift in machine load does not always favour the same one.
+async fn repeat(results: &mut Results, urls: &[String], plan: Plan, round: usize) {
+    let five = &urls[..N];
+    let stats = CommandStats::connect(five)
+        .await
+        .expect("INFO on the nodes");
+    let floor = Arc::new(
+        Floor::connect(five, NODE_TIMEOUT, TTL)
+            .await
+            .expect("floor connects"),
+    );
+    let ours = Arc::new(RedquorumLocker(redlock(five)));
+    let peer = Arc::new(rslock(five));
+    let parallel = Workload::Parallel { tasks: 64 };
+    let contended = Workload::Contended {
+        workers: 16,
+        hold: HOLD,
+    };
+    let pingpong = Workload::PingPong { hold: HOLD };
+    warm_up(&floor).await;
+    warm_up(&ours).await;
+    warm_up(&peer).await;
+    for turn in 0..3 {
+        match (turn + round) % 3 {
+            0 => {
+                measure(
+                    results,
+                    "A",
+                    "floor",
+                    &floor,
+                    Workload::Sequential,
+                    plan.a,
+                    Some(&stats),
+                )
+                .await;
+                measure(results, "B", "floor", &floor, parallel, plan.b, None).await;
+            }
+            1 => {
+                measure(
+                    results,
+                    "A",
+                    "redquorum",
+                    &ours,
+                    Workload::Sequential,
+                    plan.a,
+                    Some(&stats),
+                )
+                .await;
+                measure(results, "B", "redquorum", &ours, parallel, plan.b, None).await;
+                measure(
+                    results,
+                    "C",
+                    "redquorum",
+                    &ours,
+                    contended,
+                    plan.c,
+                    Some(&stats),
+                )
+                .await;
+                measure(
+                    results,
+                    "C2",
+                    "redquorum",
+                    &ours,
+                    pingpong,
+                    plan.c,
+                    Some(&stats),
+                )
+                .await;
+            }
+            _ => {
+                measure(
+                    results,
+                    "A",
+                    "rslock",
+                    &peer,
+                    Workload::Sequential,
+                    plan.a,
+                    Some(&stats),
+                )
+                .await;
+                measure(results, "B", "rslock", &peer, parallel, plan.b, None).await;
+                measure(
+                    results,
+                    "C",
+                    "rslock",
+                    &peer,
+                    contended,
+                    plan.c,
+                    Some(&stats),
+                )
+                .await;
+                measure(
+                    results,
+                    "C2",
+                    "rslock",
+                    &peer,
+                    pingpong,
+                    plan.c,
+                    Some(&stats),
+                )
+                .await;
+            }
+        }
+    }
+    for n in SIZES {
+        let nodes = &urls[..n];
+        let key = format!("D{n}");
+        let floor = Arc::new(
+            Floor::connect(nodes, NODE_TIMEOUT, TTL)
+                .await
+                .expect("floor connects"),
+        );
+        let ours = Arc::new(RedquorumLocker(redlock(nodes)));
+        let peer = Arc::new(rslock(nodes));
+        warm_up(&floor).await;
+        warm_up(&ours).await;
+        warm_up(&peer).await;
+        for turn in 0..3 {
+            match (turn + round) % 3 {
+                0 => {
+                    measure(
+                        results,
+                        &key,
+                        "floor",
+                        &floor,
+                        Workload::Sequential,
+                        plan.d,
+                        None,
+                    )
+                    .await
+                }
+                1 => {
+                    measure(
+                        results,
+                        &key,
+                        "redquorum",
+                        &ours,
+                        Workload::Sequential,
+                        plan.d,
+                        None,
+                    )
+                    .await
+                }
+                _ => {
+                    measure(
+                        results,
+                        &key,
+                        "rslock",
+                        &peer,
+                        Workload::Sequential,
+                        plan.d,
+                        None,
+                    )
+                    .await
+                }
+            }
+        }
+    }
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    a / b
+}
+
+fn f(v: f64) -> String {
+    if v.is_finite() {
+        if v >= 100.0 {
+            format!("{v:.0}")
+        } else {
+            format!("{v:.2}")
+        }
+    } else {
+        "-".into()
+    }
+}
+
+fn print_table(results: &Results, plan: Plan) {
+    let get = |k: &str, lib: &'static str| results.get(&(k.to_owned(), lib));
+    println!(
+        "\nmedians of {} repeats; latencies in µs; cpu = client CPU µs per cycle\n",
+        plan.repeats
+    );
+    println!(
+        "| workload | library | cycles/s | acquire p50 | acquire p99 | release p50 | release p99 | cpu/cycle | requests/cycle | hand-off p50 | hand-off p99 | errors |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let mut keys: Vec<&String> = results.keys().map(|(k, _)| k).collect();
+    keys.dedup();
+    for key in keys {
+        for lib in ["floor", "redquorum", "rslock"] {
+            if let Some(c) = get(key, lib) {
+                println!(
+                    "| {key} | {lib} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                    f(c.cps()),
+                    f(c.acq(0.5)),
+                    f(c.acq(0.99)),
+                    f(c.rel(0.5)),
+                    f(c.rel(0.99)),
+                    f(c.cpu()),
+                    f(c.req()),
+                    f(c.gap(0.5)),
+                    f(c.gap(0.99)),
+                    c.errors()
+                );
+            }
+        }
+    }
+    println!("\nratios (same run) and targets\n");
+    println!("| check | measured | target | met |");
+    println!("|---|---|---|---|");
+    for (name, value, target, met) in checks(results) {
+        println!(
+            "| {name} | {} | {target} | {} |",
+            f(value),
+            if met { "yes" } else { "NO" }
+        );
+    }
+}
+
+/// (name, value, target text, met) for every target of the issue.
+fn checks(results: &Results) -> Vec<(String, f64, &'static str, bool)> {
+    let get = |k: &str, lib: &'static str| results.get(&(k.to_owned(), lib));
+    let mut out = Vec::new();
+    let mut push = |name: &str, value: f64, target: &'static str, met: bool| {
+        out.push((name.to_owned(), value, target, met));
+    };
+    if let (Some(q), Some(fl), Some(p)) =
+        (get("A", "redquorum"), get("A", "floor"), get("A", "rslock"))
+    {
+        let r = ratio(q.acq(0.5), fl.acq(0.5));
+        push("A acquire p50 redquorum/floor", r, "<= 1.1", r <= 1.1);
+        let r = ratio(q.acq(0.99), fl.acq(0.99));
+        push("A acquire p99 redquorum/floor", r, "<= 1.3", r <= 1.3);
+        let r = ratio(q.cps(), p.cps());
+        push("A cycles/s redquorum/rslock", r, ">= 1.0", r >= 1.0);
+        push(
+            "A cpu/cycle redquorum/floor",
+            ratio(q.cpu(), fl.cpu()),
+            "(info)",
+            true,
+        );
+        push(
+            "A cpu/cycle redquorum/rslock",
+            ratio(q.cpu(), p.cpu()),
+            "(info)",
+            true,
+        );
+    }
+    if let (Some(q), Some(fl), Some(p)) =
+        (get("B", "redquorum"), get("B", "floor"), get("B", "rslock"))
+    {
+        let r = ratio(q.cps(), fl.cps());
+        push("B cycles/s redquorum/floor", r, ">= 0.9", r >= 0.9);
+        let r = ratio(q.cps(), p.cps());
+        push("B cycles/s redquorum/rslock", r, ">= 1.0", r >= 1.0);
+        push(
+            "B cpu/cycle redquorum/floor",
+            ratio(q.cpu(), fl.cpu()),
+            "(info)",
+            true,
+        );
+        push(
+            "B cpu/cycle redquorum/rslock",
+            ratio(q.cpu(), p.cpu()),
+            "(info)",
+            true,
+        );
+    }
+    if let (Some(q), Some(p)) = (get("C", "redquorum"), get("C", "rslock")) {
+        let r = ratio(q.cps(), p.cps());
+        push(
+            "C critical sections/s redquorum/rslock",
+            r,
+            ">= 1.0",
+            r >= 1.0,
+        );
+        push(
+            "C redquorum requests per critical section",
+            q.req(),
+            "<= 11",
+            q.req() <= 11.0,
+        );
+        push(
+            "C rslock requests per critical section",
+            p.req(),
+            "(info)",
+            true,
+        );
+        push(
+            "C hand-off p50 redquorum/rslock",
+            ratio(q.gap(0.5), p.gap(0.5)),
+            "(info)",
+            true,
+        );
+    }
+    if let (Some(q), Some(p), Some(a)) = (
+        get("C2", "redquorum"),
+        get("C2", "rslock"),
+        get("A", "floor"),
+    ) {
+        let r = ratio(q.gap(0.5), p.gap(0.5));
+        push("C2 hand-off p50 redquorum/rslock", r, "<= 0.1", r <= 0.1);
+        // One round trip = the floor's acquire p50 (one script on all N nodes).
+        let r = ratio(q.gap(0.5), a.acq(0.5));
+        push("C2 hand-off p50 in floor round trips", r, "<= 2", r <= 2.0);
+    }
+    for lib in ["floor", "redquorum", "rslock"] {
+        if let (Some(d3), Some(d9)) = (get("D3", lib), get("D9", lib)) {
+            let r = ratio(d9.acq(0.5), d3.acq(0.5));
+            let target = if lib == "redquorum" {
+                "<= 1.3"
+            } else {
+                "(info)"
+            };
+            push(
+                &format!("D acquire p50 N=9/N=3 {lib}"),
+                r,
+                target,
+                lib != "redquorum" || r <= 1.3,
+            );
+        }
+    }
+    out
+}
+
+fn print_json(results: &Results, plan: Plan) {
+    let mut cells = Vec::new();
+    for ((key, lib), c) in results {
+        let mut obj = json_object(&[
+            ("cycles_per_sec", c.cps()),
+            ("acquire_p50_us", c.acq(0.5)),
+            ("acquire_p99_us", c.acq(0.99)),
+            ("release_p50_us", c.rel(0.5)),
+            ("release_p99_us", c.rel(0.99)),
+            ("client_cpu_us_per_cycle", c.cpu()),
+            ("requests_per_cycle", c.req()),
+            ("handoff_p50_us", c.gap(0.5)),
+            ("handoff_p99_us", c.gap(0.99)),
+        ]);
+        obj.pop();
+        cells.push(format!(
+            "{obj},\"workload\":\"{key}\",\"library\":\"{lib}\",\"errors\":{}}}",
+            c.errors()
+        ));
+    }
+    let checks: Vec<String> = checks(results)
+        .into_iter()
+        .map(|(name, value, target, met)| {
+            let value = if value.is_finite() {
+                format!("{value:.3}")
+            } else {
+                "null".into()
+            };
+            format!(
+                "{{\"check\":\"{name}\",\"value\":{value},\"target\":\"{target}\",\"met\":{met}}}"
+            )
+        })
+        .collect();
+    println!(
+        "{{\"repeats\":{},\"results\":[{}],\"checks\":[{}]}}",
+        plan.repeats,
+        cells.join(","),
+        checks.join(",")
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let plan = Plan::from_args(&args);
+    let json = args.iter().any(|a| a == "--json");
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .map(|list| list.split(',').map(str::to_owned).collect());
+    let _ = ONLY.set(only);
+    let libs = args
+        .iter()
+        .position(|a| a == "--libs")
+        .and_then(|i| args.get(i + 1))
+        .map(|list| list.split(',').map(str::to_owned).collect());
+    let _ = LIBS.set(libs);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    // REDQUORUM_NODES (at least 9 URLs) measures on nodes started elsewhere,
+    // e.g. to keep them out of `strace -f` / `perf` of this process.
+    let cluster = Cluster::from_env_or_start(SIZES[SIZES.len() - 1])
+        .expect("start 9 local redis-server nodes");
+    let urls = cluster.urls();
+    assert!(
+        urls.len() >= SIZES[SIZES.len() - 1],
+        "REDQUORUM_NODES needs at least 9 nodes"
+    );
+    if !json {
+        eprintln!(
+            "side_by_side: {} repeats on {} local nodes (A, B, C, C2 on {N}); floor, redquorum, rslock",
+            plan.repeats,
+            urls.len()
+        );
+    }
+    let mut results = Results::new();
+    runtime.block_on(async {
+        for round in 0..plan.repeats {
+            if !json {
+                eprintln!("repeat {}/{}", round + 1, plan.repeats);
+            }
+            repeat(&mut results, &urls, plan, round).await;
+        }
+    });
+    if json {
+        print_json(&results, plan);
+    } else {
+        print_table(&results, plan);
+    }
+    let errors: u64 = results.values().map(Cell::errors).sum();
+    if errors > 0 {
+        eprintln!("side_by_side: {errors} failed operations (see the errors column)");
+        for ((key, lib), cell) in &results {
+            if let Some(e) = cell.samples.iter().find_map(|s| s.first_error.as_ref()) {
+                eprintln!("  {key} {lib}: {e}");
+            }
+        }
+    }
+}

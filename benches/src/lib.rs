@@ -1,0 +1,30 @@
+//! Side-by-side benchmarks for redquorum: the workloads, their statistics,
+//! and the floor they are compared with.
+//!
+//! The `side_by_side` bench target (`cargo bench -p redquorum-benches`)
+//! starts its own nodes and runs the floor, redquorum and the `rslock` crate
+//! on them in one run; `redquorum bench` runs the same workloads against the
+//! user's nodes through this library.
+//!
+//! # Layout
+//!
+//! - `workload.rs`: [`Workload`] (A sequential, B parallel, C contended, C2
+//!   ping-pong), [`run`], [`Sample`].
+//! - `locker.rs`: [`Locker`], [`RedquorumLocker`], [`Floor`].
+//! - `redis_stats.rs`: [`CommandStats`] (requests from `INFO commandstats`).
+//! - `cpu.rs`: [`process_cpu`]; `stats.rs`: [`percentile`], [`median`].
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
+
+mod cpu;
+mod locker;
+mod redis_stats;
+mod stats;
+mod workload;
+
+pub use cpu::process_cpu;
+pub use locker::{Floor, Locker, RedquorumLocker};
+pub use redis_stats::CommandStats;
+pub use stats::{median, percentile};
+pub use workload::{Sample, Workload, json_object, run};

@@ -1,0 +1,367 @@
+//! The workloads (A sequential, B parallel, C contended, C2 ping-pong) and
+//! what one run of them measured.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::locker::Locker;
+use crate::stats::percentile;
+
+/// What to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Workload {
+    /// A: one client, acquire + release on a fresh resource, one cycle at a time.
+    Sequential,
+    /// B: `tasks` concurrent clients, each on its own fresh resources.
+    Parallel {
+        /// Concurrent tasks.
+        tasks: usize,
+    },
+    /// C: `workers` contend for one resource, each holding it for `hold`.
+    Contended {
+        /// Concurrent workers.
+        workers: usize,
+        /// How long each critical section lasts.
+        hold: Duration,
+    },
+    /// C2: two workers take turns on one resource, each holding it for `hold`.
+    PingPong {
+        /// How long each critical section lasts.
+        hold: Duration,
+    },
+}
+
+impl Workload {
+    /// A short name for tables: `sequential`, `parallel`, `contended`, `pingpong`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(redquorum_benches::Workload::Sequential.name(), "sequential");
+    /// ```
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            Workload::Sequential => "sequential",
+            Workload::Parallel { .. } => "parallel",
+            Workload::Contended { .. } => "contended",
+            Workload::PingPong { .. } => "pingpong",
+        }
+    }
+}
+
+/// What one run measured.
+#[derive(Debug, Clone, Default)]
+pub struct Sample {
+    /// Completed acquire + release cycles (critical sections).
+    pub cycles: u64,
+    /// Failed acquires or releases (should be 0).
+    pub errors: u64,
+    /// Wall time of the run.
+    pub elapsed: Duration,
+    /// Client CPU time used during the run (`None` without `/proc`).
+    pub cpu: Option<Duration>,
+    /// Acquire latencies, sorted.
+    pub acquire: Vec<Duration>,
+    /// Release latencies, sorted.
+    pub release: Vec<Duration>,
+    /// From the start of a release to the next successful acquire, sorted
+    /// (contended and ping-pong only).
+    pub handoff: Vec<Duration>,
+    /// The first error seen, if any.
+    pub first_error: Option<String>,
+}
+
+impl Sample {
+    /// Cycles per second of wall time.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let s = redquorum_benches::Sample { cycles: 50, elapsed: std::time::Duration::from_millis(500), ..Default::default() };
+    /// assert_eq!(s.cycles_per_sec(), 100.0);
+    /// ```
+    #[must_use]
+    pub fn cycles_per_sec(&self) -> f64 {
+        self.cycles as f64 / self.elapsed.as_secs_f64().max(f64::MIN_POSITIVE)
+    }
+
+    /// Client CPU microseconds per cycle (NaN if unknown or no cycles).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let s = redquorum_benches::Sample { cycles: 10, cpu: Some(std::time::Duration::from_millis(1)), ..Default::default() };
+    /// assert_eq!(s.cpu_us_per_cycle(), 100.0);
+    /// ```
+    #[must_use]
+    pub fn cpu_us_per_cycle(&self) -> f64 {
+        match self.cpu {
+            Some(cpu) if self.cycles > 0 => cpu.as_secs_f64() * 1e6 / self.cycles as f64,
+            _ => f64::NAN,
+        }
+    }
+
+    /// The `q` quantile of `samples` in microseconds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let s = redquorum_benches::Sample { acquire: vec![std::time::Duration::from_micros(250)], ..Default::default() };
+    /// assert_eq!(redquorum_benches::Sample::us(&s.acquire, 0.5), 250.0);
+    /// ```
+    #[must_use]
+    pub fn us(samples: &[Duration], q: f64) -> f64 {
+        if samples.is_empty() {
+            return f64::NAN;
+        }
+        percentile(samples, q).as_secs_f64() * 1e6
+    }
+
+    /// One JSON object with the `redquorum bench` fields.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let json = redquorum_benches::Sample::default().to_json(false);
+    /// assert!(json.starts_with("{\"cycles_per_sec\":"));
+    /// ```
+    #[must_use]
+    pub fn to_json(&self, with_handoff: bool) -> String {
+        let mut fields = vec![
+            ("cycles_per_sec", self.cycles_per_sec()),
+            ("acquire_p50_us", Self::us(&self.acquire, 0.5)),
+            ("acquire_p99_us", Self::us(&self.acquire, 0.99)),
+            ("release_p50_us", Self::us(&self.release, 0.5)),
+            ("release_p99_us", Self::us(&self.release, 0.99)),
+            ("client_cpu_us_per_cycle", self.cpu_us_per_cycle()),
+        ];
+        if with_handoff {
+            fields.push(("handoff_p50_us", Self::us(&self.handoff, 0.5)));
+            fields.push(("handoff_p99_us", Self::us(&self.handoff, 0.99)));
+        }
+        let mut json = json_object(&fields);
+        json.pop();
+        json.push_str(&format!(
+            ",\"cycles\":{},\"errors\":{}}}",
+            self.cycles, self.errors
+        ));
+        json
+    }
+}
+
+/// `{"name":value,...}`; NaN and infinities become `null` (JSON has neither).
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(redquorum_benches::json_object(&[("a", 1.5), ("b", f64::NAN)]), r#"{"a":1.5,"b":null}"#);
+/// ```
+#[must_use]
+pub fn json_object(fields: &[(&str, f64)]) -> String {
+    let body: Vec<String> = fields
+        .iter()
+        .map(|(name, value)| {
+            if value.is_finite() {
+                format!("\"{name}\":{}", (value * 1000.0).round() / 1000.0)
+            } else {
+                format!("\"{name}\":null")
+            }
+        })
+        .collect();
+    format!("{{{}}}", body.join(","))
+}
+
+/// Per-task measurements, merged at the end.
+#[derive(Default)]
+struct Tally {
+    cycles: u64,
+    errors: u64,
+    acquire: Vec<Duration>,
+    release: Vec<Duration>,
+    handoff: Vec<Duration>,
+    first_error: Option<String>,
+}
+
+impl Tally {
+    fn error(&mut self, error: String) {
+        self.errors += 1;
+        self.first_error.get_or_insert(error);
+    }
+}
+
+/// Shared state of the contended workloads: when the last release began.
+#[derive(Default)]
+struct Handoff {
+    released_at: Mutex<Option<Instant>>,
+}
+
+impl Handoff {
+    fn releasing(&self) {
+        *self.released_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+    }
+
+    /// The gap since the last release began, counted once per release.
+    fn acquired(&self) -> Option<Duration> {
+        let mut released_at = self.released_at.lock().unwrap_or_else(|e| e.into_inner());
+        released_at.take().map(|t| t.elapsed())
+    }
+}
+
+/// Runs `workload` against `locker` for about `duration`, on resources named
+/// after `tag` (use a fresh tag per run: the keys of a run are its own).
+///
+/// A blocked acquire is given up 5 s after the end (counted as an error).
+///
+/// # Cancel safety
+///
+/// Not cancel safe: dropping it leaves the spawned tasks running to their end.
+pub async fn run<L: Locker>(
+    locker: Arc<L>,
+    workload: Workload,
+    duration: Duration,
+    tag: &str,
+) -> Sample {
+    let start = Instant::now();
+    let end = start + duration;
+    let cpu_before = crate::cpu::process_cpu();
+    let handoff = Arc::new(Handoff::default());
+    let (turns, _) = tokio::sync::watch::channel(0u64);
+    let turns = Arc::new(turns);
+    let tasks = match workload {
+        Workload::Sequential => 1,
+        Workload::Parallel { tasks } => tasks.max(1),
+        Workload::Contended { workers, .. } => workers.max(1),
+        Workload::PingPong { .. } => 2,
+    };
+    let mut handles = Vec::with_capacity(tasks);
+    for task in 0..tasks {
+        let locker = Arc::clone(&locker);
+        let handoff = Arc::clone(&handoff);
+        let turns = Arc::clone(&turns);
+        let tag = tag.to_owned();
+        handles.push(tokio::spawn(async move {
+            match workload {
+                Workload::Sequential | Workload::Parallel { .. } => {
+                    fresh_cycles(&*locker, &format!("{tag}:{task}"), end).await
+                }
+                Workload::Contended { hold, .. } => {
+                    contended_cycles(&*locker, &tag, hold, end, &handoff, None).await
+                }
+                Workload::PingPong { hold } => {
+                    contended_cycles(&*locker, &tag, hold, end, &handoff, Some(&turns)).await
+                }
+            }
+        }));
+    }
+    let mut sample = Sample::default();
+    for handle in handles {
+        let Ok(tally) = handle.await else {
+            sample.errors += 1;
+            continue;
+        };
+        sample.cycles += tally.cycles;
+        sample.errors += tally.errors;
+        sample.acquire.extend(tally.acquire);
+        sample.release.extend(tally.release);
+        sample.handoff.extend(tally.handoff);
+        if sample.first_error.is_none() {
+            sample.first_error = tally.first_error;
+        }
+    }
+    sample.elapsed = start.elapsed();
+    sample.cpu = match (cpu_before, crate::cpu::process_cpu()) {
+        (Some(before), Some(after)) => Some(after.saturating_sub(before)),
+        _ => None,
+    };
+    sample.acquire.sort_unstable();
+    sample.release.sort_unstable();
+    sample.handoff.sort_unstable();
+    sample
+}
+
+/// A and B: acquire + release on a new resource each cycle.
+async fn fresh_cycles<L: Locker>(locker: &L, prefix: &str, end: Instant) -> Tally {
+    let mut tally = Tally::default();
+    let mut i = 0u64;
+    while Instant::now() < end {
+        let resource = format!("{prefix}:{i}");
+        i += 1;
+        let t0 = Instant::now();
+        let held = match locker.acquire(&resource).await {
+            Ok(held) => held,
+            Err(e) => {
+                tally.error(format!("acquire: {e}"));
+                continue;
+            }
+        };
+        let t1 = Instant::now();
+        let released = locker.release(held).await;
+        let t2 = Instant::now();
+        tally.acquire.push(t1 - t0);
+        tally.release.push(t2 - t1);
+        match released {
+            Ok(()) => tally.cycles += 1,
+            Err(e) => tally.error(format!("release: {e}")),
+        }
+    }
+    tally
+}
+
+/// C and C2: take the one resource, hold it, release; with `turns` (C2) a
+/// worker waits after its release until the other one has had the lock.
+async fn contended_cycles<L: Locker>(
+    locker: &L,
+    resource: &str,
+    hold: Duration,
+    end: Instant,
+    handoff: &Handoff,
+    turns: Option<&tokio::sync::watch::Sender<u64>>,
+) -> Tally {
+    let give_up = end + Duration::from_secs(5);
+    let mut tally = Tally::default();
+    let mut my_turn: Option<u64> = None;
+    let mut seen = turns.map(|t| t.subscribe());
+    while Instant::now() < end {
+        if let (Some(mine), Some(seen)) = (my_turn, seen.as_mut()) {
+            let other_went = seen.wait_for(|turn| *turn > mine);
+            if !matches!(
+                tokio::time::timeout_at(end.into(), other_went).await,
+                Ok(Ok(_))
+            ) {
+                break;
+            }
+        }
+        let t0 = Instant::now();
+        let held = match tokio::time::timeout_at(give_up.into(), locker.acquire(resource)).await {
+            Ok(Ok(held)) => held,
+            Ok(Err(e)) => {
+                tally.error(format!("acquire: {e}"));
+                break;
+            }
+            Err(_) => {
+                tally.error("acquire: still blocked 5 s after the end".to_owned());
+                break;
+            }
+        };
+        let t1 = Instant::now();
+        if let Some(gap) = handoff.acquired() {
+            tally.handoff.push(gap);
+        }
+        if let Some(turns) = turns {
+            turns.send_modify(|turn| *turn += 1);
+            my_turn = Some(*turns.borrow());
+        }
+        tokio::time::sleep(hold).await;
+        handoff.releasing();
+        let t2 = Instant::now();
+        let released = locker.release(held).await;
+        tally.acquire.push(t1 - t0);
+        tally.release.push(t2.elapsed());
+        match released {
+            Ok(()) => tally.cycles += 1,
+            Err(e) => tally.error(format!("release: {e}")),
+        }
+    }
+    tally
+}

@@ -1,0 +1,87 @@
+//! `redquorum bench` against real nodes: one JSON object per workload with
+//! the documented fields, and exit 69 when the nodes cannot grant a lock.
+
+use std::process::Command;
+
+use redquorum_harness::Cluster;
+
+/// The number after `"field":` in a one-line JSON object.
+fn field(json: &str, name: &str) -> Option<f64> {
+    let start = json.find(&format!("\"{name}\":"))? + name.len() + 3;
+    let rest = &json[start..];
+    let end = rest.find([',', '}']).unwrap_or(rest.len());
+    rest[..end].parse().ok()
+}
+
+fn bench(nodes: &str, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_redquorum"))
+        .args([
+            "--nodes",
+            nodes,
+            "bench",
+            "--duration",
+            "300ms",
+            "--tasks",
+            "4",
+            "--json",
+        ])
+        .args(args)
+        .output()
+        .expect("run redquorum")
+}
+
+#[test]
+fn bench_prints_the_documented_fields_for_every_workload() {
+    let cluster = Cluster::start(3).expect("3 local nodes");
+    let nodes = cluster.urls().join(",");
+    for workload in ["sequential", "parallel", "contended", "pingpong"] {
+        let out = bench(&nodes, &["--workload", workload]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{workload}: {out:?}");
+        let json = stdout.trim();
+        assert_eq!(
+            json.lines().count(),
+            1,
+            "{workload}: one JSON object: {json}"
+        );
+        for name in [
+            "cycles_per_sec",
+            "acquire_p50_us",
+            "acquire_p99_us",
+            "release_p50_us",
+            "release_p99_us",
+            "client_cpu_us_per_cycle",
+        ] {
+            assert!(
+                field(json, name).is_some(),
+                "{workload}: {name} missing in {json}"
+            );
+        }
+        assert!(
+            field(json, "cycles").unwrap_or(0.0) >= 1.0,
+            "{workload}: {json}"
+        );
+        assert_eq!(field(json, "errors"), Some(0.0), "{workload}: {json}");
+        let handoff = field(json, "handoff_p50_us");
+        if matches!(workload, "contended" | "pingpong") {
+            assert!(
+                handoff.is_some(),
+                "{workload}: handoff_p50_us missing in {json}"
+            );
+        } else {
+            assert!(!json.contains("handoff_p50_us"), "{workload}: {json}");
+        }
+    }
+}
+
+#[test]
+fn bench_on_nodes_that_are_down_exits_unavailable() {
+    let cluster = Cluster::start(3).expect("3 local nodes");
+    let nodes = cluster.urls().join(",");
+    for i in 0..3 {
+        cluster.kill(i).expect("kill");
+    }
+    let out = bench(&nodes, &["--workload", "sequential"]);
+    assert_eq!(out.status.code(), Some(69), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("do not grant a lock"));
+}

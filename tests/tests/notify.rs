@@ -1,0 +1,286 @@
+//! Release notifications: waiters wake on the holder's release, fall back to
+//! backoff when a message is lost, and share one subscriber per node.
+//!
+//! Waking is shown by counting attempts (EVALSHA calls on the nodes) with a
+//! backoff of an hour: without a notification the waiter could not get the
+//! lock before the bounded waits below give up. No timing is asserted.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{cluster, eventually};
+use redquorum::{LockOptions, Redlock};
+use redquorum_harness::{Cluster, Reply};
+
+/// Long enough that a waiter relying on its backoff never retries during a test.
+const HOUR: Duration = Duration::from_secs(3600);
+/// Bound on every wait for a waiter to finish (generous for a loaded machine).
+const WITHIN: Duration = Duration::from_secs(20);
+
+fn redlock_on(urls: &[String], retry_delay: Duration, retry_jitter: Duration) -> Redlock {
+    Redlock::builder()
+        .nodes(urls)
+        .ttl(Duration::from_secs(60))
+        .node_timeout(Duration::from_millis(100))
+        .lock_options(LockOptions {
+            ttl: Duration::from_secs(60),
+            wait: HOUR,
+            retry_delay,
+            retry_jitter,
+        })
+        .build()
+        .expect("valid configuration")
+}
+
+/// `calls=` of `cmdstat_<name>` on node `i` (0 when never called).
+fn calls(cluster: &Cluster, i: usize, name: &str) -> u64 {
+    let info = cluster
+        .command(i, &["INFO", "commandstats"])
+        .ok()
+        .and_then(|r| r.as_text())
+        .unwrap_or_default();
+    let prefix = format!("cmdstat_{name}:calls=");
+    info.lines()
+        .find_map(|line| line.strip_prefix(&prefix))
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Subscribers of the release channel of `key` on node `i`.
+fn subscribers(cluster: &Cluster, i: usize, key: &str) -> i64 {
+    let channel = format!("redquorum:released:{key}");
+    match cluster.command(i, &["PUBSUB", "NUMSUB", &channel]) {
+        Ok(Reply::Array(Some(items))) => items.get(1).and_then(Reply::as_int).unwrap_or(-1),
+        _ => -1,
+    }
+}
+
+/// Pub/sub connections open on node `i`.
+fn pubsub_clients(cluster: &Cluster, i: usize) -> usize {
+    cluster
+        .command(i, &["CLIENT", "LIST", "TYPE", "pubsub"])
+        .ok()
+        .and_then(|r| r.as_text())
+        .map(|list| list.lines().filter(|l| !l.trim().is_empty()).count())
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiter_is_woken_by_the_release_not_by_its_backoff() {
+    let cluster = cluster(1);
+    let urls = cluster.urls();
+    let holder = redlock_on(&urls, HOUR, Duration::ZERO);
+    let held = holder.lock("notify:wake").await.expect("free resource");
+    let key = held.key().to_owned();
+    let before = calls(&cluster, 0, "evalsha");
+
+    let waiter = redlock_on(&urls, HOUR, Duration::ZERO);
+    let waiting = tokio::spawn(async move { waiter.lock("notify:wake").await });
+    // Its first attempt, then (once subscribed) a second one that closes the
+    // gap between the first attempt and the subscription; then it waits.
+    assert!(
+        eventually(WITHIN, || async {
+            subscribers(&cluster, 0, &key) == 1 && calls(&cluster, 0, "evalsha") >= before + 2
+        })
+        .await,
+        "the waiter never subscribed and retried"
+    );
+    held.release().await.expect("release");
+
+    let lock = tokio::time::timeout(WITHIN, waiting)
+        .await
+        .expect("woken by the release: its backoff is an hour")
+        .expect("task")
+        .expect("acquired");
+    // Exactly: 2 attempts, the release, the attempt it woke. Polling would add more.
+    assert_eq!(calls(&cluster, 0, "evalsha") - before, 4);
+    assert!(
+        eventually(WITHIN, || async { subscribers(&cluster, 0, &key) == 0 }).await,
+        "the channel stays subscribed after the last waiter left"
+    );
+    lock.release().await.expect("release");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_notification_costs_only_the_backoff() {
+    let cluster = cluster(1);
+    let urls = cluster.urls();
+    let holder = redlock_on(&urls, HOUR, Duration::ZERO);
+    let held = holder.lock("notify:lost").await.expect("free resource");
+    let key = held.key().to_owned();
+    let before = calls(&cluster, 0, "evalsha");
+
+    let waiter = redlock_on(&urls, Duration::from_millis(50), Duration::from_millis(50));
+    let waiting = tokio::spawn(async move { waiter.lock("notify:lost").await });
+    assert!(
+        eventually(WITHIN, || async {
+            subscribers(&cluster, 0, &key) == 1 && calls(&cluster, 0, "evalsha") >= before + 2
+        })
+        .await
+    );
+    // The key goes without a release (as when it expires): no message is sent.
+    let published = calls(&cluster, 0, "publish");
+    cluster.command(0, &["DEL", &key]).expect("DEL");
+    held.forget();
+
+    let lock = tokio::time::timeout(WITHIN, waiting)
+        .await
+        .expect("the backoff retries")
+        .expect("task")
+        .expect("acquired");
+    assert_eq!(
+        calls(&cluster, 0, "publish"),
+        published,
+        "no notification was sent"
+    );
+    lock.release().await.expect("release");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiters_resubscribe_after_their_connection_is_killed() {
+    let cluster = cluster(1);
+    let urls = cluster.urls();
+    let holder = redlock_on(&urls, HOUR, Duration::ZERO);
+    let held = holder
+        .lock("notify:reconnect")
+        .await
+        .expect("free resource");
+    let key = held.key().to_owned();
+
+    let waiter = redlock_on(&urls, HOUR, Duration::ZERO);
+    let waiting = tokio::spawn(async move { waiter.lock("notify:reconnect").await });
+    assert!(eventually(WITHIN, || async { subscribers(&cluster, 0, &key) == 1 }).await);
+    cluster
+        .command(0, &["CLIENT", "KILL", "TYPE", "pubsub"])
+        .expect("CLIENT KILL");
+    assert_eq!(subscribers(&cluster, 0, &key), 0);
+    assert!(
+        eventually(WITHIN, || async { subscribers(&cluster, 0, &key) == 1 }).await,
+        "not resubscribed after the reconnect"
+    );
+    held.release().await.expect("release");
+
+    let lock = tokio::time::timeout(WITHIN, waiting)
+        .await
+        .expect("woken on the new connection: its backoff is an hour")
+        .expect("task")
+        .expect("acquired");
+    lock.release().await.expect("release");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiters_on_many_resources_share_one_subscriber_per_node() {
+    let cluster = cluster(3);
+    let urls = cluster.urls();
+    let holder = redlock_on(&urls, HOUR, Duration::ZERO);
+    let waiter = redlock_on(&urls, HOUR, Duration::ZERO);
+    let mut held = Vec::new();
+    let mut waiting = Vec::new();
+    for i in 0..4 {
+        let resource = format!("notify:shared:{i}");
+        held.push(holder.lock(&resource).await.expect("free resource"));
+        let waiter = waiter.clone();
+        waiting.push(tokio::spawn(async move { waiter.lock(&resource).await }));
+    }
+    for lock in &held {
+        let key = lock.key().to_owned();
+        let everywhere = || async { (0..3).all(|i| subscribers(&cluster, i, &key) == 1) };
+        assert!(eventually(WITHIN, everywhere).await);
+    }
+    for i in 0..cluster.len() {
+        assert_eq!(
+            pubsub_clients(&cluster, i),
+            1,
+            "node {i}: one subscriber connection"
+        );
+    }
+    for lock in held {
+        lock.release().await.expect("release");
+    }
+    for task in waiting {
+        let lock = tokio::time::timeout(WITHIN, task)
+            .await
+            .expect("woken by the release")
+            .expect("task")
+            .expect("acquired");
+        lock.release().await.expect("release");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiter_is_woken_while_a_subscriber_node_is_down() {
+    let cluster = cluster(3);
+    let urls = cluster.urls();
+    cluster.kill(0).expect("kill node 0");
+    let holder = redlock_on(&urls, HOUR, Duration::ZERO);
+    let held = holder
+        .lock("notify:down")
+        .await
+        .expect("a quorum of 2 of 3 is up");
+    let key = held.key().to_owned();
+
+    let waiter = redlock_on(&urls, HOUR, Duration::ZERO);
+    let waiting = tokio::spawn(async move { waiter.lock("notify:down").await });
+    assert!(
+        eventually(WITHIN, || async {
+            subscribers(&cluster, 1, &key) == 1 && subscribers(&cluster, 2, &key) == 1
+        })
+        .await
+    );
+    let before: Vec<u64> = (1..3).map(|i| calls(&cluster, i, "evalsha")).collect();
+    held.release().await.expect("release on the live nodes");
+
+    let lock = tokio::time::timeout(WITHIN, waiting)
+        .await
+        .expect("woken by the live nodes' messages: its backoff is an hour")
+        .expect("task")
+        .expect("acquired");
+    for (i, before) in (1..3).zip(before) {
+        // The release, at most one attempt made before it landed (plus its
+        // unwind), and the winning attempt: no polling.
+        let delta = calls(&cluster, i, "evalsha") - before;
+        assert!((2..=4).contains(&delta), "node {i}: {delta} calls");
+    }
+    lock.release().await.expect("release");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiter_of_the_same_redlock_takes_over_right_behind_the_release() {
+    // Holder and waiter share one Redlock: the release wakes the waiter as
+    // soon as it is queued, and its attempt follows the release on the same
+    // connections, so it must succeed at once (no failed attempt in between).
+    let cluster = cluster(3);
+    let redlock = redlock_on(&cluster.urls(), HOUR, Duration::ZERO);
+    let held = redlock.lock("notify:local").await.expect("free resource");
+    let key = held.key().to_owned();
+    let before: Vec<u64> = (0..3).map(|i| calls(&cluster, i, "evalsha")).collect();
+    let waiter = redlock.clone();
+    let waiting = tokio::spawn(async move { waiter.lock("notify:local").await });
+    assert!(
+        eventually(WITHIN, || async {
+            (0..3).all(|i| subscribers(&cluster, i, &key) == 1)
+                && (0..3).all(|i| calls(&cluster, i, "evalsha") >= before[i] + 2)
+        })
+        .await,
+        "the waiter never subscribed and retried"
+    );
+    held.release().await.expect("release");
+    let lock = tokio::time::timeout(WITHIN, waiting)
+        .await
+        .expect("woken by the release: its backoff is an hour")
+        .expect("task")
+        .expect("acquired");
+    assert_eq!(
+        common::held_on(&cluster, &key, &lock.owner().to_string()),
+        3
+    );
+    for (i, before) in before.into_iter().enumerate() {
+        // Two attempts (each may add an unwind on a node that had not
+        // answered), the release, the winning attempt: at most 6, never polling.
+        let delta = calls(&cluster, i, "evalsha") - before;
+        assert!((4..=6).contains(&delta), "node {i}: {delta} calls");
+    }
+    lock.release().await.expect("release");
+}
