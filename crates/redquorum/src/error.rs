@@ -195,6 +195,15 @@ pub enum Error {
     /// The resource name was empty.
     #[error("resource name must not be empty")]
     EmptyResource,
+    /// The lock's quorum was won but fewer than a quorum answered a fencing
+    /// round, so no safe fencing token could be issued; the lock was unwound.
+    #[error("no fencing token for {resource:?}: {outcomes}")]
+    FenceUnavailable {
+        /// The resource.
+        resource: String,
+        /// Every node's answer to the fencing round that failed.
+        outcomes: Outcomes,
+    },
 }
 
 impl Error {
@@ -216,7 +225,8 @@ impl Error {
         match self {
             Self::Contended { outcomes, .. }
             | Self::Unavailable { outcomes, .. }
-            | Self::NotHeld { outcomes, .. } => Some(outcomes),
+            | Self::NotHeld { outcomes, .. }
+            | Self::FenceUnavailable { outcomes, .. } => Some(outcomes),
             Self::WaitTimeout { last, .. } => last.outcomes(),
             _ => None,
         }
@@ -226,7 +236,49 @@ impl Error {
     pub(crate) fn is_retryable(&self) -> bool {
         matches!(
             self,
-            Self::Contended { .. } | Self::Unavailable { .. } | Self::Expired { .. }
+            Self::Contended { .. }
+                | Self::Unavailable { .. }
+                | Self::Expired { .. }
+                | Self::FenceUnavailable { .. }
         )
     }
+}
+
+/// A fenced write that did not happen.
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn demo(writer: redquorum::FencedWriter, client: fred::clients::Client, lock: redquorum::Lock) {
+/// use redquorum::FencedWriteError;
+///
+/// match writer.set(&client, "balance", "10", lock.fence().unwrap()).await {
+///     Ok(()) => {}
+///     Err(FencedWriteError::Stale { highest, .. }) => eprintln!("a newer holder ({highest}) wrote; stop"),
+///     Err(other) => eprintln!("{other}"),
+/// }
+/// # }
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FencedWriteError {
+    /// A holder with a higher token already wrote: this holder's lock is stale.
+    #[error("write to {key:?} refused: fencing token {token} is below {highest}, the highest seen")]
+    Stale {
+        /// The data key that was not written.
+        key: String,
+        /// The token this write carried.
+        token: crate::FenceToken,
+        /// The highest token the resource has seen.
+        highest: crate::FenceToken,
+    },
+    /// The protected Redis answered with an error or not at all.
+    #[error("fenced write to {key:?} failed: {source}")]
+    Redis {
+        /// The data key.
+        key: String,
+        /// fred's error.
+        #[source]
+        source: fred::error::Error,
+    },
 }

@@ -43,6 +43,8 @@
 //! - `scripts.rs` and `scripts/*.lua`: the owner-checked scripts.
 //! - `lock.rs`: [`Lock`]; `token.rs`: [`OwnerToken`].
 //! - `outcome.rs`: [`NodeOutcome`], [`Outcomes`]; `error.rs`: errors.
+//! - `fence.rs`: [`FenceToken`] and the two-round fencing protocol;
+//!   `fenced_write.rs`: [`FencedWriter`], the check on a Redis-backed resource.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
@@ -51,6 +53,8 @@
 mod backoff;
 mod builder;
 mod error;
+mod fence;
+mod fenced_write;
 mod lock;
 mod node;
 mod options;
@@ -63,7 +67,9 @@ mod token;
 mod validity;
 
 pub use builder::RedlockBuilder;
-pub use error::{BuildError, Error, NodeError};
+pub use error::{BuildError, Error, FencedWriteError, NodeError};
+pub use fence::FenceToken;
+pub use fenced_write::FencedWriter;
 pub use lock::Lock;
 pub use node::NodeId;
 pub use options::LockOptions;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
+use crate::fence::FenceToken;
 use crate::quorum::Quorum;
 use crate::token::OwnerToken;
 
@@ -36,6 +37,8 @@ pub struct Lock {
     owner: OwnerToken,
     ttl: Duration,
     deadline: Instant,
+    /// The fencing token, when the lock was taken with fencing on.
+    fence: Option<FenceToken>,
     /// False once released or forgotten: `Drop` then has nothing to do.
     armed: bool,
 }
@@ -47,6 +50,7 @@ impl fmt::Debug for Lock {
             .field("owner", &self.owner)
             .field("ttl", &self.ttl)
             .field("validity", &self.validity())
+            .field("fence", &self.fence)
             .finish()
     }
 }
@@ -67,8 +71,35 @@ impl Lock {
             owner,
             ttl,
             deadline,
+            fence: None,
             armed: true,
         }
+    }
+
+    /// Records the fencing token issued for this lock.
+    pub(crate) fn set_fence(&mut self, fence: FenceToken) {
+        self.fence = Some(fence);
+    }
+
+    /// The fencing token: strictly greater than the token of every lock on
+    /// this resource granted before this one was asked for. `None` when
+    /// [`LockOptions::fencing`](crate::LockOptions::fencing) was off.
+    ///
+    /// Send it with every write to the protected resource and have the
+    /// resource refuse lower tokens (docs/fencing.md).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(lock: &redquorum::Lock) {
+    /// if let Some(fence) = lock.fence() {
+    ///     println!("UPDATE accounts SET balance = 10, fence = {fence} WHERE id = 7 AND fence <= {fence}");
+    /// }
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn fence(&self) -> Option<FenceToken> {
+        self.fence
     }
 
     /// The resource name, as given to `lock`.

@@ -75,6 +75,11 @@ impl Quorum {
         self.nodes.iter().map(|node| node.id())
     }
 
+    /// The nodes, for protocols built on top of the lock (fencing).
+    pub(crate) fn nodes(&self) -> &[Arc<Node>] {
+        &self.nodes
+    }
+
     pub(crate) fn quorum(&self) -> usize {
         tally::quorum(self.nodes.len())
     }

@@ -21,5 +21,18 @@ pub(crate) static RELEASE: LazyLock<Script> =
 pub(crate) static EXTEND: LazyLock<Script> =
     LazyLock::new(|| Script::from_lua(include_str!("scripts/extend.lua")));
 
-/// Every script, for loading on connect.
-pub(crate) static ALL: [&LazyLock<Script>; 3] = [&ACQUIRE, &RELEASE, &EXTEND];
+/// Fencing, round 1: propose `max(stored + 1, node_ms * 1024)` and store it.
+pub(crate) static FENCE_PROPOSE: LazyLock<Script> =
+    LazyLock::new(|| Script::from_lua(include_str!("scripts/fence_propose.lua")));
+
+/// Fencing, round 2: raise the stored counter to the chosen token.
+pub(crate) static FENCE_COMMIT: LazyLock<Script> =
+    LazyLock::new(|| Script::from_lua(include_str!("scripts/fence_commit.lua")));
+
+/// Run on the protected resource, not on the lock nodes: write if the token is current.
+pub(crate) static FENCED_WRITE: LazyLock<Script> =
+    LazyLock::new(|| Script::from_lua(include_str!("scripts/fenced_write.lua")));
+
+/// Every script the lock nodes run, for loading on connect.
+pub(crate) static ALL: [&LazyLock<Script>; 5] =
+    [&ACQUIRE, &RELEASE, &EXTEND, &FENCE_PROPOSE, &FENCE_COMMIT];
