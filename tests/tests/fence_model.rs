@@ -164,11 +164,11 @@ impl State {
     fn waits_for(&self, client: u8, attempt: u8, ask: Ask) -> bool {
         let c = &self.clients[client as usize];
         c.attempt == attempt
-            && match (c.phase, ask) {
-                (Phase::First { .. }, Ask::Incr | Ask::Propose) => true,
-                (Phase::WriteBack { .. }, Ask::Commit(_)) => true,
-                _ => false,
-            }
+            && matches!(
+                (c.phase, ask),
+                (Phase::First { .. }, Ask::Incr | Ask::Propose)
+                    | (Phase::WriteBack { .. }, Ask::Commit(_))
+            )
     }
 
     fn grant(&mut self, client: u8, token: u16) {
