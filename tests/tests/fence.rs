@@ -259,6 +259,33 @@ async fn the_lock_is_unwound_when_no_quorum_stores_the_token() {
     assert_eq!(values(&nodes, &redlock.key("broken")), [None, None, None]);
 }
 
+#[tokio::test]
+async fn a_try_lock_dropped_at_any_point_of_fencing_leaves_no_lock_behind() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(30));
+    redlock
+        .try_lock("warm-up")
+        .await
+        .unwrap()
+        .release()
+        .await
+        .unwrap();
+    // Cut the attempt short after 0, 0.5, 1, ... ms: some drops land in the
+    // acquire round, some in the fencing rounds, some after.
+    for step in 0..12u64 {
+        let cut = Duration::from_micros(500 * step);
+        if let Ok(Ok(lock)) = tokio::time::timeout(cut, redlock.try_lock("cut")).await {
+            lock.release().await.unwrap();
+        }
+        let key = redlock.key("cut");
+        let gone = eventually(Duration::from_secs(5), || async {
+            values(&nodes, &key).iter().all(Option::is_none)
+        })
+        .await;
+        assert!(gone, "cut after {cut:?}: {:?}", values(&nodes, &key));
+    }
+}
+
 fn now_ms() -> u64 {
     let since_epoch = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
     u64::try_from(since_epoch.as_millis()).unwrap()
