@@ -390,6 +390,17 @@ fn the_chosen_design_keeps_tokens_increasing_when_a_node_loses_its_data() {
     });
 }
 
+/// The larger bound, too slow for every CI run: run it by hand with
+/// `cargo test --release -p redquorum-tests --test fence_model -- --ignored`.
+#[test]
+#[ignore = "minutes in a release build; run by hand"]
+fn the_chosen_design_keeps_tokens_increasing_with_three_attempts_and_a_crash() {
+    exhaustive(FenceModel {
+        ticks: 0,
+        ..FenceModel::new(Design::Chosen)
+    });
+}
+
 #[test]
 fn the_naive_max_of_incr_design_has_a_counterexample() {
     // No crash, no clock: partial attempts and a quorum missing a node suffice.

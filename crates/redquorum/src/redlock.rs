@@ -182,7 +182,10 @@ impl Redlock {
     /// Cancel safe in effect: if the future is dropped after the requests
     /// went out, a guard spawns the unwind on every node (on the same
     /// connections, so it lands after any acquire still in flight). No lock
-    /// is returned and none is left behind beyond that unwind.
+    /// is returned and none is left behind beyond that unwind. Dropped during
+    /// fencing, the lock already won is dropped too, and its `Drop` releases
+    /// it in the background; fence counters may have been raised, which is
+    /// harmless (they may run ahead, never behind).
     ///
     /// # Examples
     ///
