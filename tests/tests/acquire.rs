@@ -19,6 +19,7 @@ async fn sixty_four_tasks_increment_a_shared_counter_exactly() {
             wait: Duration::from_secs(120),
             retry_delay: Duration::from_millis(2),
             retry_jitter: Duration::from_millis(10),
+            ..Default::default()
         })
         .unwrap();
 

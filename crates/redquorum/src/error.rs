@@ -244,6 +244,15 @@ pub enum Error {
     /// it is a capability over that owner's locks).
     #[error("invalid reentrant owner id: expected 32 hex digits")]
     InvalidOwnerId,
+    /// The lock's quorum was won but fewer than a quorum answered a fencing
+    /// round, so no safe fencing token could be issued; the lock was unwound.
+    #[error("no fencing token for {resource:?}: {outcomes}")]
+    FenceUnavailable {
+        /// The resource.
+        resource: String,
+        /// Every node's answer to the fencing round that failed.
+        outcomes: Outcomes,
+    },
 }
 
 impl Error {
@@ -265,7 +274,8 @@ impl Error {
         match self {
             Self::Contended { outcomes, .. }
             | Self::Unavailable { outcomes, .. }
-            | Self::NotHeld { outcomes, .. } => Some(outcomes),
+            | Self::NotHeld { outcomes, .. }
+            | Self::FenceUnavailable { outcomes, .. } => Some(outcomes),
             Self::WaitTimeout { last, .. } => last.outcomes(),
             _ => None,
         }
@@ -275,7 +285,49 @@ impl Error {
     pub(crate) fn is_retryable(&self) -> bool {
         matches!(
             self,
-            Self::Contended { .. } | Self::Unavailable { .. } | Self::Expired { .. }
+            Self::Contended { .. }
+                | Self::Unavailable { .. }
+                | Self::Expired { .. }
+                | Self::FenceUnavailable { .. }
         )
     }
+}
+
+/// A fenced write that did not happen.
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn demo(writer: redquorum::FencedWriter, client: fred::clients::Client, lock: redquorum::Lock) {
+/// use redquorum::FencedWriteError;
+///
+/// match writer.set(&client, "balance", "10", lock.fence().unwrap()).await {
+///     Ok(()) => {}
+///     Err(FencedWriteError::Stale { highest, .. }) => eprintln!("a newer holder ({highest}) wrote; stop"),
+///     Err(other) => eprintln!("{other}"),
+/// }
+/// # }
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FencedWriteError {
+    /// A holder with a higher token already wrote: this holder's lock is stale.
+    #[error("write to {key:?} refused: fencing token {token} is below {highest}, the highest seen")]
+    Stale {
+        /// The data key that was not written.
+        key: String,
+        /// The token this write carried.
+        token: crate::FenceToken,
+        /// The highest token the resource has seen.
+        highest: crate::FenceToken,
+    },
+    /// The protected Redis answered with an error or not at all.
+    #[error("fenced write to {key:?} failed: {source}")]
+    Redis {
+        /// The data key.
+        key: String,
+        /// fred's error.
+        #[source]
+        source: fred::error::Error,
+    },
 }

@@ -51,6 +51,8 @@
 //! - `outcome.rs`: [`NodeOutcome`], [`Outcomes`]; `error.rs`: errors.
 //! - `health.rs`: node probes and the delayed-restart rule; [`NodeHealth`].
 //! - `tls.rs`: custom TLS trust roots; `observe.rs`: metric names and recording.
+//! - `fence.rs`: [`FenceToken`] and the two-round fencing protocol;
+//!   `fenced_write.rs`: [`FencedWriter`], the check on a Redis-backed resource.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
@@ -60,6 +62,8 @@ mod any_of;
 mod backoff;
 mod builder;
 mod error;
+mod fence;
+mod fenced_write;
 mod health;
 mod held;
 mod lock;
@@ -81,7 +85,9 @@ mod validity;
 mod watchdog;
 
 pub use builder::RedlockBuilder;
-pub use error::{BuildError, Error, NodeError};
+pub use error::{BuildError, Error, FencedWriteError, NodeError};
+pub use fence::FenceToken;
+pub use fenced_write::FencedWriter;
 pub use health::{Durability, Ineligible, NodeHealth, Role};
 pub use lock::Lock;
 pub use node::NodeId;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
+use crate::fence::FenceToken;
 use crate::options::WatchdogOptions;
 use crate::quorum::Quorum;
 use crate::token::OwnerToken;
@@ -43,6 +44,8 @@ pub struct Lock {
     watchdog_options: WatchdogOptions,
     /// The running watchdog, if `auto_extend` was called.
     watchdog: Option<Watchdog>,
+    /// The fencing token, when the lock was taken with fencing on.
+    fence: Option<FenceToken>,
     /// False once released or forgotten: `Drop` then has nothing to do.
     armed: bool,
 }
@@ -54,6 +57,7 @@ impl fmt::Debug for Lock {
             .field("owner", &self.owner)
             .field("ttl", &self.ttl)
             .field("validity", &self.validity())
+            .field("fence", &self.fence)
             .finish()
     }
 }
@@ -76,6 +80,7 @@ impl Lock {
             ttl,
             watchdog_options: WatchdogOptions::default(),
             watchdog: None,
+            fence: None,
             armed: true,
         }
     }
@@ -84,6 +89,32 @@ impl Lock {
     pub(crate) fn with_watchdog_options(mut self, options: WatchdogOptions) -> Self {
         self.watchdog_options = options;
         self
+    }
+
+    /// Records the fencing token issued for this lock.
+    pub(crate) fn set_fence(&mut self, fence: FenceToken) {
+        self.fence = Some(fence);
+    }
+
+    /// The fencing token: strictly greater than the token of every lock on
+    /// this resource granted before this one was asked for. `None` when
+    /// [`LockOptions::fencing`](crate::LockOptions::fencing) was off.
+    ///
+    /// Send it with every write to the protected resource and have the
+    /// resource refuse lower tokens (docs/fencing.md).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(lock: &redquorum::Lock) {
+    /// if let Some(fence) = lock.fence() {
+    ///     println!("UPDATE accounts SET balance = 10, fence = {fence} WHERE id = 7 AND fence <= {fence}");
+    /// }
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn fence(&self) -> Option<FenceToken> {
+        self.fence
     }
 
     /// The resource name, as given to `lock`.

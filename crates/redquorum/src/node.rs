@@ -269,7 +269,7 @@ impl Node {
     }
 
     /// EVALSHA, or EVAL when the node does not have the script cached.
-    async fn run(
+    pub(crate) async fn run(
         &self,
         script: &Script,
         key: &str,

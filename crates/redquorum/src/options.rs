@@ -33,6 +33,11 @@ pub struct LockOptions {
     pub retry_delay: Duration,
     /// A random extra pause in `[0, retry_jitter)`, so contenders spread out. Default: 100 ms.
     pub retry_jitter: Duration,
+    /// Issue a [`FenceToken`](crate::FenceToken) with each lock
+    /// ([`Lock::fence`](crate::Lock::fence)). Default: `true`. It costs two
+    /// more concurrent round trips to the nodes per acquisition (propose,
+    /// then write back to a quorum); turn it off when nothing checks tokens.
+    pub fencing: bool,
 }
 
 impl Default for LockOptions {
@@ -42,6 +47,7 @@ impl Default for LockOptions {
             wait: Duration::from_secs(10),
             retry_delay: Duration::from_millis(50),
             retry_jitter: Duration::from_millis(100),
+            fencing: true,
         }
     }
 }

@@ -98,6 +98,11 @@ impl Quorum {
         &self.runtime
     }
 
+    /// The nodes, for protocols built on top of the lock (fencing).
+    pub(crate) fn nodes(&self) -> &[Arc<Node>] {
+        &self.nodes
+    }
+
     pub(crate) fn quorum(&self) -> usize {
         tally::quorum(self.nodes.len())
     }

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use crate::backoff;
 use crate::builder::RedlockBuilder;
 use crate::error::{BuildError, Error};
+use crate::fence;
 use crate::lock::Lock;
 use crate::node::NodeId;
 use crate::notify::Notifier;
@@ -250,9 +251,15 @@ impl Redlock {
     /// - [`Error::Contended`]: another owner holds it on enough nodes.
     /// - [`Error::Unavailable`]: too few nodes answered in time.
     /// - [`Error::Expired`]: the quorum came after the lease ran out.
+    /// - [`Error::FenceUnavailable`]: the quorum was won but the fencing
+    ///   token could not be written back to a quorum (fencing is on).
     /// - [`Error::EmptyResource`].
     ///
-    /// In the first three cases every node that might hold our key was sent
+    /// With fencing on (the default) the lock is returned only after its
+    /// [`FenceToken`](crate::FenceToken) was stored on a quorum: two more
+    /// concurrent round trips.
+    ///
+    /// In the first four cases every node that might hold our key was sent
     /// an unwind before the error was returned.
     ///
     /// # Cancel safety
@@ -260,7 +267,10 @@ impl Redlock {
     /// Cancel safe in effect: if the future is dropped after the requests
     /// went out, a guard spawns the unwind on every node (on the same
     /// connections, so it lands after any acquire still in flight). No lock
-    /// is returned and none is left behind beyond that unwind.
+    /// is returned and none is left behind beyond that unwind. Dropped during
+    /// fencing, the lock already won is dropped too, and its `Drop` releases
+    /// it in the background; fence counters may have been raised, which is
+    /// harmless (they may run ahead, never behind).
     ///
     /// # Examples
     ///
@@ -282,7 +292,7 @@ impl Redlock {
         let owner = OwnerToken::random();
         let ttl = self.options.ttl;
         let lease = self.quorum.acquire(resource, &key, owner, ttl).await?;
-        Ok(Lock::new(
+        let lock = Lock::new(
             Arc::clone(&self.quorum),
             resource.to_owned(),
             key,
@@ -290,7 +300,38 @@ impl Redlock {
             ttl,
             lease.deadline,
         )
-        .with_watchdog_options(self.watchdog))
+        .with_watchdog_options(self.watchdog);
+        if self.options.fencing {
+            return self.fence(lock).await;
+        }
+        Ok(lock)
+    }
+
+    /// Issues `lock`'s fencing token before it is handed out; on failure
+    /// releases the lock (dropping this future drops the lock, which releases
+    /// it in the background).
+    async fn fence(&self, mut lock: Lock) -> Result<Lock, Error> {
+        let start = Instant::now();
+        let fence_key = fence::fence_key(lock.key());
+        match fence::issue(&self.quorum, lock.resource(), &fence_key).await {
+            Ok(token) if lock.is_valid() => {
+                lock.set_fence(token);
+                Ok(lock)
+            }
+            Ok(_) => {
+                let (resource, ttl) = (lock.resource().to_owned(), lock.ttl());
+                let _ = lock.release().await;
+                Err(Error::Expired {
+                    resource,
+                    elapsed: start.elapsed(),
+                    ttl,
+                })
+            }
+            Err(error) => {
+                let _ = lock.release().await;
+                Err(error)
+            }
+        }
     }
 
     /// Takes `resource`, retrying until `wait` runs out.

@@ -57,8 +57,21 @@ pub(crate) static RW_WRITE_RELEASE: LazyLock<Script> =
 pub(crate) static RW_WRITE_EXTEND: LazyLock<Script> =
     LazyLock::new(|| Script::from_lua(include_str!("scripts/rw_write_extend.lua")));
 
-/// Every script, for loading on connect.
-pub(crate) static ALL: [&LazyLock<Script>; 12] = [
+/// Fencing, round 1: propose `max(stored + 1, node_ms * 1024)` and store it.
+pub(crate) static FENCE_PROPOSE: LazyLock<Script> =
+    LazyLock::new(|| Script::from_lua(include_str!("scripts/fence_propose.lua")));
+
+/// Fencing, round 2: raise the stored counter to the chosen token.
+pub(crate) static FENCE_COMMIT: LazyLock<Script> =
+    LazyLock::new(|| Script::from_lua(include_str!("scripts/fence_commit.lua")));
+
+/// Run on the protected resource, not on the lock nodes: write if the token is current.
+pub(crate) static FENCED_WRITE: LazyLock<Script> =
+    LazyLock::new(|| Script::from_lua(include_str!("scripts/fenced_write.lua")));
+
+/// Every script the lock nodes run, for loading on connect (not FENCED_WRITE:
+/// it runs on the protected store).
+pub(crate) static ALL: [&LazyLock<Script>; 14] = [
     &ACQUIRE,
     &RELEASE,
     &EXTEND,
@@ -71,4 +84,6 @@ pub(crate) static ALL: [&LazyLock<Script>; 12] = [
     &RW_WRITE_ACQUIRE,
     &RW_WRITE_RELEASE,
     &RW_WRITE_EXTEND,
+    &FENCE_PROPOSE,
+    &FENCE_COMMIT,
 ];
