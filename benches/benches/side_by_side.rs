@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use redquorum::Redlock;
+use redquorum::{LockOptions, Redlock};
 use redquorum_benches::{
     CommandStats, Floor, Locker, RedquorumLocker, Sample, Workload, json_object, median, run,
 };
@@ -222,12 +222,19 @@ async fn measure<L: Locker>(
     cell.samples.push(sample);
 }
 
+/// Fencing off: the floor and rslock issue no fencing token, so this is the
+/// like-for-like comparison; fencing adds two concurrent round trips per
+/// acquisition (docs/fencing.md) and is measured with `redquorum bench`.
 fn redlock(urls: &[String]) -> Redlock {
     Redlock::builder()
         .nodes(urls)
-        .ttl(TTL)
         .node_timeout(NODE_TIMEOUT)
-        .wait(Duration::from_secs(30))
+        .lock_options(LockOptions {
+            ttl: TTL,
+            wait: Duration::from_secs(30),
+            fencing: false,
+            ..Default::default()
+        })
         .build()
         .expect("valid configuration")
 }

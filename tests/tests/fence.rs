@@ -290,3 +290,23 @@ fn now_ms() -> u64 {
     let since_epoch = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
     u64::try_from(since_epoch.as_millis()).unwrap()
 }
+
+#[tokio::test]
+async fn fence_keys_expire_a_day_after_their_last_use() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(5));
+    let lock = redlock.try_lock("idle-later").await.unwrap();
+    lock.release().await.unwrap();
+    let key = fence_key(&redlock, "idle-later");
+    const DAY_MS: i64 = 86_400_000;
+    // The write-back may still be landing on the last node when try_lock returns.
+    let all_expiring = eventually(Duration::from_secs(2), || async {
+        (0..3).all(|i| {
+            let left = common::pttl(&nodes, i, &key);
+            left > DAY_MS - 60_000 && left <= DAY_MS
+        })
+    })
+    .await;
+    let pttls: Vec<i64> = (0..3).map(|i| common::pttl(&nodes, i, &key)).collect();
+    assert!(all_expiring, "fence key pttl on each node: {pttls:?}");
+}

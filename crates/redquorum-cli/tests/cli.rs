@@ -429,3 +429,29 @@ fn nodes_up_without_redis_server_says_how_to_install_it() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("apt-get install"), "{stderr}");
 }
+
+#[test]
+fn exec_gives_the_child_a_fencing_token_that_increases_between_runs() {
+    let nodes = cluster(3);
+    let fence_of_one_run = || {
+        let output = redquorum(&nodes)
+            .args([
+                "exec",
+                "fenced",
+                "--",
+                "sh",
+                "-c",
+                r#"echo "$REDQUORUM_FENCE""#,
+            ])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8_lossy(&output.stdout)
+            .trim()
+            .parse::<u64>()
+            .unwrap_or_else(|e| panic!("REDQUORUM_FENCE not a number ({e}): {output:?}"))
+    };
+    let first = fence_of_one_run();
+    let second = fence_of_one_run();
+    assert!(second > first, "fence went from {first} to {second}");
+}

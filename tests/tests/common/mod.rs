@@ -12,12 +12,14 @@ pub fn cluster(n: usize) -> Cluster {
     Cluster::start(n).unwrap_or_else(|e| panic!("cannot start {n} redis nodes: {e}"))
 }
 
-/// A Redlock on every node of `cluster` with the given TTL and a 100 ms node timeout.
+/// A Redlock on every node of `cluster` with the given TTL and a 250 ms node
+/// timeout (roomy: a loaded CI machine must not turn slow answers into failures;
+/// tests about timeouts set their own).
 pub fn redlock(cluster: &Cluster, ttl: Duration) -> Redlock {
     Redlock::builder()
         .nodes(cluster.urls())
         .ttl(ttl)
-        .node_timeout(Duration::from_millis(100))
+        .node_timeout(Duration::from_millis(250))
         .retry_delay(Duration::from_millis(5))
         .retry_jitter(Duration::from_millis(20))
         .build()

@@ -60,7 +60,10 @@ pub(crate) async fn run(nodes: &NodesArg, args: ExecArgs) -> ExitCode {
     command
         .args(&args.command[1..])
         .env("REDQUORUM_RESOURCE", &args.resource);
-    // REDQUORUM_FENCE (the fencing token) is set here once `Lock` carries one.
+    // The fencing token, for children that write to a resource checking it.
+    if let Some(fence) = lock.fence() {
+        command.env("REDQUORUM_FENCE", fence.to_string());
+    }
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(e) => {

@@ -12,6 +12,8 @@ if stored ~= false then
   end
 end
 if stored == false or stored < token then
-  redis.call('set', KEYS[1], ARGV[1])
+  redis.call('set', KEYS[1], ARGV[1], 'PX', 86400000)
+else
+  redis.call('pexpire', KEYS[1], 86400000)
 end
 return 1
