@@ -112,10 +112,8 @@ pub(crate) async fn run(nodes: &NodesArg, args: StatusArgs) -> ExitCode {
             }
             None
         }
-        Err(error) => {
-            eprintln!("redquorum status: node health not checked: {error}");
-            Some(error)
-        }
+        // Shown in the table's last line and as the JSON `health_error`.
+        Err(error) => Some(error),
     };
     let mut report = Report::new(&args.resource, &key, statuses);
     report.max_ttl = args.max_ttl;
@@ -485,6 +483,66 @@ mod tests {
                 .contains("NOT HELD: owner aaaaaaaa on 2 of 5 nodes")
         );
         assert!(report.json().contains("\"held_on\":2"));
+    }
+
+    #[test]
+    fn health_shows_per_node_with_the_vote_and_the_voting_count() {
+        use redquorum::{Durability, Ineligible, Role};
+        let health = |refusal| Health {
+            role: Role::Master,
+            durability: Durability::NotDurable,
+            eviction_policy: Some("allkeys-lru".to_owned()),
+            uptime: Some(Duration::from_secs(2)),
+            refusal,
+        };
+        let mut young = node("a:1", None, None);
+        young.health = Some(health(Some(Ineligible::RecentRestart {
+            uptime: Duration::from_secs(2),
+            max_ttl: Duration::from_secs(30),
+        })));
+        let mut old = node("b:1", None, None);
+        old.health = Some(health(None));
+        let down = node("c:1", None, Some("connection refused"));
+        let mut report = Report::new("r", "lock:r", vec![young, old, down]);
+        report.max_ttl = Some(Duration::from_secs(30));
+        assert_eq!(report.voting(), 1);
+        let table = report.table();
+        assert!(
+            table.contains(
+                "master  not durable      allkeys-lru      refused: restarted 2s ago, max ttl 30s"
+            ),
+            "{table}"
+        );
+        assert!(
+            table.contains("unreachable (connection refused)"),
+            "{table}"
+        );
+        assert!(
+            table.contains(
+                "votes count on 1 of 3 nodes (quorum 2); delayed-restart rule: max ttl 30s"
+            ),
+            "{table}"
+        );
+        let json = report.json();
+        assert!(json.contains("\"voting\":1,"), "{json}");
+        assert!(json.contains("\"max_ttl_ms\":30000"), "{json}");
+        assert!(json.contains("\"evicts_lock_keys\":true"), "{json}");
+        assert!(
+            json.contains("\"vote\":\"refused\",\"refusal\":\"not durable and up for 2s"),
+            "{json}"
+        );
+        assert_eq!(json.matches("\"vote\":\"votes\"").count(), 1, "{json}");
+        assert_eq!(
+            json.matches("\"vote\":\"unreachable\"").count(),
+            1,
+            "{json}"
+        );
+        report.health_error = Some("even node count 4".to_owned());
+        assert!(
+            report
+                .table()
+                .contains("node health not checked: even node count 4")
+        );
     }
 
     #[test]
