@@ -316,10 +316,13 @@ fn status_with_a_majority_down_reports_unreachable_nodes_and_exits_69() {
     assert_eq!(json.matches("\"reachable\":false").count(), 3, "{json}");
 }
 
+/// A per-node timeout generous enough for the health probes on a loaded machine.
+const STATUS_TIMEOUT: &str = "2s";
+
 /// `redquorum status RESOURCE --json [extra..]`: exit code and stdout.
 fn status_json(nodes: &Cluster, extra: &[&str]) -> (Option<i32>, String) {
     let output = redquorum(nodes)
-        .args(["status", "anything", "--json"])
+        .args(["status", "anything", "--json", "--timeout", STATUS_TIMEOUT])
         .args(extra)
         .output()
         .unwrap();
@@ -374,7 +377,14 @@ fn status_reports_role_durability_eviction_and_refuses_young_volatile_nodes() {
     assert!(json.contains("\"voting\":0"), "{json}");
     assert!(json.contains("\"max_ttl_ms\":600000"), "{json}");
     let table = redquorum(&nodes)
-        .args(["status", "anything", "--max-ttl", "600s"])
+        .args([
+            "status",
+            "anything",
+            "--max-ttl",
+            "600s",
+            "--timeout",
+            STATUS_TIMEOUT,
+        ])
         .output()
         .unwrap();
     let table = String::from_utf8(table.stdout).unwrap();
@@ -385,7 +395,7 @@ fn status_reports_role_durability_eviction_and_refuses_young_volatile_nodes() {
     // Once the nodes have been up longer than the max ttl, their votes count.
     assert!(
         eventually(Duration::from_secs(30), || {
-            let (_, json) = status_json(&nodes, &["--max-ttl", "2s"]);
+            let (_, json) = status_json(&nodes, &["--max-ttl", "3s"]);
             json.contains("\"voting\":3")
         }),
         "votes still refused after the max ttl"
@@ -402,6 +412,7 @@ fn status_counts_the_votes_of_aof_always_nodes_at_once() {
         .unwrap_or_else(|e| panic!("cannot start 3 redis nodes: {e}"));
     let (code, json) = status_json(&nodes, &["--max-ttl", "600s"]);
     assert_eq!(code, Some(0), "{json}");
+    // Fresh nodes up for seconds: only their fsync lets them vote under a 10-minute max ttl.
     for node in node_objects(&json) {
         assert!(node.contains("\"role\":\"master\""), "{node}");
         assert!(node.contains("\"durability\":\"aof_always\""), "{node}");
@@ -426,7 +437,7 @@ fn status_reports_a_down_node_as_unreachable_and_the_others_with_their_health() 
         assert!(up.contains("\"vote\":\"refused\""), "{up}");
     }
     let table = redquorum(&nodes)
-        .args(["status", "anything"])
+        .args(["status", "anything", "--timeout", STATUS_TIMEOUT])
         .output()
         .unwrap();
     let table = String::from_utf8(table.stdout).unwrap();
