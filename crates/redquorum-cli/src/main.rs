@@ -35,7 +35,7 @@ enum Command {
     Demo(cmd::demo::DemoArgs),
     /// Run a command while holding a lock (a distributed flock): redquorum exec RESOURCE -- CMD [ARGS...]
     Exec(cmd::exec::ExecArgs),
-    /// Show who holds a resource's lock on each node, and the time left.
+    /// Show who holds a resource's lock on each node, the time left, and each node's health.
     Status(cmd::status::StatusArgs),
     /// Start or stop local redis-server nodes for development.
     Nodes(cmd::nodes::NodesArgs),

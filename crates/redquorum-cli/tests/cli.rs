@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use redquorum_harness::{Cluster, RespConn};
+use redquorum_harness::{Cluster, Persistence, RespConn};
 
 const BIN: &str = env!("CARGO_BIN_EXE_redquorum");
 
@@ -314,6 +314,135 @@ fn status_with_a_majority_down_reports_unreachable_nodes_and_exits_69() {
     let json = String::from_utf8(output.stdout).unwrap();
     assert!(json.contains("\"reachable\":2"), "{json}");
     assert_eq!(json.matches("\"reachable\":false").count(), 3, "{json}");
+}
+
+/// A per-node timeout generous enough for the health probes on a loaded machine.
+const STATUS_TIMEOUT: &str = "2s";
+
+/// `redquorum status RESOURCE --json [extra..]`: exit code and stdout.
+fn status_json(nodes: &Cluster, extra: &[&str]) -> (Option<i32>, String) {
+    let output = redquorum(nodes)
+        .args(["status", "anything", "--json", "--timeout", STATUS_TIMEOUT])
+        .args(extra)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    (output.status.code(), stdout)
+}
+
+/// The `"nodes":[..]` objects of a status JSON, one string each.
+fn node_objects(json: &str) -> Vec<String> {
+    let nodes = json
+        .split("\"nodes\":[")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no nodes in {json}"));
+    nodes.split("},{").map(str::to_owned).collect::<Vec<_>>()
+}
+
+#[test]
+fn status_reports_role_durability_eviction_and_refuses_young_volatile_nodes() {
+    let nodes = cluster(3);
+    // Without --max-ttl the delayed-restart rule is off: every master votes.
+    let (code, json) = status_json(&nodes, &[]);
+    assert_eq!(code, Some(0), "{json}");
+    let objects = node_objects(&json);
+    assert_eq!(objects.len(), 3, "{json}");
+    for node in &objects {
+        assert!(node.contains("\"role\":\"master\""), "{node}");
+        assert!(node.contains("\"durability\":\"not_durable\""), "{node}");
+        assert!(
+            node.contains("\"eviction_policy\":\"noeviction\""),
+            "{node}"
+        );
+        assert!(node.contains("\"evicts_lock_keys\":false"), "{node}");
+        assert!(node.contains("\"vote\":\"votes\""), "{node}");
+    }
+    assert!(json.contains("\"max_ttl_ms\":null"), "{json}");
+    assert!(json.contains("\"voting\":3"), "{json}");
+
+    // Fresh nodes without fsync may have forgotten keys: refused for 10 minutes.
+    let (code, json) = status_json(&nodes, &["--max-ttl", "600s"]);
+    assert_eq!(
+        code,
+        Some(0),
+        "refusals do not change the exit status: {json}"
+    );
+    for node in node_objects(&json) {
+        assert!(node.contains("\"vote\":\"refused\""), "{node}");
+        assert!(
+            node.contains("\"refusal\":\"not durable and up for"),
+            "{node}"
+        );
+    }
+    assert!(json.contains("\"voting\":0"), "{json}");
+    assert!(json.contains("\"max_ttl_ms\":600000"), "{json}");
+    let table = redquorum(&nodes)
+        .args([
+            "status",
+            "anything",
+            "--max-ttl",
+            "600s",
+            "--timeout",
+            STATUS_TIMEOUT,
+        ])
+        .output()
+        .unwrap();
+    let table = String::from_utf8(table.stdout).unwrap();
+    assert_eq!(table.matches("refused: restarted").count(), 3, "{table}");
+    assert!(table.contains("max ttl 600s"), "{table}");
+    assert!(table.contains("votes count on 0 of 3 nodes"), "{table}");
+
+    // Once the nodes have been up longer than the max ttl, their votes count.
+    assert!(
+        eventually(Duration::from_secs(30), || {
+            let (_, json) = status_json(&nodes, &["--max-ttl", "3s"]);
+            json.contains("\"voting\":3")
+        }),
+        "votes still refused after the max ttl"
+    );
+
+    // The max ttl must exceed the per-node timeout.
+    let (code, _) = status_json(&nodes, &["--max-ttl", "100ms"]);
+    assert_eq!(code, Some(64));
+}
+
+#[test]
+fn status_counts_the_votes_of_aof_always_nodes_at_once() {
+    let nodes = Cluster::start_with(3, Persistence::AofAlways)
+        .unwrap_or_else(|e| panic!("cannot start 3 redis nodes: {e}"));
+    let (code, json) = status_json(&nodes, &["--max-ttl", "600s"]);
+    assert_eq!(code, Some(0), "{json}");
+    // Fresh nodes up for seconds: only their fsync lets them vote under a 10-minute max ttl.
+    for node in node_objects(&json) {
+        assert!(node.contains("\"role\":\"master\""), "{node}");
+        assert!(node.contains("\"durability\":\"aof_always\""), "{node}");
+        assert!(node.contains("\"vote\":\"votes\""), "{node}");
+        assert!(node.contains("\"refusal\":null"), "{node}");
+    }
+    assert!(json.contains("\"voting\":3"), "{json}");
+}
+
+#[test]
+fn status_reports_a_down_node_as_unreachable_and_the_others_with_their_health() {
+    let nodes = cluster(3);
+    nodes.kill(1).unwrap();
+    let (code, json) = status_json(&nodes, &["--max-ttl", "600s"]);
+    assert_eq!(code, Some(0), "two of three nodes are a quorum: {json}");
+    let objects = node_objects(&json);
+    assert_eq!(objects.len(), 3, "{json}");
+    assert!(objects[1].contains("\"reachable\":false"), "{json}");
+    assert!(objects[1].contains("\"vote\":\"unreachable\""), "{json}");
+    for up in [&objects[0], &objects[2]] {
+        assert!(up.contains("\"role\":\"master\""), "{up}");
+        assert!(up.contains("\"vote\":\"refused\""), "{up}");
+    }
+    let table = redquorum(&nodes)
+        .args(["status", "anything", "--timeout", STATUS_TIMEOUT])
+        .output()
+        .unwrap();
+    let table = String::from_utf8(table.stdout).unwrap();
+    assert_eq!(table.matches("unreachable").count(), 1, "{table}");
+    assert!(table.contains("votes count on 2 of 3 nodes"), "{table}");
 }
 
 #[test]

@@ -47,3 +47,45 @@ fn a_bad_node_url_is_reported_without_its_password() {
     assert!(text.contains("invalid node url"), "{text}");
     assert!(!text.contains(PASSWORD), "password printed:\n{text}");
 }
+
+#[test]
+fn status_on_password_protected_nodes_shows_their_health_but_never_the_password() {
+    let cluster = Cluster::start(3).expect("start nodes");
+    let pass = format!(">{PASSWORD}");
+    for i in 0..3 {
+        cluster
+            .command(i, &["ACL", "SETUSER", "locker", "on", &pass, "~*", "+@all"])
+            .expect("ACL SETUSER");
+    }
+    let urls: Vec<String> = (0..3)
+        .map(|i| format!("redis://locker:{PASSWORD}@127.0.0.1:{}", cluster.port(i)))
+        .collect();
+    for json in [true, false] {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_redquorum"));
+        command.args([
+            "--nodes",
+            &urls.join(","),
+            "status",
+            "r",
+            "--max-ttl",
+            "600s",
+        ]);
+        if json {
+            command.arg("--json");
+        }
+        let output = command.output().expect("run redquorum");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert_eq!(output.status.code(), Some(0), "{text}");
+        let master = if json {
+            "\"role\":\"master\""
+        } else {
+            " master "
+        };
+        assert_eq!(text.matches(master).count(), 3, "{text}");
+        assert!(!text.contains(PASSWORD), "password printed:\n{text}");
+    }
+}

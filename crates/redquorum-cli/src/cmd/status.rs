@@ -2,7 +2,9 @@
 //!
 //! It reads the raw key and its PTTL on every node with a plain RESP
 //! connection (no lock logic), so it shows what is really there, including
-//! keys left by a holder that crashed.
+//! keys left by a holder that crashed. Each node's health (role, durability,
+//! eviction policy, whether its votes count) comes from the library's own
+//! probes, see `health.rs`.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -10,6 +12,7 @@ use std::time::Duration;
 use redquorum_harness::{Reply, RespConn};
 
 use crate::cmd::common;
+use crate::cmd::health::{self, Health, Vote};
 use crate::exit;
 use crate::nodes_arg::NodesArg;
 
@@ -30,6 +33,13 @@ pub(crate) struct StatusArgs {
     /// Connect and read timeout per node.
     #[arg(long, default_value = "500ms", value_parser = humantime::parse_duration)]
     timeout: Duration,
+    /// The longest lock TTL your clients use (their `RedlockBuilder::max_ttl`).
+    /// With it, a node that is not durable (no AOF `appendfsync always`) and
+    /// has been up for less than this is reported as refused: it may have
+    /// forgotten keys it granted before a restart. Without it that rule is not
+    /// checked. Must be longer than --timeout.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    max_ttl: Option<Duration>,
 }
 
 /// What one node said about the key.
@@ -43,6 +53,8 @@ struct NodeStatus {
     owner: Option<String>,
     /// The key's PTTL in ms, if the key exists.
     pttl_ms: Option<i64>,
+    /// The node's health, if it could be probed.
+    health: Option<Health>,
 }
 
 /// A node URL split into what a RESP connection needs.
@@ -59,9 +71,18 @@ pub(crate) async fn run(nodes: &NodesArg, args: StatusArgs) -> ExitCode {
         Ok(urls) => urls,
         Err(code) => return code,
     };
+    if let Some(max_ttl) = args.max_ttl.filter(|m| *m <= args.timeout) {
+        eprintln!(
+            "redquorum status: --max-ttl {} must be longer than --timeout {}",
+            humantime::format_duration(max_ttl),
+            humantime::format_duration(args.timeout)
+        );
+        return exit::USAGE.into();
+    }
     let key = format!("{}{}", args.key_prefix, args.resource);
     let timeout = args.timeout;
     let probe_key = key.clone();
+    let health_urls = urls.clone();
     // Blocking sockets, one thread per node, so a dead node costs one timeout, not N.
     let statuses = tokio::task::spawn_blocking(move || {
         std::thread::scope(|scope| {
@@ -74,16 +95,29 @@ pub(crate) async fn run(nodes: &NodesArg, args: StatusArgs) -> ExitCode {
                 .map(|p| p.join().expect("probe threads do not panic"))
                 .collect::<Vec<_>>()
         })
-    })
-    .await;
-    let statuses = match statuses {
+    });
+    let healths = health::probe(&health_urls, timeout, args.max_ttl, &args.key_prefix);
+    let (statuses, healths) = tokio::join!(statuses, healths);
+    let mut statuses = match statuses {
         Ok(statuses) => statuses,
         Err(e) => {
             eprintln!("redquorum status: {e}");
             return exit::SOFTWARE.into();
         }
     };
-    let report = Report::new(&args.resource, &key, statuses);
+    let health_error = match healths {
+        Ok(healths) => {
+            for (status, health) in statuses.iter_mut().zip(healths) {
+                status.health = Some(health);
+            }
+            None
+        }
+        // Shown in the table's last line and as the JSON `health_error`.
+        Err(error) => Some(error),
+    };
+    let mut report = Report::new(&args.resource, &key, statuses);
+    report.max_ttl = args.max_ttl;
+    report.health_error = health_error;
     if args.json {
         println!("{}", report.json());
     } else {
@@ -108,12 +142,14 @@ fn probe(url: &str, key: &str, timeout: Duration) -> NodeStatus {
             error: None,
             owner,
             pttl_ms,
+            health: None,
         },
         Err(error) => NodeStatus {
             node,
             error: Some(error),
             owner: None,
             pttl_ms: None,
+            health: None,
         },
     }
 }
@@ -193,6 +229,10 @@ struct Report {
     nodes: Vec<NodeStatus>,
     holder: Option<String>,
     held_on: usize,
+    /// The delayed-restart rule's max TTL (`--max-ttl`), if checked.
+    max_ttl: Option<Duration>,
+    /// Why no node's health could be probed, if so.
+    health_error: Option<String>,
 }
 
 impl Report {
@@ -212,7 +252,21 @@ impl Report {
             held_on: top.as_ref().map_or(0, |(_, count)| *count),
             holder: top.map(|(owner, _)| owner),
             nodes,
+            max_ttl: None,
+            health_error: None,
         }
+    }
+
+    fn vote(node: &NodeStatus) -> Vote {
+        Vote::of(node.error.is_none(), node.health.as_ref())
+    }
+
+    /// Nodes whose vote would count toward a quorum now.
+    fn voting(&self) -> usize {
+        self.nodes
+            .iter()
+            .filter(|n| Self::vote(n) == Vote::Counts)
+            .count()
     }
 
     fn reachable(&self) -> usize {
@@ -225,7 +279,7 @@ impl Report {
 
     fn table(&self) -> String {
         let mut out = format!(
-            "{} (key {}) on {} nodes, quorum {}\n{:<22} {:<9} {:<10} {}\n",
+            "{} (key {}) on {} nodes, quorum {}\n{:<22} {:<9} {:<10} {:<9} {:<7} {:<16} {:<16} {}\n",
             self.resource,
             self.key,
             self.nodes.len(),
@@ -233,19 +287,33 @@ impl Report {
             "NODE",
             "REACHABLE",
             "OWNER",
-            "PTTL"
+            "PTTL",
+            "ROLE",
+            "DURABILITY",
+            "EVICTION",
+            "VOTES"
         );
         for node in &self.nodes {
             let (reachable, owner, pttl) = match &node.error {
-                Some(error) => ("no", "-".to_owned(), format!("- ({error})")),
+                Some(_) => ("no", "-".to_owned(), "-".to_owned()),
                 None => (
                     "yes",
                     node.owner.as_deref().map_or("-".to_owned(), short),
                     node.pttl_ms.map_or("-".to_owned(), |ms| format!("{ms}ms")),
                 ),
             };
+            let health = node.health.as_ref();
+            let role = health.map_or("unknown".to_owned(), |h| h.role.to_string());
+            let durability = health.map_or("unknown".to_owned(), |h| h.durability.to_string());
+            let eviction = health
+                .and_then(|h| h.eviction_policy.clone())
+                .unwrap_or_else(|| "unknown".to_owned());
+            let mut votes = health::vote_cell(Self::vote(node), health);
+            if let Some(error) = &node.error {
+                votes.push_str(&format!(" ({error})"));
+            }
             out.push_str(&format!(
-                "{:<22} {reachable:<9} {owner:<10} {pttl}\n",
+                "{:<22} {reachable:<9} {owner:<10} {pttl:<9} {role:<7} {durability:<16} {eviction:<16} {votes}\n",
                 node.node
             ));
         }
@@ -266,6 +334,19 @@ impl Report {
                 self.nodes.len()
             ),
         });
+        out.push_str(&format!(
+            "votes count on {} of {} nodes (quorum {}); delayed-restart rule: {}\n",
+            self.voting(),
+            self.nodes.len(),
+            self.quorum,
+            self.max_ttl.map_or_else(
+                || "not checked (pass --max-ttl)".to_owned(),
+                |m| format!("max ttl {}", humantime::format_duration(m))
+            )
+        ));
+        if let Some(error) = &self.health_error {
+            out.push_str(&format!("node health not checked: {error}\n"));
+        }
         out
     }
 
@@ -274,18 +355,38 @@ impl Report {
             .nodes
             .iter()
             .map(|n| {
+                let health = n.health.as_ref();
                 format!(
-                    "{{\"node\":{},\"reachable\":{},\"owner\":{},\"pttl_ms\":{},\"error\":{}}}",
+                    "{{\"node\":{},\"reachable\":{},\"owner\":{},\"pttl_ms\":{},\"error\":{},\
+                     \"role\":{},\"durability\":{},\"eviction_policy\":{},\"evicts_lock_keys\":{},\
+                     \"uptime_s\":{},\"vote\":{},\"refusal\":{}}}",
                     json_str(&n.node),
                     n.error.is_none(),
                     json_opt(n.owner.as_deref()),
                     n.pttl_ms.map_or("null".to_owned(), |ms| ms.to_string()),
                     json_opt(n.error.as_deref()),
+                    json_str(&health.map_or("unknown".to_owned(), |h| h.role.to_string())),
+                    json_str(health.map_or("unknown", |h| health::durability_name(h.durability))),
+                    json_opt(health.and_then(|h| h.eviction_policy.as_deref())),
+                    health
+                        .and_then(|h| h.eviction_policy.as_deref())
+                        .map_or("null".to_owned(), |p| (p != "noeviction").to_string()),
+                    health
+                        .and_then(|h| h.uptime)
+                        .map_or("null".to_owned(), |u| u.as_secs().to_string()),
+                    json_str(Self::vote(n).name()),
+                    json_opt(
+                        health
+                            .and_then(|h| h.refusal.as_ref())
+                            .map(ToString::to_string)
+                            .as_deref()
+                    ),
                 )
             })
             .collect();
         format!(
-            "{{\"resource\":{},\"key\":{},\"quorum\":{},\"reachable\":{},\"held\":{},\"holder\":{},\"held_on\":{},\"nodes\":[{}]}}",
+            "{{\"resource\":{},\"key\":{},\"quorum\":{},\"reachable\":{},\"held\":{},\"holder\":{},\"held_on\":{},\
+             \"max_ttl_ms\":{},\"voting\":{},\"health_error\":{},\"nodes\":[{}]}}",
             json_str(&self.resource),
             json_str(&self.key),
             self.quorum,
@@ -293,6 +394,10 @@ impl Report {
             self.is_held(),
             json_opt(self.holder.as_deref()),
             self.held_on,
+            self.max_ttl
+                .map_or("null".to_owned(), |m| m.as_millis().to_string()),
+            self.voting(),
+            json_opt(self.health_error.as_deref()),
             nodes.join(",")
         )
     }
@@ -335,6 +440,7 @@ mod tests {
             error: error.map(str::to_owned),
             owner: owner.map(str::to_owned),
             pttl_ms: owner.map(|_| 900),
+            health: None,
         }
     }
 
@@ -377,6 +483,66 @@ mod tests {
                 .contains("NOT HELD: owner aaaaaaaa on 2 of 5 nodes")
         );
         assert!(report.json().contains("\"held_on\":2"));
+    }
+
+    #[test]
+    fn health_shows_per_node_with_the_vote_and_the_voting_count() {
+        use redquorum::{Durability, Ineligible, Role};
+        let health = |refusal| Health {
+            role: Role::Master,
+            durability: Durability::NotDurable,
+            eviction_policy: Some("allkeys-lru".to_owned()),
+            uptime: Some(Duration::from_secs(2)),
+            refusal,
+        };
+        let mut young = node("a:1", None, None);
+        young.health = Some(health(Some(Ineligible::RecentRestart {
+            uptime: Duration::from_secs(2),
+            max_ttl: Duration::from_secs(30),
+        })));
+        let mut old = node("b:1", None, None);
+        old.health = Some(health(None));
+        let down = node("c:1", None, Some("connection refused"));
+        let mut report = Report::new("r", "lock:r", vec![young, old, down]);
+        report.max_ttl = Some(Duration::from_secs(30));
+        assert_eq!(report.voting(), 1);
+        let table = report.table();
+        assert!(
+            table.contains(
+                "master  not durable      allkeys-lru      refused: restarted 2s ago, max ttl 30s"
+            ),
+            "{table}"
+        );
+        assert!(
+            table.contains("unreachable (connection refused)"),
+            "{table}"
+        );
+        assert!(
+            table.contains(
+                "votes count on 1 of 3 nodes (quorum 2); delayed-restart rule: max ttl 30s"
+            ),
+            "{table}"
+        );
+        let json = report.json();
+        assert!(json.contains("\"voting\":1,"), "{json}");
+        assert!(json.contains("\"max_ttl_ms\":30000"), "{json}");
+        assert!(json.contains("\"evicts_lock_keys\":true"), "{json}");
+        assert!(
+            json.contains("\"vote\":\"refused\",\"refusal\":\"not durable and up for 2s"),
+            "{json}"
+        );
+        assert_eq!(json.matches("\"vote\":\"votes\"").count(), 1, "{json}");
+        assert_eq!(
+            json.matches("\"vote\":\"unreachable\"").count(),
+            1,
+            "{json}"
+        );
+        report.health_error = Some("even node count 4".to_owned());
+        assert!(
+            report
+                .table()
+                .contains("node health not checked: even node count 4")
+        );
     }
 
     #[test]
