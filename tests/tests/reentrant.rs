@@ -240,3 +240,39 @@ async fn owners_with_nested_holds_never_overlap_with_a_node_killed() {
         }
     }
 }
+
+#[tokio::test]
+async fn every_hold_gets_a_fence_token_and_owners_tokens_strictly_increase() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(5));
+    let mut last = redquorum::FenceToken::new(0);
+    for round in 0..3 {
+        let owner = redlock.reentrant_owner();
+        let outer = owner.lock("fenced-ledger").await.unwrap();
+        let inner = owner.lock("fenced-ledger").await.unwrap();
+        let (a, b) = (outer.fence().unwrap(), inner.fence().unwrap());
+        assert!(a > last, "round {round}: owner's token {a} after {last}");
+        assert!(b > a, "round {round}: nested hold {b} after outer {a}");
+        inner.release().await.unwrap();
+        outer.release().await.unwrap();
+        last = b;
+    }
+    // The counter is the plain lock's: tokens keep rising across kinds on one name.
+    let plain = redlock.lock("fenced-ledger").await.unwrap();
+    assert!(plain.fence().unwrap() > last);
+    plain.release().await.unwrap();
+
+    let unfenced = redlock
+        .with_options(&redquorum::LockOptions {
+            fencing: false,
+            ..*redlock.options()
+        })
+        .unwrap();
+    let hold = unfenced
+        .reentrant_owner()
+        .lock("fenced-ledger")
+        .await
+        .unwrap();
+    assert_eq!(hold.fence(), None);
+    hold.release().await.unwrap();
+}
