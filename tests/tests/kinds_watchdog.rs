@@ -102,6 +102,8 @@ async fn killing_a_majority_makes_every_kinds_lease_lost_by_its_deadline() {
     hold.auto_extend();
     read.auto_extend();
     write.auto_extend();
+    assert!(hold.lease().is_auto_extending() && read.lease().is_auto_extending());
+    assert!(write.lease().is_auto_extending());
     for node in 0..3 {
         nodes.kill(node).unwrap();
     }

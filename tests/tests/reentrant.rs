@@ -276,3 +276,23 @@ async fn every_hold_gets_a_fence_token_and_owners_tokens_strictly_increase() {
     assert_eq!(hold.fence(), None);
     hold.release().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_hold_is_released_when_no_quorum_stores_its_token() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(5));
+    let key = redlock.key("fence-broken");
+    // Two of three nodes hold a counter the fencing scripts refuse to use.
+    for i in [0, 2] {
+        nodes
+            .command(i, &["SET", &format!("{key}:fence"), "not-a-number"])
+            .unwrap();
+    }
+    let err = redlock
+        .reentrant_owner()
+        .try_lock("fence-broken")
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::FenceUnavailable { .. }), "{err}");
+    assert_eq!(holds(&nodes, &key), [0, 0, 0], "the hold was left behind");
+}

@@ -378,3 +378,29 @@ async fn a_writer_that_expired_unreleased_is_fenced_off_by_the_next_one() {
     assert!(next.fence().unwrap() > old);
     next.release().await.unwrap();
 }
+
+#[tokio::test]
+async fn read_and_write_locks_are_released_when_no_quorum_stores_the_token() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(5));
+    let fence_key = format!("{}:fence", redlock.key("fence-broken"));
+    // Two of three nodes hold a counter the fencing scripts refuse to use.
+    for i in [0, 2] {
+        nodes
+            .command(i, &["SET", &fence_key, "not-a-number"])
+            .unwrap();
+    }
+    let err = redlock.try_write_lock("fence-broken").await.unwrap_err();
+    assert!(matches!(err, Error::FenceUnavailable { .. }), "{err}");
+    let err = redlock.try_read_lock("fence-broken").await.unwrap_err();
+    assert!(matches!(err, Error::FenceUnavailable { .. }), "{err}");
+    // Nothing was left behind: no writer, no intent, no reader.
+    let base = redlock.key("fence-broken");
+    for suffix in ["writer", "intent", "readers"] {
+        assert_eq!(
+            exists(&nodes, &format!("{base}:{suffix}")),
+            [false, false, false],
+            "{suffix}"
+        );
+    }
+}
