@@ -240,3 +240,59 @@ async fn owners_with_nested_holds_never_overlap_with_a_node_killed() {
         }
     }
 }
+
+#[tokio::test]
+async fn every_hold_gets_a_fence_token_and_owners_tokens_strictly_increase() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(5));
+    let mut last = redquorum::FenceToken::new(0);
+    for round in 0..3 {
+        let owner = redlock.reentrant_owner();
+        let outer = owner.lock("fenced-ledger").await.unwrap();
+        let inner = owner.lock("fenced-ledger").await.unwrap();
+        let (a, b) = (outer.fence().unwrap(), inner.fence().unwrap());
+        assert!(a > last, "round {round}: owner's token {a} after {last}");
+        assert!(b > a, "round {round}: nested hold {b} after outer {a}");
+        inner.release().await.unwrap();
+        outer.release().await.unwrap();
+        last = b;
+    }
+    // The counter is the plain lock's: tokens keep rising across kinds on one name.
+    let plain = redlock.lock("fenced-ledger").await.unwrap();
+    assert!(plain.fence().unwrap() > last);
+    plain.release().await.unwrap();
+
+    let unfenced = redlock
+        .with_options(&redquorum::LockOptions {
+            fencing: false,
+            ..*redlock.options()
+        })
+        .unwrap();
+    let hold = unfenced
+        .reentrant_owner()
+        .lock("fenced-ledger")
+        .await
+        .unwrap();
+    assert_eq!(hold.fence(), None);
+    hold.release().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_hold_is_released_when_no_quorum_stores_its_token() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(5));
+    let key = redlock.key("fence-broken");
+    // Two of three nodes hold a counter the fencing scripts refuse to use.
+    for i in [0, 2] {
+        nodes
+            .command(i, &["SET", &format!("{key}:fence"), "not-a-number"])
+            .unwrap();
+    }
+    let err = redlock
+        .reentrant_owner()
+        .try_lock("fence-broken")
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::FenceUnavailable { .. }), "{err}");
+    assert_eq!(holds(&nodes, &key), [0, 0, 0], "the hold was left behind");
+}

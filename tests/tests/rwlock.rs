@@ -320,3 +320,87 @@ async fn readers_and_writers_never_overlap_under_contention_with_a_node_killed()
         }
     }
 }
+
+#[tokio::test]
+async fn fence_tokens_increase_from_writer_to_writer_and_order_readers_against_writers() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(5));
+    let mut last = redquorum::FenceToken::new(0);
+    for round in 0..3 {
+        let write = redlock.write_lock("fenced").await.unwrap();
+        let token = write.fence().expect("fencing is on by default");
+        assert!(token > last, "round {round}: writer {token} after {last}");
+        write.release().await.unwrap();
+        last = token;
+    }
+    // Readers: above every earlier writer; the next writer is above every reader.
+    let a = redlock.read_lock("fenced").await.unwrap();
+    let b = redlock.read_lock("fenced").await.unwrap();
+    let (ta, tb) = (a.fence().unwrap(), b.fence().unwrap());
+    assert!(
+        ta > last && tb > last,
+        "readers {ta}, {tb} after writer {last}"
+    );
+    a.release().await.unwrap();
+    b.release().await.unwrap();
+    let write = redlock.write_lock("fenced").await.unwrap();
+    assert!(write.fence().unwrap() > ta.max(tb));
+    write.release().await.unwrap();
+
+    let unfenced = redlock
+        .with_options(&LockOptions {
+            fencing: false,
+            ..*redlock.options()
+        })
+        .unwrap();
+    let read = unfenced.read_lock("fenced").await.unwrap();
+    assert_eq!(read.fence(), None);
+    read.release().await.unwrap();
+    let write = unfenced.write_lock("fenced").await.unwrap();
+    assert_eq!(write.fence(), None);
+    write.release().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_writer_that_expired_unreleased_is_fenced_off_by_the_next_one() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_millis(300));
+    let stale = redlock.write_lock("fenced-expiry").await.unwrap();
+    let old = stale.fence().unwrap();
+    stale.forget(); // a paused holder: its keys expire, it never releases
+    let patient = redlock
+        .with_options(&LockOptions {
+            wait: Duration::from_secs(5),
+            ..*redlock.options()
+        })
+        .unwrap();
+    let next = patient.write_lock("fenced-expiry").await.unwrap();
+    assert!(next.fence().unwrap() > old);
+    next.release().await.unwrap();
+}
+
+#[tokio::test]
+async fn read_and_write_locks_are_released_when_no_quorum_stores_the_token() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(5));
+    let fence_key = format!("{}:fence", redlock.key("fence-broken"));
+    // Two of three nodes hold a counter the fencing scripts refuse to use.
+    for i in [0, 2] {
+        nodes
+            .command(i, &["SET", &fence_key, "not-a-number"])
+            .unwrap();
+    }
+    let err = redlock.try_write_lock("fence-broken").await.unwrap_err();
+    assert!(matches!(err, Error::FenceUnavailable { .. }), "{err}");
+    let err = redlock.try_read_lock("fence-broken").await.unwrap_err();
+    assert!(matches!(err, Error::FenceUnavailable { .. }), "{err}");
+    // Nothing was left behind: no writer, no intent, no reader.
+    let base = redlock.key("fence-broken");
+    for suffix in ["writer", "intent", "readers"] {
+        assert_eq!(
+            exists(&nodes, &format!("{base}:{suffix}")),
+            [false, false, false],
+            "{suffix}"
+        );
+    }
+}

@@ -9,7 +9,7 @@ use crate::fence::FenceToken;
 use crate::options::WatchdogOptions;
 use crate::quorum::Quorum;
 use crate::token::OwnerToken;
-use crate::watchdog::{Extender, LeaseWatch, LostReason, Shared, Watchdog};
+use crate::watchdog::{ExtendCall, Extender, LeaseWatch, LostReason, Shared, Watchdog};
 
 /// A lock held on a quorum of nodes until [`deadline`](Self::deadline).
 ///
@@ -300,8 +300,8 @@ impl Lock {
         }
         let extender = Extender {
             quorum: Arc::clone(&self.quorum),
-            key: self.key.clone(),
             ttl: self.ttl,
+            how: ExtendCall::Key(self.key.clone()),
         };
         self.watchdog = Some(Watchdog::spawn(
             extender,

@@ -13,6 +13,7 @@ use std::time::Duration;
 use fred::types::Value;
 
 use crate::error::Error;
+use crate::fence;
 use crate::held::{self, Held};
 use crate::redlock::Redlock;
 use crate::scripts;
@@ -137,11 +138,18 @@ impl ReentrantOwner {
     /// - [`Error::Contended`]: another owner (or another lock kind) holds it.
     /// - [`Error::Unavailable`], [`Error::Expired`], [`Error::EmptyResource`],
     ///   as for [`Redlock::try_lock`]; the attempt's hold was unwound on every node.
+    /// - [`Error::FenceUnavailable`]: the quorum was won but the fencing
+    ///   token could not be stored on a quorum (fencing is on); the hold was released.
+    ///
+    /// With fencing on (the default) every hold, nested ones included, gets
+    /// its own [`FenceToken`](crate::FenceToken) before it is returned (see
+    /// [`ReentrantLock`]).
     ///
     /// # Cancel safety
     ///
     /// As [`Redlock::try_lock`]: if dropped after the requests went out, a
-    /// guard spawns the removal of this hold on every node.
+    /// guard spawns the removal of this hold on every node (during fencing,
+    /// the hold's `Drop` does).
     ///
     /// # Examples
     ///
@@ -160,7 +168,9 @@ impl ReentrantOwner {
             return Err(Error::EmptyResource);
         }
         let key = self.redlock.key(resource);
-        let hold = format!("{}:{}", self.id, OwnerToken::random());
+        let fence_key = fence::fence_key(&key);
+        let hold_token = OwnerToken::random();
+        let hold = format!("{}:{hold_token}", self.id);
         let ttl = self.redlock.options().ttl;
         let keys = vec![key];
         let field = Value::from(hold.clone());
@@ -187,16 +197,19 @@ impl ReentrantOwner {
         let lease = quorum
             .acquire_with(resource, ttl, acquire, release.clone())
             .await?;
-        Ok(ReentrantLock {
-            held: Held::new(
-                quorum.clone(),
-                resource.to_owned(),
-                ttl,
-                lease.deadline,
-                extend,
-                release,
-            ),
-        })
+        let held = Held::new(
+            &self.redlock,
+            resource,
+            hold_token,
+            lease.deadline,
+            extend,
+            release,
+        );
+        // Every hold, nested or not, gets its own token (see `fence()` docs).
+        let held = held
+            .fenced(self.redlock.options().fencing, &fence_key)
+            .await?;
+        Ok(ReentrantLock { held })
     }
 
     /// Takes `resource` (or one more hold on it), retrying until the handle's `wait` runs out.
@@ -228,6 +241,16 @@ impl ReentrantOwner {
 ///
 /// The resource stays taken for other owners while any hold of this owner
 /// is live. Dropping it releases this hold in the background.
+///
+/// Each hold has its own lease: [`auto_extend`](Self::auto_extend),
+/// [`lease`](Self::lease) and [`lost`](Self::lost) work as on [`crate::Lock`].
+///
+/// **Fencing.** Each acquisition gets its own [`fence`](Self::fence) token,
+/// greater than the token of every hold of *another* owner granted before it
+/// was asked for. A nested hold gets a greater token than the holds of its
+/// owner that are already live, so a resource that refuses lower tokens
+/// would refuse the outer hold's writes once the inner one wrote: use the
+/// outermost hold's token for all of one owner's writes.
 ///
 /// # Examples
 ///
@@ -348,6 +371,7 @@ mod tests {
         is_send(&owner.try_lock("r"));
         is_send(&owner.lock("r"));
         is_send(&lock.extend());
+        is_send(&lock.lost());
         is_send(&lock.release());
     }
 }

@@ -17,17 +17,20 @@ use std::sync::Arc;
 use fred::types::Value;
 
 use crate::error::Error;
+use crate::fence;
 use crate::held::{self, Held};
 use crate::quorum::NodeCall;
 use crate::redlock::Redlock;
 use crate::scripts;
 use crate::token::OwnerToken;
 
-/// The three keys of one resource's read-write lock on every node.
+/// The three keys of one resource's read-write lock on every node, and its fence key.
 struct Keys {
     readers: String,
     writer: String,
     intent: String,
+    /// The resource's fencing counter, shared with the other kinds on the same name.
+    fence: String,
 }
 
 impl Keys {
@@ -37,6 +40,7 @@ impl Keys {
             readers: format!("{base}:readers"),
             writer: format!("{base}:writer"),
             intent: format!("{base}:intent"),
+            fence: fence::fence_key(&base),
         }
     }
 
@@ -69,6 +73,8 @@ impl Redlock {
     /// - [`Error::Contended`]: a writer holds it or waits for it on enough nodes.
     /// - [`Error::Unavailable`], [`Error::Expired`], [`Error::EmptyResource`],
     ///   as for [`Redlock::try_lock`]; the reader was unwound on every node.
+    /// - [`Error::FenceUnavailable`]: the fencing token could not be stored
+    ///   on a quorum (fencing is on); the reader was released.
     ///
     /// # Cancel safety
     ///
@@ -92,7 +98,8 @@ impl Redlock {
             return Err(Error::EmptyResource);
         }
         let keys = Keys::new(self, resource);
-        let token = Value::from(OwnerToken::random().to_string());
+        let owner = OwnerToken::random();
+        let token = Value::from(owner.to_string());
         let ttl = self.options().ttl;
         let acquire = held::script_call(
             &scripts::RW_READ_ACQUIRE,
@@ -113,16 +120,10 @@ impl Redlock {
         let lease = quorum
             .acquire_with(resource, ttl, acquire, Arc::clone(&release))
             .await?;
-        Ok(ReadLock {
-            held: Held::new(
-                Arc::clone(quorum),
-                resource.to_owned(),
-                ttl,
-                lease.deadline,
-                extend,
-                release,
-            ),
-        })
+        let held = Held::new(self, resource, owner, lease.deadline, extend, release)
+            .fenced(self.options().fencing, &keys.fence)
+            .await?;
+        Ok(ReadLock { held })
     }
 
     /// Takes `resource` for reading, retrying until the handle's `wait` runs out.
@@ -160,6 +161,8 @@ impl Redlock {
     ///   intent hold it on enough nodes.
     /// - [`Error::Unavailable`], [`Error::Expired`], [`Error::EmptyResource`],
     ///   as for [`Redlock::try_lock`].
+    /// - [`Error::FenceUnavailable`]: the fencing token could not be stored
+    ///   on a quorum (fencing is on); the write lock was released.
     ///
     /// # Cancel safety
     ///
@@ -261,16 +264,11 @@ impl Redlock {
         );
         let quorum = self.shared_quorum();
         let lease = quorum.acquire_with(resource, ttl, acquire, unwind).await?;
-        Ok(WriteLock {
-            held: Held::new(
-                Arc::clone(quorum),
-                resource.to_owned(),
-                ttl,
-                lease.deadline,
-                extend,
-                keys.write_release(token, true),
-            ),
-        })
+        let release = keys.write_release(token, true);
+        let held = Held::new(self, resource, token, lease.deadline, extend, release)
+            .fenced(self.options().fencing, &keys.fence)
+            .await?;
+        Ok(WriteLock { held })
     }
 }
 
@@ -291,7 +289,15 @@ impl Drop for IntentGuard {
 /// A shared (read) hold on a resource, valid until [`deadline`](Self::deadline).
 ///
 /// Other readers may hold it at the same time; no writer can. Dropping it
-/// releases in the background.
+/// releases in the background. [`auto_extend`](Self::auto_extend),
+/// [`lease`](Self::lease) and [`lost`](Self::lost) work as on [`crate::Lock`].
+///
+/// **Fencing.** Readers do not exclude each other, so a reader's
+/// [`fence`](Self::fence) token orders it against **writers only**: it is
+/// greater than the token of every write lock granted before the read was
+/// asked for, and lower than the token of every write lock asked for after
+/// it was granted. Between concurrent readers it orders nothing useful; a
+/// resource must not refuse one reader because another reader's token is higher.
 ///
 /// # Examples
 ///
@@ -366,7 +372,12 @@ impl ReadLock {
 /// The exclusive (write) hold on a resource, valid until [`deadline`](Self::deadline).
 ///
 /// No reader and no other writer can hold it meanwhile. Dropping it
-/// releases in the background.
+/// releases in the background. [`auto_extend`](Self::auto_extend),
+/// [`lease`](Self::lease) and [`lost`](Self::lost) work as on [`crate::Lock`].
+///
+/// **Fencing.** Its [`fence`](Self::fence) token is greater than the token
+/// of every lock on this resource name (write, read, plain or reentrant: they
+/// share one counter) granted before this one was asked for.
 ///
 /// # Examples
 ///
@@ -460,6 +471,8 @@ mod tests {
         is_send(&redlock.write_lock("r"));
         is_send(&r.extend());
         is_send(&w.extend());
+        is_send(&r.lost());
+        is_send(&w.lost());
         is_send(&r.release());
         is_send(&w.release());
     }

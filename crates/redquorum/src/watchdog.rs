@@ -19,7 +19,7 @@ use tokio::task::JoinHandle;
 
 use crate::error::Error;
 use crate::options::WatchdogOptions;
-use crate::quorum::Quorum;
+use crate::quorum::{Lease, NodeCall, Quorum};
 use crate::token::OwnerToken;
 
 /// Bound on extension attempts for one lease period; the deadline bounds them in time too.
@@ -148,7 +148,9 @@ impl Drop for RunningGuard {
 /// A read-only, cheap-to-clone view of a held lock's lease: its deadline as
 /// the watchdog moves it, and the lost-lock signal.
 ///
-/// Get one from [`Lock::lease`](crate::Lock::lease); [`Redlock::with_lock`](crate::Redlock::with_lock)
+/// Get one from [`Lock::lease`](crate::Lock::lease) (or the `lease()` of
+/// [`ReentrantLock`](crate::ReentrantLock), [`ReadLock`](crate::ReadLock),
+/// [`WriteLock`](crate::WriteLock)); [`Redlock::with_lock`](crate::Redlock::with_lock)
 /// hands one to its closure.
 ///
 /// # Examples
@@ -205,7 +207,9 @@ impl LeaseWatch {
         &self.shared.resource
     }
 
-    /// The owner token stored on the nodes.
+    /// The owner token stored on the nodes (for a reentrant hold, the hold's
+    /// own token, after the owner id in its field; for a read or write lock,
+    /// that reader's or writer's token).
     ///
     /// # Examples
     ///
@@ -353,11 +357,32 @@ impl LeaseWatch {
 }
 
 /// What the watchdog needs to extend one lock.
-#[derive(Debug)]
 pub(crate) struct Extender {
     pub(crate) quorum: Arc<Quorum>,
-    pub(crate) key: String,
     pub(crate) ttl: Duration,
+    pub(crate) how: ExtendCall,
+}
+
+/// How one lock kind is extended on the nodes.
+pub(crate) enum ExtendCall {
+    /// A plain `Lock`: the owner-checked extend script on its key.
+    Key(String),
+    /// The other kinds (held.rs): their own per-node extend call.
+    Node(NodeCall),
+}
+
+impl Extender {
+    /// One quorum extension, with the validity check.
+    async fn extend(&self, resource: &str, owner: OwnerToken) -> Result<Lease, Error> {
+        match &self.how {
+            ExtendCall::Key(key) => self.quorum.extend(resource, key, owner, self.ttl).await,
+            ExtendCall::Node(call) => {
+                self.quorum
+                    .extend_with(resource, self.ttl, Arc::clone(call))
+                    .await
+            }
+        }
+    }
 }
 
 /// A running watchdog: dropping `stop` asks the task to end at its next pause.
@@ -460,10 +485,7 @@ async fn extend_before_deadline(
         if Instant::now() >= deadline {
             return Period::Lost(LostReason::Expired);
         }
-        let attempt = extender
-            .quorum
-            .extend(&shared.resource, &extender.key, shared.owner, extender.ttl)
-            .await;
+        let attempt = extender.extend(&shared.resource, shared.owner).await;
         match attempt {
             // An extension that lands after the old deadline cannot revive
             // the lease: observers may already have stopped on its loss.
