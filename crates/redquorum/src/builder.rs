@@ -351,6 +351,7 @@ impl RedlockBuilder {
             nodes,
             self.drift_factor,
             Node::connect_timeout(self.node_timeout),
+            self.node_timeout,
         );
         Ok(Redlock::new(
             Arc::new(quorum),

@@ -216,8 +216,16 @@ impl Node {
     }
 
     /// Resolves when the current connection attempt succeeds or fails.
-    pub(crate) async fn wait_connected(&self) {
-        let _ = self.client.wait_for_connect().await;
+    /// Returns whether it succeeded. A refused connection is reported on the
+    /// error channel, not to `wait_for_connect` (fred keeps retrying), so both
+    /// are watched: a node that is down answers "no" at once instead of
+    /// holding the first call for the whole connect timeout.
+    pub(crate) async fn wait_connected(&self) -> bool {
+        let mut errors = self.client.error_rx();
+        tokio::select! {
+            connected = self.client.wait_for_connect() => connected.is_ok(),
+            _ = errors.recv() => self.client.is_connected(),
+        }
     }
 
     /// How long connecting (and the handshake) may take.
@@ -286,8 +294,10 @@ impl Node {
 
     /// Loads every script into the node's cache; errors are left to the calls' EVAL fallback.
     pub(crate) async fn load_scripts(&self) {
-        for script in scripts::ALL {
-            if let Err(e) = script.load(&self.client).await {
+        // Concurrently: pipelined on the one connection, one round trip in all.
+        let loads = scripts::ALL.iter().map(|script| script.load(&self.client));
+        for result in futures::future::join_all(loads).await {
+            if let Err(e) = result {
                 tracing::debug!(node = %self.id, error = %e, "script load failed");
             }
         }

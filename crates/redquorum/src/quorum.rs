@@ -38,6 +38,9 @@ pub(crate) struct Quorum {
     connected: OnceCell<()>,
     /// Bound on that first wait, so a hung node cannot stall the first call.
     connect_timeout: Duration,
+    /// Once a quorum has connected, how much longer the first wait gives the rest
+    /// (a node that is down never reports its first connect: fred keeps retrying).
+    stragglers_grace: Duration,
     /// The runtime `build()` ran on: background work (drop-release, watchdog)
     /// is spawned here, so it never depends on the caller's thread having a runtime.
     runtime: Handle,
@@ -47,7 +50,12 @@ pub(crate) struct Quorum {
 
 impl Quorum {
     /// Starts every node's connection task (requires a Tokio runtime).
-    pub(crate) fn connect(nodes: Vec<Node>, drift_factor: f64, connect_timeout: Duration) -> Self {
+    pub(crate) fn connect(
+        nodes: Vec<Node>,
+        drift_factor: f64,
+        connect_timeout: Duration,
+        node_timeout: Duration,
+    ) -> Self {
         let nodes: Vec<Arc<Node>> = nodes.into_iter().map(Arc::new).collect();
         let script_loaders = nodes.iter().map(Node::spawn_script_loader).collect();
         let health_checkers = nodes.iter().map(Node::spawn_health_checker).collect();
@@ -60,6 +68,7 @@ impl Quorum {
             drift_factor,
             connected: OnceCell::new(),
             connect_timeout,
+            stragglers_grace: node_timeout,
             runtime: Handle::current(),
             notifier: std::sync::OnceLock::new(),
         }
@@ -77,14 +86,29 @@ impl Quorum {
         self.connected
             .get_or_init(|| async {
                 // Load the scripts here too, so the first calls do not race the loader task.
-                let attempts = self.nodes.iter().map(|node| async move {
-                    node.wait_connected().await;
-                    node.load_scripts().await;
-                    node.probe_health().await;
-                });
-                let _ =
-                    tokio::time::timeout(self.connect_timeout, futures::future::join_all(attempts))
-                        .await;
+                // A node whose first connect failed is skipped: calls to it would only
+                // wait out their timeouts here, and its reconnect loads the scripts.
+                let mut attempts: FuturesUnordered<_> = self
+                    .nodes
+                    .iter()
+                    .map(|node| async move {
+                        let up = node.wait_connected().await;
+                        if up {
+                            node.load_scripts().await;
+                            node.probe_health().await;
+                        }
+                        up
+                    })
+                    .collect();
+                let mut deadline = tokio::time::Instant::now() + self.connect_timeout;
+                let mut ready = 0;
+                while let Ok(Some(up)) = tokio::time::timeout_at(deadline, attempts.next()).await {
+                    ready += usize::from(up);
+                    if ready == self.quorum() {
+                        deadline =
+                            deadline.min(tokio::time::Instant::now() + self.stragglers_grace);
+                    }
+                }
             })
             .await;
     }
