@@ -18,6 +18,7 @@ const LOCKER_COMMANDS: &[&str] = &[
     "+set",
     "+pexpire",
     "+del",
+    "+time",
     "+ping",
 ];
 
@@ -176,6 +177,8 @@ async fn each_documented_command_is_needed() {
         &["+set"],
         &["+pexpire"],
         &["+del"],
+        // fencing (on by default) reads the node's clock in its propose script
+        &["+time"],
         &["+eval", "+script|load"],
     ];
     for (index, missing) in required.iter().enumerate() {
