@@ -108,7 +108,7 @@ async fn acquire_wins_with_three_when_a_foreign_key_is_on_two_and_release_cleans
         })
         .await
     );
-    assert_held_on(&nodes, &lock, 3);
+    assert_held_on(&nodes, &lock, 3).await;
     assert_eq!(lock.release().await.unwrap(), 3);
     assert_eq!(
         values(&nodes, &key),
@@ -174,7 +174,7 @@ async fn a_waiter_gets_the_lock_once_the_holder_releases() {
         .await
         .unwrap()
         .expect("waiter acquires after release");
-    assert_held_on(&nodes, &lock, 3);
+    assert_held_on(&nodes, &lock, 3).await;
 }
 
 #[tokio::test]

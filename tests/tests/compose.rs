@@ -165,6 +165,6 @@ async fn compose_or_local_durable_nodes_lock_and_report_fsync() {
         .lock(&format!("compose:{}", std::process::id()))
         .await
         .unwrap();
-    common::assert_held_on(&cluster, &lock, cluster.len());
+    common::assert_held_on(&cluster, &lock, cluster.len()).await;
     lock.release().await.unwrap();
 }

@@ -25,7 +25,7 @@ async fn locks_still_work_with_two_of_five_nodes_killed() {
             })
             .await
         );
-        assert_held_on(&nodes, &lock, 3);
+        assert_held_on(&nodes, &lock, 3).await;
         assert!(matches!(
             redlock.try_lock("survivor").await,
             Err(Error::Contended { .. })

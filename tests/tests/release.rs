@@ -33,7 +33,7 @@ async fn another_owner_cannot_release_or_extend_our_lock() {
         })
         .await
     );
-    assert_held_on(&nodes, &ours, 5);
+    assert_held_on(&nodes, &ours, 5).await;
     assert_eq!(ours.release().await.unwrap(), 5);
 }
 

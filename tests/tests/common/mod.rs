@@ -46,15 +46,20 @@ pub fn held_on(cluster: &Cluster, key: &str, owner: &str) -> usize {
         .count()
 }
 
-/// Asserts `lock`'s key holds its owner token on exactly `expected` nodes.
-pub fn assert_held_on(cluster: &Cluster, lock: &Lock, expected: usize) {
+/// Asserts `lock`'s key holds its owner token on exactly `expected` nodes,
+/// waiting up to 2 s: a quorum can be decided before the last node answered,
+/// and that node's acquire (already sent) lands moments later.
+pub async fn assert_held_on(cluster: &Cluster, lock: &Lock, expected: usize) {
     let owner = lock.owner().to_string();
-    let got = held_on(cluster, lock.key(), &owner);
-    assert_eq!(
-        got,
-        expected,
-        "lock {:?} held on {got} nodes, expected {expected}; values: {:?}",
+    let reached = eventually(Duration::from_secs(2), || async {
+        held_on(cluster, lock.key(), &owner) == expected
+    })
+    .await;
+    assert!(
+        reached,
+        "lock {:?} held on {} nodes, expected {expected}; values: {:?}",
         lock.resource(),
+        held_on(cluster, lock.key(), &owner),
         values(cluster, lock.key())
     );
 }
