@@ -404,3 +404,20 @@ async fn read_and_write_locks_are_released_when_no_quorum_stores_the_token() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_lock_dropped_on_a_thread_without_a_runtime_is_released() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(30));
+    let writer = redlock.try_write_lock("threaded").await.unwrap();
+    // Drop runs where no runtime is entered; the release must still be spawned
+    // (on the Redlock's runtime), not skipped until the 30 s ttl.
+    std::thread::spawn(move || drop(writer))
+        .join()
+        .expect("no panic");
+    let free = common::eventually(Duration::from_secs(2), || async {
+        redlock.try_write_lock("threaded").await.map(drop).is_ok()
+    })
+    .await;
+    assert!(free, "the dropped write lock was not released");
+}

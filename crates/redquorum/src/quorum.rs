@@ -162,40 +162,22 @@ impl Quorum {
         };
         let (decision, outcomes) = self.gather(|node| node.acquire(key, owner, ttl)).await;
         let elapsed = start.elapsed();
-        trace_outcomes(&outcomes, &self.nodes, elapsed);
-        if decision == Decision::Won {
-            if let Some(validity) = validity::validity(ttl, elapsed, self.drift_factor) {
-                guard.disarm();
-                crate::observe::acquired(Ok(()), elapsed);
-                record_result("acquired", elapsed);
-                return Ok(Lease {
-                    deadline: start + validity,
-                });
-            }
-        }
         // Stragglers' acquires were sent on the same connection before this
         // unwind, so a late SET is always followed by our DEL.
-        self.unwind(key, owner, &outcomes).await;
+        if !self.is_granted(decision, elapsed, ttl) {
+            self.unwind(&outcomes, |node| node.release(key, owner))
+                .await;
+        }
         guard.disarm();
-        let resource = resource.to_owned();
-        let error = match decision {
-            Decision::Won => Error::Expired {
-                resource,
-                elapsed,
-                ttl,
-            },
-            Decision::Unavailable => Error::Unavailable {
-                resource,
-                outcomes: self.outcomes(outcomes),
-            },
-            Decision::Contended | Decision::Pending => Error::Contended {
-                resource,
-                outcomes: self.outcomes(outcomes),
-            },
-        };
-        crate::observe::acquired(Err(&error), elapsed);
-        record_result(error_label(&error), elapsed);
-        Err(error)
+        self.settle(
+            Operation::Acquire,
+            resource,
+            decision,
+            outcomes,
+            start,
+            elapsed,
+            ttl,
+        )
     }
 
     /// Owner-checked extension on a quorum; the new deadline counts from before the first send.
@@ -211,34 +193,15 @@ impl Quorum {
         let start = Instant::now();
         let (decision, outcomes) = self.gather(|node| node.extend(key, owner, ttl)).await;
         let elapsed = start.elapsed();
-        trace_outcomes(&outcomes, &self.nodes, elapsed);
-        let resource = resource.to_owned();
-        let result = match decision {
-            Decision::Won => match validity::validity(ttl, elapsed, self.drift_factor) {
-                Some(validity) => Ok(Lease {
-                    deadline: start + validity,
-                }),
-                None => Err(Error::Expired {
-                    resource,
-                    elapsed,
-                    ttl,
-                }),
-            },
-            Decision::Unavailable => Err(Error::Unavailable {
-                resource,
-                outcomes: self.outcomes(outcomes),
-            }),
-            Decision::Contended | Decision::Pending => Err(Error::NotHeld {
-                resource,
-                outcomes: self.outcomes(outcomes),
-            }),
-        };
-        crate::observe::extended(result.as_ref().map(|_| ()));
-        match &result {
-            Ok(_) => record_result("extended", elapsed),
-            Err(error) => record_result(error_label(error), elapsed),
-        }
-        result
+        self.settle(
+            Operation::Extend,
+            resource,
+            decision,
+            outcomes,
+            start,
+            elapsed,
+            ttl,
+        )
     }
 
     /// Owner-checked delete on every node; returns how many nodes deleted our key.
@@ -266,40 +229,112 @@ impl Quorum {
                 calls.await
             }
         };
-        trace_outcomes(&outcomes, &self.nodes, start.elapsed());
-        let released = outcomes.iter().filter(|o| o.is_acquired()).count();
-        if released > 0 {
-            crate::observe::released(Ok(()));
-            record_result("released", start.elapsed());
-            return Ok(released);
-        }
-        let taken = outcomes.iter().filter(|o| o.is_taken()).count();
-        let resource = resource.to_owned();
-        let outcomes = self.outcomes(outcomes);
-        let error = if taken >= self.quorum() {
-            Error::NotHeld { resource, outcomes }
-        } else {
-            Error::Unavailable { resource, outcomes }
-        };
-        crate::observe::released(Err(&error));
-        record_result(error_label(&error), start.elapsed());
-        Err(error)
+        self.settle_release(resource, outcomes, start)
     }
 
-    /// Sends the release script to every node that might hold our key: all
-    /// but those that answered `Taken` (another owner's key, ours never set).
-    async fn unwind(&self, key: &str, owner: OwnerToken, outcomes: &[NodeOutcome]) {
+    /// Sends `release` to every node that might hold our key: all but those
+    /// that answered `Taken` (another owner's key, ours never set).
+    async fn unwind<'a, F, Fut>(&'a self, outcomes: &[NodeOutcome], release: F)
+    where
+        F: Fn(&'a Arc<Node>) -> Fut,
+        Fut: Future<Output = NodeOutcome> + 'a,
+    {
         let calls = self
             .nodes
             .iter()
             .zip(outcomes)
             .filter(|(_, outcome)| !outcome.is_taken())
-            .map(|(node, _)| node.release(key, owner));
+            .map(|(node, _)| release(node));
         for outcome in futures::future::join_all(calls).await {
             if outcome.is_failure() {
                 tracing::debug!(%outcome, "unwind did not reach a node; the key expires with its ttl");
             }
         }
+    }
+
+    /// True when a fan-out ended in a quorum with validity left.
+    fn is_granted(&self, decision: Decision, elapsed: Duration, ttl: Duration) -> bool {
+        decision == Decision::Won && validity::validity(ttl, elapsed, self.drift_factor).is_some()
+    }
+
+    /// The result of a finished acquire or extend fan-out, recorded in the
+    /// metrics and the operation's span. A lost acquire is `Contended`; a
+    /// lost extend is `NotHeld` (our key is gone from too many nodes).
+    #[allow(clippy::too_many_arguments)]
+    fn settle(
+        &self,
+        operation: Operation,
+        resource: &str,
+        decision: Decision,
+        outcomes: Vec<NodeOutcome>,
+        start: Instant,
+        elapsed: Duration,
+        ttl: Duration,
+    ) -> Result<Lease, Error> {
+        trace_outcomes(&outcomes, &self.nodes, elapsed);
+        let resource = resource.to_owned();
+        let result = match decision {
+            Decision::Won => match validity::validity(ttl, elapsed, self.drift_factor) {
+                Some(validity) => Ok(Lease {
+                    deadline: start + validity,
+                }),
+                None => Err(Error::Expired {
+                    resource,
+                    elapsed,
+                    ttl,
+                }),
+            },
+            Decision::Unavailable => Err(Error::Unavailable {
+                resource,
+                outcomes: self.outcomes(outcomes),
+            }),
+            Decision::Contended | Decision::Pending => {
+                let outcomes = self.outcomes(outcomes);
+                Err(match operation {
+                    Operation::Acquire => Error::Contended { resource, outcomes },
+                    Operation::Extend => Error::NotHeld { resource, outcomes },
+                })
+            }
+        };
+        let (ok_label, plain) = (operation.ok_label(), result.as_ref().map(|_| ()));
+        match operation {
+            Operation::Acquire => crate::observe::acquired(plain, elapsed),
+            Operation::Extend => crate::observe::extended(plain),
+        }
+        record_result(
+            result.as_ref().map_or_else(error_label, |_| ok_label),
+            elapsed,
+        );
+        result
+    }
+
+    /// The result of a release on every node: how many deleted our key, or why none did.
+    fn settle_release(
+        &self,
+        resource: &str,
+        outcomes: Vec<NodeOutcome>,
+        start: Instant,
+    ) -> Result<usize, Error> {
+        let elapsed = start.elapsed();
+        trace_outcomes(&outcomes, &self.nodes, elapsed);
+        let released = outcomes.iter().filter(|o| o.is_acquired()).count();
+        let taken = outcomes.iter().filter(|o| o.is_taken()).count();
+        let result = if released > 0 {
+            Ok(released)
+        } else {
+            let (resource, outcomes) = (resource.to_owned(), self.outcomes(outcomes));
+            if taken >= self.quorum() {
+                Err(Error::NotHeld { resource, outcomes })
+            } else {
+                Err(Error::Unavailable { resource, outcomes })
+            }
+        };
+        crate::observe::released(result.as_ref().map(|_| ()));
+        record_result(
+            result.as_ref().map_or_else(error_label, |_| "released"),
+            elapsed,
+        );
+        result
     }
 
     /// Runs `call` on every node concurrently and stops at the first definite decision.
@@ -342,13 +377,11 @@ impl Quorum {
 
     /// Best-effort release on every node in the background; used by `Drop`.
     pub(crate) fn spawn_release(self: &Arc<Self>, key: String, owner: OwnerToken) {
-        {
-            let quorum = Arc::clone(self);
-            self.runtime.spawn(async move {
-                let calls = quorum.nodes.iter().map(|node| node.release(&key, owner));
-                futures::future::join_all(calls).await;
-            });
-        }
+        let quorum = Arc::clone(self);
+        self.runtime.spawn(async move {
+            let calls = quorum.nodes.iter().map(|node| node.release(&key, owner));
+            futures::future::join_all(calls).await;
+        });
     }
 }
 
@@ -363,6 +396,7 @@ impl Quorum {
     /// As [`Quorum::acquire`], with the per-node `acquire` and `unwind` calls given.
     ///
     /// Cancel safety: if dropped after the first poll, a guard spawns `unwind` on every node.
+    #[tracing::instrument(name = "redquorum.acquire", skip_all, fields(resource = %resource, nodes = self.nodes.len(), result, elapsed_ms))]
     pub(crate) async fn acquire_with(
         self: &Arc<Self>,
         resource: &str,
@@ -384,42 +418,25 @@ impl Quorum {
             })
             .await;
         let elapsed = start.elapsed();
-        if decision == Decision::Won {
-            if let Some(validity) = validity::validity(ttl, elapsed, self.drift_factor) {
-                guard.disarm();
-                return Ok(Lease {
-                    deadline: start + validity,
-                });
-            }
-        }
         // As in `acquire`: the unwind follows each node's acquire on the same connection.
-        let calls = self
-            .nodes
-            .iter()
-            .zip(&outcomes)
-            .filter(|(_, outcome)| !outcome.is_taken())
-            .map(|(node, _)| unwind(Arc::clone(node)));
-        futures::future::join_all(calls).await;
+        if !self.is_granted(decision, elapsed, ttl) {
+            self.unwind(&outcomes, |node| unwind(Arc::clone(node)))
+                .await;
+        }
         guard.disarm();
-        let resource = resource.to_owned();
-        Err(match decision {
-            Decision::Won => Error::Expired {
-                resource,
-                elapsed,
-                ttl,
-            },
-            Decision::Unavailable => Error::Unavailable {
-                resource,
-                outcomes: self.outcomes(outcomes),
-            },
-            Decision::Contended | Decision::Pending => Error::Contended {
-                resource,
-                outcomes: self.outcomes(outcomes),
-            },
-        })
+        self.settle(
+            Operation::Acquire,
+            resource,
+            decision,
+            outcomes,
+            start,
+            elapsed,
+            ttl,
+        )
     }
 
     /// As [`Quorum::extend`], with the per-node owner-checked `extend` call given.
+    #[tracing::instrument(name = "redquorum.extend", skip_all, fields(resource = %resource, nodes = self.nodes.len(), result, elapsed_ms))]
     pub(crate) async fn extend_with(
         &self,
         resource: &str,
@@ -435,60 +452,38 @@ impl Quorum {
             })
             .await;
         let elapsed = start.elapsed();
-        let resource = resource.to_owned();
-        match decision {
-            Decision::Won => match validity::validity(ttl, elapsed, self.drift_factor) {
-                Some(validity) => Ok(Lease {
-                    deadline: start + validity,
-                }),
-                None => Err(Error::Expired {
-                    resource,
-                    elapsed,
-                    ttl,
-                }),
-            },
-            Decision::Unavailable => Err(Error::Unavailable {
-                resource,
-                outcomes: self.outcomes(outcomes),
-            }),
-            Decision::Contended | Decision::Pending => Err(Error::NotHeld {
-                resource,
-                outcomes: self.outcomes(outcomes),
-            }),
-        }
+        self.settle(
+            Operation::Extend,
+            resource,
+            decision,
+            outcomes,
+            start,
+            elapsed,
+            ttl,
+        )
     }
 
     /// As [`Quorum::release`], with the per-node owner-checked `release` call given.
+    #[tracing::instrument(name = "redquorum.release", skip_all, fields(resource = %resource, nodes = self.nodes.len(), result, elapsed_ms))]
     pub(crate) async fn release_with(
         &self,
         resource: &str,
         release: NodeCall,
     ) -> Result<usize, Error> {
+        let start = Instant::now();
         let calls = self.nodes.iter().map(|node| release(Arc::clone(node)));
         let outcomes: Vec<NodeOutcome> = futures::future::join_all(calls).await;
-        let released = outcomes.iter().filter(|o| o.is_acquired()).count();
-        if released > 0 {
-            return Ok(released);
-        }
-        let taken = outcomes.iter().filter(|o| o.is_taken()).count();
-        let resource = resource.to_owned();
-        let outcomes = self.outcomes(outcomes);
-        if taken >= self.quorum() {
-            Err(Error::NotHeld { resource, outcomes })
-        } else {
-            Err(Error::Unavailable { resource, outcomes })
-        }
+        self.settle_release(resource, outcomes, start)
     }
 
     /// Runs `call` on every node in the background (best effort); used by `Drop`s.
+    /// Spawned on the Redlock's runtime, so it works from a thread without one.
     pub(crate) fn spawn_on_all(self: &Arc<Self>, call: NodeCall) {
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            let quorum = Arc::clone(self);
-            runtime.spawn(async move {
-                let calls = quorum.nodes.iter().map(|node| call(Arc::clone(node)));
-                futures::future::join_all(calls).await;
-            });
-        }
+        let quorum = Arc::clone(self);
+        self.runtime.spawn(async move {
+            let calls = quorum.nodes.iter().map(|node| call(Arc::clone(node)));
+            futures::future::join_all(calls).await;
+        });
     }
 }
 
@@ -518,6 +513,22 @@ impl Drop for Quorum {
         self.connections.iter().for_each(|task| task.abort());
         self.script_loaders.iter().for_each(|task| task.abort());
         self.health_checkers.iter().for_each(|task| task.abort());
+    }
+}
+
+/// Which lease operation a fan-out was, for its result and metrics.
+#[derive(Debug, Clone, Copy)]
+enum Operation {
+    Acquire,
+    Extend,
+}
+
+impl Operation {
+    fn ok_label(self) -> &'static str {
+        match self {
+            Operation::Acquire => "acquired",
+            Operation::Extend => "extended",
+        }
     }
 }
 
