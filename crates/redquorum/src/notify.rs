@@ -60,6 +60,8 @@ pub(crate) struct Notifier {
     ops_rx: Mutex<Option<mpsc::UnboundedReceiver<Op>>>,
     started: OnceLock<Started>,
     connect_timeout: Duration,
+    /// The runtime `build()` ran on, where `start` spawns the tasks.
+    runtime: Option<tokio::runtime::Handle>,
 }
 
 impl fmt::Debug for Notifier {
@@ -155,6 +157,7 @@ impl Notifier {
             ops_rx: Mutex::new(Some(ops_rx)),
             started: OnceLock::new(),
             connect_timeout,
+            runtime: tokio::runtime::Handle::try_current().ok(),
         }
     }
 
@@ -222,6 +225,9 @@ impl Notifier {
     /// Connects every subscriber and spawns the tasks, once.
     fn start(&self) {
         self.started.get_or_init(|| {
+            // On the runtime the Redlock was built on (ours and fred's spawns
+            // alike), not the first waiter's, which may be short-lived.
+            let _runtime = self.runtime.as_ref().map(tokio::runtime::Handle::enter);
             let shared = &self.shared;
             let mut tasks: Vec<JoinHandle<()>> = Vec::new();
             // Receivers first, so the first connection's event is seen too.
