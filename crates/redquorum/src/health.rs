@@ -56,6 +56,10 @@ pub enum Ineligible {
     /// The node (re)connected and has not been probed since: it may just
     /// have restarted.
     Unverified,
+    /// The node is not known to fsync every write and its uptime cannot be
+    /// read (`INFO` denied to the user), so the delayed-restart rule cannot
+    /// clear it.
+    UnknownUptime,
 }
 
 impl fmt::Display for Ineligible {
@@ -69,6 +73,9 @@ impl fmt::Display for Ineligible {
                 max_ttl.as_secs()
             ),
             Self::Unverified => f.write_str("reconnected and not probed yet"),
+            Self::UnknownUptime => {
+                f.write_str("not known to be durable and its uptime is unknown (INFO denied)")
+            }
         }
     }
 }
@@ -80,6 +87,7 @@ impl Ineligible {
             Self::Replica => "replica",
             Self::RecentRestart { .. } => "recent_restart",
             Self::Unverified => "unverified",
+            Self::UnknownUptime => "unknown_uptime",
         }
     }
 }
@@ -321,9 +329,13 @@ fn refusal(
     if probe.durability == Durability::Fsync {
         return None;
     }
-    // Unknown durability counts as not durable; unknown uptime cannot be
-    // judged (INFO denied) and is reported as unknown by `NodeHealth`.
-    let uptime = now.saturating_duration_since(started_at?);
+    // Unknown durability counts as not durable, and unknown uptime (INFO
+    // denied) as a node that may have just restarted: the rule must not be
+    // skipped because it cannot be checked.
+    let Some(started_at) = started_at else {
+        return Some(Ineligible::UnknownUptime);
+    };
+    let uptime = now.saturating_duration_since(started_at);
     (uptime < max_ttl).then_some(Ineligible::RecentRestart { uptime, max_ttl })
 }
 
@@ -520,6 +532,12 @@ mod tests {
         assert_eq!(refusal(&fsync, young, true, max, now), None);
         // the rule is off without a max ttl
         assert_eq!(refusal(&volatile, young, true, None, now), None);
+        // unknown uptime (INFO denied) cannot clear a node that is not durable
+        assert_eq!(
+            refusal(&volatile, None, true, max, now),
+            Some(Ineligible::UnknownUptime)
+        );
+        assert_eq!(refusal(&fsync, None, true, max, now), None);
         assert_eq!(
             refusal(&volatile, old, false, max, now),
             Some(Ineligible::Unverified)
