@@ -125,15 +125,8 @@ impl FencedWriter {
     {
         let keys = vec![self.fence_key.clone(), key.to_owned()];
         let args = vec![Value::from(token.get().to_string()), Value::from(value)];
-        let script = &*scripts::FENCED_WRITE;
         let reply: Result<String, fred::error::Error> =
-            match script.evalsha(client, keys.clone(), args.clone()).await {
-                Err(e) if e.details().starts_with("NOSCRIPT") => {
-                    let body = script.lua().map(|lua| lua.to_string()).unwrap_or_default();
-                    client.eval(body, keys, args).await
-                }
-                reply => reply,
-            };
+            scripts::eval_cached(&scripts::FENCED_WRITE, client, keys, args).await;
         let redis = |source| FencedWriteError::Redis {
             key: key.to_owned(),
             source,

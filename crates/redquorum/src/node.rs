@@ -4,7 +4,7 @@ use std::fmt;
 use std::time::Duration;
 
 use fred::clients::{Client, SubscriberClient};
-use fred::interfaces::{ClientLike, EventInterface, LuaInterface};
+use fred::interfaces::{ClientLike, EventInterface};
 use fred::prelude::{Config, ConnectionConfig, PerformanceConfig, ReconnectPolicy, ServerConfig};
 use fred::types::scripts::Script;
 use fred::types::{ConnectHandle, Value};
@@ -263,17 +263,7 @@ impl Node {
         keys: Vec<String>,
         args: Vec<Value>,
     ) -> NodeOutcome {
-        let reply = match script
-            .evalsha(&self.client, keys.clone(), args.clone())
-            .await
-        {
-            Err(e) if e.details().starts_with("NOSCRIPT") => {
-                let body = script.lua().map(|lua| lua.to_string()).unwrap_or_default();
-                self.client.eval(body, keys, args).await
-            }
-            reply => reply,
-        };
-        self.outcome(reply)
+        self.outcome(scripts::eval_cached(script, &self.client, keys, args).await)
     }
 
     /// EVALSHA, or EVAL when the node does not have the script cached.
@@ -283,13 +273,7 @@ impl Node {
         key: &str,
         args: Vec<Value>,
     ) -> Result<i64, fred::error::Error> {
-        match script.evalsha(&self.client, key, args.clone()).await {
-            Err(e) if e.details().starts_with("NOSCRIPT") => {
-                let body = script.lua().map(|lua| lua.to_string()).unwrap_or_default();
-                self.client.eval(body, key, args).await
-            }
-            reply => reply,
-        }
+        scripts::eval_cached(script, &self.client, key, args).await
     }
 
     /// Loads every script into the node's cache; errors are left to the calls' EVAL fallback.

@@ -7,7 +7,10 @@
 
 use std::sync::LazyLock;
 
+use fred::error::Error as FredError;
+use fred::interfaces::LuaInterface;
 use fred::types::scripts::Script;
+use fred::types::{FromValue, MultipleKeys, Value};
 
 /// Take the key if free (or already ours): 1 acquired, 0 taken.
 pub(crate) static ACQUIRE: LazyLock<Script> =
@@ -87,3 +90,26 @@ pub(crate) static ALL: [&LazyLock<Script>; 14] = [
     &FENCE_PROPOSE,
     &FENCE_COMMIT,
 ];
+
+/// Runs `script` by EVALSHA, or by EVAL when the server answers NOSCRIPT (its
+/// cache was flushed, or it restarted): one more round trip, which also
+/// caches the script there again.
+pub(crate) async fn eval_cached<R, C, K>(
+    script: &Script,
+    client: &C,
+    keys: K,
+    args: Vec<Value>,
+) -> Result<R, FredError>
+where
+    R: FromValue,
+    C: LuaInterface + Send + Sync,
+    K: Into<MultipleKeys> + Clone + Send,
+{
+    match script.evalsha(client, keys.clone(), args.clone()).await {
+        Err(e) if e.details().starts_with("NOSCRIPT") => {
+            let body = script.lua().map(|lua| lua.to_string()).unwrap_or_default();
+            client.eval(body, keys, args).await
+        }
+        reply => reply,
+    }
+}
