@@ -52,5 +52,6 @@ pub use proxy::{FaultProxy, Proxies, ProxyMode};
 pub use resp::{Reply, RespConn};
 pub use tls::{TlsCluster, unrelated_ca_pem};
 pub use workload::{
-    Grant, Locker, ProtectedStore, WorkloadConfig, find_leaks, run_workload, run_workload_into,
+    Grant, Locker, ProtectedStore, WorkloadConfig, find_leaks, leaks_after, run_workload,
+    run_workload_into,
 };

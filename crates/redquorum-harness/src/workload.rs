@@ -452,3 +452,44 @@ pub fn find_leaks(cluster: &Cluster, pattern: &str) -> Result<Vec<LeakedKey>, Ha
     }
     Ok(leaks)
 }
+
+/// Lock keys matching `pattern` (fence counters, `*:fence`, excepted: they
+/// outlive locks on purpose) that are still on a node after `within`.
+///
+/// Polls instead of sleeping a fixed time: it returns as soon as no lock key
+/// is left, and a key still there at the deadline (no expiry, or set late
+/// with a long one) is reported. Call it after the run with every fault
+/// healed, with `within` a little above the largest TTL. Blocks the thread.
+///
+/// # Errors
+///
+/// A node that cannot be read.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// let cluster = redquorum_harness::Cluster::start(1).unwrap();
+/// cluster.command(0, &["SET", "lock:short", "o", "PX", "100"]).unwrap();
+/// cluster.command(0, &["SET", "lock:forever", "o"]).unwrap();
+/// let leaks = redquorum_harness::leaks_after(&cluster, "lock:*", Duration::from_secs(1)).unwrap();
+/// assert_eq!(leaks.len(), 1);
+/// assert_eq!(leaks[0].key, "lock:forever");
+/// ```
+pub fn leaks_after(
+    cluster: &Cluster,
+    pattern: &str,
+    within: std::time::Duration,
+) -> Result<Vec<LeakedKey>, HarnessError> {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        let leaks: Vec<LeakedKey> = find_leaks(cluster, pattern)?
+            .into_iter()
+            .filter(|leak| !leak.key.ends_with(":fence"))
+            .collect();
+        if leaks.is_empty() || std::time::Instant::now() >= deadline {
+            return Ok(leaks);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

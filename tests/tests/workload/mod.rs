@@ -8,7 +8,7 @@ use std::time::Duration;
 use redquorum::{Error, Lock, Redlock};
 use redquorum_harness::{
     Cluster, Grant, History, Locker, ProtectedStore, Proxies, Verdict, WorkloadConfig, check,
-    find_leaks, run_workload,
+    leaks_after, run_workload,
 };
 
 /// The lock under test, as the workload sees it.
@@ -112,16 +112,12 @@ impl Setup {
         (history, verdict, result)
     }
 
-    /// Waits out the max TTL, plus 1 s for commands still in flight (a chunk
-    /// the proxy was delaying when healed lands up to 300 ms later), then checks.
+    /// Waits (bounded) for the lock keys to expire, then checks. The bound is
+    /// the max TTL plus 3 s for commands still in flight (a chunk the proxy
+    /// was delaying when healed lands up to its max latency later).
     pub async fn check(&self, history: &History, resources: &[String]) -> Verdict {
-        tokio::time::sleep(self.ttl + Duration::from_secs(1)).await;
-        let leaks = find_leaks(&self.cluster, "lock:*").expect("scan nodes for leaks");
-        // Fence counters outlive locks on purpose (a day, docs/fencing.md): not a leak.
-        let leaks: Vec<_> = leaks
-            .into_iter()
-            .filter(|leak| !leak.key.ends_with(":fence"))
-            .collect();
+        let leaks = leaks_after(&self.cluster, "lock:*", self.ttl + Duration::from_secs(3))
+            .expect("scan nodes for leaks");
         let values = self
             .store()
             .values(resources)

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use redquorum::{Error, Lock, Redlock};
 use redquorum_harness::{
     Cluster, FaultKind, Grant, History, Locker, Nemesis, NemesisConfig, Persistence,
-    ProtectedStore, Proxies, WorkloadConfig, check, find_leaks, run_workload_into,
+    ProtectedStore, Proxies, WorkloadConfig, check, leaks_after, run_workload_into,
 };
 
 use crate::exit;
@@ -221,16 +221,15 @@ async fn torture(nodes: &NodesArg, args: TortureArgs) -> Result<ExitCode, String
         None => Default::default(),
     };
     proxies.heal_all();
-    eprintln!("torture: faults healed; waiting out the ttl before the leak check");
-    // Plus 1 s for commands still in flight: a chunk the proxy was delaying
-    // when healed lands up to the max latency (300 ms) later.
-    tokio::time::sleep(args.ttl + Duration::from_secs(1)).await;
-    let leaks = find_leaks(&cluster, &format!("{prefix}*")).map_err(|e| e.to_string())?;
-    // Fence counters outlive locks on purpose (a day, docs/fencing.md): not a leak.
-    let leaks: Vec<_> = leaks
-        .into_iter()
-        .filter(|leak| !leak.key.ends_with(":fence"))
-        .collect();
+    eprintln!("torture: faults healed; waiting for the lock keys to expire");
+    // The TTL, plus 3 s for commands still in flight (a chunk the proxy was
+    // delaying when healed lands up to its max latency later).
+    let leaks = leaks_after(
+        &cluster,
+        &format!("{prefix}*"),
+        args.ttl + Duration::from_secs(3),
+    )
+    .map_err(|e| e.to_string())?;
     let values = store
         .values(&resources)
         .map_err(|e| format!("protected store: {e}"))?;
