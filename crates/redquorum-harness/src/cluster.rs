@@ -421,22 +421,7 @@ impl Cluster {
     /// assert_eq!(cluster.command(0, &["GET", "k"]).unwrap().as_text().as_deref(), Some("1"));
     /// ```
     pub fn command(&self, index: usize, args: &[&str]) -> Result<Reply, HarnessError> {
-        let reply = self
-            .conn(index)?
-            .command(args)
-            .map_err(|source| HarnessError::Io {
-                node: index,
-                action: "run command",
-                source,
-            })?;
-        match reply {
-            Reply::Error(message) => Err(HarnessError::Command {
-                node: index,
-                command: args.first().copied().unwrap_or_default().to_owned(),
-                message,
-            }),
-            reply => Ok(reply),
-        }
+        run_command(index, self.conn(index)?, args)
     }
 
     /// True when node `index`'s process is running (external nodes: always true).
@@ -928,7 +913,6 @@ impl Cluster {
 
     /// Waits until node `index` answers PING (not LOADING).
     fn wait_ready(&self, index: usize) -> Result<(), HarnessError> {
-        let deadline = Instant::now() + READY_TIMEOUT;
         let (port, log) = {
             let nodes = self.local(index)?;
             (nodes[index].port, nodes[index].dir.join("redis.log"))
@@ -938,22 +922,11 @@ impl Cluster {
             port,
             log: log.display().to_string(),
         };
-        while Instant::now() < deadline {
-            if !self.is_running(index) {
-                return Err(not_ready());
-            }
-            if let Ok(mut conn) =
-                RespConn::connect_addr(&format!("127.0.0.1:{port}"), Duration::from_millis(500))
-            {
-                if let Ok(Reply::Status(s)) = conn.command(&["PING"]) {
-                    if s == "PONG" {
-                        return Ok(());
-                    }
-                }
-            }
-            std::thread::sleep(Duration::from_millis(5));
+        if wait_pong(port, || self.is_running(index)) {
+            Ok(())
+        } else {
+            Err(not_ready())
         }
-        Err(not_ready())
     }
 }
 
@@ -996,7 +969,48 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-fn free_port() -> std::io::Result<u16> {
+/// Runs one command on `conn`; a server error reply becomes [`HarnessError::Command`].
+pub(crate) fn run_command(
+    index: usize,
+    mut conn: RespConn,
+    args: &[&str],
+) -> Result<Reply, HarnessError> {
+    let reply = conn.command(args).map_err(|source| HarnessError::Io {
+        node: index,
+        action: "run command",
+        source,
+    })?;
+    match reply {
+        Reply::Error(message) => Err(HarnessError::Command {
+            node: index,
+            command: args.first().copied().unwrap_or_default().to_owned(),
+            message,
+        }),
+        reply => Ok(reply),
+    }
+}
+
+/// Polls `port` until it answers PONG (not LOADING): false if the process
+/// stops running or `READY_TIMEOUT` passes first.
+pub(crate) fn wait_pong(port: u16, mut is_running: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + READY_TIMEOUT;
+    while Instant::now() < deadline {
+        if !is_running() {
+            return false;
+        }
+        if let Ok(mut conn) =
+            RespConn::connect_addr(&format!("127.0.0.1:{port}"), Duration::from_millis(500))
+        {
+            if matches!(conn.command(&["PING"]), Ok(Reply::Status(s)) if s == "PONG") {
+                return true;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    false
+}
+
+pub(crate) fn free_port() -> std::io::Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 

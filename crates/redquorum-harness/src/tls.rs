@@ -6,19 +6,14 @@
 //! server certificates are signed by a private CA created for this cluster
 //! only, so a client must be given [`TlsCluster::ca_pem`] to trust them.
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose};
 
-use crate::cluster::redis_server_path;
+use crate::cluster::{free_port, redis_server_path, run_command, wait_pong};
 use crate::error::HarnessError;
 use crate::resp::{Reply, RespConn};
-
-/// How long a started node may take to answer PING.
-const READY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// One TLS node's process and ports.
 #[derive(Debug)]
@@ -218,19 +213,9 @@ impl TlsCluster {
             .nodes
             .get(index)
             .ok_or(HarnessError::NoSuchNode(index))?;
-        let mut conn =
+        let conn =
             RespConn::connect(node.plain_port).map_err(|source| io(index, "connect", source))?;
-        match conn
-            .command(args)
-            .map_err(|source| io(index, "run command", source))?
-        {
-            Reply::Error(message) => Err(HarnessError::Command {
-                node: index,
-                command: args.first().copied().unwrap_or_default().to_owned(),
-                message,
-            }),
-            reply => Ok(reply),
-        }
+        run_command(index, conn, args)
     }
 }
 
@@ -357,31 +342,16 @@ fn tls_command(binary: &Path, root: &Path, dir: &Path, plain_port: u16, tls_port
 }
 
 fn wait_ready(node: &mut TlsNode, index: usize, dir: &Path) -> Result<(), HarnessError> {
-    let deadline = Instant::now() + READY_TIMEOUT;
-    let not_ready = || HarnessError::NotReady {
-        node: index,
-        port: node.tls_port,
-        log: dir.join("redis.log").display().to_string(),
-    };
-    while Instant::now() < deadline {
-        if !matches!(node.child.try_wait(), Ok(None)) {
-            return Err(not_ready());
-        }
-        if let Ok(mut conn) = RespConn::connect_addr(
-            &format!("127.0.0.1:{}", node.plain_port),
-            Duration::from_millis(500),
-        ) {
-            if matches!(conn.command(&["PING"]), Ok(Reply::Status(s)) if s == "PONG") {
-                return Ok(());
-            }
-        }
-        std::thread::sleep(Duration::from_millis(5));
+    let plain_port = node.plain_port;
+    if wait_pong(plain_port, || matches!(node.child.try_wait(), Ok(None))) {
+        Ok(())
+    } else {
+        Err(HarnessError::NotReady {
+            node: index,
+            port: node.tls_port,
+            log: dir.join("redis.log").display().to_string(),
+        })
     }
-    Err(not_ready())
-}
-
-fn free_port() -> std::io::Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
 fn io(node: usize, action: &'static str, source: std::io::Error) -> HarnessError {
