@@ -51,17 +51,3 @@ async fn a_lock_future_dropped_mid_attempt_leaves_no_key_of_ours() {
     .await;
     assert!(clean, "leaked keys: {:?}", values(&nodes, &key));
 }
-
-#[tokio::test]
-async fn a_lock_future_dropped_before_it_is_polled_sends_nothing() {
-    let nodes = cluster(3);
-    let redlock = Redlock::builder().nodes(nodes.urls()).build().unwrap();
-    let future = redlock.lock("never");
-    drop(future);
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    assert!(
-        values(&nodes, &redlock.key("never"))
-            .iter()
-            .all(Option::is_none)
-    );
-}
