@@ -165,8 +165,10 @@ impl Quorum {
         // Stragglers' acquires were sent on the same connection before this
         // unwind, so a late SET is always followed by our DEL.
         if !self.is_granted(decision, elapsed, ttl) {
-            self.unwind(&outcomes, |node| node.release(key, owner))
-                .await;
+            self.unwind(&outcomes, UnwindOn::NotTaken, |node| {
+                node.release(key, owner)
+            })
+            .await;
         }
         guard.disarm();
         self.settle(
@@ -232,9 +234,10 @@ impl Quorum {
         self.settle_release(resource, outcomes, start)
     }
 
-    /// Sends `release` to every node that might hold our key: all but those
-    /// that answered `Taken` (another owner's key, ours never set).
-    async fn unwind<'a, F, Fut>(&'a self, outcomes: &[NodeOutcome], release: F)
+    /// Sends `release` to every node that might hold our state: with
+    /// [`UnwindOn::NotTaken`] all but those that answered `Taken` (another
+    /// owner's key, ours never set), with [`UnwindOn::Every`] all of them.
+    async fn unwind<'a, F, Fut>(&'a self, outcomes: &[NodeOutcome], on: UnwindOn, release: F)
     where
         F: Fn(&'a Arc<Node>) -> Fut,
         Fut: Future<Output = NodeOutcome> + 'a,
@@ -243,7 +246,7 @@ impl Quorum {
             .nodes
             .iter()
             .zip(outcomes)
-            .filter(|(_, outcome)| !outcome.is_taken())
+            .filter(|(_, outcome)| on == UnwindOn::Every || !outcome.is_taken())
             .map(|(node, _)| release(node));
         for outcome in futures::future::join_all(calls).await {
             if outcome.is_failure() {
@@ -385,6 +388,16 @@ impl Quorum {
     }
 }
 
+/// Which nodes a failed acquisition is unwound on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UnwindOn {
+    /// All but those that answered `Taken`: the script wrote nothing there.
+    NotTaken,
+    /// Every node: the script may write even where it answers `Taken`
+    /// (a waiting writer's intent).
+    Every,
+}
+
 /// One script call on one node, owning its arguments, so it can also run in the background.
 pub(crate) type NodeCall =
     Arc<dyn Fn(Arc<Node>) -> futures::future::BoxFuture<'static, NodeOutcome> + Send + Sync>;
@@ -393,7 +406,8 @@ pub(crate) type NodeCall =
 /// whose per-node scripts differ (reentrant, read-write): same fan-out,
 /// early decision, validity check and unwind on every node.
 impl Quorum {
-    /// As [`Quorum::acquire`], with the per-node `acquire` and `unwind` calls given.
+    /// As [`Quorum::acquire`], with the per-node `acquire` and `unwind` calls
+    /// given, and the nodes a failure is unwound on.
     ///
     /// Cancel safety: if dropped after the first poll, a guard spawns `unwind` on every node.
     #[tracing::instrument(name = "redquorum.acquire", skip_all, fields(resource = %resource, nodes = self.nodes.len(), result, elapsed_ms))]
@@ -403,6 +417,7 @@ impl Quorum {
         ttl: Duration,
         acquire: NodeCall,
         unwind: NodeCall,
+        unwind_on: UnwindOn,
     ) -> Result<Lease, Error> {
         self.first_connect().await;
         let start = Instant::now();
@@ -420,7 +435,7 @@ impl Quorum {
         let elapsed = start.elapsed();
         // As in `acquire`: the unwind follows each node's acquire on the same connection.
         if !self.is_granted(decision, elapsed, ttl) {
-            self.unwind(&outcomes, |node| unwind(Arc::clone(node)))
+            self.unwind(&outcomes, unwind_on, |node| unwind(Arc::clone(node)))
                 .await;
         }
         guard.disarm();

@@ -15,6 +15,7 @@ use fred::types::Value;
 use crate::error::Error;
 use crate::fence;
 use crate::held::{self, Held};
+use crate::quorum::UnwindOn;
 use crate::redlock::Redlock;
 use crate::scripts;
 use crate::token::OwnerToken;
@@ -195,7 +196,7 @@ impl ReentrantOwner {
         );
         let quorum = self.redlock.shared_quorum();
         let lease = quorum
-            .acquire_with(resource, ttl, acquire, release.clone())
+            .acquire_with(resource, ttl, acquire, release.clone(), UnwindOn::NotTaken)
             .await?;
         let held = Held::new(
             &self.redlock,

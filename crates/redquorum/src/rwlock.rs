@@ -19,7 +19,7 @@ use fred::types::Value;
 use crate::error::Error;
 use crate::fence;
 use crate::held::{self, Held};
-use crate::quorum::NodeCall;
+use crate::quorum::{NodeCall, UnwindOn};
 use crate::redlock::Redlock;
 use crate::scripts;
 use crate::token::OwnerToken;
@@ -118,7 +118,13 @@ impl Redlock {
         );
         let quorum = self.shared_quorum();
         let lease = quorum
-            .acquire_with(resource, ttl, acquire, Arc::clone(&release))
+            .acquire_with(
+                resource,
+                ttl,
+                acquire,
+                Arc::clone(&release),
+                UnwindOn::NotTaken,
+            )
             .await?;
         let held = Held::new(self, resource, owner, lease.deadline, extend, release)
             .fenced(self.options().fencing, &keys.fence)
@@ -183,15 +189,8 @@ impl Redlock {
         if resource.is_empty() {
             return Err(Error::EmptyResource);
         }
-        let token = OwnerToken::random();
-        let result = self.write_attempt(resource, token, true).await;
-        if result.is_err() {
-            // The unwind skips nodes that answered "taken", but those may have
-            // recorded our intent: clear it everywhere.
-            let clear = Keys::new(self, resource).write_release(token, true);
-            let _ = self.shared_quorum().release_with(resource, clear).await;
-        }
-        result
+        self.write_attempt(resource, OwnerToken::random(), true)
+            .await
     }
 
     /// Takes `resource` for writing, retrying until the handle's `wait` runs out.
@@ -257,13 +256,23 @@ impl Redlock {
             vec![Value::from(token.to_string()), held::millis(ttl)],
         );
         let unwind = keys.write_release(token, drop_intent_on_failure);
+        // The write script records our intent even where it answers "taken":
+        // a one-shot attempt clears it on every node; a waiting writer keeps it
+        // there between attempts (so readers cannot starve it).
+        let unwind_on = if drop_intent_on_failure {
+            UnwindOn::Every
+        } else {
+            UnwindOn::NotTaken
+        };
         let extend = held::script_call(
             &scripts::RW_WRITE_EXTEND,
             vec![keys.writer.clone()],
             vec![Value::from(token.to_string()), held::millis(ttl)],
         );
         let quorum = self.shared_quorum();
-        let lease = quorum.acquire_with(resource, ttl, acquire, unwind).await?;
+        let lease = quorum
+            .acquire_with(resource, ttl, acquire, unwind, unwind_on)
+            .await?;
         let release = keys.write_release(token, true);
         let held = Held::new(self, resource, token, lease.deadline, extend, release)
             .fenced(self.options().fencing, &keys.fence)
