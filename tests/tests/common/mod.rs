@@ -73,6 +73,23 @@ pub fn pttl(cluster: &Cluster, index: usize, key: &str) -> i64 {
         .unwrap_or(-2)
 }
 
+/// Asserts that no two holds that `conflict` overlap in time; each hold is
+/// `(from, to, what)` on one clock. Reports the first overlapping pair.
+pub fn assert_no_conflicting_overlap<T: std::fmt::Debug>(
+    holds: &[(Instant, Instant, T)],
+    conflict: impl Fn(&T, &T) -> bool,
+) {
+    for (i, a) in holds.iter().enumerate() {
+        for b in &holds[i + 1..] {
+            let overlap = a.0 < b.1 && b.0 < a.1;
+            assert!(
+                !(overlap && conflict(&a.2, &b.2)),
+                "conflicting holds overlapped: {a:?} and {b:?}"
+            );
+        }
+    }
+}
+
 /// Polls `condition` every 10 ms until it holds or `within` passes; returns whether it held.
 pub async fn eventually<F, Fut>(within: Duration, mut condition: F) -> bool
 where
