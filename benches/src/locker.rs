@@ -57,9 +57,10 @@ impl Locker for RedquorumLocker {
 }
 
 /// The floor: exactly the commands of one cycle, sent concurrently to all N
-/// nodes with fred (one client per node, redquorum's settings): the acquire
-/// script on all N, then the release script on all N. No quorum, validity,
-/// unwind or retry; it does not wait for a held resource.
+/// nodes with fred (one client per node, redquorum's settings): redquorum's
+/// lock script with one acquire on all N, then with one release on all N,
+/// one call per operation (no group commit). No quorum, validity, unwind or
+/// retry; it does not wait for a held resource.
 #[derive(Debug)]
 pub struct Floor {
     clients: Vec<Client>,
@@ -67,14 +68,10 @@ pub struct Floor {
     counter: AtomicU64,
 }
 
-static ACQUIRE: std::sync::LazyLock<Script> = std::sync::LazyLock::new(|| {
+/// redquorum's script for the plain lock, here always with one operation per call.
+static LOCK_OPS: std::sync::LazyLock<Script> = std::sync::LazyLock::new(|| {
     Script::from_lua(include_str!(
-        "../../crates/redquorum/src/scripts/acquire.lua"
-    ))
-});
-static RELEASE: std::sync::LazyLock<Script> = std::sync::LazyLock::new(|| {
-    Script::from_lua(include_str!(
-        "../../crates/redquorum/src/scripts/release.lua"
+        "../../crates/redquorum/src/scripts/lock_ops.lua"
     ))
 });
 
@@ -112,8 +109,7 @@ impl Floor {
                 .init()
                 .await
                 .map_err(|e| format!("{}: {e}", redact(url)))?;
-            ACQUIRE.load(&client).await.map_err(|e| e.to_string())?;
-            RELEASE.load(&client).await.map_err(|e| e.to_string())?;
+            LOCK_OPS.load(&client).await.map_err(|e| e.to_string())?;
             clients.push(client);
         }
         Ok(Self {
@@ -127,7 +123,7 @@ impl Floor {
         let calls = self
             .clients
             .iter()
-            .map(|c| script.evalsha::<i64, _, _, _>(c, key, args.clone()));
+            .map(|c| script.evalsha::<Vec<i64>, _, _, _>(c, key, args.clone()));
         for reply in futures::future::join_all(calls).await {
             reply.map_err(|e| e.to_string())?;
         }
@@ -140,13 +136,22 @@ impl Locker for Floor {
 
     async fn acquire(&self, resource: &str) -> Result<(String, String), String> {
         let token = format!("floor-{}", self.counter.fetch_add(1, Ordering::Relaxed));
-        let args = vec![Value::from(token.as_str()), Value::from(self.ttl_ms)];
-        self.fan_out(&ACQUIRE, resource, args).await?;
+        let args = vec![
+            Value::from_static_str("a"),
+            Value::from(token.as_str()),
+            Value::from(self.ttl_ms),
+        ];
+        self.fan_out(&LOCK_OPS, resource, args).await?;
         Ok((resource.to_owned(), token))
     }
 
     async fn release(&self, (key, token): (String, String)) -> Result<(), String> {
-        self.fan_out(&RELEASE, &key, vec![Value::from(token)]).await
+        let args = vec![
+            Value::from_static_str("r"),
+            Value::from(token),
+            Value::from(0),
+        ];
+        self.fan_out(&LOCK_OPS, &key, args).await
     }
 
     fn client_commands(&self) -> &'static [&'static str] {

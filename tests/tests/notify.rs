@@ -35,21 +35,6 @@ fn redlock_on(urls: &[String], retry_delay: Duration, retry_jitter: Duration) ->
         .expect("valid configuration")
 }
 
-/// `calls=` of `cmdstat_<name>` on node `i` (0 when never called).
-fn calls(cluster: &Cluster, i: usize, name: &str) -> u64 {
-    let info = cluster
-        .command(i, &["INFO", "commandstats"])
-        .ok()
-        .and_then(|r| r.as_text())
-        .unwrap_or_default();
-    let prefix = format!("cmdstat_{name}:calls=");
-    info.lines()
-        .find_map(|line| line.strip_prefix(&prefix))
-        .and_then(|rest| rest.split(',').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
-}
-
 /// Subscribers of the release channel of `key` on node `i`.
 fn subscribers(cluster: &Cluster, i: usize, key: &str) -> i64 {
     let channel = format!("redquorum:released:{key}");
@@ -76,7 +61,7 @@ async fn waiter_is_woken_by_the_release_not_by_its_backoff() {
     let holder = redlock_on(&urls, HOUR, Duration::ZERO);
     let held = holder.lock("notify:wake").await.expect("free resource");
     let key = held.key().to_owned();
-    let before = calls(&cluster, 0, "evalsha");
+    let before = common::calls(&cluster, 0, "evalsha");
 
     let waiter = redlock_on(&urls, HOUR, Duration::ZERO);
     let waiting = tokio::spawn(async move { waiter.lock("notify:wake").await });
@@ -84,7 +69,8 @@ async fn waiter_is_woken_by_the_release_not_by_its_backoff() {
     // gap between the first attempt and the subscription; then it waits.
     assert!(
         eventually(WITHIN, || async {
-            subscribers(&cluster, 0, &key) == 1 && calls(&cluster, 0, "evalsha") >= before + 2
+            subscribers(&cluster, 0, &key) == 1
+                && common::calls(&cluster, 0, "evalsha") >= before + 2
         })
         .await,
         "the waiter never subscribed and retried"
@@ -97,7 +83,7 @@ async fn waiter_is_woken_by_the_release_not_by_its_backoff() {
         .expect("task")
         .expect("acquired");
     // Exactly: 2 attempts, the release, the attempt it woke. Polling would add more.
-    assert_eq!(calls(&cluster, 0, "evalsha") - before, 4);
+    assert_eq!(common::calls(&cluster, 0, "evalsha") - before, 4);
     assert!(
         eventually(WITHIN, || async { subscribers(&cluster, 0, &key) == 0 }).await,
         "the channel stays subscribed after the last waiter left"
@@ -112,18 +98,19 @@ async fn a_lost_notification_costs_only_the_backoff() {
     let holder = redlock_on(&urls, HOUR, Duration::ZERO);
     let held = holder.lock("notify:lost").await.expect("free resource");
     let key = held.key().to_owned();
-    let before = calls(&cluster, 0, "evalsha");
+    let before = common::calls(&cluster, 0, "evalsha");
 
     let waiter = redlock_on(&urls, Duration::from_millis(50), Duration::from_millis(50));
     let waiting = tokio::spawn(async move { waiter.lock("notify:lost").await });
     assert!(
         eventually(WITHIN, || async {
-            subscribers(&cluster, 0, &key) == 1 && calls(&cluster, 0, "evalsha") >= before + 2
+            subscribers(&cluster, 0, &key) == 1
+                && common::calls(&cluster, 0, "evalsha") >= before + 2
         })
         .await
     );
     // The key goes without a release (as when it expires): no message is sent.
-    let published = calls(&cluster, 0, "publish");
+    let published = common::calls(&cluster, 0, "publish");
     cluster.command(0, &["DEL", &key]).expect("DEL");
     held.forget();
 
@@ -133,7 +120,7 @@ async fn a_lost_notification_costs_only_the_backoff() {
         .expect("task")
         .expect("acquired");
     assert_eq!(
-        calls(&cluster, 0, "publish"),
+        common::calls(&cluster, 0, "publish"),
         published,
         "no notification was sent"
     );
@@ -231,7 +218,9 @@ async fn waiter_is_woken_while_a_subscriber_node_is_down() {
         })
         .await
     );
-    let before: Vec<u64> = (1..3).map(|i| calls(&cluster, i, "evalsha")).collect();
+    let before: Vec<u64> = (1..3)
+        .map(|i| common::calls(&cluster, i, "evalsha"))
+        .collect();
     held.release().await.expect("release on the live nodes");
 
     let lock = tokio::time::timeout(WITHIN, waiting)
@@ -242,7 +231,7 @@ async fn waiter_is_woken_while_a_subscriber_node_is_down() {
     for (i, before) in (1..3).zip(before) {
         // The release, at most one attempt made before it landed (plus its
         // unwind), and the winning attempt: no polling.
-        let delta = calls(&cluster, i, "evalsha") - before;
+        let delta = common::calls(&cluster, i, "evalsha") - before;
         assert!((2..=4).contains(&delta), "node {i}: {delta} calls");
     }
     lock.release().await.expect("release");
@@ -257,13 +246,15 @@ async fn a_waiter_of_the_same_redlock_takes_over_right_behind_the_release() {
     let redlock = redlock_on(&cluster.urls(), HOUR, Duration::ZERO);
     let held = redlock.lock("notify:local").await.expect("free resource");
     let key = held.key().to_owned();
-    let before: Vec<u64> = (0..3).map(|i| calls(&cluster, i, "evalsha")).collect();
+    let before: Vec<u64> = (0..3)
+        .map(|i| common::calls(&cluster, i, "evalsha"))
+        .collect();
     let waiter = redlock.clone();
     let waiting = tokio::spawn(async move { waiter.lock("notify:local").await });
     assert!(
         eventually(WITHIN, || async {
             (0..3).all(|i| subscribers(&cluster, i, &key) == 1)
-                && (0..3).all(|i| calls(&cluster, i, "evalsha") >= before[i] + 2)
+                && (0..3).all(|i| common::calls(&cluster, i, "evalsha") >= before[i] + 2)
         })
         .await,
         "the waiter never subscribed and retried"
@@ -287,7 +278,7 @@ async fn a_waiter_of_the_same_redlock_takes_over_right_behind_the_release() {
     for (i, before) in before.into_iter().enumerate() {
         // Two attempts (each may add an unwind on a node that had not
         // answered), the release, the winning attempt: at most 6, never polling.
-        let delta = calls(&cluster, i, "evalsha") - before;
+        let delta = common::calls(&cluster, i, "evalsha") - before;
         assert!((4..=6).contains(&delta), "node {i}: {delta} calls");
     }
     lock.release().await.expect("release");

@@ -60,6 +60,7 @@
 
 mod any_of;
 mod backoff;
+mod batch;
 mod builder;
 mod error;
 mod fence;

@@ -9,9 +9,11 @@ use fred::prelude::{Config, ConnectionConfig, PerformanceConfig, ReconnectPolicy
 use fred::types::scripts::Script;
 use fred::types::{ConnectHandle, Value};
 use std::sync::Arc;
+use tokio::runtime::Handle;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinHandle;
 
+use crate::batch::{self, Batcher, LockOp, Queued, Turn};
 use crate::error::{BuildError, NodeError};
 use crate::health::{Health, NodeHealth, Probe};
 use crate::outcome::NodeOutcome;
@@ -135,6 +137,12 @@ pub(crate) struct Node {
     client: Client,
     /// Cached probe results and the delayed-restart rule (see health.rs).
     health: Health,
+    /// The plain lock's operations waiting for a call (group commit).
+    batcher: Batcher,
+    /// How long one operation may take, queueing included.
+    timeout: Duration,
+    /// Where batches are sent from: the runtime `build()` ran on.
+    runtime: Handle,
 }
 
 impl fmt::Debug for Node {
@@ -173,7 +181,14 @@ impl Node {
         let client = Client::new(config, Some(performance), Some(connection), Some(reconnect));
         // Subscribed before connect(), so the first connection counts as one.
         let health = Health::new(client.reconnect_rx());
-        Self { id, client, health }
+        Self {
+            id,
+            client,
+            health,
+            batcher: Batcher::default(),
+            timeout: node_timeout,
+            runtime: Handle::current(),
+        }
     }
 
     /// Enables the delayed-restart rule for leases up to `max_ttl` (`None`: off)
@@ -237,22 +252,105 @@ impl Node {
         &self.id
     }
 
-    /// Runs the acquire script: take the key for `ttl`, or report it taken.
-    pub(crate) async fn acquire(&self, key: &str, owner: OwnerToken, ttl: Duration) -> NodeOutcome {
-        let args = vec![Value::from(owner.as_value()), Value::from(millis(ttl))];
-        self.admit(self.outcome(self.run(&scripts::ACQUIRE, key, args).await))
+    /// Takes the key for `ttl`, or reports it taken.
+    pub(crate) async fn acquire(
+        self: &Arc<Self>,
+        key: &str,
+        owner: OwnerToken,
+        ttl: Duration,
+    ) -> NodeOutcome {
+        let reply = self.lock_op(LockOp::Acquire, key, owner, millis(ttl)).await;
+        self.admit(self.outcome(reply))
     }
 
-    /// Runs the owner-checked extend script.
-    pub(crate) async fn extend(&self, key: &str, owner: OwnerToken, ttl: Duration) -> NodeOutcome {
-        let args = vec![Value::from(owner.as_value()), Value::from(millis(ttl))];
-        self.admit(self.outcome(self.run(&scripts::EXTEND, key, args).await))
+    /// Resets our key's expiry to `ttl` (owner-checked).
+    pub(crate) async fn extend(
+        self: &Arc<Self>,
+        key: &str,
+        owner: OwnerToken,
+        ttl: Duration,
+    ) -> NodeOutcome {
+        let reply = self.lock_op(LockOp::Extend, key, owner, millis(ttl)).await;
+        self.admit(self.outcome(reply))
     }
 
-    /// Runs the owner-checked release script.
-    pub(crate) async fn release(&self, key: &str, owner: OwnerToken) -> NodeOutcome {
-        let args = vec![Value::from(owner.as_value())];
-        self.outcome(self.run(&scripts::RELEASE, key, args).await)
+    /// Deletes our key (owner-checked) and publishes the release.
+    pub(crate) async fn release(self: &Arc<Self>, key: &str, owner: OwnerToken) -> NodeOutcome {
+        let reply = self.lock_op(LockOp::Release, key, owner, 0).await;
+        self.outcome(reply)
+    }
+
+    /// Runs one plain-lock operation: at once when the node has a free
+    /// in-flight slot, else in the next batch (see batch.rs).
+    async fn lock_op(
+        self: &Arc<Self>,
+        op: LockOp,
+        key: &str,
+        owner: OwnerToken,
+        ttl_ms: i64,
+    ) -> Result<i64, fred::error::Error> {
+        let turn = self.batcher.enter(|reply| Queued {
+            op,
+            key: key.to_owned(),
+            owner,
+            ttl_ms,
+            reply,
+        });
+        match turn {
+            Turn::Send => {
+                let args = op.args(owner, ttl_ms).to_vec();
+                let (client, key) = (self.client.clone(), key.to_owned());
+                let call = async move {
+                    scripts::eval_cached(&scripts::LOCK_OPS, &client, key, args).await
+                };
+                let mut in_flight = InFlight {
+                    node: Arc::clone(self),
+                    call: Some(Box::pin(call)),
+                };
+                let replies = in_flight.call.as_mut().expect("set above").await;
+                in_flight.call = None;
+                drop(in_flight);
+                let mut replies = replies?.into_iter();
+                match (replies.next(), replies.next()) {
+                    (Some(reply), None) => wrong_type(reply),
+                    _ => Err(fred::error::Error::new(
+                        fred::error::ErrorKind::Protocol,
+                        "lock_ops answered other than one result for one operation",
+                    )),
+                }
+            }
+            Turn::Wait(reply) => match tokio::time::timeout(self.timeout, reply).await {
+                Ok(Ok(reply)) => reply.and_then(wrong_type),
+                Ok(Err(_dropped)) => Err(fred::error::Error::new(
+                    fred::error::ErrorKind::Canceled,
+                    "the batch was dropped (runtime shut down)",
+                )),
+                Err(_elapsed) => Err(fred::error::Error::new(
+                    fred::error::ErrorKind::Timeout,
+                    "no reply within the node timeout (queued behind calls in flight)",
+                )),
+            },
+        }
+    }
+
+    /// Sends batches on a slot until nothing is waiting.
+    async fn send_batches(self: Arc<Self>, mut batch: Vec<Queued>) {
+        loop {
+            let mut keys = Vec::with_capacity(batch.len());
+            let mut args = Vec::with_capacity(batch.len() * 3);
+            let mut replies = Vec::with_capacity(batch.len());
+            for queued in batch {
+                args.extend(queued.op.args(queued.owner, queued.ttl_ms));
+                keys.push(queued.key);
+                replies.push(queued.reply);
+            }
+            let result = scripts::eval_cached(&scripts::LOCK_OPS, &self.client, keys, args).await;
+            batch::deliver(replies, result);
+            match self.batcher.next_batch() {
+                Some(next) => batch = next,
+                None => return,
+            }
+        }
     }
 
     /// Runs any 1/0 script on this node with several keys: 1 is `Acquired`
@@ -423,6 +521,49 @@ impl Node {
         let command =
             fred::types::CustomCommand::new_static(name, fred::types::ClusterHash::Random, false);
         self.client.custom(command, args).await
+    }
+}
+
+/// A direct call holding one of its node's in-flight slots. The slot is
+/// held until the node answers, even when the caller stops waiting first
+/// (the command is on the wire by then): the rest of the call then runs in
+/// the background. Then the slot carries the next batch, or is freed.
+struct InFlight {
+    node: Arc<Node>,
+    /// `None` once the call has completed.
+    call: Option<futures::future::BoxFuture<'static, Result<Vec<i64>, fred::error::Error>>>,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let node = Arc::clone(&self.node);
+        match self.call.take() {
+            Some(call) => {
+                self.node.runtime.spawn(async move {
+                    let _ = call.await;
+                    if let Some(batch) = node.batcher.next_batch() {
+                        node.send_batches(batch).await;
+                    }
+                });
+            }
+            None => {
+                if let Some(batch) = node.batcher.next_batch() {
+                    self.node.runtime.spawn(node.send_batches(batch));
+                }
+            }
+        }
+    }
+}
+
+/// The script's -1 for one operation: its key holds another type of value.
+fn wrong_type(reply: i64) -> Result<i64, fred::error::Error> {
+    if reply == -1 {
+        Err(fred::error::Error::new(
+            fred::error::ErrorKind::InvalidArgument,
+            "WRONGTYPE the lock key holds a value of another type",
+        ))
+    } else {
+        Ok(reply)
     }
 }
 

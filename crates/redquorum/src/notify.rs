@@ -1,7 +1,7 @@
 //! Release notifications: wake `lock()` waiters when a holder releases.
 //!
 //! The release script publishes the owner token on `redquorum:released:<key>`
-//! on every node where it deleted the key (see `scripts/release.lua`). One
+//! on every node where it deleted the key (see `scripts/lock_ops.lua`). One
 //! subscriber connection per node, shared by all waiters of a `Redlock` and its
 //! clones, listens on the channels of the resources someone here waits for: a
 //! channel is subscribed when the first local waiter on its resource arrives
@@ -32,7 +32,7 @@ use tokio::task::JoinHandle;
 
 use crate::token::OwnerToken;
 
-/// Prefix of the per-resource release channel; `scripts/release.lua` uses the same.
+/// Prefix of the per-resource release channel; `scripts/lock_ops.lua` uses the same.
 pub(crate) const CHANNEL_PREFIX: &str = "redquorum:released:";
 
 /// How long an empty line (and its channel subscription) is kept. A waiter

@@ -12,17 +12,11 @@ use fred::interfaces::LuaInterface;
 use fred::types::scripts::Script;
 use fred::types::{FromValue, MultipleKeys, Value};
 
-/// Take the key if free (or already ours): 1 acquired, 0 taken.
-pub(crate) static ACQUIRE: LazyLock<Script> =
-    LazyLock::new(|| Script::from_lua(include_str!("scripts/acquire.lua")));
-
-/// Owner-checked delete: 1 released, 0 not ours.
-pub(crate) static RELEASE: LazyLock<Script> =
-    LazyLock::new(|| Script::from_lua(include_str!("scripts/release.lua")));
-
-/// Owner-checked PEXPIRE: 1 extended, 0 not ours.
-pub(crate) static EXTEND: LazyLock<Script> =
-    LazyLock::new(|| Script::from_lua(include_str!("scripts/extend.lua")));
+/// The plain lock's acquire, extend and release, one or several per call
+/// (group commit, see batch.rs): one integer per operation, 1 done, 0 not
+/// ours / taken, -1 wrong type.
+pub(crate) static LOCK_OPS: LazyLock<Script> =
+    LazyLock::new(|| Script::from_lua(include_str!("scripts/lock_ops.lua")));
 
 /// Reentrant: add one hold of an owner if no other owner holds the key: 1 / 0.
 pub(crate) static REENTRANT_ACQUIRE: LazyLock<Script> =
@@ -74,10 +68,8 @@ pub(crate) static FENCED_WRITE: LazyLock<Script> =
 
 /// Every script the lock nodes run, for loading on connect (not FENCED_WRITE:
 /// it runs on the protected store).
-pub(crate) static ALL: [&LazyLock<Script>; 14] = [
-    &ACQUIRE,
-    &RELEASE,
-    &EXTEND,
+pub(crate) static ALL: [&LazyLock<Script>; 12] = [
+    &LOCK_OPS,
     &REENTRANT_ACQUIRE,
     &REENTRANT_RELEASE,
     &REENTRANT_EXTEND,

@@ -107,3 +107,19 @@ where
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
+
+/// `calls=` of `cmdstat_<name>` on node `i` (0 when never called). Commands
+/// run inside scripts count too (`set`, `del`).
+pub fn calls(cluster: &Cluster, i: usize, name: &str) -> u64 {
+    let info = cluster
+        .command(i, &["INFO", "commandstats"])
+        .ok()
+        .and_then(|r| r.as_text())
+        .unwrap_or_default();
+    let prefix = format!("cmdstat_{name}:calls=");
+    info.lines()
+        .find_map(|line| line.strip_prefix(&prefix))
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}

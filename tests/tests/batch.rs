@@ -1,0 +1,150 @@
+//! Group commit: a node's plain-lock operations queue while it has calls in
+//! flight and then go out as one script call, each keeping its own result,
+//! order and unwind. A paused node (SIGSTOP) makes the queue deterministic:
+//! what is sent to it waits in its socket, what is not waits in the queue.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{calls, cluster, eventually};
+use redquorum::{Error, LockOptions, NodeOutcome, Redlock};
+use redquorum_harness::Reply;
+
+/// Calls of ours one node may have in flight before operations queue
+/// (`batch::MAX_IN_FLIGHT` in the library).
+const IN_FLIGHT: usize = 2;
+
+fn redlock_on(urls: &[String]) -> Redlock {
+    Redlock::builder()
+        .nodes(urls)
+        .ttl(Duration::from_secs(60))
+        // Longer than the pause, so nothing here times out: the counts are exact.
+        .node_timeout(Duration::from_secs(10))
+        .lock_options(LockOptions {
+            ttl: Duration::from_secs(60),
+            // One attempt per lock, no fence rounds: these tests count script calls.
+            wait: Duration::ZERO,
+            fencing: false,
+            ..LockOptions::default()
+        })
+        .build()
+        .expect("valid configuration")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operations_queued_behind_a_paused_node_go_out_in_one_call_in_order() {
+    let nodes = cluster(3);
+    let redlock = redlock_on(&nodes.urls());
+    // Connect and load the scripts before counting.
+    redlock
+        .try_lock("warm-up")
+        .await
+        .unwrap()
+        .release()
+        .await
+        .unwrap();
+    nodes.command(0, &["CONFIG", "RESETSTAT"]).unwrap();
+
+    nodes.pause(0).unwrap();
+    // Each lock is won on nodes 1 and 2. On the paused node 0 the first two
+    // acquires are sent (its two in-flight slots); the other eight queue, and
+    // are abandoned when their lock is decided without node 0.
+    let mut locks = Vec::new();
+    for i in 0..10 {
+        locks.push(redlock.try_lock(&format!("queued-{i}")).await.unwrap());
+    }
+    // One poll queues all ten releases on node 0 (its slots are still taken).
+    let releases = futures::future::join_all(locks.into_iter().map(|lock| lock.release()));
+    let mut releases = std::pin::pin!(releases);
+    assert!(futures::poll!(releases.as_mut()).is_pending());
+    nodes.resume(0).unwrap();
+    let released = releases.await;
+
+    // Node 0 ran the two acquires sent before, then the ten releases in one
+    // call; the abandoned acquires were never sent.
+    assert_eq!(calls(&nodes, 0, "evalsha"), IN_FLIGHT as u64 + 1);
+    assert_eq!(calls(&nodes, 0, "set"), IN_FLIGHT as u64);
+    // Each release has its own result: the first two also deleted the key
+    // their acquire had set on node 0 (the release ran after it).
+    let counts: Vec<usize> = released.into_iter().map(Result::unwrap).collect();
+    assert_eq!(counts[..IN_FLIGHT], [3, 3]);
+    assert!(counts[IN_FLIGHT..].iter().all(|&n| n == 2), "{counts:?}");
+    assert_eq!(calls(&nodes, 0, "del"), IN_FLIGHT as u64);
+    for i in 0..3 {
+        assert_eq!(nodes.keys(i, "*queued-*").unwrap(), vec![], "node {i}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_of_another_type_fails_only_its_own_operation_in_a_batch() {
+    let nodes = cluster(3);
+    let redlock = redlock_on(&nodes.urls());
+    redlock
+        .try_lock("warm-up")
+        .await
+        .unwrap()
+        .release()
+        .await
+        .unwrap();
+    // The lock key of "bad" holds a hash on nodes 0 and 1: the script's GET fails there.
+    let bad_key = redlock.key("bad");
+    for i in 0..2 {
+        nodes.command(i, &["HSET", &bad_key, "f", "v"]).unwrap();
+    }
+    nodes.command(0, &["CONFIG", "RESETSTAT"]).unwrap();
+    // Fill node 0's and node 1's slots with two locks' acquires, so "bad" and
+    // "good" queue behind them and share one call on each. Each lock's
+    // first poll sends (or queues) its acquire on every node at once, so
+    // seeing its key on the unpaused node 2 shows it reached nodes 0 and 1.
+    for i in 0..2 {
+        nodes.pause(i).unwrap();
+    }
+    let spawn_lock = |resource: &'static str| {
+        let redlock = redlock.clone();
+        tokio::spawn(async move { redlock.try_lock(resource).await })
+    };
+    let on_node_2 = |resource: &str| {
+        let key = redlock.key(resource);
+        let nodes = &nodes;
+        move || {
+            let key = key.clone();
+            // Node 2 only: a read from a paused node would block.
+            async move { nodes.command(2, &["EXISTS", &key]).unwrap().as_int() == Some(1) }
+        }
+    };
+    let early = [spawn_lock("early-0"), spawn_lock("early-1")];
+    for resource in ["early-0", "early-1"] {
+        assert!(eventually(Duration::from_secs(5), on_node_2(resource)).await);
+    }
+    let (bad, good) = (spawn_lock("bad"), spawn_lock("good"));
+    assert!(eventually(Duration::from_secs(5), on_node_2("good")).await);
+    for i in 0..2 {
+        nodes.resume(i).unwrap();
+    }
+    let (bad, good) = (bad.await.unwrap(), good.await.unwrap());
+    // Node 0 ran the two early acquires, then "bad" and "good" in one call,
+    // then bad's unwind (one call each without group commit: 5).
+    assert_eq!(calls(&nodes, 0, "evalsha"), 4);
+    for lock in early {
+        lock.await.unwrap().unwrap().release().await.unwrap();
+    }
+
+    let good = good.expect("the good lock is taken in the same calls");
+    // A quorum at least: once two nodes granted it, the third node's queued
+    // acquire may have been dropped unsent.
+    assert!(good.release().await.unwrap() >= 2);
+    let Err(Error::Unavailable { outcomes, .. }) = &bad else {
+        panic!("expected unavailable, got {bad:?}");
+    };
+    for (node, outcome) in outcomes.iter().take(2) {
+        let NodeOutcome::Failed(error) = outcome else {
+            panic!("{node}: expected a failure, got {outcome}");
+        };
+        assert!(error.to_string().contains("WRONGTYPE"), "{error}");
+    }
+    assert!(matches!(
+        nodes.command(0, &["HGET", &bad_key, "f"]).unwrap(),
+        Reply::Bulk(Some(_))
+    ));
+}
