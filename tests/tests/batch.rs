@@ -148,3 +148,48 @@ async fn a_key_of_another_type_fails_only_its_own_operation_in_a_batch() {
         Reply::Bulk(Some(_))
     ));
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_local_hand_off_sends_the_release_and_the_next_acquire_in_one_call() {
+    // One node: an attempt there is exactly one call (no quorum decided
+    // before a straggler answers, so no unwinds), which makes the counts exact.
+    let nodes = cluster(1);
+    let waits = LockOptions {
+        ttl: Duration::from_secs(60),
+        wait: Duration::from_secs(3600),
+        // Only the release can wake the waiter: its backoff is an hour.
+        retry_delay: Duration::from_secs(3600),
+        retry_jitter: Duration::ZERO,
+        fencing: false,
+    };
+    let redlock = redlock_on(&nodes.urls()).with_options(&waits).unwrap();
+    let held = redlock.lock("hand-off").await.unwrap();
+    let key = held.key().to_owned();
+    let channel = format!("redquorum:released:{key}");
+    let evalsha =
+        |nodes: &redquorum_harness::Cluster| -> Vec<u64> { vec![calls(nodes, 0, "evalsha")] };
+    let before = evalsha(&nodes);
+    let waiter = redlock.clone();
+    let waiting = tokio::spawn(async move { waiter.lock("hand-off").await });
+    // The waiter tries, subscribes, tries once more (a release may have come
+    // before its subscription), then sleeps until woken.
+    let parked = eventually(Duration::from_secs(5), || async {
+        let subscribed = matches!(nodes.command(0, &["PUBSUB", "NUMSUB", &channel]),
+                Ok(Reply::Array(Some(ref items))) if items.get(1).and_then(Reply::as_int) == Some(1));
+        subscribed && evalsha(&nodes).iter().zip(&before).all(|(now, was)| now - was == 2)
+    })
+    .await;
+    assert!(parked, "the waiter never subscribed and retried");
+    let before = evalsha(&nodes);
+    let published = calls(&nodes, 0, "publish");
+
+    assert_eq!(held.release().await.unwrap(), 1);
+    let lock = waiting.await.unwrap().expect("woken by the release");
+    // One call carried both the release and the winning acquire, and
+    // announced nothing: the lock was never free.
+    assert_eq!(evalsha(&nodes)[0] - before[0], 1);
+    assert_eq!(calls(&nodes, 0, "publish"), published);
+    let owner = lock.owner().to_string();
+    assert_eq!(common::held_on(&nodes, &key, &owner), 1);
+    lock.release().await.unwrap();
+}

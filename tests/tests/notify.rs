@@ -277,9 +277,11 @@ async fn a_waiter_of_the_same_redlock_takes_over_right_behind_the_release() {
     );
     for (i, before) in before.into_iter().enumerate() {
         // Two attempts (each may add an unwind on a node that had not
-        // answered), the release, the winning attempt: at most 6, never polling.
+        // answered), the release, the winning attempt: at most 6, never
+        // polling; 3 when the release and the winning attempt shared a call
+        // (batch.rs tests that hand-off window).
         let delta = common::calls(&cluster, i, "evalsha") - before;
-        assert!((4..=6).contains(&delta), "node {i}: {delta} calls");
+        assert!((3..=6).contains(&delta), "node {i}: {delta} calls");
     }
     lock.release().await.expect("release");
 }

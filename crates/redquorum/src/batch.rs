@@ -105,6 +105,8 @@ pub(crate) struct Batcher {
 struct State {
     in_flight: usize,
     queue: VecDeque<Queued>,
+    /// Open hand-off windows ([`Batcher::hold`]): everything queues meanwhile.
+    held: usize,
 }
 
 impl Batcher {
@@ -112,7 +114,7 @@ impl Batcher {
     /// would go first), or queues the operation that `queued` builds.
     pub(crate) fn enter(&self, queued: impl FnOnce(oneshot::Sender<Reply>) -> Queued) -> Turn {
         let mut state = self.lock();
-        if state.in_flight < MAX_IN_FLIGHT && state.queue.is_empty() {
+        if state.in_flight < MAX_IN_FLIGHT && state.queue.is_empty() && state.held == 0 {
             state.in_flight += 1;
             return Turn::Send;
         }
@@ -121,17 +123,42 @@ impl Batcher {
         Turn::Wait(rx)
     }
 
-    /// A call has ended: returns the next batch to send on its slot, or
-    /// frees the slot when nothing (still wanted) is waiting.
-    pub(crate) fn next_batch(&self) -> Option<Vec<Queued>> {
+    /// A call has ended: passes the next batch to `launch` to be sent on
+    /// its slot, or frees the slot when nothing (still wanted) is waiting.
+    ///
+    /// `launch` runs under the batcher's lock and must put the batch's
+    /// command on the connection before it returns: an operation that
+    /// enters after this one (say, the unwind of an acquire in the batch)
+    /// must not be sent ahead of it.
+    pub(crate) fn next_batch(&self, launch: impl FnOnce(Vec<Queued>)) {
         let mut state = self.lock();
-        state.queue.retain(Queued::wanted);
-        if state.queue.is_empty() {
-            state.in_flight -= 1;
-            return None;
+        match state.take_batch() {
+            Some(batch) => launch(batch),
+            None => state.in_flight -= 1,
         }
-        let take = state.queue.len().min(MAX_BATCH);
-        Some(state.queue.drain(..take).collect())
+    }
+
+    /// Opens a hand-off window: until [`Batcher::unhold`], every operation
+    /// queues, so a release and the acquire of the local waiter it wakes
+    /// leave together as one call.
+    pub(crate) fn hold(&self) {
+        self.lock().held += 1;
+    }
+
+    /// Closes a hand-off window: passes what queued during it to `launch`
+    /// (as in [`Batcher::next_batch`]) on a slot taken for it, unless no
+    /// slot is free (then it goes with the next call that ends) or another
+    /// window is still open.
+    pub(crate) fn unhold(&self, launch: impl FnOnce(Vec<Queued>)) {
+        let mut state = self.lock();
+        state.held -= 1;
+        if state.held > 0 || state.in_flight >= MAX_IN_FLIGHT {
+            return;
+        }
+        if let Some(batch) = state.take_batch() {
+            state.in_flight += 1;
+            launch(batch);
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -140,6 +167,18 @@ impl Batcher {
         self.state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl State {
+    /// Up to [`MAX_BATCH`] of the operations still wanted, oldest first.
+    fn take_batch(&mut self) -> Option<Vec<Queued>> {
+        self.queue.retain(Queued::wanted);
+        if self.queue.is_empty() {
+            return None;
+        }
+        let take = self.queue.len().min(MAX_BATCH);
+        Some(self.queue.drain(..take).collect())
     }
 }
 
@@ -190,6 +229,18 @@ mod tests {
         (queued, rx)
     }
 
+    fn next(batcher: &Batcher) -> Option<Vec<Queued>> {
+        let mut out = None;
+        batcher.next_batch(|batch| out = Some(batch));
+        out
+    }
+
+    fn unhold(batcher: &Batcher) -> Option<Vec<Queued>> {
+        let mut out = None;
+        batcher.unhold(|batch| out = Some(batch));
+        out
+    }
+
     fn enter(batcher: &Batcher, op: LockOp) -> Turn {
         batcher.enter(|tx| Queued {
             op,
@@ -213,12 +264,12 @@ mod tests {
         assert!(matches!(_waiting[0], Turn::Wait(_)));
         assert!(matches!(_waiting[1], Turn::Wait(_)));
         // The ending call's slot carries both queued operations, in order.
-        let batch = batcher.next_batch().expect("a batch");
+        let batch = next(&batcher).expect("a batch");
         let ops: Vec<LockOp> = batch.iter().map(|q| q.op).collect();
         assert_eq!(ops, [LockOp::Acquire, LockOp::Release]);
         // Nothing left: the batch's slot and the other call's slot free up.
-        assert!(batcher.next_batch().is_none());
-        assert!(batcher.next_batch().is_none());
+        assert!(next(&batcher).is_none());
+        assert!(next(&batcher).is_none());
         assert!(matches!(enter(&batcher, LockOp::Extend), Turn::Send));
     }
 
@@ -229,10 +280,10 @@ mod tests {
             enter(&batcher, LockOp::Acquire);
         }
         let _queued = enter(&batcher, LockOp::Acquire);
-        let batch = batcher.next_batch().expect("the queued acquire");
+        let batch = next(&batcher).expect("the queued acquire");
         assert_eq!(batch.len(), 1);
         // One slot is free again only once a call returns with nothing queued.
-        assert!(batcher.next_batch().is_none());
+        assert!(next(&batcher).is_none());
         assert!(matches!(enter(&batcher, LockOp::Release), Turn::Send));
     }
 
@@ -246,10 +297,37 @@ mod tests {
             [LockOp::Acquire, LockOp::Extend, LockOp::Release].map(|op| enter(&batcher, op));
         drop(abandoned);
         let kept = enter(&batcher, LockOp::Acquire);
-        let batch = batcher.next_batch().expect("a batch");
+        let batch = next(&batcher).expect("a batch");
         let ops: Vec<LockOp> = batch.iter().map(|q| q.op).collect();
         assert_eq!(ops, [LockOp::Release, LockOp::Acquire]);
         drop(kept);
+    }
+
+    #[test]
+    fn a_hand_off_window_queues_everything_then_sends_it_as_one_batch() {
+        let batcher = Batcher::default();
+        batcher.hold();
+        let waiting = [
+            enter(&batcher, LockOp::Release),
+            enter(&batcher, LockOp::Acquire),
+        ];
+        assert!(waiting.iter().all(|turn| matches!(turn, Turn::Wait(_))));
+        let batch = unhold(&batcher).expect("the window's operations");
+        let ops: Vec<LockOp> = batch.iter().map(|q| q.op).collect();
+        assert_eq!(ops, [LockOp::Release, LockOp::Acquire]);
+        // The batch took a slot; it gives it back when its call ends.
+        assert!(matches!(enter(&batcher, LockOp::Acquire), Turn::Send));
+        assert!(matches!(enter(&batcher, LockOp::Acquire), Turn::Wait(_)));
+    }
+
+    #[test]
+    fn an_empty_hand_off_window_takes_no_slot() {
+        let batcher = Batcher::default();
+        batcher.hold();
+        assert!(unhold(&batcher).is_none());
+        for _ in 0..MAX_IN_FLIGHT {
+            assert!(matches!(enter(&batcher, LockOp::Acquire), Turn::Send));
+        }
     }
 
     #[test]
@@ -261,8 +339,8 @@ mod tests {
         let waiting: Vec<Turn> = (0..MAX_BATCH + 3)
             .map(|_| enter(&batcher, LockOp::Release))
             .collect();
-        assert_eq!(batcher.next_batch().map(|b| b.len()), Some(MAX_BATCH));
-        assert_eq!(batcher.next_batch().map(|b| b.len()), Some(3));
+        assert_eq!(next(&batcher).map(|b| b.len()), Some(MAX_BATCH));
+        assert_eq!(next(&batcher).map(|b| b.len()), Some(3));
         drop(waiting);
     }
 

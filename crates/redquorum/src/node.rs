@@ -1,6 +1,7 @@
 //! One Redis master: its fred client, timeouts, and the three script calls.
 
 use std::fmt;
+use std::future::Future;
 use std::time::Duration;
 
 use fred::clients::{Client, SubscriberClient};
@@ -333,24 +334,46 @@ impl Node {
         }
     }
 
-    /// Sends batches on a slot until nothing is waiting.
-    async fn send_batches(self: Arc<Self>, mut batch: Vec<Queued>) {
-        loop {
-            let mut keys = Vec::with_capacity(batch.len());
-            let mut args = Vec::with_capacity(batch.len() * 3);
-            let mut replies = Vec::with_capacity(batch.len());
-            for queued in batch {
-                args.extend(queued.op.args(queued.owner, queued.ttl_ms));
-                keys.push(queued.key);
-                replies.push(queued.reply);
-            }
-            let result = scripts::eval_cached(&scripts::LOCK_OPS, &self.client, keys, args).await;
-            batch::deliver(replies, result);
-            match self.batcher.next_batch() {
-                Some(next) => batch = next,
-                None => return,
-            }
+    /// Opens a hand-off window (see [`Batcher::hold`]).
+    pub(crate) fn hold_batches(&self) {
+        self.batcher.hold();
+    }
+
+    /// Closes a hand-off window and sends what queued during it.
+    pub(crate) fn unhold_batches(self: &Arc<Self>) {
+        self.batcher.unhold(|batch| self.launch(batch));
+    }
+
+    /// A call on one of our slots has ended: send the next batch on it.
+    fn call_ended(self: &Arc<Self>) {
+        self.batcher.next_batch(|batch| self.launch(batch));
+    }
+
+    /// Sends `batch` as one call: its command is on the connection when this
+    /// returns (the future is polled once here, then finished in the
+    /// background), so nothing that enters the batcher later overtakes it.
+    fn launch(self: &Arc<Self>, batch: Vec<Queued>) {
+        let mut call = Box::pin(Arc::clone(self).send_batch(batch));
+        let mut first_poll = std::task::Context::from_waker(std::task::Waker::noop());
+        if call.as_mut().poll(&mut first_poll).is_pending() {
+            self.runtime.spawn(call);
         }
+    }
+
+    /// Runs one batch and hands each operation its result; then the slot
+    /// carries the next batch, or is freed.
+    async fn send_batch(self: Arc<Self>, batch: Vec<Queued>) {
+        let mut keys = Vec::with_capacity(batch.len());
+        let mut args = Vec::with_capacity(batch.len() * 3);
+        let mut replies = Vec::with_capacity(batch.len());
+        for queued in batch {
+            args.extend(queued.op.args(queued.owner, queued.ttl_ms));
+            keys.push(queued.key);
+            replies.push(queued.reply);
+        }
+        let result = scripts::eval_cached(&scripts::LOCK_OPS, &self.client, keys, args).await;
+        batch::deliver(replies, result);
+        self.call_ended();
     }
 
     /// Runs any 1/0 script on this node with several keys: 1 is `Acquired`
@@ -536,21 +559,15 @@ struct InFlight {
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        let node = Arc::clone(&self.node);
         match self.call.take() {
             Some(call) => {
+                let node = Arc::clone(&self.node);
                 self.node.runtime.spawn(async move {
                     let _ = call.await;
-                    if let Some(batch) = node.batcher.next_batch() {
-                        node.send_batches(batch).await;
-                    }
+                    node.call_ended();
                 });
             }
-            None => {
-                if let Some(batch) = node.batcher.next_batch() {
-                    self.node.runtime.spawn(node.send_batches(batch));
-                }
-            }
+            None => self.node.call_ended(),
         }
     }
 }

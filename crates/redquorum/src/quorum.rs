@@ -215,18 +215,31 @@ impl Quorum {
         owner: OwnerToken,
     ) -> Result<usize, Error> {
         let start = Instant::now();
+        // With a local waiter on this key, open a hand-off window on every
+        // node: the release queues, the waiter woken below queues its
+        // acquire behind it, and both leave as one call per node when the
+        // window closes. Closed on drop, so a cancelled release cannot hold it.
+        let notifier = (self.notifier.get()).filter(|n| !n.is_idle() && n.is_waited_on(key));
+        let window = notifier.map(|_| HandOffWindow::open(&self.nodes));
         let calls =
             futures::future::join_all(self.nodes.iter().map(|node| node.release(key, owner)));
         let mut calls = std::pin::pin!(calls);
-        // The first poll queues the release on every node's connection; a
-        // local waiter woken now sends its acquire behind it on the same
+        // The first poll sends or queues the release on every node. A local
+        // waiter woken now sends its acquire behind it on the same
         // connections, so it lands after our release: a hand-off in about
         // one round trip instead of release + notification + acquire.
         let outcomes: Vec<NodeOutcome> = match futures::poll!(calls.as_mut()) {
             std::task::Poll::Ready(outcomes) => outcomes,
             std::task::Poll::Pending => {
-                if let Some(notifier) = self.notifier.get() {
+                if let Some(notifier) = notifier {
                     notifier.released_locally(key, owner);
+                }
+                if let Some(window) = window {
+                    // Lets the woken waiter (scheduled next on this thread)
+                    // queue its acquire before the window closes. If it runs
+                    // later, its acquire simply goes out as a call of its own.
+                    tokio::task::yield_now().await;
+                    drop(window);
                 }
                 calls.await
             }
@@ -574,6 +587,24 @@ fn error_label(error: &Error) -> &'static str {
         Error::Expired { .. } => "expired",
         Error::NotHeld { .. } => "not_held",
         _ => "error",
+    }
+}
+
+/// A hand-off window open on every node (see `Batcher::hold`), closed on drop.
+struct HandOffWindow<'a> {
+    nodes: &'a [Arc<Node>],
+}
+
+impl<'a> HandOffWindow<'a> {
+    fn open(nodes: &'a [Arc<Node>]) -> Self {
+        nodes.iter().for_each(|node| node.hold_batches());
+        Self { nodes }
+    }
+}
+
+impl Drop for HandOffWindow<'_> {
+    fn drop(&mut self) {
+        self.nodes.iter().for_each(Node::unhold_batches);
     }
 }
 

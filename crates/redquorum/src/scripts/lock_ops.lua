@@ -9,10 +9,13 @@
 --  -1  the key holds another type of value (WRONGTYPE). Only that operation
 --      fails: the others in the call still run.
 -- A release publishes the token on 'redquorum:released:' .. key (the prefix
--- is notify.rs' CHANNEL_PREFIX) in the same call, so waiters wake without
--- polling. The publish is best effort (pcall): an ACL user without the
--- channel permission still releases, and waiters then wake by their backoff.
+-- is notify.rs' CHANNEL_PREFIX) at the end of the call, so waiters wake
+-- without polling; not when an acquire later in the same call took the key
+-- (a local hand-off: the lock was never free, waking others would only cost
+-- them an attempt). The publish is best effort (pcall): an ACL user without
+-- the channel permission still releases, and waiters then wake by their backoff.
 local results = {}
+local unannounced = {}
 for i, key in ipairs(KEYS) do
   local kind, owner, ttl = ARGV[3 * i - 2], ARGV[3 * i - 1], ARGV[3 * i]
   local current = redis.pcall('get', key)
@@ -21,16 +24,20 @@ for i, key in ipairs(KEYS) do
   elseif current == owner then
     if kind == 'r' then
       redis.call('del', key)
-      redis.pcall('publish', 'redquorum:released:' .. key, owner)
+      unannounced[key] = owner
     else
       redis.call('pexpire', key, ttl)
     end
     results[i] = 1
   elseif current == false and kind == 'a' then
     redis.call('set', key, owner, 'PX', ttl)
+    unannounced[key] = nil
     results[i] = 1
   else
     results[i] = 0
   end
+end
+for key, owner in pairs(unannounced) do
+  redis.pcall('publish', 'redquorum:released:' .. key, owner)
 end
 return results
