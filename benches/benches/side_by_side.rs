@@ -223,7 +223,7 @@ async fn measure<L: Locker>(
 }
 
 /// Fencing off: the floor and rslock issue no fencing token, so this is the
-/// like-for-like comparison; fencing adds two concurrent round trips per
+/// like-for-like comparison; fencing adds one concurrent round trip per
 /// acquisition (docs/fencing.md) and is measured with `redquorum bench`.
 fn redlock(urls: &[String]) -> Redlock {
     Redlock::builder()

@@ -310,3 +310,42 @@ async fn fence_keys_expire_a_day_after_their_last_use() {
     let pttls: Vec<i64> = (0..3).map(|i| common::pttl(&nodes, i, &key)).collect();
     assert!(all_expiring, "fence key pttl on each node: {pttls:?}");
 }
+
+#[tokio::test]
+async fn the_plain_lock_proposes_in_its_acquire_call_one_round_trip_for_the_write_back() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(5));
+    redlock
+        .try_lock("warm-up")
+        .await
+        .unwrap()
+        .release()
+        .await
+        .unwrap();
+    for i in 0..3 {
+        nodes.command(i, &["CONFIG", "RESETSTAT"]).unwrap();
+    }
+    let lock = redlock.try_lock("one-round").await.unwrap();
+    let token = fence_of(&lock).get();
+    // Each node: the acquire with its proposal, then the write-back (the
+    // last node's may land just after the quorum confirmed). Three calls
+    // with a separate propose round.
+    let two_calls_each = eventually(Duration::from_secs(2), || async {
+        (0..3).all(|i| common::calls(&nodes, i, "evalsha") == 2)
+    })
+    .await;
+    let per_node: Vec<u64> = (0..3)
+        .map(|i| common::calls(&nodes, i, "evalsha"))
+        .collect();
+    assert!(two_calls_each, "evalsha per node: {per_node:?}");
+    // The write-back stored the token on every node that proposed.
+    let stored: Vec<Option<String>> = values(&nodes, &fence_key(&redlock, "one-round"));
+    assert!(
+        stored
+            .iter()
+            .flatten()
+            .all(|v| v.parse::<u64>().unwrap() >= token),
+        "{stored:?} vs {token}"
+    );
+    lock.release().await.unwrap();
+}

@@ -43,6 +43,8 @@ pub(crate) const MAX_BATCH: usize = 256;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum LockOp {
     Acquire,
+    /// Acquire, and propose a fencing token on the fence key (fence.rs).
+    AcquireFenced,
     Extend,
     Release,
 }
@@ -52,6 +54,7 @@ impl LockOp {
     pub(crate) fn args(self, owner: OwnerToken, ttl_ms: i64) -> [Value; 3] {
         let kind = match self {
             LockOp::Acquire => "a",
+            LockOp::AcquireFenced => "f",
             LockOp::Extend => "e",
             LockOp::Release => "r",
         };
@@ -71,6 +74,8 @@ pub(crate) type Reply = Result<i64, FredError>;
 pub(crate) struct Queued {
     pub(crate) op: LockOp,
     pub(crate) key: String,
+    /// The fence key, for [`LockOp::AcquireFenced`] only.
+    pub(crate) fence_key: Option<String>,
     pub(crate) owner: OwnerToken,
     pub(crate) ttl_ms: i64,
     pub(crate) reply: oneshot::Sender<Reply>,
@@ -123,19 +128,21 @@ impl Batcher {
         Turn::Wait(rx)
     }
 
-    /// A call has ended: passes the next batch to `launch` to be sent on
-    /// its slot, or frees the slot when nothing (still wanted) is waiting.
+    /// A call has ended: passes the next batch to `send` on its slot and
+    /// returns what `send` returned, or frees the slot when nothing (still
+    /// wanted) is waiting.
     ///
-    /// `launch` runs under the batcher's lock and must put the batch's
-    /// command on the connection before it returns: an operation that
-    /// enters after this one (say, the unwind of an acquire in the batch)
-    /// must not be sent ahead of it.
-    pub(crate) fn next_batch(&self, launch: impl FnOnce(Vec<Queued>)) {
+    /// `send` runs under the batcher's lock and must put the batch's command
+    /// on the connection before it returns: an operation that enters after
+    /// these (say, the unwind of an acquire in the batch) must not be sent
+    /// ahead of them. It must not call back into the batcher.
+    pub(crate) fn next_batch<R>(&self, send: impl FnOnce(Vec<Queued>) -> R) -> Option<R> {
         let mut state = self.lock();
-        match state.take_batch() {
-            Some(batch) => launch(batch),
-            None => state.in_flight -= 1,
+        let batch = state.take_batch();
+        if batch.is_none() {
+            state.in_flight -= 1;
         }
+        batch.map(send)
     }
 
     /// Opens a hand-off window: until [`Batcher::unhold`], every operation
@@ -145,20 +152,19 @@ impl Batcher {
         self.lock().held += 1;
     }
 
-    /// Closes a hand-off window: passes what queued during it to `launch`
+    /// Closes a hand-off window: passes what queued during it to `send`
     /// (as in [`Batcher::next_batch`]) on a slot taken for it, unless no
     /// slot is free (then it goes with the next call that ends) or another
     /// window is still open.
-    pub(crate) fn unhold(&self, launch: impl FnOnce(Vec<Queued>)) {
+    pub(crate) fn unhold<R>(&self, send: impl FnOnce(Vec<Queued>) -> R) -> Option<R> {
         let mut state = self.lock();
         state.held -= 1;
         if state.held > 0 || state.in_flight >= MAX_IN_FLIGHT {
-            return;
+            return None;
         }
-        if let Some(batch) = state.take_batch() {
-            state.in_flight += 1;
-            launch(batch);
-        }
+        let batch = state.take_batch()?;
+        state.in_flight += 1;
+        Some(send(batch))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -222,6 +228,7 @@ mod tests {
         let queued = Queued {
             op,
             key: "k".into(),
+            fence_key: None,
             owner: OwnerToken::random(),
             ttl_ms: 1000,
             reply: tx,
@@ -230,21 +237,18 @@ mod tests {
     }
 
     fn next(batcher: &Batcher) -> Option<Vec<Queued>> {
-        let mut out = None;
-        batcher.next_batch(|batch| out = Some(batch));
-        out
+        batcher.next_batch(|batch| batch)
     }
 
     fn unhold(batcher: &Batcher) -> Option<Vec<Queued>> {
-        let mut out = None;
-        batcher.unhold(|batch| out = Some(batch));
-        out
+        batcher.unhold(|batch| batch)
     }
 
     fn enter(batcher: &Batcher, op: LockOp) -> Turn {
         batcher.enter(|tx| Queued {
             op,
             key: "k".into(),
+            fence_key: None,
             owner: OwnerToken::random(),
             ttl_ms: 1000,
             reply: tx,

@@ -1,19 +1,23 @@
 //! Fencing tokens: a number per resource that strictly increases from one
 //! holder to the next, so a protected resource can refuse a stale holder.
 //!
-//! The protocol (docs/fencing.md has the safety argument) runs after the
-//! lock's quorum is won and before the `Lock` is handed out, in two rounds
-//! to every node:
+//! The protocol (docs/fencing.md has the safety argument) completes before
+//! the `Lock` is handed out, in two rounds to every node:
 //!
 //! 1. **propose**: each node answers `max(stored + 1, node_ms * 1024)` and
-//!    stores it; the token is the maximum over the first quorum to answer.
+//!    stores it; the token is the maximum over a quorum's proposals. The
+//!    plain lock proposes in its acquire call (each node that grants the
+//!    lock also proposes, `lock_ops.lua`) and takes the maximum over the
+//!    granting quorum; the other lock kinds run this round after their
+//!    quorum is won.
 //! 2. **commit** (write-back): each node raises its stored value to the
 //!    token; a quorum must confirm, or the acquisition fails and is unwound.
 //!
 //! Any later quorum intersects the committing quorum in a node that now
 //! proposes above the token. The node time part keeps a node that lost its
 //! data (restart without persistence) from proposing below earlier tokens.
-//! Cost: two more concurrent round trips per acquisition.
+//! Cost: one more concurrent round trip per acquisition for the plain lock
+//! (two for the other lock kinds).
 
 use std::fmt;
 use std::future::Future;
@@ -129,6 +133,25 @@ pub(crate) async fn issue(
     .await
     .map_err(|outcomes| unavailable(quorum, resource, outcomes))?;
     let highest = proposals.into_iter().max().unwrap_or(0);
+    commit(quorum, resource, fence_key, highest).await
+}
+
+/// The write-back round: raises the counter to `highest` (the maximum of a
+/// quorum's proposals) on every node, and returns it as the token once a
+/// quorum confirmed. The plain lock proposes in its acquire call
+/// (`lock_ops.lua`) and only runs this round.
+///
+/// # Errors
+///
+/// [`Error::FenceUnavailable`] when fewer than a quorum confirmed; the
+/// caller must then unwind its lock.
+pub(crate) async fn commit(
+    quorum: &Arc<Quorum>,
+    resource: &str,
+    fence_key: &str,
+    highest: i64,
+) -> Result<FenceToken, Error> {
+    let needed = quorum.quorum();
     // Scripts return integers; a negative one would mean a corrupt counter.
     let token = FenceToken(u64::try_from(highest).unwrap_or(0));
     let args = vec![Value::from(token.0.to_string())];

@@ -1,7 +1,6 @@
 //! One Redis master: its fred client, timeouts, and the three script calls.
 
 use std::fmt;
-use std::future::Future;
 use std::time::Duration;
 
 use fred::clients::{Client, SubscriberClient};
@@ -260,8 +259,37 @@ impl Node {
         owner: OwnerToken,
         ttl: Duration,
     ) -> NodeOutcome {
-        let reply = self.lock_op(LockOp::Acquire, key, owner, millis(ttl)).await;
+        let reply = self
+            .lock_op(LockOp::Acquire, key, None, owner, millis(ttl))
+            .await;
         self.admit(self.outcome(reply))
+    }
+
+    /// Takes the key for `ttl` and, where it did, proposes the next fencing
+    /// token on `fence_key` in the same call (fence.rs): the proposal comes
+    /// with an `Acquired` vote.
+    pub(crate) async fn acquire_fenced(
+        self: &Arc<Self>,
+        key: &str,
+        fence_key: &str,
+        owner: OwnerToken,
+        ttl: Duration,
+    ) -> (NodeOutcome, Option<i64>) {
+        let reply = self
+            .lock_op(
+                LockOp::AcquireFenced,
+                key,
+                Some(fence_key),
+                owner,
+                millis(ttl),
+            )
+            .await;
+        // > 0: acquired, with the proposal; -2: acquired, no proposal (the
+        // fence key is not a number); 0: taken.
+        let proposal = reply.as_ref().ok().copied().filter(|&p| p > 0);
+        let outcome = self.admit(self.outcome(reply.map(|p| i64::from(p > 0 || p == -2))));
+        let proposal = proposal.filter(|_| outcome.is_acquired());
+        (outcome, proposal)
     }
 
     /// Resets our key's expiry to `ttl` (owner-checked).
@@ -271,13 +299,15 @@ impl Node {
         owner: OwnerToken,
         ttl: Duration,
     ) -> NodeOutcome {
-        let reply = self.lock_op(LockOp::Extend, key, owner, millis(ttl)).await;
+        let reply = self
+            .lock_op(LockOp::Extend, key, None, owner, millis(ttl))
+            .await;
         self.admit(self.outcome(reply))
     }
 
     /// Deletes our key (owner-checked) and publishes the release.
     pub(crate) async fn release(self: &Arc<Self>, key: &str, owner: OwnerToken) -> NodeOutcome {
-        let reply = self.lock_op(LockOp::Release, key, owner, 0).await;
+        let reply = self.lock_op(LockOp::Release, key, None, owner, 0).await;
         self.outcome(reply)
     }
 
@@ -287,12 +317,14 @@ impl Node {
         self: &Arc<Self>,
         op: LockOp,
         key: &str,
+        fence_key: Option<&str>,
         owner: OwnerToken,
         ttl_ms: i64,
     ) -> Result<i64, fred::error::Error> {
         let turn = self.batcher.enter(|reply| Queued {
             op,
             key: key.to_owned(),
+            fence_key: fence_key.map(str::to_owned),
             owner,
             ttl_ms,
             reply,
@@ -300,7 +332,11 @@ impl Node {
         match turn {
             Turn::Send => {
                 let args = op.args(owner, ttl_ms).to_vec();
-                let (client, key) = (self.client.clone(), key.to_owned());
+                let client = self.client.clone();
+                let key: Vec<String> = std::iter::once(key)
+                    .chain(fence_key)
+                    .map(str::to_owned)
+                    .collect();
                 let call = async move {
                     scripts::eval_cached(&scripts::LOCK_OPS, &client, key, args).await
                 };
@@ -313,7 +349,7 @@ impl Node {
                 drop(in_flight);
                 let mut replies = replies?.into_iter();
                 match (replies.next(), replies.next()) {
-                    (Some(reply), None) => wrong_type(reply),
+                    (Some(reply), None) => failed_alone(reply),
                     _ => Err(fred::error::Error::new(
                         fred::error::ErrorKind::Protocol,
                         "lock_ops answered other than one result for one operation",
@@ -321,7 +357,7 @@ impl Node {
                 }
             }
             Turn::Wait(reply) => match tokio::time::timeout(self.timeout, reply).await {
-                Ok(Ok(reply)) => reply.and_then(wrong_type),
+                Ok(Ok(reply)) => reply.and_then(failed_alone),
                 Ok(Err(_dropped)) => Err(fred::error::Error::new(
                     fred::error::ErrorKind::Canceled,
                     "the batch was dropped (runtime shut down)",
@@ -341,39 +377,69 @@ impl Node {
 
     /// Closes a hand-off window and sends what queued during it.
     pub(crate) fn unhold_batches(self: &Arc<Self>) {
-        self.batcher.unhold(|batch| self.launch(batch));
+        if let Some(sent) = self.batcher.unhold(|batch| self.send_batch(batch)) {
+            self.finish_batch(sent);
+        }
     }
 
     /// A call on one of our slots has ended: send the next batch on it.
     fn call_ended(self: &Arc<Self>) {
-        self.batcher.next_batch(|batch| self.launch(batch));
-    }
-
-    /// Sends `batch` as one call: its command is on the connection when this
-    /// returns (the future is polled once here, then finished in the
-    /// background), so nothing that enters the batcher later overtakes it.
-    fn launch(self: &Arc<Self>, batch: Vec<Queued>) {
-        let mut call = Box::pin(Arc::clone(self).send_batch(batch));
-        let mut first_poll = std::task::Context::from_waker(std::task::Waker::noop());
-        if call.as_mut().poll(&mut first_poll).is_pending() {
-            self.runtime.spawn(call);
+        if let Some(sent) = self.batcher.next_batch(|batch| self.send_batch(batch)) {
+            self.finish_batch(sent);
         }
     }
 
-    /// Runs one batch and hands each operation its result; then the slot
-    /// carries the next batch, or is freed.
-    async fn send_batch(self: Arc<Self>, batch: Vec<Queued>) {
+    /// Puts `batch` on the connection as one call: the call is polled once
+    /// here, so its command is sent before this returns (the batcher calls
+    /// it under its lock: nothing that enters later can overtake it). It
+    /// must not deliver or touch the batcher: [`Node::finish_batch`] does,
+    /// once the lock is released.
+    fn send_batch(&self, batch: Vec<Queued>) -> SentBatch {
         let mut keys = Vec::with_capacity(batch.len());
         let mut args = Vec::with_capacity(batch.len() * 3);
         let mut replies = Vec::with_capacity(batch.len());
         for queued in batch {
             args.extend(queued.op.args(queued.owner, queued.ttl_ms));
             keys.push(queued.key);
+            keys.extend(queued.fence_key);
             replies.push(queued.reply);
         }
-        let result = scripts::eval_cached(&scripts::LOCK_OPS, &self.client, keys, args).await;
-        batch::deliver(replies, result);
-        self.call_ended();
+        let client = self.client.clone();
+        let mut call: BatchCall =
+            Box::pin(
+                async move { scripts::eval_cached(&scripts::LOCK_OPS, &client, keys, args).await },
+            );
+        let mut first_poll = std::task::Context::from_waker(std::task::Waker::noop());
+        let first = call.as_mut().poll(&mut first_poll);
+        SentBatch {
+            call,
+            first,
+            replies,
+        }
+    }
+
+    /// Hands a sent batch's results over when it completes (in the
+    /// background), then lets the slot carry the next batch.
+    fn finish_batch(self: &Arc<Self>, sent: SentBatch) {
+        let SentBatch {
+            call,
+            first,
+            replies,
+        } = sent;
+        match first {
+            // Failed at once (say, the connection task is gone): deliver here.
+            std::task::Poll::Ready(result) => {
+                batch::deliver(replies, result);
+                self.call_ended();
+            }
+            std::task::Poll::Pending => {
+                let node = Arc::clone(self);
+                self.runtime.spawn(async move {
+                    batch::deliver(replies, call.await);
+                    node.call_ended();
+                });
+            }
+        }
     }
 
     /// Runs any 1/0 script on this node with several keys: 1 is `Acquired`
@@ -547,6 +613,16 @@ impl Node {
     }
 }
 
+/// One call of `lock_ops.lua`, owning its arguments.
+type BatchCall = futures::future::BoxFuture<'static, Result<Vec<i64>, fred::error::Error>>;
+
+/// A batch whose call has been polled once (its command is on the connection).
+struct SentBatch {
+    call: BatchCall,
+    first: std::task::Poll<Result<Vec<i64>, fred::error::Error>>,
+    replies: Vec<tokio::sync::oneshot::Sender<batch::Reply>>,
+}
+
 /// A direct call holding one of its node's in-flight slots. The slot is
 /// held until the node answers, even when the caller stops waiting first
 /// (the command is on the wire by then): the rest of the call then runs in
@@ -554,7 +630,7 @@ impl Node {
 struct InFlight {
     node: Arc<Node>,
     /// `None` once the call has completed.
-    call: Option<futures::future::BoxFuture<'static, Result<Vec<i64>, fred::error::Error>>>,
+    call: Option<BatchCall>,
 }
 
 impl Drop for InFlight {
@@ -572,8 +648,9 @@ impl Drop for InFlight {
     }
 }
 
-/// The script's -1 for one operation: its key holds another type of value.
-fn wrong_type(reply: i64) -> Result<i64, fred::error::Error> {
+/// The script's -1 for an operation that failed alone: its lock key holds
+/// another type of value.
+fn failed_alone(reply: i64) -> Result<i64, fred::error::Error> {
     if reply == -1 {
         Err(fred::error::Error::new(
             fred::error::ErrorKind::InvalidArgument,

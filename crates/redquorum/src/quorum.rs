@@ -3,6 +3,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
 use fred::types::ConnectHandle;
@@ -143,6 +144,11 @@ impl Quorum {
     /// One Redlock acquisition (DESIGN §2): send to all, decide early, check
     /// validity, and unwind everywhere on failure.
     ///
+    /// With a `fence_key`, each node that grants the lock also proposes a
+    /// fencing token in the same call (fence.rs); the highest proposal among
+    /// the granting nodes comes back with the lease, for the write-back
+    /// (`None` if fewer than a quorum of them proposed).
+    ///
     /// Cancel safety: if dropped after the first poll, a guard spawns the
     /// unwind on every node.
     #[tracing::instrument(name = "redquorum.acquire", skip_all, fields(resource = %resource, nodes = self.nodes.len(), result, elapsed_ms))]
@@ -152,7 +158,8 @@ impl Quorum {
         key: &str,
         owner: OwnerToken,
         ttl: Duration,
-    ) -> Result<Lease, Error> {
+        fence_key: Option<&str>,
+    ) -> Result<(Lease, Option<i64>), Error> {
         self.first_connect().await;
         let start = Instant::now();
         let mut guard = UnwindGuard {
@@ -160,7 +167,36 @@ impl Quorum {
             key,
             owner,
         };
-        let (decision, outcomes) = self.gather(|node| node.acquire(key, owner, ttl)).await;
+        let proposals: Vec<AtomicI64> = self.nodes.iter().map(|_| AtomicI64::new(0)).collect();
+        let (decision, outcomes) = self
+            .gather(|index, node| {
+                let proposals = &proposals;
+                async move {
+                    let Some(fence_key) = fence_key else {
+                        return node.acquire(key, owner, ttl).await;
+                    };
+                    let (outcome, proposal) = node.acquire_fenced(key, fence_key, owner, ttl).await;
+                    if let Some(proposal) = proposal {
+                        proposals[index].store(proposal, Ordering::Relaxed);
+                    }
+                    outcome
+                }
+            })
+            .await;
+        // The proposals of the nodes that granted the lock, if a quorum of
+        // them proposed (a node whose fence key is corrupt grants without).
+        let granted: Vec<i64> = outcomes
+            .iter()
+            .zip(&proposals)
+            .filter(|(outcome, _)| outcome.is_acquired())
+            .map(|(_, proposal)| proposal.load(Ordering::Relaxed))
+            .filter(|&proposal| proposal > 0)
+            .collect();
+        let highest = granted
+            .iter()
+            .max()
+            .copied()
+            .filter(|_| granted.len() >= self.quorum());
         let elapsed = start.elapsed();
         // Stragglers' acquires were sent on the same connection before this
         // unwind, so a late SET is always followed by our DEL.
@@ -180,6 +216,7 @@ impl Quorum {
             elapsed,
             ttl,
         )
+        .map(|lease| (lease, highest))
     }
 
     /// Owner-checked extension on a quorum; the new deadline counts from before the first send.
@@ -193,7 +230,7 @@ impl Quorum {
     ) -> Result<Lease, Error> {
         self.first_connect().await;
         let start = Instant::now();
-        let (decision, outcomes) = self.gather(|node| node.extend(key, owner, ttl)).await;
+        let (decision, outcomes) = self.gather(|_, node| node.extend(key, owner, ttl)).await;
         let elapsed = start.elapsed();
         self.settle(
             Operation::Extend,
@@ -357,7 +394,7 @@ impl Quorum {
     /// Nodes that had not answered by then are `Unanswered`.
     async fn gather<'a, F, Fut>(&'a self, call: F) -> (Decision, Vec<NodeOutcome>)
     where
-        F: Fn(&'a Arc<Node>) -> Fut,
+        F: Fn(usize, &'a Arc<Node>) -> Fut,
         Fut: Future<Output = NodeOutcome> + 'a,
     {
         let mut tally = Tally::new(self.nodes.len());
@@ -368,7 +405,7 @@ impl Quorum {
             .iter()
             .enumerate()
             .map(|(index, node)| {
-                let reply = call(node);
+                let reply = call(index, node);
                 async move { (index, reply.await) }
             })
             .collect();
@@ -440,7 +477,7 @@ impl Quorum {
         };
         // Votes pass the node's health gate, as in `acquire` (delayed restart, replicas).
         let (decision, outcomes) = self
-            .gather(|node| {
+            .gather(|_, node| {
                 let reply = acquire(Arc::clone(node));
                 async move { node.admit(reply.await) }
             })
@@ -474,7 +511,7 @@ impl Quorum {
         self.first_connect().await;
         let start = Instant::now();
         let (decision, outcomes) = self
-            .gather(|node| {
+            .gather(|_, node| {
                 let reply = extend(Arc::clone(node));
                 async move { node.admit(reply.await) }
             })

@@ -256,8 +256,9 @@ impl Redlock {
     /// - [`Error::EmptyResource`].
     ///
     /// With fencing on (the default) the lock is returned only after its
-    /// [`FenceToken`](crate::FenceToken) was stored on a quorum: two more
-    /// concurrent round trips.
+    /// [`FenceToken`](crate::FenceToken) was stored on a quorum: each node
+    /// proposes it in the acquire call, and one more concurrent round trip
+    /// writes it back.
     ///
     /// In the first four cases every node that might hold our key was sent
     /// an unwind before the error was returned.
@@ -291,7 +292,11 @@ impl Redlock {
         let key = self.key(resource);
         let owner = OwnerToken::random();
         let ttl = self.options.ttl;
-        let lease = self.quorum.acquire(resource, &key, owner, ttl).await?;
+        let fence_key = self.options.fencing.then(|| fence::fence_key(&key));
+        let (lease, proposal) = self
+            .quorum
+            .acquire(resource, &key, owner, ttl, fence_key.as_deref())
+            .await?;
         let lock = Lock::new(
             Arc::clone(&self.quorum),
             resource.to_owned(),
@@ -301,19 +306,30 @@ impl Redlock {
             lease.deadline,
         )
         .with_watchdog_options(self.watchdog);
-        if self.options.fencing {
-            return self.fence(lock).await;
+        match fence_key {
+            Some(fence_key) => self.fence(lock, &fence_key, proposal).await,
+            None => Ok(lock),
         }
-        Ok(lock)
     }
 
-    /// Issues `lock`'s fencing token before it is handed out; on failure
-    /// releases the lock (dropping this future drops the lock, which releases
-    /// it in the background).
-    async fn fence(&self, mut lock: Lock) -> Result<Lock, Error> {
+    /// Writes back `lock`'s fencing token (the highest proposal of the nodes
+    /// that granted it) before it is handed out; on failure releases the
+    /// lock (dropping this future drops the lock, which releases it in the
+    /// background). Without a proposal (none can be missing when the quorum
+    /// was won, but a token is never made up) it runs both rounds.
+    async fn fence(
+        &self,
+        mut lock: Lock,
+        fence_key: &str,
+        proposal: Option<i64>,
+    ) -> Result<Lock, Error> {
         let start = Instant::now();
-        let fence_key = fence::fence_key(lock.key());
-        match fence::issue(&self.quorum, lock.resource(), &fence_key).await {
+        let resource = lock.resource();
+        let token = match proposal {
+            Some(highest) => fence::commit(&self.quorum, resource, fence_key, highest).await,
+            None => fence::issue(&self.quorum, resource, fence_key).await,
+        };
+        match token {
             Ok(token) if lock.is_valid() => {
                 lock.set_fence(token);
                 Ok(lock)

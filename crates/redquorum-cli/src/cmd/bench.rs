@@ -47,7 +47,7 @@ pub(crate) struct BenchArgs {
     /// How many local nodes to start when no --nodes are given.
     #[arg(short = 'n', long, default_value_t = 5)]
     node_count: usize,
-    /// Take locks without fencing tokens (two round trips fewer per acquisition).
+    /// Take locks without fencing tokens (one round trip fewer per acquisition).
     #[arg(long)]
     no_fence: bool,
 }
