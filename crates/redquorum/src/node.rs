@@ -715,6 +715,67 @@ mod tests {
         assert!(!err.to_string().contains("pw"));
     }
 
+    /// A batch whose call fails at once (the connection task is gone) hands
+    /// its results over after the queue's lock is released: delivering under
+    /// it, and asking for the next batch, deadlocked the queue and the
+    /// runtime. Runs on its own runtime and thread, so a deadlock shows as a
+    /// timeout instead of a hung test.
+    #[test]
+    fn a_batch_whose_call_fails_at_once_does_not_deadlock_the_queue() {
+        let cluster = Arc::new(redquorum_harness::Cluster::start(1).unwrap());
+        let (done, finished) = std::sync::mpsc::channel();
+        let nodes = Arc::clone(&cluster);
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            let outcomes = runtime.block_on(async {
+                let (config, id) = parse_url(&nodes.url(0)).unwrap();
+                let node = Arc::new(Node::new(config, id, Duration::from_secs(10)));
+                let connection = node.connect();
+                assert!(node.wait_connected().await);
+                node.load_scripts().await;
+                nodes.pause(0).unwrap();
+                let owner = OwnerToken::random();
+                let ttl = Duration::from_secs(10);
+                // Two acquires take the node's slots (sent to the paused node)...
+                let acquires: Vec<_> = ["k1", "k2"]
+                    .into_iter()
+                    .map(|key| {
+                        let node = Arc::clone(&node);
+                        tokio::spawn(async move { node.acquire(key, owner, ttl).await })
+                    })
+                    .collect();
+                tokio::task::yield_now().await;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                // ...and a release queues behind them.
+                let release = {
+                    let node = Arc::clone(&node);
+                    tokio::spawn(async move { node.release("k3", owner).await })
+                };
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                // The connection task stops: the calls in flight fail, and
+                // the queued release's call then fails at once.
+                connection.abort();
+                let mut outcomes = Vec::new();
+                for acquire in acquires {
+                    outcomes.push(acquire.await.unwrap());
+                }
+                outcomes.push(release.await.unwrap());
+                outcomes
+            });
+            drop(runtime);
+            let _ = done.send(outcomes);
+        });
+        let outcomes = finished
+            .recv_timeout(Duration::from_secs(30))
+            .expect("no answer in 30 s: the batch queue deadlocked");
+        assert!(outcomes.iter().all(|o| !o.is_acquired()), "{outcomes:?}");
+        cluster.resume(0).unwrap();
+    }
+
     #[cfg(feature = "tls")]
     #[test]
     fn rediss_with_the_tls_feature_configures_tls() {
