@@ -119,3 +119,15 @@ async fn the_builder_debug_hides_passwords() {
     let redlock = builder.build().unwrap();
     assert!(!format!("{redlock:?}").contains("hunter2"));
 }
+
+#[tokio::test]
+async fn tls_roots_without_a_rediss_node_are_refused() {
+    // A CA for nodes given as redis://: the connections would be plain text.
+    let err = build(
+        Redlock::builder()
+            .nodes([A, B, C])
+            .tls_root_certificate(b"-----BEGIN CERTIFICATE-----"),
+    );
+    assert!(matches!(err, BuildError::TlsRootsWithoutTls), "{err:?}");
+    assert!(err.to_string().contains("rediss://"), "{err}");
+}

@@ -215,7 +215,9 @@ impl RedlockBuilder {
 
     /// Trusts this CA certificate (PEM, one or more certificates, or DER) for
     /// `rediss://` nodes, instead of the system's roots. Call it again to add
-    /// more. Default: the system's roots. Needs the `tls` feature (on by default).
+    /// more. Default: the system's roots. Needs the `tls` feature (on by
+    /// default); with no `rediss://` node, `build()` refuses it
+    /// ([`BuildError::TlsRootsWithoutTls`]).
     ///
     /// # Examples
     ///
@@ -321,6 +323,9 @@ impl RedlockBuilder {
         }
         if self.health_check_interval.is_zero() {
             return Err(BuildError::ZeroHealthCheckInterval);
+        }
+        if !self.tls_roots.is_empty() && !self.urls.iter().any(|url| url.starts_with("rediss://")) {
+            return Err(BuildError::TlsRootsWithoutTls);
         }
         let mut seen = HashSet::new();
         let mut parsed = Vec::with_capacity(self.urls.len());

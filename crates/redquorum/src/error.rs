@@ -80,6 +80,13 @@ pub enum BuildError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// TLS root certificates were given but no node URL is `rediss://`:
+    /// every connection would be plain text, which is almost certainly not
+    /// what was meant (the URLs are missing their `rediss://`).
+    #[error(
+        "TLS root certificates were given but no node uses rediss://: the connections would be plain text"
+    )]
+    TlsRootsWithoutTls,
     /// The max TTL of the delayed-restart rule is below the lock TTL, so a
     /// restarted node could rejoin while one of our leases may still live.
     #[error("max ttl {max_ttl:?} must be at least the ttl {ttl:?}")]
