@@ -168,11 +168,7 @@ impl Batcher {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        // The state is a counter and a queue, consistent at every unlock:
-        // a panic elsewhere cannot leave it half-updated.
-        self.state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        crate::sync::lock(&self.state)
     }
 }
 

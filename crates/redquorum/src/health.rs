@@ -19,6 +19,7 @@
 //! anything on it, so a reply that came over a new connection is always
 //! preceded by the announcement the vote path checks.)
 
+use crate::sync::lock;
 use std::fmt;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -465,13 +466,6 @@ impl Health {
                 .max(state.reconnects_seen_by_votes);
         }
     }
-}
-
-/// The state is plain data; a panic elsewhere cannot leave it inconsistent.
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

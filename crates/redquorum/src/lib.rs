@@ -79,6 +79,7 @@ mod reentrant;
 mod rwlock;
 mod scoped;
 mod scripts;
+mod sync;
 mod tally;
 mod tls;
 mod token;

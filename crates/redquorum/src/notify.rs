@@ -17,6 +17,7 @@
 //! the key expired instead of being released. The head therefore waits for a
 //! notification *or* its jittered backoff, whichever comes first.
 
+use crate::sync::lock;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -484,14 +485,6 @@ async fn after_reconnect(
             }
         }
     }
-}
-
-/// Locks a std mutex, ignoring poisoning: the guarded maps stay consistent
-/// because no code panics while holding them.
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]
