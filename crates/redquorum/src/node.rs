@@ -162,22 +162,7 @@ impl Node {
     ///   or restarted rejoins (`fail_fast` would end the client for good if the
     ///   first connect failed).
     pub(crate) fn new(config: Config, id: NodeId, node_timeout: Duration) -> Self {
-        let mut config = config;
-        config.fail_fast = false;
-        let connect_timeout = Self::connect_timeout(node_timeout);
-        let performance = PerformanceConfig {
-            default_command_timeout: node_timeout,
-            ..Default::default()
-        };
-        let connection = ConnectionConfig {
-            connection_timeout: connect_timeout,
-            internal_command_timeout: connect_timeout,
-            max_command_attempts: 1,
-            max_redirections: 0,
-            auto_client_setname: false,
-            ..Default::default()
-        };
-        let reconnect = ReconnectPolicy::new_exponential(0, 20, 1_000, 2);
+        let (config, performance, connection, reconnect) = Self::settings(config, node_timeout);
         let client = Client::new(config, Some(performance), Some(connection), Some(reconnect));
         // Subscribed before connect(), so the first connection counts as one.
         let health = Health::new(client.reconnect_rx());
@@ -205,12 +190,23 @@ impl Node {
     /// burst of releases is not dropped as `Lagged` (which only costs a
     /// spurious retry, but still costs).
     pub(crate) fn subscriber(config: Config, node_timeout: Duration) -> SubscriberClient {
-        let mut config = config;
+        let (config, performance, connection, reconnect) = Self::settings(config, node_timeout);
+        let performance = PerformanceConfig {
+            broadcast_channel_capacity: 1024,
+            ..performance
+        };
+        SubscriberClient::new(config, Some(performance), Some(connection), Some(reconnect))
+    }
+
+    /// The lock-safe fred settings shared by both clients of a node (see [`Node::new`]).
+    fn settings(
+        mut config: Config,
+        node_timeout: Duration,
+    ) -> (Config, PerformanceConfig, ConnectionConfig, ReconnectPolicy) {
         config.fail_fast = false;
         let connect_timeout = Self::connect_timeout(node_timeout);
         let performance = PerformanceConfig {
             default_command_timeout: node_timeout,
-            broadcast_channel_capacity: 1024,
             ..Default::default()
         };
         let connection = ConnectionConfig {
@@ -222,7 +218,7 @@ impl Node {
             ..Default::default()
         };
         let reconnect = ReconnectPolicy::new_exponential(0, 20, 1_000, 2);
-        SubscriberClient::new(config, Some(performance), Some(connection), Some(reconnect))
+        (config, performance, connection, reconnect)
     }
 
     /// Starts the connection task; commands queue until it is up.
