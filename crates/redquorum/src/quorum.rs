@@ -167,7 +167,11 @@ impl Quorum {
             key,
             owner,
         };
-        let proposals: Vec<AtomicI64> = self.nodes.iter().map(|_| AtomicI64::new(0)).collect();
+        // Filled by the nodes' fenced acquires; empty (no allocation) unfenced.
+        let proposals: Vec<AtomicI64> = match fence_key {
+            Some(_) => self.nodes.iter().map(|_| AtomicI64::new(0)).collect(),
+            None => Vec::new(),
+        };
         let (decision, outcomes) = self
             .gather(|index, node| {
                 let proposals = &proposals;
@@ -183,21 +187,8 @@ impl Quorum {
                 }
             })
             .await;
-        // The proposals of the nodes that granted the lock, if a quorum of
-        // them proposed (a node whose fence key is corrupt grants without).
-        let granted: Vec<i64> = outcomes
-            .iter()
-            .zip(&proposals)
-            .filter(|(outcome, _)| outcome.is_acquired())
-            .map(|(_, proposal)| proposal.load(Ordering::Relaxed))
-            .filter(|&proposal| proposal > 0)
-            .collect();
-        let highest = granted
-            .iter()
-            .max()
-            .copied()
-            .filter(|_| granted.len() >= self.quorum());
         let elapsed = start.elapsed();
+        let highest = highest_proposal(&outcomes, &proposals, self.quorum());
         // Stragglers' acquires were sent on the same connection before this
         // unwind, so a late SET is always followed by our DEL.
         if !self.is_granted(decision, elapsed, ttl) {
@@ -627,6 +618,26 @@ fn error_label(error: &Error) -> &'static str {
     }
 }
 
+/// The highest fencing proposal of the nodes that granted the lock, if a
+/// quorum of them proposed (a node whose fence key is corrupt grants without
+/// proposing). `None` for an unfenced attempt (no proposals).
+fn highest_proposal(
+    outcomes: &[NodeOutcome],
+    proposals: &[AtomicI64],
+    quorum: usize,
+) -> Option<i64> {
+    let (count, highest) = outcomes
+        .iter()
+        .zip(proposals)
+        .filter(|(outcome, _)| outcome.is_acquired())
+        .map(|(_, proposal)| proposal.load(Ordering::Relaxed))
+        .filter(|&proposal| proposal > 0)
+        .fold((0, 0), |(count, highest), proposal| {
+            (count + 1, highest.max(proposal))
+        });
+    (count >= quorum).then_some(highest)
+}
+
 /// A hand-off window open on every node (see `Batcher::hold`), closed on drop.
 struct HandOffWindow<'a> {
     nodes: &'a [Arc<Node>],
@@ -663,5 +674,28 @@ impl Drop for UnwindGuard<'_> {
         if let Some(quorum) = self.quorum.take() {
             quorum.spawn_release(self.key.to_owned(), self.owner);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn proposals(values: &[i64]) -> Vec<AtomicI64> {
+        values.iter().map(|&v| AtomicI64::new(v)).collect()
+    }
+
+    #[test]
+    fn the_token_is_the_highest_proposal_of_the_granting_nodes_if_a_quorum_proposed() {
+        use NodeOutcome::{Acquired, Taken, Unanswered};
+        let granted = [Acquired, Acquired, Taken, Acquired, Unanswered];
+        // A Taken or unanswered node's value does not count.
+        let values = proposals(&[5, 9, 100, 7, 200]);
+        assert_eq!(highest_proposal(&granted, &values, 3), Some(9));
+        // A granting node without a proposal (corrupt fence key): 2 of 3 proposed.
+        let values = proposals(&[5, 0, 100, 7, 200]);
+        assert_eq!(highest_proposal(&granted, &values, 3), None);
+        // Unfenced: no proposals at all.
+        assert_eq!(highest_proposal(&granted, &[], 3), None);
     }
 }
