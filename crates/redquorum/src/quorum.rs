@@ -219,9 +219,26 @@ impl Quorum {
         owner: OwnerToken,
         ttl: Duration,
     ) -> Result<Lease, Error> {
+        self.extend_on(resource, ttl, |node| node.extend(key, owner, ttl))
+            .await
+    }
+
+    /// The extend fan-out shared by [`Quorum::extend`] and
+    /// [`Quorum::extend_with`]: owner-checked, decided at quorum, the new
+    /// deadline counted from before the first send.
+    async fn extend_on<'a, F, Fut>(
+        &'a self,
+        resource: &str,
+        ttl: Duration,
+        call: F,
+    ) -> Result<Lease, Error>
+    where
+        F: Fn(&'a Arc<Node>) -> Fut,
+        Fut: Future<Output = NodeOutcome> + 'a,
+    {
         self.first_connect().await;
         let start = Instant::now();
-        let (decision, outcomes) = self.gather(|_, node| node.extend(key, owner, ttl)).await;
+        let (decision, outcomes) = self.gather(|_, node| call(node)).await;
         let elapsed = start.elapsed();
         self.settle(
             Operation::Extend,
@@ -499,24 +516,12 @@ impl Quorum {
         ttl: Duration,
         extend: NodeCall,
     ) -> Result<Lease, Error> {
-        self.first_connect().await;
-        let start = Instant::now();
-        let (decision, outcomes) = self
-            .gather(|_, node| {
-                let reply = extend(Arc::clone(node));
-                async move { node.admit(reply.await) }
-            })
-            .await;
-        let elapsed = start.elapsed();
-        self.settle(
-            Operation::Extend,
-            resource,
-            decision,
-            outcomes,
-            start,
-            elapsed,
-            ttl,
-        )
+        // Votes pass the node's health gate, as the plain lock's extend does.
+        self.extend_on(resource, ttl, |node| {
+            let reply = extend(Arc::clone(node));
+            async move { node.admit(reply.await) }
+        })
+        .await
     }
 
     /// As [`Quorum::release`], with the per-node owner-checked `release` call given.
