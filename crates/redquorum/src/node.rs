@@ -736,31 +736,18 @@ mod tests {
                 nodes.pause(0).unwrap();
                 let owner = OwnerToken::random();
                 let ttl = Duration::from_secs(10);
-                // Two acquires take the node's slots (sent to the paused node)...
-                let acquires: Vec<_> = ["k1", "k2"]
-                    .into_iter()
-                    .map(|key| {
-                        let node = Arc::clone(&node);
-                        tokio::spawn(async move { node.acquire(key, owner, ttl).await })
-                    })
-                    .collect();
-                tokio::task::yield_now().await;
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                // ...and a release queues behind them.
-                let release = {
-                    let node = Arc::clone(&node);
-                    tokio::spawn(async move { node.release("k3", owner).await })
-                };
-                tokio::time::sleep(Duration::from_millis(100)).await;
+                // Each first poll sends or queues: two acquires take the
+                // node's slots (sent to the paused node), the release queues.
+                let first = node.acquire("k1", owner, ttl);
+                let second = node.acquire("k2", owner, ttl);
+                let release = node.release("k3", owner);
+                let mut all = std::pin::pin!(futures::future::join3(first, second, release));
+                assert!(futures::poll!(all.as_mut()).is_pending());
                 // The connection task stops: the calls in flight fail, and
                 // the queued release's call then fails at once.
                 connection.abort();
-                let mut outcomes = Vec::new();
-                for acquire in acquires {
-                    outcomes.push(acquire.await.unwrap());
-                }
-                outcomes.push(release.await.unwrap());
-                outcomes
+                let (first, second, release) = all.await;
+                vec![first, second, release]
             });
             drop(runtime);
             let _ = done.send(outcomes);
