@@ -37,13 +37,7 @@ async fn operations_queued_behind_a_paused_node_go_out_in_one_call_in_order() {
     let nodes = cluster(3);
     let redlock = redlock_on(&nodes.urls());
     // Connect and load the scripts before counting.
-    redlock
-        .try_lock("warm-up")
-        .await
-        .unwrap()
-        .release()
-        .await
-        .unwrap();
+    common::warm_up(&redlock).await;
     nodes.command(0, &["CONFIG", "RESETSTAT"]).unwrap();
 
     nodes.pause(0).unwrap();
@@ -80,13 +74,7 @@ async fn operations_queued_behind_a_paused_node_go_out_in_one_call_in_order() {
 async fn a_key_of_another_type_fails_only_its_own_operation_in_a_batch() {
     let nodes = cluster(3);
     let redlock = redlock_on(&nodes.urls());
-    redlock
-        .try_lock("warm-up")
-        .await
-        .unwrap()
-        .release()
-        .await
-        .unwrap();
+    common::warm_up(&redlock).await;
     // The lock key of "bad" holds a hash on nodes 0 and 1: the script's GET fails there.
     let bad_key = redlock.key("bad");
     for i in 0..2 {

@@ -18,13 +18,7 @@ async fn a_lock_future_dropped_mid_attempt_leaves_no_key_of_ours() {
         .build()
         .unwrap();
     let key = redlock.key("cancelled");
-    redlock
-        .try_lock("warm-up")
-        .await
-        .unwrap()
-        .release()
-        .await
-        .unwrap(); // connected everywhere
+    common::warm_up(&redlock).await;
     for i in 0..3 {
         nodes.pause(i).unwrap();
     }

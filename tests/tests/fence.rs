@@ -263,13 +263,7 @@ async fn the_lock_is_unwound_when_no_quorum_stores_the_token() {
 async fn a_try_lock_dropped_at_any_point_of_fencing_leaves_no_lock_behind() {
     let nodes = cluster(3);
     let redlock = redlock(&nodes, Duration::from_secs(30));
-    redlock
-        .try_lock("warm-up")
-        .await
-        .unwrap()
-        .release()
-        .await
-        .unwrap();
+    common::warm_up(&redlock).await;
     // Cut the attempt short after 0, 0.5, 1, ... ms: some drops land in the
     // acquire round, some in the fencing rounds, some after.
     for step in 0..12u64 {
@@ -315,13 +309,7 @@ async fn fence_keys_expire_a_day_after_their_last_use() {
 async fn the_plain_lock_proposes_in_its_acquire_call_one_round_trip_for_the_write_back() {
     let nodes = cluster(3);
     let redlock = redlock(&nodes, Duration::from_secs(5));
-    redlock
-        .try_lock("warm-up")
-        .await
-        .unwrap()
-        .release()
-        .await
-        .unwrap();
+    common::warm_up(&redlock).await;
     for i in 0..3 {
         nodes.command(i, &["CONFIG", "RESETSTAT"]).unwrap();
     }

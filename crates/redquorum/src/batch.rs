@@ -219,17 +219,20 @@ pub(crate) fn deliver(replies: Vec<oneshot::Sender<Reply>>, result: Result<Vec<i
 mod tests {
     use super::*;
 
-    fn queued(op: LockOp) -> (Queued, oneshot::Receiver<Reply>) {
-        let (tx, rx) = oneshot::channel();
-        let queued = Queued {
+    fn operation(op: LockOp, reply: oneshot::Sender<Reply>) -> Queued {
+        Queued {
             op,
             key: "k".into(),
             fence_key: None,
             owner: OwnerToken::random(),
             ttl_ms: 1000,
-            reply: tx,
-        };
-        (queued, rx)
+            reply,
+        }
+    }
+
+    fn queued(op: LockOp) -> (Queued, oneshot::Receiver<Reply>) {
+        let (tx, rx) = oneshot::channel();
+        (operation(op, tx), rx)
     }
 
     fn next(batcher: &Batcher) -> Option<Vec<Queued>> {
@@ -241,14 +244,7 @@ mod tests {
     }
 
     fn enter(batcher: &Batcher, op: LockOp) -> Turn {
-        batcher.enter(|tx| Queued {
-            op,
-            key: "k".into(),
-            fence_key: None,
-            owner: OwnerToken::random(),
-            ttl_ms: 1000,
-            reply: tx,
-        })
+        batcher.enter(|tx| operation(op, tx))
     }
 
     #[test]

@@ -123,3 +123,15 @@ pub fn calls(cluster: &Cluster, i: usize, name: &str) -> u64 {
         .and_then(|n| n.parse().ok())
         .unwrap_or(0)
 }
+
+/// Takes and releases one lock, so every node is connected and has the
+/// scripts before a test counts calls or pauses nodes.
+pub async fn warm_up(redlock: &Redlock) {
+    redlock
+        .try_lock("warm-up")
+        .await
+        .expect("warm-up lock")
+        .release()
+        .await
+        .expect("warm-up release");
+}
