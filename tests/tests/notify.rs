@@ -35,6 +35,19 @@ fn redlock_on(urls: &[String], retry_delay: Duration, retry_jitter: Duration) ->
         .expect("valid configuration")
 }
 
+/// The lock a spawned `lock()` task took, within `WITHIN`; `why` says what
+/// should have woken it when it did not.
+async fn acquired_within(
+    task: tokio::task::JoinHandle<Result<redquorum::Lock, redquorum::Error>>,
+    why: &str,
+) -> redquorum::Lock {
+    tokio::time::timeout(WITHIN, task)
+        .await
+        .unwrap_or_else(|_| panic!("not acquired within {WITHIN:?}: {why}"))
+        .expect("task")
+        .expect("acquired")
+}
+
 /// Subscribers of the release channel of `key` on node `i`.
 fn subscribers(cluster: &Cluster, i: usize, key: &str) -> i64 {
     let channel = format!("redquorum:released:{key}");
@@ -77,11 +90,7 @@ async fn waiter_is_woken_by_the_release_not_by_its_backoff() {
     );
     held.release().await.expect("release");
 
-    let lock = tokio::time::timeout(WITHIN, waiting)
-        .await
-        .expect("woken by the release: its backoff is an hour")
-        .expect("task")
-        .expect("acquired");
+    let lock = acquired_within(waiting, "woken by the release: its backoff is an hour").await;
     // Exactly: 2 attempts, the release, the attempt it woke. Polling would add more.
     assert_eq!(common::calls(&cluster, 0, "evalsha") - before, 4);
     assert!(
@@ -114,11 +123,7 @@ async fn a_lost_notification_costs_only_the_backoff() {
     cluster.command(0, &["DEL", &key]).expect("DEL");
     held.forget();
 
-    let lock = tokio::time::timeout(WITHIN, waiting)
-        .await
-        .expect("the backoff retries")
-        .expect("task")
-        .expect("acquired");
+    let lock = acquired_within(waiting, "the backoff retries").await;
     assert_eq!(
         common::calls(&cluster, 0, "publish"),
         published,
@@ -151,11 +156,11 @@ async fn waiters_resubscribe_after_their_connection_is_killed() {
     );
     held.release().await.expect("release");
 
-    let lock = tokio::time::timeout(WITHIN, waiting)
-        .await
-        .expect("woken on the new connection: its backoff is an hour")
-        .expect("task")
-        .expect("acquired");
+    let lock = acquired_within(
+        waiting,
+        "woken on the new connection: its backoff is an hour",
+    )
+    .await;
     lock.release().await.expect("release");
 }
 
@@ -189,11 +194,7 @@ async fn waiters_on_many_resources_share_one_subscriber_per_node() {
         lock.release().await.expect("release");
     }
     for task in waiting {
-        let lock = tokio::time::timeout(WITHIN, task)
-            .await
-            .expect("woken by the release")
-            .expect("task")
-            .expect("acquired");
+        let lock = acquired_within(task, "woken by the release").await;
         lock.release().await.expect("release");
     }
 }
@@ -223,11 +224,11 @@ async fn waiter_is_woken_while_a_subscriber_node_is_down() {
         .collect();
     held.release().await.expect("release on the live nodes");
 
-    let lock = tokio::time::timeout(WITHIN, waiting)
-        .await
-        .expect("woken by the live nodes' messages: its backoff is an hour")
-        .expect("task")
-        .expect("acquired");
+    let lock = acquired_within(
+        waiting,
+        "woken by the live nodes' messages: its backoff is an hour",
+    )
+    .await;
     for (i, before) in (1..3).zip(before) {
         // The release, at most one attempt made before it landed (plus its
         // unwind), and the winning attempt: no polling.
@@ -260,11 +261,7 @@ async fn a_waiter_of_the_same_redlock_takes_over_right_behind_the_release() {
         "the waiter never subscribed and retried"
     );
     held.release().await.expect("release");
-    let lock = tokio::time::timeout(WITHIN, waiting)
-        .await
-        .expect("woken by the release: its backoff is an hour")
-        .expect("task")
-        .expect("acquired");
+    let lock = acquired_within(waiting, "woken by the release: its backoff is an hour").await;
     // The quorum may be decided before the last node answered; its acquire,
     // queued behind the release on the same connection, lands right after.
     let owner = lock.owner().to_string();
