@@ -54,6 +54,16 @@ fn eventually(within: Duration, mut condition: impl FnMut() -> bool) -> bool {
     }
 }
 
+/// The pid the command under `exec` wrote to `pidfile`, once it has (at most 20 s).
+fn started_pid(pidfile: &Path) -> String {
+    assert!(
+        eventually(Duration::from_secs(20), || fs::read_to_string(pidfile)
+            .is_ok_and(|p| !p.trim().is_empty())),
+        "the command never started"
+    );
+    fs::read_to_string(pidfile).unwrap()
+}
+
 fn process_exists(pid: &str) -> bool {
     Path::new("/proc").join(pid.trim()).exists()
 }
@@ -172,12 +182,7 @@ fn killing_a_majority_while_the_command_runs_exits_70_and_terminates_the_command
         .env("MARKER", &marker)
         .spawn()
         .unwrap();
-    assert!(
-        eventually(Duration::from_secs(20), || fs::read_to_string(&pidfile)
-            .is_ok_and(|p| !p.trim().is_empty())),
-        "the command never started"
-    );
-    let pid = fs::read_to_string(&pidfile).unwrap();
+    let pid = started_pid(&pidfile);
     for node in 0..3 {
         nodes.kill(node).unwrap();
     }
@@ -213,12 +218,7 @@ fn a_command_ignoring_sigterm_is_killed_after_the_grace_period() {
         .env("PIDFILE", &pidfile)
         .spawn()
         .unwrap();
-    assert!(
-        eventually(Duration::from_secs(20), || fs::read_to_string(&pidfile)
-            .is_ok_and(|p| !p.trim().is_empty())),
-        "the command never started"
-    );
-    let pid = fs::read_to_string(&pidfile).unwrap();
+    let pid = started_pid(&pidfile);
     for node in 0..3 {
         nodes.kill(node).unwrap();
     }
@@ -249,11 +249,7 @@ fn status_shows_a_held_lock_and_sigterm_is_forwarded_then_the_lock_released() {
         .env("PIDFILE", &pidfile)
         .spawn()
         .unwrap();
-    assert!(
-        eventually(Duration::from_secs(20), || fs::read_to_string(&pidfile)
-            .is_ok_and(|p| !p.trim().is_empty())),
-        "the command never started"
-    );
+    started_pid(&pidfile);
 
     let json = redquorum(&nodes)
         .args(["status", "held", "--json"])
