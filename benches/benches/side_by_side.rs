@@ -243,6 +243,36 @@ fn rslock(urls: &[String]) -> Rslock {
     Rslock(rslock::LockManager::new(urls.to_vec()))
 }
 
+/// A and B on one library, and C and C2 if it `waits` for a held resource;
+/// requests are counted for A, C and C2 (B's 64 tasks would blur them).
+async fn measure_library<L: Locker>(
+    results: &mut Results,
+    lib: &'static str,
+    locker: &Arc<L>,
+    plan: Plan,
+    stats: &CommandStats,
+    waits: bool,
+) {
+    let workloads = [
+        ("A", Workload::Sequential, plan.a, Some(stats)),
+        ("B", Workload::Parallel { tasks: 64 }, plan.b, None),
+        (
+            "C",
+            Workload::Contended {
+                workers: 16,
+                hold: HOLD,
+            },
+            plan.c,
+            Some(stats),
+        ),
+        ("C2", Workload::PingPong { hold: HOLD }, plan.c, Some(stats)),
+    ];
+    let count = if waits { 4 } else { 2 };
+    for (key, workload, duration, stats) in workloads.into_iter().take(count) {
+        measure(results, key, lib, locker, workload, duration, stats).await;
+    }
+}
+
 /// One repeat of every workload; the library order rotates between repeats
 /// so that a drift in machine load does not always favour the same one.
 async fn repeat(results: &mut Results, urls: &[String], plan: Plan, round: usize) {
@@ -257,96 +287,15 @@ async fn repeat(results: &mut Results, urls: &[String], plan: Plan, round: usize
     );
     let ours = Arc::new(RedquorumLocker(redlock(five)));
     let peer = Arc::new(rslock(five));
-    let parallel = Workload::Parallel { tasks: 64 };
-    let contended = Workload::Contended {
-        workers: 16,
-        hold: HOLD,
-    };
-    let pingpong = Workload::PingPong { hold: HOLD };
     warm_up(&floor).await;
     warm_up(&ours).await;
     warm_up(&peer).await;
     for turn in 0..3 {
         match (turn + round) % 3 {
-            0 => {
-                measure(
-                    results,
-                    "A",
-                    "floor",
-                    &floor,
-                    Workload::Sequential,
-                    plan.a,
-                    Some(&stats),
-                )
-                .await;
-                measure(results, "B", "floor", &floor, parallel, plan.b, None).await;
-            }
-            1 => {
-                measure(
-                    results,
-                    "A",
-                    "redquorum",
-                    &ours,
-                    Workload::Sequential,
-                    plan.a,
-                    Some(&stats),
-                )
-                .await;
-                measure(results, "B", "redquorum", &ours, parallel, plan.b, None).await;
-                measure(
-                    results,
-                    "C",
-                    "redquorum",
-                    &ours,
-                    contended,
-                    plan.c,
-                    Some(&stats),
-                )
-                .await;
-                measure(
-                    results,
-                    "C2",
-                    "redquorum",
-                    &ours,
-                    pingpong,
-                    plan.c,
-                    Some(&stats),
-                )
-                .await;
-            }
-            _ => {
-                measure(
-                    results,
-                    "A",
-                    "rslock",
-                    &peer,
-                    Workload::Sequential,
-                    plan.a,
-                    Some(&stats),
-                )
-                .await;
-                measure(results, "B", "rslock", &peer, parallel, plan.b, None).await;
-                measure(
-                    results,
-                    "C",
-                    "rslock",
-                    &peer,
-                    contended,
-                    plan.c,
-                    Some(&stats),
-                )
-                .await;
-                measure(
-                    results,
-                    "C2",
-                    "rslock",
-                    &peer,
-                    pingpong,
-                    plan.c,
-                    Some(&stats),
-                )
-                .await;
-            }
+            // The floor does not wait for a held resource: no C or C2.
+            0 => measure_library(results, "floor", &floor, plan, &stats, false).await,
+            1 => measure_library(results, "redquorum", &ours, plan, &stats, true).await,
+            _ => measure_library(results, "rslock", &peer, plan, &stats, true).await,
         }
     }
     for n in SIZES {
@@ -363,43 +312,11 @@ async fn repeat(results: &mut Results, urls: &[String], plan: Plan, round: usize
         warm_up(&ours).await;
         warm_up(&peer).await;
         for turn in 0..3 {
+            let d = Workload::Sequential;
             match (turn + round) % 3 {
-                0 => {
-                    measure(
-                        results,
-                        &key,
-                        "floor",
-                        &floor,
-                        Workload::Sequential,
-                        plan.d,
-                        None,
-                    )
-                    .await
-                }
-                1 => {
-                    measure(
-                        results,
-                        &key,
-                        "redquorum",
-                        &ours,
-                        Workload::Sequential,
-                        plan.d,
-                        None,
-                    )
-                    .await
-                }
-                _ => {
-                    measure(
-                        results,
-                        &key,
-                        "rslock",
-                        &peer,
-                        Workload::Sequential,
-                        plan.d,
-                        None,
-                    )
-                    .await
-                }
+                0 => measure(results, &key, "floor", &floor, d, plan.d, None).await,
+                1 => measure(results, &key, "redquorum", &ours, d, plan.d, None).await,
+                _ => measure(results, &key, "rslock", &peer, d, plan.d, None).await,
             }
         }
     }
