@@ -95,8 +95,11 @@ pub(crate) async fn eval_cached<R, C, K>(
 where
     R: FromValue,
     C: LuaInterface + Send + Sync,
-    K: Into<MultipleKeys> + Clone + Send,
+    K: Into<MultipleKeys> + Send,
 {
+    // Kept for the EVAL fallback: fred's keys and values share their bytes,
+    // so these copies cost a vector each, not the strings again.
+    let keys: MultipleKeys = keys.into();
     match script.evalsha(client, keys.clone(), args.clone()).await {
         Err(e) if e.details().starts_with("NOSCRIPT") => {
             let body = script.lua().map(|lua| lua.to_string()).unwrap_or_default();
