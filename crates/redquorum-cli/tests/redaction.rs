@@ -19,8 +19,9 @@ fn run(nodes: &str) -> (Option<i32>, String) {
     (output.status.code(), text)
 }
 
-#[test]
-fn demo_on_password_protected_nodes_never_prints_the_password() {
+/// Three nodes with an ACL user `locker` whose password is [`PASSWORD`],
+/// and their URLs with that password in them.
+fn password_protected_nodes() -> (Cluster, Vec<String>) {
     let cluster = Cluster::start(3).expect("start nodes");
     let pass = format!(">{PASSWORD}");
     for i in 0..3 {
@@ -28,9 +29,15 @@ fn demo_on_password_protected_nodes_never_prints_the_password() {
             .command(i, &["ACL", "SETUSER", "locker", "on", &pass, "~*", "+@all"])
             .expect("ACL SETUSER");
     }
-    let urls: Vec<String> = (0..3)
+    let urls = (0..3)
         .map(|i| format!("redis://locker:{PASSWORD}@127.0.0.1:{}", cluster.port(i)))
         .collect();
+    (cluster, urls)
+}
+
+#[test]
+fn demo_on_password_protected_nodes_never_prints_the_password() {
+    let (cluster, urls) = password_protected_nodes();
     let (code, text) = run(&urls.join(","));
     assert_eq!(code, Some(0), "{text}");
     assert!(
@@ -50,16 +57,7 @@ fn a_bad_node_url_is_reported_without_its_password() {
 
 #[test]
 fn status_on_password_protected_nodes_shows_their_health_but_never_the_password() {
-    let cluster = Cluster::start(3).expect("start nodes");
-    let pass = format!(">{PASSWORD}");
-    for i in 0..3 {
-        cluster
-            .command(i, &["ACL", "SETUSER", "locker", "on", &pass, "~*", "+@all"])
-            .expect("ACL SETUSER");
-    }
-    let urls: Vec<String> = (0..3)
-        .map(|i| format!("redis://locker:{PASSWORD}@127.0.0.1:{}", cluster.port(i)))
-        .collect();
+    let (_nodes, urls) = password_protected_nodes();
     for json in [true, false] {
         let mut command = Command::new(env!("CARGO_BIN_EXE_redquorum"));
         command.args([
