@@ -168,6 +168,15 @@ impl Notifier {
         lock(&self.shared.lines).contains_key(key)
     }
 
+    /// Whether someone in this process waits on `key` right now (a line
+    /// that only lingers after its last waiter does not count).
+    pub(crate) fn has_waiters(&self, key: &str) -> bool {
+        !self.is_idle()
+            && lock(&self.shared.lines)
+                .get(key)
+                .is_some_and(|line| line.waiters.load(Ordering::Relaxed) > 0)
+    }
+
     /// Our own release of `key` has been queued on every node's connection:
     /// wake the head of its line at once. Its attempt is sent behind the
     /// release on the same connections, so it lands after it. The nodes'

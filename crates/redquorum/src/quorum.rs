@@ -264,7 +264,7 @@ impl Quorum {
         // node: the release queues, the waiter woken below queues its
         // acquire behind it, and both leave as one call per node when the
         // window closes. Closed on drop, so a cancelled release cannot hold it.
-        let notifier = (self.notifier.get()).filter(|n| !n.is_idle() && n.is_waited_on(key));
+        let notifier = (self.notifier.get()).filter(|n| n.has_waiters(key));
         let window = notifier.map(|_| HandOffWindow::open(&self.nodes));
         let calls =
             futures::future::join_all(self.nodes.iter().map(|node| node.release(key, owner)));
