@@ -168,6 +168,12 @@ async fn a_local_hand_off_sends_the_release_and_the_next_acquire_in_one_call() {
     })
     .await;
     assert!(parked, "the waiter never subscribed and retried");
+    // The node has answered the second attempt, but on this one-thread
+    // runtime the waiter reads that answer only when the runtime next polls
+    // its sockets. Until then it is not parked and the release cannot wake
+    // it into the window (1 run in 12 released too early without this).
+    // Sleeping lets the runtime read the answer that is already there.
+    tokio::time::sleep(Duration::from_millis(100)).await;
     let before = evalsha(&nodes);
     let published = calls(&nodes, 0, "publish");
 
