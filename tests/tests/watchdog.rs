@@ -213,3 +213,76 @@ async fn an_extend_before_not_below_the_ttl_is_refused() {
         "{err:?}"
     );
 }
+
+/// A holder whose extensions cannot reach the nodes is told it is at risk a
+/// stop margin before its deadline, while there is still time to stop; only
+/// then does the lease run out.
+#[tokio::test]
+async fn a_holder_cut_off_from_every_node_is_at_risk_before_its_lease_ends() {
+    let nodes = cluster(3);
+    let ttl = Duration::from_millis(1500);
+    let redlock = redlock(&nodes, ttl);
+    let mut lock = redlock.try_lock("cut-off").await.unwrap();
+    lock.auto_extend();
+    let lease = lock.lease();
+    let margin = lease.stop_margin();
+    // Default: half of extend_before (ttl / 3).
+    assert_eq!(margin, ttl / 6);
+    for i in 0..nodes.len() {
+        nodes.pause(i).unwrap();
+    }
+    let risk = lease.at_risk().await;
+    let seen_at = Instant::now();
+    let deadline = lease.deadline();
+    for i in 0..nodes.len() {
+        nodes.resume(i).unwrap();
+    }
+    let redquorum::AtRisk::Expiring { left } = risk else {
+        panic!("expected expiring, got {risk:?}")
+    };
+    assert!(
+        left <= margin && !left.is_zero(),
+        "left {left:?}, margin {margin:?}"
+    );
+    assert!(seen_at < deadline, "at risk only after the deadline");
+    assert_eq!(
+        lease.extensions(),
+        0,
+        "an extension succeeded while cut off"
+    );
+    drop(lock);
+}
+
+#[tokio::test]
+async fn a_healthy_watchdog_never_puts_the_lease_at_risk() {
+    let nodes = cluster(3);
+    let ttl = Duration::from_millis(900);
+    let redlock = redlock(&nodes, ttl);
+    let mut lock = redlock.try_lock("healthy").await.unwrap();
+    lock.auto_extend();
+    let lease = lock.lease();
+    let watched = tokio::time::timeout(3 * ttl, lease.at_risk()).await;
+    assert!(
+        watched.is_err(),
+        "at risk while the nodes were healthy: {watched:?}"
+    );
+    assert!(lease.extensions() >= 2, "{} extensions", lease.extensions());
+    lock.release().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_stop_margin_not_below_extend_before_is_refused() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(3));
+    let err = redlock
+        .with_watchdog(&WatchdogOptions {
+            extend_before: Some(Duration::from_secs(1)),
+            stop_margin: Some(Duration::from_secs(1)),
+            ..Default::default()
+        })
+        .unwrap_err();
+    assert!(
+        matches!(err, redquorum::BuildError::StopMarginOutOfRange { .. }),
+        "{err:?}"
+    );
+}

@@ -73,6 +73,16 @@ pub enum BuildError {
         /// The configured TTL.
         ttl: Duration,
     },
+    /// The watchdog's `stop_margin` must be above zero and below `extend_before`.
+    #[error(
+        "watchdog stop_margin {stop_margin:?} must be above zero and below extend_before {extend_before:?}"
+    )]
+    StopMarginOutOfRange {
+        /// The configured `WatchdogOptions::stop_margin`.
+        stop_margin: Duration,
+        /// When the watchdog extends (`WatchdogOptions::extend_before`, or its default).
+        extend_before: Duration,
+    },
     /// A custom TLS root certificate is neither a PEM certificate nor a valid DER one.
     #[error("invalid TLS root certificate")]
     InvalidTlsRootCertificate {

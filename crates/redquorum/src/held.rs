@@ -70,7 +70,12 @@ impl Held {
             quorum: Arc::clone(redlock.shared_quorum()),
             resource: resource.to_owned(),
             ttl: redlock.options().ttl,
-            lease: Shared::new(resource, owner, deadline),
+            lease: Shared::new(
+                resource,
+                owner,
+                deadline,
+                redlock.watchdog().stop_margin(redlock.options().ttl),
+            ),
             watchdog_options: *redlock.watchdog(),
             watchdog: None,
             fence: None,

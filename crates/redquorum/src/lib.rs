@@ -99,7 +99,7 @@ pub use redlock::Redlock;
 pub use reentrant::{ReentrantLock, ReentrantOwner};
 pub use rwlock::{ReadLock, WriteLock};
 pub use token::OwnerToken;
-pub use watchdog::{LeaseWatch, LostReason};
+pub use watchdog::{AtRisk, LeaseWatch, LostReason};
 
 // The guides' Rust examples compile as doc tests too.
 #[cfg(doctest)]

@@ -70,25 +70,25 @@ impl Lock {
         owner: OwnerToken,
         ttl: Duration,
         deadline: Instant,
+        watchdog_options: WatchdogOptions,
     ) -> Self {
         Self {
-            lease: Shared::new(&resource, owner, deadline),
+            lease: Shared::new(
+                &resource,
+                owner,
+                deadline,
+                watchdog_options.stop_margin(ttl),
+            ),
             quorum,
             resource,
             key,
             owner,
             ttl,
-            watchdog_options: WatchdogOptions::default(),
+            watchdog_options,
             watchdog: None,
             fence: None,
             armed: true,
         }
-    }
-
-    /// Sets how [`auto_extend`](Self::auto_extend) will run.
-    pub(crate) fn with_watchdog_options(mut self, options: WatchdogOptions) -> Self {
-        self.watchdog_options = options;
-        self
     }
 
     /// Records the fencing token issued for this lock.

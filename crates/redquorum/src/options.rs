@@ -91,6 +91,13 @@ pub struct WatchdogOptions {
     /// Never extend the lease past this long after it was acquired; loss is
     /// signalled at the extension that would cross it. Default: `None` (no limit).
     pub max_hold: Option<Duration>,
+    /// The lease is *at risk* ([`LeaseWatch::at_risk`](crate::LeaseWatch::at_risk))
+    /// once less than this much validity is left without an extension having
+    /// succeeded: time for the holder to stop before anyone else can be
+    /// granted. Default: `None`, meaning half of `extend_before` (a sixth of
+    /// the TTL). Must be above zero and below `extend_before`, so a healthy
+    /// watchdog extends before the lease is ever at risk.
+    pub stop_margin: Option<Duration>,
 }
 
 impl Default for WatchdogOptions {
@@ -100,6 +107,7 @@ impl Default for WatchdogOptions {
             retry_delay: Duration::from_millis(50),
             max_extensions: None,
             max_hold: None,
+            stop_margin: None,
         }
     }
 }
@@ -110,11 +118,27 @@ impl WatchdogOptions {
         self.extend_before.unwrap_or(ttl / 3)
     }
 
-    /// Checks `extend_before` against the TTL of the locks it will extend.
+    /// How little validity may be left before a lease of `ttl` is at risk.
+    pub(crate) fn stop_margin(&self, ttl: Duration) -> Duration {
+        self.stop_margin
+            .unwrap_or_else(|| self.extend_before(ttl) / 2)
+    }
+
+    /// Checks `extend_before` and `stop_margin` against the TTL of the locks
+    /// it will extend.
     pub(crate) fn validate(&self, ttl: Duration) -> Result<(), BuildError> {
-        match self.extend_before {
-            Some(extend_before) if extend_before.is_zero() || extend_before >= ttl => {
-                Err(BuildError::ExtendBeforeOutOfRange { extend_before, ttl })
+        if let Some(extend_before) = self.extend_before
+            && (extend_before.is_zero() || extend_before >= ttl)
+        {
+            return Err(BuildError::ExtendBeforeOutOfRange { extend_before, ttl });
+        }
+        let extend_before = self.extend_before(ttl);
+        match self.stop_margin {
+            Some(stop_margin) if stop_margin.is_zero() || stop_margin >= extend_before => {
+                Err(BuildError::StopMarginOutOfRange {
+                    stop_margin,
+                    extend_before,
+                })
             }
             _ => Ok(()),
         }

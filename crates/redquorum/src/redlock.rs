@@ -304,8 +304,8 @@ impl Redlock {
             owner,
             ttl,
             lease.deadline,
-        )
-        .with_watchdog_options(self.watchdog);
+            self.watchdog,
+        );
         match fence_key {
             Some(fence_key) => self.fence(lock, &fence_key, proposal).await,
             None => Ok(lock),

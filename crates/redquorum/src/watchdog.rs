@@ -57,6 +57,33 @@ pub enum LostReason {
     Released,
 }
 
+/// Why a lease is at risk: see [`LeaseWatch::at_risk`].
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use redquorum::AtRisk;
+///
+/// let risk = AtRisk::Expiring { left: Duration::from_millis(400) };
+/// assert_eq!(risk.to_string(), "400ms of validity left and no extension has succeeded");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AtRisk {
+    /// Less validity than the stop margin is left and no extension has
+    /// succeeded (the nodes are unreachable, slow, or no watchdog runs).
+    /// An extension may still succeed and end the risk; stop anyway.
+    #[error("{left:?} of validity left and no extension has succeeded")]
+    Expiring {
+        /// The validity left when the risk was seen.
+        left: Duration,
+    },
+    /// The lease is already lost.
+    #[error("the lease is lost: {0}")]
+    Lost(LostReason),
+}
+
 /// The lease as every observer sees it.
 #[derive(Debug, Clone)]
 pub(crate) struct LeaseState {
@@ -71,6 +98,8 @@ pub(crate) struct Shared {
     resource: Arc<str>,
     owner: OwnerToken,
     acquired: Instant,
+    /// At risk once less validity than this is left (see [`AtRisk`]).
+    stop_margin: Duration,
     state: watch::Sender<LeaseState>,
     /// Live watchdog tasks: a guard inside each task decrements it when the
     /// task's future is dropped (finished or aborted), so this cannot lie.
@@ -78,7 +107,12 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(resource: &str, owner: OwnerToken, deadline: Instant) -> Arc<Self> {
+    pub(crate) fn new(
+        resource: &str,
+        owner: OwnerToken,
+        deadline: Instant,
+        stop_margin: Duration,
+    ) -> Arc<Self> {
         let (state, _) = watch::channel(LeaseState {
             deadline,
             lost: None,
@@ -88,6 +122,7 @@ impl Shared {
             resource: resource.into(),
             owner,
             acquired: Instant::now(),
+            stop_margin,
             state,
             running: AtomicUsize::new(0),
         })
@@ -356,6 +391,100 @@ impl LeaseWatch {
     }
 }
 
+impl LeaseWatch {
+    /// How little validity may be left before the lease is at risk
+    /// ([`WatchdogOptions::stop_margin`](crate::WatchdogOptions::stop_margin)).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(lease: &redquorum::LeaseWatch) {
+    /// println!("stop with {:?} left", lease.stop_margin());
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn stop_margin(&self) -> Duration {
+        self.shared.stop_margin
+    }
+
+    /// True when the lease is lost, or less validity than the stop margin is
+    /// left (no extension has succeeded in time).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(lease: &redquorum::LeaseWatch) {
+    /// if lease.is_at_risk() { /* stop touching the resource now */ }
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn is_at_risk(&self) -> bool {
+        self.validity() < self.shared.stop_margin
+    }
+
+    /// Resolves when the lease is at risk: less validity than the
+    /// [stop margin](Self::stop_margin) is left and no extension has moved
+    /// the deadline (Chubby's *jeopardy*, Curator's *suspended*), or the
+    /// lease is lost.
+    ///
+    /// With a healthy watchdog this never happens: it extends when
+    /// `extend_before` is left, which is more than the margin. It happens
+    /// when extensions keep failing (nodes unreachable or slow), or without
+    /// a watchdog, a margin before the deadline. It is the holder's cue to
+    /// stop while there is still time: after the deadline another holder
+    /// may be granted. An extension that succeeds later ends the risk; call
+    /// `at_risk()` again to wait for the next one.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only observes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// use std::time::Duration;
+    /// use redquorum::{AtRisk, LockOptions, Redlock};
+    ///
+    /// let redlock = Redlock::builder().nodes(cluster.urls()).build()?
+    ///     .with_options(&LockOptions { ttl: Duration::from_millis(600), ..Default::default() })?;
+    /// let lock = redlock.lock("no-watchdog").await?; // not auto-extended
+    /// let lease = lock.lease();
+    /// assert!(matches!(lease.at_risk().await, AtRisk::Expiring { .. }));
+    /// assert!(lease.is_valid()); // still a margin before the deadline
+    /// # Ok(()) }
+    /// ```
+    pub fn at_risk(&self) -> impl Future<Output = AtRisk> + Send + 'static + use<> {
+        let shared = Arc::clone(&self.shared);
+        async move {
+            let mut state = shared.state.subscribe();
+            // Bounded as `lost()` is: each round ends with a state change or
+            // the risk point passing.
+            loop {
+                let (deadline, lost) = {
+                    let now = state.borrow_and_update();
+                    (now.deadline, now.lost.clone())
+                };
+                if let Some(reason) = lost {
+                    return AtRisk::Lost(reason);
+                }
+                let risk_at = deadline.checked_sub(shared.stop_margin).unwrap_or(deadline);
+                let now = Instant::now();
+                if now >= risk_at {
+                    return AtRisk::Expiring {
+                        left: deadline.saturating_duration_since(now),
+                    };
+                }
+                tokio::select! {
+                    _ = state.changed() => {}
+                    () = tokio::time::sleep_until(risk_at.into()) => {}
+                }
+            }
+        }
+    }
+}
+
 /// What the watchdog needs to extend one lock.
 pub(crate) struct Extender {
     pub(crate) quorum: Arc<Quorum>,
@@ -520,7 +649,12 @@ mod tests {
     use super::*;
 
     fn shared_with(deadline: Instant) -> Arc<Shared> {
-        Shared::new("r", OwnerToken::random(), deadline)
+        Shared::new(
+            "r",
+            OwnerToken::random(),
+            deadline,
+            Duration::from_millis(20),
+        )
     }
 
     #[test]
@@ -587,5 +721,54 @@ mod tests {
         let lost = LeaseWatch::new(shared_with(deadline)).lost().await;
         assert_eq!(lost, LostReason::Expired);
         assert!(Instant::now() >= deadline);
+    }
+}
+
+#[cfg(test)]
+mod at_risk_tests {
+    use super::*;
+
+    fn lease(validity: Duration, margin: Duration) -> (Arc<Shared>, LeaseWatch) {
+        let shared = Shared::new("r", OwnerToken::random(), Instant::now() + validity, margin);
+        (Arc::clone(&shared), LeaseWatch::new(shared))
+    }
+
+    #[tokio::test]
+    async fn at_risk_resolves_a_margin_before_the_deadline() {
+        let (_shared, watch) = lease(Duration::from_millis(120), Duration::from_millis(60));
+        assert!(!watch.is_at_risk());
+        let risk = watch.at_risk().await;
+        let AtRisk::Expiring { left } = risk else {
+            panic!("{risk:?}")
+        };
+        assert!(
+            left <= Duration::from_millis(60) && !left.is_zero(),
+            "{left:?}"
+        );
+        assert!(watch.is_at_risk() && watch.is_valid());
+    }
+
+    #[tokio::test]
+    async fn an_extension_before_the_margin_postpones_the_risk() {
+        let (shared, watch) = lease(Duration::from_millis(200), Duration::from_millis(50));
+        let at_risk = watch.at_risk();
+        let extend = async {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            shared.extended(Instant::now() + Duration::from_secs(60));
+        };
+        let (risk, ()) = tokio::join!(
+            tokio::time::timeout(Duration::from_millis(400), at_risk),
+            extend
+        );
+        assert!(risk.is_err(), "at risk although extended: {risk:?}");
+        assert!(!watch.is_at_risk());
+    }
+
+    #[tokio::test]
+    async fn a_lost_lease_is_at_risk_with_its_reason() {
+        let (shared, watch) = lease(Duration::from_secs(60), Duration::from_secs(1));
+        shared.declare_lost(LostReason::NotHeld);
+        assert_eq!(watch.at_risk().await, AtRisk::Lost(LostReason::NotHeld));
+        assert!(watch.is_at_risk());
     }
 }
