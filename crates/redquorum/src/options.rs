@@ -34,9 +34,11 @@ pub struct LockOptions {
     /// A random extra pause in `[0, retry_jitter)`, so contenders spread out. Default: 100 ms.
     pub retry_jitter: Duration,
     /// Issue a [`FenceToken`](crate::FenceToken) with each lock
-    /// ([`Lock::fence`](crate::Lock::fence)). Default: `true`. It costs two
-    /// more concurrent round trips to the nodes per acquisition (propose,
-    /// then write back to a quorum); turn it off when nothing checks tokens.
+    /// ([`Lock::fence`](crate::Lock::fence)). Default: `true`. Each node
+    /// that grants the lock proposes a token in the same call (no extra
+    /// round trip); the first `fence()` of a lock writes it back to a
+    /// quorum (one concurrent round trip, only when asked for). Turn it off
+    /// when nothing checks tokens.
     pub fencing: bool,
 }
 
@@ -145,11 +147,29 @@ impl WatchdogOptions {
     }
 }
 
+/// The longest TTL, wait or retry pause accepted: a year. Longer ones
+/// overflow clock arithmetic or Redis's expiry range, and are mistakes.
+pub(crate) const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
+
 impl LockOptions {
-    /// Checks the options against the per-node timeout.
+    /// Checks the options against the per-node timeout and the supported range.
     pub(crate) fn validate(&self, node_timeout: Duration) -> Result<(), BuildError> {
         if self.ttl.is_zero() {
             return Err(BuildError::ZeroTtl);
+        }
+        if self.ttl > MAX_DURATION {
+            return Err(BuildError::TtlOutOfRange {
+                ttl: self.ttl,
+                max: MAX_DURATION,
+            });
+        }
+        for wait in [self.wait, self.retry_delay, self.retry_jitter] {
+            if wait > MAX_DURATION {
+                return Err(BuildError::WaitOutOfRange {
+                    wait,
+                    max: MAX_DURATION,
+                });
+            }
         }
         if node_timeout >= self.ttl {
             return Err(BuildError::NodeTimeoutNotBelowTtl {

@@ -2,9 +2,59 @@
 
 use std::fmt;
 
-use crate::error::NodeError;
 use crate::health::Ineligible;
-use crate::node::NodeId;
+use crate::node_id::NodeId;
+
+/// One node's failure, with the node it happened on and fred's error as the source.
+///
+/// # Examples
+///
+/// ```no_run
+/// # fn demo(err: &redquorum::NodeError) {
+/// eprintln!("{} failed: {}", err.node(), err);
+/// # }
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[error("node {node}: {source}")]
+pub struct NodeError {
+    node: NodeId,
+    #[source]
+    source: fred::error::Error,
+}
+
+impl NodeError {
+    pub(crate) fn new(node: NodeId, source: fred::error::Error) -> Self {
+        Self { node, source }
+    }
+
+    /// The node that failed.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(err: &redquorum::NodeError) {
+    /// println!("{}", err.node());
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn node(&self) -> &NodeId {
+        &self.node
+    }
+
+    /// fred's error, with its kind and details.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(err: &redquorum::NodeError) {
+    /// println!("{:?}", err.source_error().kind());
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn source_error(&self) -> &fred::error::Error {
+        &self.source
+    }
+}
 
 /// One node's answer to an acquire, extend or release.
 ///

@@ -61,8 +61,16 @@ pub(crate) async fn run(nodes: &NodesArg, args: ExecArgs) -> ExitCode {
         .args(&args.command[1..])
         .env("REDQUORUM_RESOURCE", &args.resource);
     // The fencing token, for children that write to a resource checking it.
-    if let Some(fence) = lock.fence() {
-        command.env("REDQUORUM_FENCE", fence.to_string());
+    match lock.fence().await {
+        Ok(fence) => {
+            command.env("REDQUORUM_FENCE", fence.to_string());
+        }
+        Err(Error::FencingOff { .. }) => {}
+        Err(error) => {
+            eprintln!("redquorum exec: no fencing token: {error}");
+            release(lock).await;
+            return ExitCode::from(exit::UNAVAILABLE);
+        }
     }
     let mut child = match command.spawn() {
         Ok(child) => child,
