@@ -525,3 +525,26 @@ fn exec_gives_the_child_a_fencing_token_that_increases_between_runs() {
     let second = fence_of_one_run();
     assert!(second > first, "fence went from {first} to {second}");
 }
+
+#[test]
+fn the_command_starts_with_no_signal_blocked_and_sigpipe_at_its_default() {
+    let nodes = cluster(3);
+    let output = redquorum(&nodes)
+        .args(["exec", "signals", "--", "sh", "-c"])
+        .arg("exec grep -E '^Sig(Blk|Ign):' /proc/self/status")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let status = String::from_utf8(output.stdout).unwrap();
+    let mask = |name: &str| {
+        let line = status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .unwrap_or_else(|| panic!("no {name} in {status}"));
+        u64::from_str_radix(line.trim(), 16).unwrap()
+    };
+    // The guard blocks the signals it waits for; the command must not inherit that.
+    assert_eq!(mask("SigBlk:"), 0, "{status}");
+    // Rust ignores SIGPIPE (13); a command expects its default action.
+    assert_eq!(mask("SigIgn:") & (1 << (13 - 1)), 0, "{status}");
+}

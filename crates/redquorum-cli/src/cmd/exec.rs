@@ -1,19 +1,25 @@
 //! `redquorum exec`: a distributed `flock(1)`. Runs a command while holding
 //! the lock, auto-extended, and maps every outcome to an exit status (DESIGN §6).
+//!
+//! The command runs under a guard process (`guard.rs`) so that it, and
+//! everything it starts, dies with `redquorum`; when the lease is lost the
+//! whole tree below the guard is stopped (`guarded.rs`).
 
+mod guarded;
+
+use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
-use std::process::{ExitCode, ExitStatus};
-use std::time::Duration;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
-use nix::sys::signal::{self, Signal};
-use nix::unistd::Pid;
+use nix::sys::signal::Signal;
 use redquorum::{Error, Lock, LockOptions, LostReason, Redlock};
-use tokio::process::{Child, Command};
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::cmd::common;
 use crate::exit;
 use crate::nodes_arg::NodesArg;
+use guarded::{Guarded, Stopped};
 
 /// Options of `redquorum exec`.
 #[derive(Debug, clap::Args)]
@@ -38,9 +44,11 @@ pub(crate) struct ExecArgs {
     command: Vec<String>,
 }
 
-/// How the child's run ended.
+/// How the command's run ended.
 enum End {
-    Exited(std::io::Result<ExitStatus>),
+    /// The guard exited: the command and everything it started are gone.
+    Exited(std::process::ExitStatus),
+    /// The lease was lost while the command ran.
     Lost(LostReason),
 }
 
@@ -54,60 +62,34 @@ pub(crate) async fn run(nodes: &NodesArg, args: ExecArgs) -> ExitCode {
         Err(code) => return code,
     };
     lock.auto_extend();
-    let lost = lock.lost();
-
-    let mut command = Command::new(&args.command[0]);
-    command
-        .args(&args.command[1..])
-        .env("REDQUORUM_RESOURCE", &args.resource);
-    // The fencing token, for children that write to a resource checking it.
-    if let Some(fence) = lock.fence() {
-        command.env("REDQUORUM_FENCE", fence.to_string());
-    }
-    let mut child = match command.spawn() {
-        Ok(child) => child,
+    let lease = lock.lease();
+    let command: Vec<OsString> = args.command.iter().map(OsString::from).collect();
+    let mut guarded = match Guarded::spawn(&command, &child_env(&lock)) {
+        Ok(guarded) => guarded,
         Err(e) => {
-            eprintln!("redquorum exec: cannot run {:?}: {e}", args.command[0]);
-            release(lock).await;
-            // As shells do: 127 not found, 126 found but not runnable.
-            return if e.kind() == std::io::ErrorKind::NotFound {
-                ExitCode::from(127)
-            } else {
-                ExitCode::from(126)
-            };
-        }
-    };
-
-    let end = match supervise(&mut child, lost).await {
-        Ok(end) => end,
-        Err(e) => {
-            eprintln!("redquorum exec: cannot watch signals: {e}");
-            terminate(&mut child, args.kill_after).await;
+            eprintln!("redquorum exec: cannot start the command's guard: {e}");
             release(lock).await;
             return exit::SOFTWARE.into();
         }
     };
-    match end {
-        End::Exited(Ok(status)) => {
-            release(lock).await;
-            ExitCode::from(status_code(status))
-        }
-        End::Exited(Err(e)) => {
-            eprintln!("redquorum exec: waiting for the command failed: {e}");
-            terminate(&mut child, args.kill_after).await;
-            release(lock).await;
-            exit::SOFTWARE.into()
-        }
-        End::Lost(reason) => {
+    let code = match supervise(&mut guarded, lease.lost()).await {
+        Ok(End::Exited(status)) => exit::shell_status(status.code(), status.signal()),
+        Ok(End::Lost(reason)) => {
             eprintln!(
                 "redquorum exec: lease on {:?} lost ({reason}); terminating the command",
                 args.resource
             );
-            terminate(&mut child, args.kill_after).await;
-            release(lock).await;
-            exit::SOFTWARE.into()
+            stop(&mut guarded, args.kill_after, lease.deadline()).await;
+            exit::SOFTWARE
         }
-    }
+        Err(e) => {
+            eprintln!("redquorum exec: {e}; terminating the command");
+            stop(&mut guarded, args.kill_after, lease.deadline()).await;
+            exit::SOFTWARE
+        }
+    };
+    release(lock).await;
+    ExitCode::from(code)
 }
 
 /// One attempt by default; with `--wait`, retries until it runs out.
@@ -149,49 +131,52 @@ fn acquire_exit_code(error: &Error) -> u8 {
     }
 }
 
-/// Waits for the child, forwarding SIGINT, SIGTERM and SIGHUP to it, until it
+/// The command's environment: the resource, and the fencing token for
+/// commands that write to a resource checking it.
+fn child_env(lock: &Lock) -> Vec<(&'static str, String)> {
+    let mut env = vec![("REDQUORUM_RESOURCE", lock.resource().to_owned())];
+    if let Some(fence) = lock.fence() {
+        env.push(("REDQUORUM_FENCE", fence.to_string()));
+    }
+    env
+}
+
+/// Waits for the guard, forwarding SIGINT, SIGTERM and SIGHUP to it, until it
 /// exits or the lease is lost.
 async fn supervise(
-    child: &mut Child,
+    guarded: &mut Guarded,
     lost: impl std::future::Future<Output = LostReason>,
 ) -> std::io::Result<End> {
     let mut interrupt = signal(SignalKind::interrupt())?;
     let mut terminate = signal(SignalKind::terminate())?;
     let mut hangup = signal(SignalKind::hangup())?;
     tokio::pin!(lost);
-    // Bounded by the child's life: every branch but the signal ones ends the loop,
+    // Bounded by the command's life: every branch but the signal ones ends the loop,
     // and signals arrive only as fast as someone sends them.
     loop {
         let forward = tokio::select! {
-            // A lost lease wins a tie with the child's exit: the run was not covered to its end.
+            // A lost lease wins a tie with the guard's exit: the run was not covered to its end.
             biased;
             reason = &mut lost => return Ok(End::Lost(reason)),
-            status = child.wait() => return Ok(End::Exited(status)),
+            status = guarded.wait() => return status.map(End::Exited),
             Some(()) = interrupt.recv() => Signal::SIGINT,
             Some(()) = terminate.recv() => Signal::SIGTERM,
             Some(()) = hangup.recv() => Signal::SIGHUP,
         };
-        send(child, forward);
+        guarded.send(forward);
     }
 }
 
-/// SIGTERM, then SIGKILL if the child is still there after `grace`; reaps it.
-async fn terminate(child: &mut Child, grace: Duration) {
-    send(child, Signal::SIGTERM);
-    if tokio::time::timeout(grace, child.wait()).await.is_err() {
-        eprintln!("redquorum exec: the command ignored SIGTERM for {grace:?}; sending SIGKILL");
-        let _ = child.start_kill();
-        let _ = child.wait().await;
-    }
-}
-
-fn send(child: &Child, sig: Signal) {
-    // `id()` is None once the child was reaped: nothing left to signal.
-    let Some(pid) = child.id().and_then(|id| i32::try_from(id).ok()) else {
-        return;
-    };
-    if let Err(e) = signal::kill(Pid::from_raw(pid), sig) {
-        eprintln!("redquorum exec: cannot send {sig} to the command: {e}");
+/// Stops the command's tree: SIGTERM now, SIGKILL after `grace`.
+async fn stop(guarded: &mut Guarded, grace: Duration, deadline: Instant) {
+    match guarded.stop(Instant::now() + grace, deadline).await {
+        Stopped::Terminated => {}
+        Stopped::Killed => {
+            eprintln!("redquorum exec: the command ignored SIGTERM for {grace:?}; it was killed");
+        }
+        Stopped::TooLate => eprintln!(
+            "redquorum exec: the command's processes did not all end before the lease ran out"
+        ),
     }
 }
 
@@ -205,33 +190,9 @@ async fn release(lock: Lock) {
     }
 }
 
-/// The child's exit code, or 128 + the signal that killed it, as shells report it.
-fn status_code(status: ExitStatus) -> u8 {
-    match (status.code(), status.signal()) {
-        (Some(code), _) => u8::try_from(code).unwrap_or(1),
-        (None, Some(sig)) => u8::try_from(128 + sig).unwrap_or(255),
-        (None, None) => exit::SOFTWARE,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::process::Command as StdCommand;
-
-    fn status_of(script: &str) -> ExitStatus {
-        StdCommand::new("sh")
-            .args(["-c", script])
-            .status()
-            .expect("sh runs")
-    }
-
-    #[test]
-    fn exit_codes_pass_through_and_signals_become_128_plus_n() {
-        assert_eq!(status_code(status_of("exit 0")), 0);
-        assert_eq!(status_code(status_of("exit 3")), 3);
-        assert_eq!(status_code(status_of("kill -TERM $$")), 128 + 15);
-    }
 
     #[test]
     fn acquire_errors_map_to_the_contract() {
