@@ -145,9 +145,9 @@ fn a_command_ignoring_sigterm_is_killed_after_the_grace_period() {
         .args([
             "exec",
             "--ttl",
-            "1s",
+            "2s",
             "--kill-after",
-            "500ms",
+            "300ms",
             "stubborn",
             "--",
             "sh",

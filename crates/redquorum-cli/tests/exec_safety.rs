@@ -1,6 +1,7 @@
 //! `redquorum exec` never lets its command overlap the next holder: not when
-//! `redquorum` itself is killed (the guard kills the command and everything
-//! it started), and not when the command exits and leaves processes behind.
+//! the holder is cut off from the nodes (the command is stopped a margin
+//! before the lease ends), and not when `redquorum` itself is killed (the
+//! guard kills the command and everything it started).
 //!
 //! Each test has a first holder whose command keeps appending `first` lines to
 //! a log, and a second `exec --wait` whose command appends `second` when it is
@@ -14,7 +15,9 @@ use std::path::Path;
 use std::process::{Child, Command};
 use std::time::Duration;
 
-use common::{BIN, KillOnDrop, cluster, eventually, is_alive, lines, started_pid, wait_within};
+use common::{
+    BIN, KillOnDrop, cluster, eventually, is_alive, lines, started_pid, urls_as, wait_within,
+};
 
 /// `redquorum exec` on `nodes` (a URL list) for the resource `shared`.
 fn exec_on(nodes: &str, args: &[&str], log: &Path) -> Command {
@@ -65,6 +68,56 @@ fn assert_first_stopped_before_second(pids: &[String], log: &Path) {
         lines.len(),
         &overlap[..overlap.len().min(5)]
     );
+}
+
+#[test]
+fn a_holder_cut_off_from_every_node_stops_its_command_before_the_next_holder_is_granted() {
+    let nodes = cluster(3);
+    let (first_urls, second_urls) = (urls_as(&nodes, "first"), urls_as(&nodes, "second"));
+    let dir = tempfile::tempdir().unwrap();
+    let (log, pidfile) = (dir.path().join("log"), dir.path().join("pid"));
+    // Ignores SIGTERM (and so does every `sleep` it starts): only SIGKILL stops it.
+    let script =
+        r#"trap '' TERM; echo $$ > "$PIDFILE"; while :; do echo first >> "$LOG"; sleep 0.01; done"#;
+    let first_stderr = dir.path().join("first-stderr");
+    let mut first = exec_on(
+        &first_urls,
+        &["--ttl", "2s", "shared", "--", "sh", "-c"],
+        &log,
+    )
+    .arg(script)
+    .env("PIDFILE", &pidfile)
+    .stderr(fs::File::create(&first_stderr).unwrap())
+    .spawn()
+    .unwrap();
+    let pid = started_pid(&pidfile);
+    let _cleanup = KillOnDrop(vec![pid.clone()]);
+    assert!(
+        eventually(Duration::from_secs(10), || !lines(&log).is_empty()),
+        "the first command never wrote"
+    );
+
+    // Healthy nodes, but the first holder can no longer reach any of them.
+    for node in 0..3 {
+        nodes
+            .command(node, &["ACL", "SETUSER", "first", "off"])
+            .unwrap();
+        nodes
+            .command(node, &["CLIENT", "KILL", "USER", "first"])
+            .unwrap();
+    }
+    let mut second = second_holder(&second_urls, &log);
+
+    let second_status = wait_within(&mut second, Duration::from_secs(90));
+    assert!(
+        second_status.success(),
+        "the second holder: {second_status}"
+    );
+    let first_status = wait_within(&mut first, Duration::from_secs(30));
+    let said = fs::read_to_string(&first_stderr).unwrap();
+    assert_eq!(first_status.code(), Some(70), "the first holder: {said}");
+    assert!(said.contains("at risk"), "{said}");
+    assert_first_stopped_before_second(&[pid], &log);
 }
 
 #[test]

@@ -2,10 +2,12 @@
 //! the lock, auto-extended, and maps every outcome to an exit status (DESIGN §6).
 //!
 //! The command runs under a guard process (`guard.rs`) so that it, and
-//! everything it starts, dies with `redquorum`; when the lease is lost the
-//! whole tree below the guard is stopped (`guarded.rs`).
+//! everything it starts, dies with `redquorum`; when the lease is at risk
+//! (`stop_plan.rs`) the whole tree below the guard is stopped before the
+//! validity ends (`guarded.rs`).
 
 mod guarded;
+mod stop_plan;
 
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
@@ -13,27 +15,34 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
-use redquorum::{Error, Lock, LockOptions, LostReason, Redlock};
+use redquorum::{AtRisk, Error, Lock, LockOptions, Redlock};
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::cmd::common;
 use crate::exit;
 use crate::nodes_arg::NodesArg;
 use guarded::{Guarded, Stopped};
+use stop_plan::StopPlan;
 
 /// Options of `redquorum exec`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ExecArgs {
-    /// The lease on each node; the watchdog extends it while the command runs.
+    /// The lease on each node; the watchdog extends it when half of it is left.
     #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
     ttl: Duration,
     /// How long to keep trying to take the lock, e.g. 500ms, 10s, 2m
     /// [default: one attempt].
     #[arg(long, value_parser = humantime::parse_duration)]
     wait: Option<Duration>,
-    /// When the lease is lost: time between SIGTERM and SIGKILL to the command.
-    #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
-    kill_after: Duration,
+    /// Stop the command (SIGTERM) when less validity than this is left and no
+    /// extension has succeeded; must be below half the TTL
+    /// [default: a quarter of the TTL].
+    #[arg(long, value_parser = humantime::parse_duration)]
+    stop_margin: Option<Duration>,
+    /// Time between SIGTERM and SIGKILL; with 100ms for the kill to land it
+    /// must fit in the stop margin [default: half the stop margin].
+    #[arg(long, value_parser = humantime::parse_duration)]
+    kill_after: Option<Duration>,
     /// Prefix of the lock key on each node.
     #[arg(long, default_value = "lock:")]
     key_prefix: String,
@@ -48,12 +57,19 @@ pub(crate) struct ExecArgs {
 enum End {
     /// The guard exited: the command and everything it started are gone.
     Exited(std::process::ExitStatus),
-    /// The lease was lost while the command ran.
-    Lost(LostReason),
+    /// The lease is at risk or lost: the command must stop now.
+    AtRisk(AtRisk),
 }
 
 pub(crate) async fn run(nodes: &NodesArg, args: ExecArgs) -> ExitCode {
-    let redlock = match common::redlock(nodes, args.ttl, &args.key_prefix) {
+    let plan = match StopPlan::new(args.ttl, args.stop_margin, args.kill_after) {
+        Ok(plan) => plan,
+        Err(message) => {
+            eprintln!("redquorum exec: {message}");
+            return exit::USAGE.into();
+        }
+    };
+    let redlock = match redlock(nodes, &args, &plan) {
         Ok(redlock) => redlock,
         Err(code) => return code,
     };
@@ -63,6 +79,16 @@ pub(crate) async fn run(nodes: &NodesArg, args: ExecArgs) -> ExitCode {
     };
     lock.auto_extend();
     let lease = lock.lease();
+    // The acquisition itself may have used up most of the validity.
+    if lease.is_at_risk() {
+        eprintln!(
+            "redquorum exec: lease on {:?} at risk as soon as acquired ({:?} left); not running the command",
+            args.resource,
+            lease.validity()
+        );
+        release(lock).await;
+        return exit::SOFTWARE.into();
+    }
     let command: Vec<OsString> = args.command.iter().map(OsString::from).collect();
     let mut guarded = match Guarded::spawn(&command, &child_env(&lock)) {
         Ok(guarded) => guarded,
@@ -72,24 +98,41 @@ pub(crate) async fn run(nodes: &NodesArg, args: ExecArgs) -> ExitCode {
             return exit::SOFTWARE.into();
         }
     };
-    let code = match supervise(&mut guarded, lease.lost()).await {
+    let code = match supervise(&mut guarded, lease.at_risk()).await {
         Ok(End::Exited(status)) => exit::shell_status(status.code(), status.signal()),
-        Ok(End::Lost(reason)) => {
+        Ok(End::AtRisk(risk)) => {
             eprintln!(
-                "redquorum exec: lease on {:?} lost ({reason}); terminating the command",
+                "redquorum exec: lease on {:?} at risk ({risk}); stopping the command",
                 args.resource
             );
-            stop(&mut guarded, args.kill_after, lease.deadline()).await;
+            stop(&mut guarded, &plan, lease.deadline()).await;
             exit::SOFTWARE
         }
         Err(e) => {
-            eprintln!("redquorum exec: {e}; terminating the command");
-            stop(&mut guarded, args.kill_after, lease.deadline()).await;
+            eprintln!("redquorum exec: {e}; stopping the command");
+            stop(&mut guarded, &plan, lease.deadline()).await;
             exit::SOFTWARE
         }
     };
     release(lock).await;
     ExitCode::from(code)
+}
+
+/// A `Redlock` on the given nodes with exec's options; a bad configuration
+/// is a usage error.
+fn redlock(nodes: &NodesArg, args: &ExecArgs, plan: &StopPlan) -> Result<Redlock, ExitCode> {
+    let urls = common::given_urls(nodes, "exec")?;
+    let usage = |message: String| {
+        eprintln!("redquorum exec: {message}");
+        ExitCode::from(exit::USAGE)
+    };
+    Redlock::builder()
+        .nodes(&urls)
+        .ttl(args.ttl)
+        .key_prefix(&args.key_prefix)
+        .build()
+        .and_then(|redlock| redlock.with_watchdog(&plan.watchdog()))
+        .map_err(|e| usage(e.to_string()))
 }
 
 /// One attempt by default; with `--wait`, retries until it runs out.
@@ -142,22 +185,22 @@ fn child_env(lock: &Lock) -> Vec<(&'static str, String)> {
 }
 
 /// Waits for the guard, forwarding SIGINT, SIGTERM and SIGHUP to it, until it
-/// exits or the lease is lost.
+/// exits or the lease is at risk.
 async fn supervise(
     guarded: &mut Guarded,
-    lost: impl std::future::Future<Output = LostReason>,
+    at_risk: impl std::future::Future<Output = AtRisk>,
 ) -> std::io::Result<End> {
     let mut interrupt = signal(SignalKind::interrupt())?;
     let mut terminate = signal(SignalKind::terminate())?;
     let mut hangup = signal(SignalKind::hangup())?;
-    tokio::pin!(lost);
+    tokio::pin!(at_risk);
     // Bounded by the command's life: every branch but the signal ones ends the loop,
     // and signals arrive only as fast as someone sends them.
     loop {
         let forward = tokio::select! {
-            // A lost lease wins a tie with the guard's exit: the run was not covered to its end.
+            // The risk wins a tie with the guard's exit: the run was not covered to its end.
             biased;
-            reason = &mut lost => return Ok(End::Lost(reason)),
+            risk = &mut at_risk => return Ok(End::AtRisk(risk)),
             status = guarded.wait() => return status.map(End::Exited),
             Some(()) = interrupt.recv() => Signal::SIGINT,
             Some(()) = terminate.recv() => Signal::SIGTERM,
@@ -167,12 +210,14 @@ async fn supervise(
     }
 }
 
-/// Stops the command's tree: SIGTERM now, SIGKILL after `grace`.
-async fn stop(guarded: &mut Guarded, grace: Duration, deadline: Instant) {
-    match guarded.stop(Instant::now() + grace, deadline).await {
+/// Stops the command's tree: SIGTERM now, SIGKILL per the plan, a slack
+/// before `deadline` at the latest.
+async fn stop(guarded: &mut Guarded, plan: &StopPlan, deadline: Instant) {
+    let kill_at = plan.kill_at(Instant::now(), deadline);
+    match guarded.stop(kill_at, deadline).await {
         Stopped::Terminated => {}
         Stopped::Killed => {
-            eprintln!("redquorum exec: the command ignored SIGTERM for {grace:?}; it was killed");
+            eprintln!("redquorum exec: the command did not end on SIGTERM; it was killed");
         }
         Stopped::TooLate => eprintln!(
             "redquorum exec: the command's processes did not all end before the lease ran out"
