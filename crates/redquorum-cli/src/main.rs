@@ -4,6 +4,7 @@
 
 #![forbid(unsafe_code)]
 
+mod arg_values;
 mod cmd;
 mod exit;
 mod guard;

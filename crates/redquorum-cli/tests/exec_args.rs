@@ -1,9 +1,12 @@
-//! Bad input to `exec` is a usage error (64) with a message, never a panic
-//! or a hang.
+//! Bad input to `exec` and `status` is a usage error (64) with a message,
+//! never a panic or a hang; and `exec` passes its command's arguments
+//! through byte for byte, as flock(1) does.
 
 mod common;
 
+use std::ffi::OsStr;
 use std::fs;
+use std::os::unix::ffi::OsStrExt;
 use std::process::Output;
 
 use common::{cluster, redquorum};
@@ -20,6 +23,24 @@ fn assert_usage_error(output: &Output, expected: &str) {
     assert_eq!(output.status.code(), Some(64), "{stderr}");
     assert!(stderr.contains(expected), "no {expected:?} in: {stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn durations_that_overflow_are_usage_errors_not_panics() {
+    let nodes = cluster(3);
+    for option in ["--wait", "--ttl", "--kill-after", "--stop-margin"] {
+        let output = run(
+            &nodes,
+            &["exec", option, "300000000000y", "r", "--", "true"],
+        );
+        assert_usage_error(&output, option);
+        assert_usage_error(&output, "out of range");
+    }
+    // A hundred years is the most any option takes.
+    let output = run(&nodes, &["exec", "--wait", "36501days", "r", "--", "true"]);
+    assert_usage_error(&output, "out of range");
+    let output = run(&nodes, &["exec", "--ttl", "0s", "r", "--", "true"]);
+    assert_usage_error(&output, "greater than zero");
 }
 
 #[test]
@@ -84,4 +105,53 @@ fn a_kill_or_margin_that_does_not_fit_the_lease_is_a_usage_error() {
     );
     assert!(output.status.success(), "{output:?}");
     assert!(fs::exists(marker).unwrap());
+}
+
+#[test]
+fn non_utf8_arguments_reach_the_command_unchanged() {
+    let nodes = cluster(3);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let bytes: &[u8] = b"caf\xe9 \xff\xfe-\x80";
+    let status = redquorum(&nodes)
+        .args([
+            "exec",
+            "bytes",
+            "--",
+            "sh",
+            "-c",
+            r#"printf %s "$1" > "$OUT""#,
+            "sh",
+        ])
+        .arg(OsStr::from_bytes(bytes))
+        .env("OUT", &out)
+        .status()
+        .unwrap();
+    assert!(status.success(), "{status}");
+    assert_eq!(fs::read(&out).unwrap(), bytes);
+}
+
+#[test]
+fn an_empty_resource_or_a_zero_timeout_is_a_usage_error() {
+    let nodes = cluster(3);
+    assert_usage_error(&run(&nodes, &["status", ""]), "must not be empty");
+    assert_usage_error(
+        &run(&nodes, &["status", "r", "--timeout", "0s"]),
+        "greater than zero",
+    );
+    assert_usage_error(
+        &run(&nodes, &["status", "r", "--timeout", "300000000000y"]),
+        "out of range",
+    );
+    assert_usage_error(
+        &run(&nodes, &["exec", "", "--", "true"]),
+        "must not be empty",
+    );
+    // The valid forms still work.
+    assert_eq!(
+        run(&nodes, &["status", "r", "--timeout", "2s"])
+            .status
+            .code(),
+        Some(0)
+    );
 }

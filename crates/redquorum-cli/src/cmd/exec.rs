@@ -18,6 +18,7 @@ use nix::sys::signal::Signal;
 use redquorum::{AtRisk, Error, Lock, LockOptions, Redlock};
 use tokio::signal::unix::{SignalKind, signal};
 
+use crate::arg_values;
 use crate::cmd::common;
 use crate::exit;
 use crate::nodes_arg::NodesArg;
@@ -28,29 +29,35 @@ use stop_plan::StopPlan;
 #[derive(Debug, clap::Args)]
 pub(crate) struct ExecArgs {
     /// The lease on each node; the watchdog extends it when half of it is left.
-    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    #[arg(long, default_value = "10s", value_parser = arg_values::positive_duration)]
     ttl: Duration,
     /// How long to keep trying to take the lock, e.g. 500ms, 10s, 2m
     /// [default: one attempt].
-    #[arg(long, value_parser = humantime::parse_duration)]
+    #[arg(long, value_parser = arg_values::duration)]
     wait: Option<Duration>,
     /// Stop the command (SIGTERM) when less validity than this is left and no
     /// extension has succeeded; must be below half the TTL
     /// [default: a quarter of the TTL].
-    #[arg(long, value_parser = humantime::parse_duration)]
+    #[arg(long, value_parser = arg_values::positive_duration)]
     stop_margin: Option<Duration>,
     /// Time between SIGTERM and SIGKILL; with 100ms for the kill to land it
     /// must fit in the stop margin [default: half the stop margin].
-    #[arg(long, value_parser = humantime::parse_duration)]
+    #[arg(long, value_parser = arg_values::duration)]
     kill_after: Option<Duration>,
     /// Prefix of the lock key on each node.
     #[arg(long, default_value = "lock:")]
     key_prefix: String,
     /// The resource to lock.
+    #[arg(value_parser = arg_values::non_empty)]
     resource: String,
-    /// The command and its arguments (after `--`).
-    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
-    command: Vec<String>,
+    /// The command and its arguments (after `--`), passed through byte for byte.
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_parser = clap::value_parser!(OsString)
+    )]
+    command: Vec<OsString>,
 }
 
 /// How the command's run ended.
@@ -89,8 +96,7 @@ pub(crate) async fn run(nodes: &NodesArg, args: ExecArgs) -> ExitCode {
         release(lock).await;
         return exit::SOFTWARE.into();
     }
-    let command: Vec<OsString> = args.command.iter().map(OsString::from).collect();
-    let mut guarded = match Guarded::spawn(&command, &child_env(&lock)) {
+    let mut guarded = match Guarded::spawn(&args.command, &child_env(&lock)) {
         Ok(guarded) => guarded,
         Err(e) => {
             eprintln!("redquorum exec: cannot start the command's guard: {e}");
