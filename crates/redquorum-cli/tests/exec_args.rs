@@ -28,7 +28,13 @@ fn assert_usage_error(output: &Output, expected: &str) {
 #[test]
 fn durations_that_overflow_are_usage_errors_not_panics() {
     let nodes = cluster(3);
-    for option in ["--wait", "--ttl", "--kill-after", "--stop-margin"] {
+    for option in [
+        "--wait",
+        "--ttl",
+        "--kill-after",
+        "--stop-margin",
+        "--max-ttl",
+    ] {
         let output = run(
             &nodes,
             &["exec", option, "300000000000y", "r", "--", "true"],

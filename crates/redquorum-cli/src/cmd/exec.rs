@@ -11,6 +11,7 @@ mod stop_plan;
 
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -44,6 +45,19 @@ pub(crate) struct ExecArgs {
     /// must fit in the stop margin [default: half the stop margin].
     #[arg(long, value_parser = arg_values::duration)]
     kill_after: Option<Duration>,
+    /// The longest TTL any client locks with on these nodes: turns on the
+    /// delayed-restart rule (a node that is not durable and has been up for
+    /// less than this does not vote). Must be at least --ttl [default: off].
+    #[arg(long, value_parser = arg_values::positive_duration)]
+    max_ttl: Option<Duration>,
+    /// Trust this CA certificate (PEM or DER) for rediss:// nodes instead of
+    /// the system's roots.
+    #[arg(long, value_name = "FILE")]
+    tls_ca: Option<PathBuf>,
+    /// No redquorum messages on stderr except errors (a lock held elsewhere
+    /// is not an error: it exits 75 silently).
+    #[arg(long, short)]
+    quiet: bool,
     /// Prefix of the lock key on each node.
     #[arg(long, default_value = "lock:")]
     key_prefix: String,
@@ -93,14 +107,14 @@ pub(crate) async fn run(nodes: &NodesArg, args: ExecArgs) -> ExitCode {
             args.resource,
             lease.validity()
         );
-        release(lock).await;
+        release(lock, args.quiet).await;
         return exit::SOFTWARE.into();
     }
     let mut guarded = match Guarded::spawn(&args.command, &child_env(&lock)) {
         Ok(guarded) => guarded,
         Err(e) => {
             eprintln!("redquorum exec: cannot start the command's guard: {e}");
-            release(lock).await;
+            release(lock, args.quiet).await;
             return exit::SOFTWARE.into();
         }
     };
@@ -111,31 +125,40 @@ pub(crate) async fn run(nodes: &NodesArg, args: ExecArgs) -> ExitCode {
                 "redquorum exec: lease on {:?} at risk ({risk}); stopping the command",
                 args.resource
             );
-            stop(&mut guarded, &plan, lease.deadline()).await;
+            stop(&mut guarded, &plan, lease.deadline(), args.quiet).await;
             exit::SOFTWARE
         }
         Err(e) => {
             eprintln!("redquorum exec: {e}; stopping the command");
-            stop(&mut guarded, &plan, lease.deadline()).await;
+            stop(&mut guarded, &plan, lease.deadline(), args.quiet).await;
             exit::SOFTWARE
         }
     };
-    release(lock).await;
+    release(lock, args.quiet).await;
     ExitCode::from(code)
 }
 
 /// A `Redlock` on the given nodes with exec's options; a bad configuration
-/// is a usage error.
+/// (or an unreadable `--tls-ca`) is a usage error.
 fn redlock(nodes: &NodesArg, args: &ExecArgs, plan: &StopPlan) -> Result<Redlock, ExitCode> {
     let urls = common::given_urls(nodes, "exec")?;
     let usage = |message: String| {
         eprintln!("redquorum exec: {message}");
         ExitCode::from(exit::USAGE)
     };
-    Redlock::builder()
+    let mut builder = Redlock::builder()
         .nodes(&urls)
         .ttl(args.ttl)
-        .key_prefix(&args.key_prefix)
+        .key_prefix(&args.key_prefix);
+    if let Some(max_ttl) = args.max_ttl {
+        builder = builder.max_ttl(max_ttl);
+    }
+    if let Some(path) = &args.tls_ca {
+        let certificate = std::fs::read(path)
+            .map_err(|e| usage(format!("cannot read --tls-ca {}: {e}", path.display())))?;
+        builder = builder.tls_root_certificate(certificate);
+    }
+    builder
         .build()
         .and_then(|redlock| redlock.with_watchdog(&plan.watchdog()))
         .map_err(|e| usage(e.to_string()))
@@ -160,8 +183,12 @@ async fn acquire(redlock: &Redlock, args: &ExecArgs) -> Result<Lock, ExitCode> {
         }
     };
     attempt.map_err(|error| {
-        eprintln!("redquorum exec: {error}");
-        ExitCode::from(acquire_exit_code(&error))
+        let code = acquire_exit_code(&error);
+        // A lock held elsewhere is the expected outcome of a cron dedup: not an error.
+        if !(args.quiet && code == exit::TEMPFAIL) {
+            eprintln!("redquorum exec: {error}");
+        }
+        ExitCode::from(code)
     })
 }
 
@@ -218,10 +245,11 @@ async fn supervise(
 
 /// Stops the command's tree: SIGTERM now, SIGKILL per the plan, a slack
 /// before `deadline` at the latest.
-async fn stop(guarded: &mut Guarded, plan: &StopPlan, deadline: Instant) {
+async fn stop(guarded: &mut Guarded, plan: &StopPlan, deadline: Instant, quiet: bool) {
     let kill_at = plan.kill_at(Instant::now(), deadline);
     match guarded.stop(kill_at, deadline).await {
         Stopped::Terminated => {}
+        Stopped::Killed if quiet => {}
         Stopped::Killed => {
             eprintln!("redquorum exec: the command did not end on SIGTERM; it was killed");
         }
@@ -232,9 +260,11 @@ async fn stop(guarded: &mut Guarded, plan: &StopPlan, deadline: Instant) {
 }
 
 /// Stops the watchdog (awaiting any extension in flight), then releases.
-async fn release(lock: Lock) {
+async fn release(lock: Lock, quiet: bool) {
     let resource = lock.resource().to_owned();
-    if let Err(e) = lock.release().await {
+    if let Err(e) = lock.release().await
+        && !quiet
+    {
         eprintln!(
             "redquorum exec: release of {resource:?} failed ({e}); the keys expire with their ttl"
         );
