@@ -67,14 +67,21 @@ pub(crate) struct GuardArgs {
     /// The pid of the `redquorum exec` that started this guard.
     #[arg(long)]
     parent: i32,
-    /// The command and its arguments, passed through byte for byte.
+    #[command(flatten)]
+    command: CommandArgs,
+}
+
+/// The command to run and its arguments, as `exec` and the guard take them.
+#[derive(Debug, clap::Args)]
+pub(crate) struct CommandArgs {
+    /// The command and its arguments (after `--`), passed through byte for byte.
     #[arg(
         required = true,
         trailing_var_arg = true,
         allow_hyphen_values = true,
         value_parser = clap::value_parser!(OsString)
     )]
-    command: Vec<OsString>,
+    pub(crate) command: Vec<OsString>,
 }
 
 /// Runs the guard to its end; the exit status is the command's.
@@ -86,7 +93,7 @@ pub(crate) fn run(args: &GuardArgs) -> ExitCode {
             return exit::SOFTWARE.into();
         }
     };
-    let command = match spawn(&args.command) {
+    let command = match spawn(&args.command.command) {
         Ok(pid) => pid,
         Err((program, e)) => {
             eprintln!("redquorum exec: cannot run {program:?}: {}", e.desc());

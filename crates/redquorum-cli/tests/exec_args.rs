@@ -54,63 +54,30 @@ fn a_kill_or_margin_that_does_not_fit_the_lease_is_a_usage_error() {
     let nodes = cluster(3);
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("ran");
-    let marker = marker.to_str().unwrap();
+    // `exec TIMING r -- touch MARKER`
+    let exec = |timing: &[&str]| {
+        redquorum(&nodes)
+            .arg("exec")
+            .args(timing)
+            .args(["r", "--", "touch"])
+            .arg(&marker)
+            .output()
+            .expect("run redquorum")
+    };
     // SIGKILL 2 s after SIGTERM cannot come before a 2 s lease ends.
-    let output = run(
-        &nodes,
-        &[
-            "exec",
-            "--ttl",
-            "2s",
-            "--kill-after",
-            "2s",
-            "r",
-            "--",
-            "touch",
-            marker,
-        ],
-    );
+    let output = exec(&["--ttl", "2s", "--kill-after", "2s"]);
     assert_usage_error(&output, "--kill-after 2s plus 100ms");
     // The stop margin must leave the watchdog room to extend first (at half the ttl).
-    let output = run(
-        &nodes,
-        &[
-            "exec",
-            "--ttl",
-            "2s",
-            "--stop-margin",
-            "1s",
-            "r",
-            "--",
-            "touch",
-            marker,
-        ],
-    );
+    let output = exec(&["--ttl", "2s", "--stop-margin", "1s"]);
     assert_usage_error(&output, "below half of --ttl");
     // A ttl too short for the default margin and kill.
-    let output = run(
-        &nodes,
-        &["exec", "--ttl", "500ms", "r", "--", "touch", marker],
-    );
+    let output = exec(&["--ttl", "500ms"]);
     assert_usage_error(&output, "does not fit");
-    assert!(!fs::exists(marker).unwrap(), "the command ran");
+    assert!(!fs::exists(&marker).unwrap(), "the command ran");
     // The edge that fits: margin 500ms holds a 400ms kill plus the 100ms slack.
-    let output = run(
-        &nodes,
-        &[
-            "exec",
-            "--ttl",
-            "2s",
-            "--kill-after",
-            "400ms",
-            "r",
-            "--",
-            "touch",
-            marker,
-        ],
-    );
+    let output = exec(&["--ttl", "2s", "--kill-after", "400ms"]);
     assert!(output.status.success(), "{output:?}");
-    assert!(fs::exists(marker).unwrap());
+    assert!(fs::exists(&marker).unwrap());
 }
 
 #[test]

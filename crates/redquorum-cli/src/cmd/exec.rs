@@ -9,7 +9,6 @@
 mod guarded;
 mod stop_plan;
 
-use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -22,6 +21,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use crate::arg_values;
 use crate::cmd::common;
 use crate::exit;
+use crate::guard;
 use crate::nodes_arg::NodesArg;
 use guarded::{Guarded, Stopped};
 use stop_plan::StopPlan;
@@ -64,14 +64,8 @@ pub(crate) struct ExecArgs {
     /// The resource to lock.
     #[arg(value_parser = arg_values::non_empty)]
     resource: String,
-    /// The command and its arguments (after `--`), passed through byte for byte.
-    #[arg(
-        required = true,
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_parser = clap::value_parser!(OsString)
-    )]
-    command: Vec<OsString>,
+    #[command(flatten)]
+    command: guard::CommandArgs,
 }
 
 /// How the command's run ended.
@@ -110,7 +104,7 @@ pub(crate) async fn run(nodes: &NodesArg, args: ExecArgs) -> ExitCode {
         release(lock, args.quiet).await;
         return exit::SOFTWARE.into();
     }
-    let mut guarded = match Guarded::spawn(&args.command, &child_env(&lock)) {
+    let mut guarded = match Guarded::spawn(&args.command.command, &child_env(&lock)) {
         Ok(guarded) => guarded,
         Err(e) => {
             eprintln!("redquorum exec: cannot start the command's guard: {e}");
