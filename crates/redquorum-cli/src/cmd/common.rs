@@ -1,9 +1,6 @@
-//! What `exec` and `status` share: the node list from `--nodes`, and a `Redlock` on it.
+//! What `exec` and `status` share: the node list from `--nodes`.
 
 use std::process::ExitCode;
-use std::time::Duration;
-
-use redquorum::Redlock;
 
 use crate::exit;
 use crate::nodes_arg::NodesArg;
@@ -25,22 +22,4 @@ pub(crate) fn given_urls(nodes: &NodesArg, command: &str) -> Result<Vec<String>,
         return Err(exit::USAGE.into());
     }
     Ok(urls)
-}
-
-/// A `Redlock` on the given nodes; a bad configuration is a usage error.
-pub(crate) fn redlock(
-    nodes: &NodesArg,
-    ttl: Duration,
-    key_prefix: &str,
-) -> Result<Redlock, ExitCode> {
-    let urls = given_urls(nodes, "exec")?;
-    Redlock::builder()
-        .nodes(&urls)
-        .ttl(ttl)
-        .key_prefix(key_prefix)
-        .build()
-        .map_err(|e| {
-            eprintln!("redquorum exec: {e}");
-            ExitCode::from(exit::USAGE)
-        })
 }

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use redquorum_harness::{Reply, RespConn};
 
+use crate::arg_values;
 use crate::cmd::common;
 use crate::cmd::health::{self, Health, Vote};
 use crate::exit;
@@ -23,6 +24,7 @@ const SHORT_OWNER: usize = 8;
 #[derive(Debug, clap::Args)]
 pub(crate) struct StatusArgs {
     /// The resource to inspect.
+    #[arg(value_parser = arg_values::non_empty)]
     resource: String,
     /// Print JSON instead of a table.
     #[arg(long)]
@@ -31,14 +33,14 @@ pub(crate) struct StatusArgs {
     #[arg(long, default_value = "lock:")]
     key_prefix: String,
     /// Connect and read timeout per node.
-    #[arg(long, default_value = "500ms", value_parser = humantime::parse_duration)]
+    #[arg(long, default_value = "500ms", value_parser = arg_values::positive_duration)]
     timeout: Duration,
     /// The longest lock TTL your clients use (their `RedlockBuilder::max_ttl`).
     /// With it, a node that is not durable (no AOF `appendfsync always`) and
     /// has been up for less than this is reported as refused: it may have
     /// forgotten keys it granted before a restart. Without it that rule is not
     /// checked. Must be longer than --timeout.
-    #[arg(long, value_parser = humantime::parse_duration)]
+    #[arg(long, value_parser = arg_values::duration)]
     max_ttl: Option<Duration>,
 }
 
