@@ -57,11 +57,11 @@ fn exec_passes_the_resource_and_the_child_exit_status_through() {
     );
     // Released on exit: nothing left on any node.
     for node in 0..3 {
-        let value = nodes
-            .command(node, &["GET", "lock:env-check"])
+        let exists = nodes
+            .command(node, &["EXISTS", &common::lock_key("env-check")])
             .unwrap()
-            .as_text();
-        assert_eq!(value, None);
+            .as_int();
+        assert_eq!(exists, Some(0));
     }
 }
 
@@ -69,9 +69,13 @@ fn exec_passes_the_resource_and_the_child_exit_status_through() {
 fn with_the_lock_held_elsewhere_wait_one_second_exits_75_without_running_the_command() {
     let nodes = cluster(5);
     for node in 0..5 {
-        nodes
-            .command(node, &["SET", "lock:busy", "someone-else", "PX", "60000"])
-            .unwrap();
+        common::plant_holder(
+            &nodes,
+            node,
+            "busy",
+            "someone-else",
+            Duration::from_secs(60),
+        );
     }
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("ran");

@@ -134,9 +134,13 @@ fn tls_ca_with_plain_nodes_is_a_usage_error() {
 fn quiet_says_nothing_when_the_lock_is_held_elsewhere_but_still_reports_errors() {
     let nodes = cluster(3);
     for node in 0..3 {
-        nodes
-            .command(node, &["SET", "lock:busy", "someone-else", "PX", "60000"])
-            .unwrap();
+        common::plant_holder(
+            &nodes,
+            node,
+            "busy",
+            "someone-else",
+            std::time::Duration::from_secs(60),
+        );
     }
     let loud = redquorum(&nodes)
         .args(["exec", "busy", "--", "true"])

@@ -151,17 +151,11 @@ fn redlock(nodes: &NodesArg, args: &ExecArgs, plan: &StopPlan) -> Result<Redlock
         eprintln!("redquorum exec: {message}");
         ExitCode::from(exit::USAGE)
     };
-    let mut builder = Redlock::builder()
-        .nodes(&urls)
-        .ttl(args.ttl)
-        .key_prefix(&args.key_prefix);
+    let mut builder =
+        common::builder(&urls, &args.key_prefix, args.tls_ca.as_deref()).map_err(usage)?;
+    builder = builder.ttl(args.ttl);
     if let Some(max_ttl) = args.max_ttl {
         builder = builder.max_ttl(max_ttl);
-    }
-    if let Some(path) = &args.tls_ca {
-        let certificate = std::fs::read(path)
-            .map_err(|e| usage(format!("cannot read --tls-ca {}: {e}", path.display())))?;
-        builder = builder.tls_root_certificate(certificate);
     }
     builder
         .build()

@@ -118,3 +118,36 @@ pub(crate) fn urls_as(nodes: &Cluster, user: &str) -> String {
         .collect::<Vec<_>>()
         .join(",")
 }
+
+/// The lock key of `resource` with the default prefix (the library's layout:
+/// the name in braces).
+pub(crate) fn lock_key(resource: &str) -> String {
+    format!("lock:{{{resource}}}")
+}
+
+/// Makes `owner` (another client) hold `resource`'s plain lock on node
+/// `index` for `ttl`, as the lock script would have.
+pub(crate) fn plant_holder(
+    nodes: &Cluster,
+    index: usize,
+    resource: &str,
+    owner: &str,
+    ttl: Duration,
+) {
+    let now = nodes.command(index, &["TIME"]).unwrap();
+    let secs: i64 = match now {
+        redquorum_harness::Reply::Array(Some(parts)) => {
+            parts[0].as_text().unwrap().parse().unwrap()
+        }
+        other => panic!("TIME answered {other:?}"),
+    };
+    let expiry = ((secs + 1) * 1000 + ttl.as_millis() as i64).to_string();
+    let key = lock_key(resource);
+    let field = format!("h:{owner}");
+    nodes
+        .command(index, &["HSET", &key, "kind", "lock", &field, &expiry])
+        .unwrap();
+    nodes
+        .command(index, &["PEXPIRE", &key, &ttl.as_millis().to_string()])
+        .unwrap();
+}
