@@ -43,8 +43,12 @@
 //! - The lock kinds, thin types over the lease core: `lock.rs` ([`Lock`],
 //!   `try_lock`, `lock`), `rwlock.rs` ([`ReadLock`], [`WriteLock`]),
 //!   `reentrant.rs` ([`ReentrantOwner`], [`ReentrantLock`]), `any_of.rs`
-//!   (`lock_any`), `scoped.rs` ([`Redlock::with_lock`]); `lock_api.rs` writes
-//!   their shared methods once.
+//!   (`lock_any`), `multi_lock.rs` ([`MultiLock`], `lock_all`),
+//!   `semaphore.rs` ([`Semaphore`], [`Permit`]), `election.rs`
+//!   ([`Election`], [`Leadership`]) with `leader.rs` ([`Leader`], who leads),
+//!   `scoped.rs`
+//!   ([`Redlock::with_lock`]); `lock_api.rs` writes their shared methods
+//!   once.
 //! - The lease core: `held.rs` (extend, release, fencing write-back, drop);
 //!   `lease.rs` (the lease state, [`LostReason`], [`AtRisk`]) and
 //!   `lease_watch.rs` ([`LeaseWatch`]: `lost`, `at_risk`); `watchdog.rs` (the
@@ -69,7 +73,8 @@
 //! - Results: `outcome.rs` ([`NodeOutcome`], [`Outcomes`], [`NodeError`]),
 //!   `error.rs` ([`Error`], [`BuildError`]), `observe.rs` (metrics),
 //!   `inspect.rs` ([`Redlock::inspect`]: who holds a resource, read-only),
-//!   `owner_info.rs` ([`OwnerInfo`]: who took a hold).
+//!   `owner_info.rs` ([`OwnerInfo`]: who took a hold), `admin.rs`
+//!   ([`Redlock::list`], [`Redlock::force_release`]).
 //! - Around the lock: `fenced_write.rs` ([`FencedWriter`], the check on a
 //!   Redis-backed resource), `token.rs` ([`OwnerToken`]), `sync.rs`.
 
@@ -77,6 +82,7 @@
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![deny(rustdoc::broken_intra_doc_links)]
 
+mod admin;
 mod any_of;
 mod backoff;
 mod batcher;
@@ -84,6 +90,7 @@ mod builder;
 mod claim;
 mod connection;
 mod drop_guard;
+mod election;
 mod eligibility;
 mod error;
 mod fence;
@@ -92,10 +99,12 @@ mod health;
 mod held;
 mod inspect;
 mod keys;
+mod leader;
 mod lease;
 mod lease_watch;
 mod lock;
 mod lock_api;
+mod multi_lock;
 mod node;
 mod node_id;
 mod nodes;
@@ -114,6 +123,7 @@ mod registry;
 mod rwlock;
 mod scoped;
 mod script;
+mod semaphore;
 mod settle;
 mod sync;
 mod tally;
@@ -126,14 +136,17 @@ mod waiters;
 mod watchdog;
 
 pub use builder::RedlockBuilder;
+pub use election::{Election, Leadership};
 pub use error::{BuildError, Error, FencedWriteError};
 pub use fence::FenceToken;
 pub use fenced_write::FencedWriter;
 pub use health::{Durability, Ineligible, NodeHealth, Role};
 pub use inspect::{HoldView, Inspection, NodeView};
+pub use leader::Leader;
 pub use lease::{AtRisk, LostReason};
 pub use lease_watch::LeaseWatch;
 pub use lock::Lock;
+pub use multi_lock::MultiLock;
 pub use node_id::NodeId;
 pub use options::{LockOptions, WatchdogOptions};
 pub use outcome::{NodeError, NodeOutcome, Outcomes};
@@ -141,6 +154,7 @@ pub use owner_info::OwnerInfo;
 pub use redlock::Redlock;
 pub use reentrant::{ReentrantLock, ReentrantOwner};
 pub use rwlock::{ReadLock, WriteLock};
+pub use semaphore::{Permit, Semaphore};
 pub use token::OwnerToken;
 
 // The guides' Rust examples compile as doc tests too.

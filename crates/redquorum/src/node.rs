@@ -80,6 +80,34 @@ impl Node {
             .map_err(|error| self.link.explain(error))
     }
 
+    /// The keys matching `pattern` (a SCAN glob), up to about `limit` of
+    /// them, in at most `max_calls` SCAN calls (an operator's listing:
+    /// bounded, never a KEYS).
+    pub(crate) async fn scan(
+        &self,
+        pattern: &str,
+        limit: usize,
+        max_calls: usize,
+    ) -> Result<Vec<String>, fred::error::Error> {
+        let scan = fred::types::CustomCommand::new_static("SCAN", None, false);
+        let mut cursor = "0".to_owned();
+        let mut found = Vec::new();
+        for _ in 0..max_calls {
+            let args = vec![cursor.as_str(), "MATCH", pattern, "COUNT", "1000"];
+            let (next, keys): (String, Vec<String>) = self
+                .client
+                .custom(scan.clone(), args)
+                .await
+                .map_err(|error| self.link.explain(error))?;
+            found.extend(keys);
+            cursor = next;
+            if cursor == "0" || found.len() >= limit {
+                break;
+            }
+        }
+        Ok(found)
+    }
+
     /// Starts the connection task and the background tasks that keep the
     /// node's script loaded and its health probed; commands queue until the
     /// connection is up.

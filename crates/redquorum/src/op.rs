@@ -210,7 +210,13 @@ mod tests {
         assert!(op(Code::Release, &[], &[]).must_run());
         assert!(op(Code::Extend, &[], &[]).must_run());
         assert!(op(Code::ForceRelease, &[], &[]).must_run());
-        for code in [Code::Acquire, Code::Commit, Code::Propose, Code::SetMeta, Code::Inspect] {
+        for code in [
+            Code::Acquire,
+            Code::Commit,
+            Code::Propose,
+            Code::SetMeta,
+            Code::Inspect,
+        ] {
             assert!(!op(code, &[], &[]).must_run(), "{code:?}");
         }
     }

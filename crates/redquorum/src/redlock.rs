@@ -413,4 +413,14 @@ impl Redlock {
     pub(crate) fn shared_quorum(&self) -> &Arc<Quorum> {
         &self.quorum
     }
+
+    /// The release notifications (an election's observers wait on them).
+    pub(crate) fn notifier(&self) -> &Arc<Notifier> {
+        &self.notifier
+    }
+
+    /// The prefix of every key.
+    pub(crate) fn key_prefix(&self) -> &str {
+        &self.key_prefix
+    }
 }

@@ -9,6 +9,7 @@
 --
 -- One resource is one lock, whatever its kind: a hash at its lock key.
 --   kind        'lock' | 'write' | 'read' | 'reentrant' | 'permit' | 'slot'
+--               | 'leader'
 --   owner       reentrant only: the owner id that all its holds share
 --   h:<token>   one per hold: its expiry, in node time (ms)
 --   m:<token>   the hold's owner information (host:pid:note), if given
@@ -214,7 +215,9 @@ function ops.a(keys, args)
     if delay > 0 then
       redis.call('hset', lock, 'd:' .. token, delay)
     end
-    announce[lock] = nil -- taken again in this call: it was never free
+    -- Taken again in this call: it was never free. A new leader is
+    -- announced instead (its observers wake), tagged apart from its release.
+    announce[lock] = kind == 'leader' and ('+' .. token) or nil
   end
   if not string.find(flags, 'p', 1, true) then
     return 1
@@ -335,7 +338,8 @@ function ops.m(keys, args)
     return 0
   end
   redis.call('hset', lock, 'm:' .. token, args[2])
-  announce[lock] = token
+  -- Tagged with the value: each node's copy of one change wakes once.
+  announce[lock] = token .. ':' .. args[2]
   return 1
 end
 
@@ -344,8 +348,7 @@ end
 -- ousted holder is below every later one. Returns the new counter value.
 function ops.f(keys, _)
   local lock, fence = keys[1], keys[2]
-  if redis.call('exists', lock) == 1 then
-    redis.call('del', lock)
+  if redis.call('del', lock) == 1 then
     announce[lock] = 'forced'
   end
   local proposal = propose(fence)
