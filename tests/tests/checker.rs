@@ -8,7 +8,7 @@ mod workload;
 
 use std::time::Duration;
 
-use redquorum::Redlock;
+use redquorum::{Redlock, RedlockBuilder};
 use redquorum_harness::{
     Cluster, History, Outcome, Persistence, ProtectedStore, Session, Verdict, check,
     faketime_support,
@@ -18,12 +18,19 @@ const TTL: Duration = Duration::from_secs(10);
 const SHORT_TTL: Duration = Duration::from_millis(1500);
 
 fn redlock(urls: Vec<String>, ttl: Duration) -> Redlock {
-    Redlock::builder()
+    redlock_with(urls, ttl, |builder| builder)
+}
+
+fn redlock_with(
+    urls: Vec<String>,
+    ttl: Duration,
+    configure: impl FnOnce(RedlockBuilder) -> RedlockBuilder,
+) -> Redlock {
+    let builder = Redlock::builder()
         .nodes(urls)
         .ttl(ttl)
-        .node_timeout(Duration::from_millis(100))
-        .build()
-        .expect("valid configuration")
+        .node_timeout(Duration::from_millis(100));
+    configure(builder).build().expect("valid configuration")
 }
 
 /// Records a granted lock as a session that completed (write at grant time).
@@ -227,7 +234,11 @@ async fn node_clocks_far_faster_than_the_drift_factor_are_caught_as_an_overlap()
         .fast_clock(2, 10.0)
         .start()
         .expect("nodes with fast clocks");
-    let redlock = redlock(cluster.urls(), Duration::from_secs(3));
+    // The library would refuse these nodes' votes (clock_watch.rs): turned
+    // off, so that the checker is shown to catch what such clocks do.
+    let redlock = redlock_with(cluster.urls(), Duration::from_secs(3), |b| {
+        b.check_node_clocks(false)
+    });
     let history = History::new();
     let start = history.now();
     let a = redlock.try_lock("clock").await.expect("A locks");

@@ -68,7 +68,8 @@
 //!   `connection.rs` (URLs, lock-safe fred settings), `batcher.rs` (group
 //!   commit, NOSCRIPT handling) over `queue.rs` (its queue, as pure state),
 //!   `script.rs` (the script cache), `probe.rs` (health probes),
-//!   `eligibility.rs` (probe results and which votes count), `health.rs`
+//!   `eligibility.rs` (probe results and which votes count), `clock_watch.rs`
+//!   (node clocks against the local one), `health.rs`
 //!   ([`NodeHealth`], [`Ineligible`]), `tls.rs` (custom trust roots).
 //! - Results: `outcome.rs` ([`NodeOutcome`], [`Outcomes`], [`NodeError`]),
 //!   `error.rs` ([`Error`], [`BuildError`]), `observe.rs` (metrics),
@@ -88,6 +89,7 @@ mod backoff;
 mod batcher;
 mod builder;
 mod claim;
+mod clock_watch;
 mod connection;
 mod drop_guard;
 mod election;

@@ -51,12 +51,17 @@ impl Node {
         node_timeout: Duration,
         max_ttl: Option<Duration>,
         interval: Duration,
+        clock_rule: (f64, Duration),
+        check_clock: bool,
     ) -> Self {
         let tls = config.tls.is_some();
         let client = connection::client(config, node_timeout);
         // Subscribed before connect(), so the first connection counts as one.
         let mut eligibility = Eligibility::new(client.reconnect_rx());
         eligibility.configure(max_ttl, interval);
+        if check_clock {
+            eligibility.configure_clock(clock_rule.0, clock_rule.1);
+        }
         Self {
             batcher: Arc::new(Batcher::new(client.clone(), node_timeout)),
             id,

@@ -39,6 +39,8 @@ pub(crate) const RELEASE_TOTAL: &str = "redquorum_release_total";
 pub(crate) const VOTE_REFUSED_TOTAL: &str = "redquorum_vote_refused_total";
 /// Whether a node's votes count (1) or not (0).
 pub(crate) const NODE_ELIGIBLE: &str = "redquorum_node_eligible";
+/// Counter: clock faults a node's probes saw (jumps, stops, fast or slow).
+pub(crate) const NODE_CLOCK_FAULTS: &str = "redquorum_node_clock_faults_total";
 
 /// A result label for an acquisition.
 fn acquire_result(result: &Result<(), &Error>) -> &'static str {
@@ -95,6 +97,11 @@ pub(crate) fn node_eligible(node: &NodeId, eligible: bool) {
     } else {
         0.0
     });
+}
+
+/// Counts a clock fault seen on `node` (clock_watch.rs).
+pub(crate) fn node_clock_fault(node: &NodeId) {
+    metrics::counter!(NODE_CLOCK_FAULTS, "node" => node.to_string()).increment(1);
 }
 
 /// Records how much validity a lock had left when its holder released it:
