@@ -28,6 +28,7 @@ use fred::error::Error as FredError;
 use fred::types::Value;
 use tokio::sync::oneshot;
 
+use crate::mutants::{self, Mutant};
 use crate::token::OwnerToken;
 
 /// Calls of ours a node may have in flight before operations queue. Two,
@@ -55,7 +56,10 @@ impl LockOp {
         let kind = match self {
             LockOp::Acquire => "a",
             LockOp::AcquireFenced => "f",
+            LockOp::Extend if mutants::is_active(Mutant::RevivingExtend) => "V",
+            LockOp::Extend if mutants::is_active(Mutant::NoOwnerCheck) => "E",
             LockOp::Extend => "e",
+            LockOp::Release if mutants::is_active(Mutant::NoOwnerCheck) => "R",
             LockOp::Release => "r",
         };
         [

@@ -27,6 +27,7 @@ use fred::types::Value;
 use futures::stream::{FuturesUnordered, StreamExt};
 
 use crate::error::{Error, NodeError};
+use crate::mutants::{self, Mutant};
 use crate::node::Node;
 use crate::outcome::{NodeOutcome, Outcomes};
 use crate::quorum::Quorum;
@@ -154,6 +155,9 @@ pub(crate) async fn commit(
     let needed = quorum.quorum();
     // Scripts return integers; a negative one would mean a corrupt counter.
     let token = FenceToken(u64::try_from(highest).unwrap_or(0));
+    if mutants::is_active(Mutant::FenceWithoutWriteBack) {
+        return Ok(token);
+    }
     let args = vec![Value::from(token.0.to_string())];
     round(quorum, needed, |node| {
         node.run(&scripts::FENCE_COMMIT, fence_key, args.clone())

@@ -53,6 +53,8 @@
 //! - `tls.rs`: custom TLS trust roots; `observe.rs`: metric names and recording.
 //! - `fence.rs`: [`FenceToken`] and the two-round fencing protocol;
 //!   `fenced_write.rs`: [`FencedWriter`], the check on a Redis-backed resource.
+//! - `mutants.rs`: planted bugs for testing the torture checker (feature
+//!   `mutants`, off by default; compiled away without it).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
@@ -68,6 +70,11 @@ mod fenced_write;
 mod health;
 mod held;
 mod lock;
+#[cfg(feature = "mutants")]
+pub mod mutants;
+#[cfg(not(feature = "mutants"))]
+#[allow(dead_code, unreachable_pub)]
+mod mutants;
 mod node;
 mod notify;
 mod observe;

@@ -13,6 +13,7 @@ use tokio::sync::OnceCell;
 use tokio::task::JoinHandle;
 
 use crate::error::Error;
+use crate::mutants::{self, Mutant};
 use crate::node::{Node, NodeId};
 use crate::notify::Notifier;
 use crate::outcome::{NodeOutcome, Outcomes};
@@ -191,7 +192,7 @@ impl Quorum {
         let highest = highest_proposal(&outcomes, &proposals, self.quorum());
         // Stragglers' acquires were sent on the same connection before this
         // unwind, so a late SET is always followed by our DEL.
-        if !self.is_granted(decision, elapsed, ttl) {
+        if !self.is_granted(decision, elapsed, ttl) && !mutants::is_active(Mutant::NoUnwind) {
             self.unwind(&outcomes, UnwindOn::NotTaken, |node| {
                 node.release(key, owner)
             })
@@ -492,7 +493,7 @@ impl Quorum {
             .await;
         let elapsed = start.elapsed();
         // As in `acquire`: the unwind follows each node's acquire on the same connection.
-        if !self.is_granted(decision, elapsed, ttl) {
+        if !self.is_granted(decision, elapsed, ttl) && !mutants::is_active(Mutant::NoUnwind) {
             self.unwind(&outcomes, unwind_on, |node| unwind(Arc::clone(node)))
                 .await;
         }

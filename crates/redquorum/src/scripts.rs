@@ -12,11 +12,16 @@ use fred::interfaces::LuaInterface;
 use fred::types::scripts::Script;
 use fred::types::{FromValue, MultipleKeys, Value};
 
+use crate::mutants::{self, Mutant};
+
 /// The plain lock's acquire, extend and release, one or several per call
 /// (group commit, see batch.rs): one integer per operation, 1 done, 0 not
 /// ours / taken, -1 wrong type.
-pub(crate) static LOCK_OPS: LazyLock<Script> =
-    LazyLock::new(|| Script::from_lua(include_str!("scripts/lock_ops.lua")));
+pub(crate) static LOCK_OPS: LazyLock<Script> = LazyLock::new(|| {
+    Script::from_lua(mutants::lock_ops_source(include_str!(
+        "scripts/lock_ops.lua"
+    )))
+});
 
 /// Reentrant: add one hold of an owner if no other owner holds the key: 1 / 0.
 pub(crate) static REENTRANT_ACQUIRE: LazyLock<Script> =
@@ -103,6 +108,9 @@ where
     match script.evalsha(client, keys.clone(), args.clone()).await {
         Err(e) if e.details().starts_with("NOSCRIPT") => {
             let body = script.lua().map(|lua| lua.to_string()).unwrap_or_default();
+            if mutants::is_active(Mutant::NoscriptAfterUnwind) {
+                mutants::late_fallback(client, &body).await;
+            }
             client.eval(body, keys, args).await
         }
         reply => reply,
