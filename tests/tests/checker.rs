@@ -172,6 +172,8 @@ async fn a_holder_ignoring_its_validity_is_caught_as_stale_write_and_lost_update
     let a = redlock.try_lock("gc").await.expect("A locks");
     let mut a_session = session(&history, 0, start, &a);
     let a_read = store.read_blocking("gc").unwrap();
+    a_session.read = Some(a_read);
+    a_session.read_at = Some(history.now());
     let a_deadline = a.deadline();
     a.forget();
     tokio::time::sleep_until((a_deadline + Duration::from_millis(100)).into()).await;
@@ -193,13 +195,17 @@ async fn a_holder_ignoring_its_validity_is_caught_as_stale_write_and_lost_update
     let (b_start, b) = b_lock;
     let mut b_session = session(&history, 1, b_start, &b);
     let b_read = store.read_blocking("gc").unwrap();
+    b_session.read = Some(b_read);
+    b_session.read_at = Some(history.now());
     b_session.write_start = Some(history.now());
+    b_session.wrote = Some(b_read + 1);
     store.write_blocking("gc", b_read + 1).unwrap();
     b_session.write_end = Some(history.now());
     b_session.release = Some(history.now());
     b.release().await.expect("B releases");
     // A wakes up and writes from its stale read, ignoring its validity.
     a_session.write_start = Some(history.now());
+    a_session.wrote = Some(a_read + 1);
     store.write_blocking("gc", a_read + 1).unwrap();
     a_session.write_end = Some(history.now());
     a_session.release = Some(history.now());
@@ -209,7 +215,82 @@ async fn a_holder_ignoring_its_validity_is_caught_as_stale_write_and_lost_update
     let verdict = check(&[a_session, b_session], &values, &[]);
     assert_eq!(verdict.count("stale-write"), 1, "{:?}", verdict.violations);
     assert_eq!(verdict.count("lost-update"), 1, "{:?}", verdict.violations);
+    assert_eq!(verdict.count("counter"), 1, "{:?}", verdict.violations);
     assert_eq!(verdict.count("overlap"), 0, "the lock itself behaved");
+    // The lost update names both sessions: B's update lost, overwritten by A.
+    let lost = verdict
+        .violations
+        .iter()
+        .find(|v| v.kind() == "lost-update")
+        .unwrap();
+    let text = lost.to_string();
+    assert!(
+        text.contains("client 1") && text.contains("client 0"),
+        "{text}"
+    );
+}
+
+/// The same GC pause against a fenced store: A's stale write is refused,
+/// nothing is lost, and a stale write the store did accept is named.
+#[tokio::test]
+async fn a_fenced_store_refuses_the_paused_holders_stale_write() {
+    let store_node = Cluster::start(1).expect("store");
+    let store = ProtectedStore::new(&store_node.host_port(0));
+    store.reset_blocking("gc").unwrap();
+    // A (token 10) reads; B (token 11) reads and writes; A writes last.
+    assert_eq!(store.read_fenced_blocking("gc", Some(10)).unwrap(), Some(0));
+    assert_eq!(store.read_fenced_blocking("gc", Some(11)).unwrap(), Some(0));
+    assert!(store.write_fenced_blocking("gc", 1, Some(11)).unwrap());
+    assert!(
+        !store.write_fenced_blocking("gc", 1, Some(10)).unwrap(),
+        "stale token accepted"
+    );
+    assert_eq!(store.read_blocking("gc").unwrap(), 1);
+    // Had the store accepted it, the checker names it.
+    let ms = Duration::from_millis;
+    let mut b = Session::granted(1, "gc", "b", ms(0), ms(10), ms(500));
+    (b.fence, b.read, b.read_at, b.wrote) = (Some(11), Some(0), Some(ms(11)), Some(1));
+    (b.write_start, b.write_end) = (Some(ms(12)), Some(ms(13)));
+    let mut a = Session::granted(0, "gc", "a", ms(0), ms(1), ms(5));
+    (a.fence, a.read, a.read_at, a.wrote) = (Some(10), Some(0), Some(ms(2)), Some(1));
+    (a.write_start, a.write_end) = (Some(ms(20)), Some(ms(21)));
+    let verdict = check(&[a, b], &[("gc".to_owned(), 1)].into_iter().collect(), &[]);
+    assert_eq!(verdict.count("stale-write"), 1, "{:?}", verdict.violations);
+    assert_eq!(verdict.count("lost-update"), 1, "{:?}", verdict.violations);
+}
+
+/// A lock key left behind by an attempt nobody unwound (planted with SET PX,
+/// as a missing unwind would leave it) is seen by the key audit and named,
+/// long before its TTL would hide it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_left_by_an_attempt_that_was_never_unwound_is_an_orphan() {
+    use redquorum_harness::{AuditConfig, Evidence, KeyAudit, check_evidence};
+    let cluster = std::sync::Arc::new(Cluster::start(3).expect("nodes"));
+    let ttl = Duration::from_secs(2);
+    let mut config = AuditConfig::new(ttl);
+    config.min_age = Duration::from_millis(200);
+    // PX 800 under a 2 s TTL: the key was set 1.2 s ago, past the 1 s slack.
+    cluster
+        .command(1, &["SET", "lock:orphan", "nobody", "PX", "800"])
+        .unwrap();
+    let audit = KeyAudit::start(cluster.clone(), config);
+    let seen = tokio::task::spawn_blocking(move || {
+        assert!(
+            audit.wait_rounds(1, Duration::from_secs(5)),
+            "the audit never read the nodes"
+        );
+        audit.stop()
+    })
+    .await
+    .unwrap();
+    let values = no_values();
+    let evidence = Evidence {
+        keys: &seen,
+        ..Evidence::new(&[], &values)
+    };
+    let verdict = check_evidence(&evidence);
+    assert_eq!(verdict.count("orphan-key"), 1, "{seen:?}");
+    assert!(verdict.violations[0].to_string().contains("never granted"));
 }
 
 /// Two of three nodes run their clocks 10x fast, far beyond the 1% drift factor.

@@ -40,9 +40,12 @@ enum Command {
     /// Start or stop local redis-server nodes for development.
     Nodes(cmd::nodes::NodesArgs),
     /// Run clients against the nodes under random faults and check mutual exclusion.
-    Torture(cmd::torture::TortureArgs),
+    Torture(Box<cmd::torture::TortureArgs>),
     /// Measure lock throughput, latency and hand-off on the nodes (see docs/performance.md).
     Bench(cmd::bench::BenchArgs),
+    /// Run torture against each planted bug; fails unless every one is caught (feature `mutants`).
+    #[cfg(feature = "mutants")]
+    Mutants(cmd::mutants::MutantsArgs),
 }
 
 fn main() -> ExitCode {
@@ -74,8 +77,10 @@ fn main() -> ExitCode {
             Command::Exec(args) => cmd::exec::run(&nodes, args).await,
             Command::Status(args) => cmd::status::run(&nodes, args).await,
             Command::Nodes(args) => cmd::nodes::run(args),
-            Command::Torture(args) => cmd::torture::run(&nodes, args).await,
+            Command::Torture(args) => cmd::torture::run(&nodes, *args).await,
             Command::Bench(args) => cmd::bench::run_bench(&nodes, args).await,
+            #[cfg(feature = "mutants")]
+            Command::Mutants(args) => cmd::mutants::run(args).await,
         }
     })
 }

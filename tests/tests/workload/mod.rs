@@ -30,6 +30,13 @@ impl Locker for RedlockLocker {
         }
     }
 
+    async fn extend(&self, lock: &mut Lock) -> Result<std::time::Instant, String> {
+        match lock.extend().await {
+            Ok(_) => Ok(lock.deadline()),
+            Err(e) => Err(kind(&e).to_owned()),
+        }
+    }
+
     async fn release(&self, lock: Lock) {
         // A failed release leaves the key to its TTL; the leak check covers it.
         let _ = lock.release().await;
@@ -42,6 +49,7 @@ pub fn kind(error: &Error) -> &'static str {
         Error::Contended { .. } => "contended",
         Error::Unavailable { .. } => "unavailable",
         Error::Expired { .. } => "expired",
+        Error::NotHeld { .. } => "not-held",
         Error::WaitTimeout { last, .. } => kind(last),
         _ => "other",
     }

@@ -5,6 +5,8 @@ pub(crate) mod common;
 pub(crate) mod demo;
 pub(crate) mod exec;
 pub(crate) mod health;
+#[cfg(feature = "mutants")]
+pub(crate) mod mutants;
 pub(crate) mod nodes;
 pub(crate) mod status;
 pub(crate) mod torture;
