@@ -43,6 +43,9 @@ return 1
 #[derive(Debug, Clone)]
 pub struct ProtectedStore {
     addr: String,
+    /// Idle connections, reused: a long run would otherwise open (and leave
+    /// in TIME_WAIT) two connections per session.
+    idle: std::sync::Arc<std::sync::Mutex<Vec<RespConn>>>,
 }
 
 impl ProtectedStore {
@@ -57,6 +60,7 @@ impl ProtectedStore {
     pub fn new(addr: &str) -> Self {
         Self {
             addr: addr.to_owned(),
+            idle: std::sync::Arc::default(),
         }
     }
 
@@ -68,8 +72,24 @@ impl ProtectedStore {
         format!("protected:{resource}:fence")
     }
 
-    fn conn(&self) -> io::Result<RespConn> {
-        RespConn::connect_addr(&self.addr, Duration::from_secs(2))
+    /// Runs one command on an idle connection (or a new one); the
+    /// connection goes back to the pool only after a clean reply.
+    fn command(&self, args: &[&str]) -> io::Result<Reply> {
+        let idle = self
+            .idle
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .pop();
+        let mut conn = match idle {
+            Some(conn) => conn,
+            None => RespConn::connect_addr(&self.addr, Duration::from_secs(2))?,
+        };
+        let reply = conn.command(args)?;
+        self.idle
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(conn);
+        Ok(reply)
     }
 
     /// Reads `resource`'s counter (0 when unset).
@@ -86,7 +106,7 @@ impl ProtectedStore {
     /// assert_eq!(store.read_blocking("fresh").unwrap(), 0);
     /// ```
     pub fn read_blocking(&self, resource: &str) -> io::Result<i64> {
-        let reply = self.conn()?.command(&["GET", &Self::key(resource)])?;
+        let reply = self.command(&["GET", &Self::key(resource)])?;
         match reply.as_text() {
             None => Ok(0),
             Some(text) => text
@@ -109,8 +129,7 @@ impl ProtectedStore {
     /// store.write_blocking("r", 1).unwrap();
     /// ```
     pub fn write_blocking(&self, resource: &str, value: i64) -> io::Result<()> {
-        self.conn()?
-            .command(&["SET", &Self::key(resource), &value.to_string()])
+        self.command(&["SET", &Self::key(resource), &value.to_string()])
             .map(drop)
     }
 
@@ -159,7 +178,7 @@ impl ProtectedStore {
             return self.read_blocking(resource).map(Some);
         };
         let (key, fence_key) = (Self::key(resource), Self::fence_key(resource));
-        let reply = self.conn()?.command(&[
+        let reply = self.command(&[
             "EVAL",
             FENCED_READ_LUA,
             "2",
@@ -205,7 +224,7 @@ impl ProtectedStore {
             return self.write_blocking(resource, value).map(|()| true);
         };
         let (key, fence_key) = (Self::key(resource), Self::fence_key(resource));
-        let reply = self.conn()?.command(&[
+        let reply = self.command(&[
             "EVAL",
             FENCED_WRITE_LUA,
             "2",
@@ -232,9 +251,7 @@ impl ProtectedStore {
     /// ```
     pub fn reset_blocking(&self, resource: &str) -> io::Result<()> {
         self.write_blocking(resource, 0)?;
-        self.conn()?
-            .command(&["DEL", &Self::fence_key(resource)])
-            .map(drop)
+        self.command(&["DEL", &Self::fence_key(resource)]).map(drop)
     }
 
     pub(crate) async fn read(&self, resource: &str, fence: Option<u64>) -> io::Result<Option<i64>> {
