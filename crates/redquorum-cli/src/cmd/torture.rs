@@ -33,21 +33,22 @@ pub(crate) struct TortureArgs {
     /// How long clients keep locking [default: 60s; 25m with --soak].
     #[arg(long, value_parser = humantime::parse_duration)]
     duration: Option<Duration>,
-    /// Concurrent clients [default: 32; 64 with --soak].
+    /// Concurrent clients [default: 32; 96 with --soak].
     #[arg(long)]
     clients: Option<usize>,
-    /// Resources the clients contend for [default: 4; 32 with --soak].
+    /// Resources the clients contend for [default: 4; 64 with --soak].
     #[arg(long)]
     resources: Option<usize>,
     /// Client groups, each with its own fault proxies and runtime (partitions
     /// and pauses hit one group).
     #[arg(long, default_value_t = 4)]
     groups: usize,
-    /// Faults: `all` (every kind within the assumptions), `none`, or a comma
-    /// list of kill,pause,latency,stall,reset,clock,partition,script-flush,
-    /// strobe,client-pause,forget.
-    #[arg(long, default_value = "all")]
-    nemesis: String,
+    /// Faults: `all` (kill,pause,latency,stall,reset,clock,partition,strobe:
+    /// within the assumptions), `none`, or a comma list of those and
+    /// script-flush, client-pause (fenced holders only), forget (outside the
+    /// assumptions) [default: all; all,client-pause with --soak].
+    #[arg(long)]
+    nemesis: Option<String>,
     /// Each fault hits exactly N nodes (default: 1 to N/2 at random; more
     /// than N/2 is outside the assumptions).
     #[arg(long)]
@@ -61,9 +62,10 @@ pub(crate) struct TortureArgs {
     /// Longest client pause (default: 2 × ttl).
     #[arg(long, value_parser = humantime::parse_duration)]
     client_pause: Option<Duration>,
-    /// Holder mix as kind=weight: brief, to-deadline, extending, paused.
-    #[arg(long, default_value = "brief=12,to-deadline=2,extending=1,paused=1")]
-    holders: String,
+    /// Holder mix as kind=weight: brief, to-deadline, extending, paused
+    /// [default: brief=12,to-deadline=2,extending=1,paused=1; brief=30,... with --soak].
+    #[arg(long)]
+    holders: Option<String>,
     /// The protected store ignores fencing tokens (paused holders then lose updates).
     #[arg(long)]
     no_fencing: bool,
@@ -79,7 +81,9 @@ pub(crate) struct TortureArgs {
     /// Node 0's wall clock runs this far ahead (libfaketime).
     #[arg(long, value_parser = humantime::parse_duration)]
     clock_ahead: Option<Duration>,
-    /// The long run: 25 minutes, 64 clients, 32 resources, every nemesis.
+    /// The long run: 25 minutes, 96 clients, 64 resources, mostly brief
+    /// holders, every fault within the assumptions plus client pauses
+    /// (the store is fenced).
     #[arg(long)]
     soak: bool,
     /// Print the report as JSON (the last line stays `sessions=N violations=N leaked=N`).
@@ -224,14 +228,22 @@ fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String> {
             "{count} nodes: Redlock needs an odd number of nodes (a majority of an even count tolerates no more failures than the odd count below it)"
         ));
     }
-    let kinds = FaultKind::parse_list(&args.nemesis).map_err(|e| format!("--nemesis: {e}"))?;
-    let holders = parse_holders(&args.holders)?;
     let soak = args.soak;
+    let nemesis = args
+        .nemesis
+        .as_deref()
+        .unwrap_or(if soak { "all,client-pause" } else { "all" });
+    let kinds = FaultKind::parse_list(nemesis).map_err(|e| format!("--nemesis: {e}"))?;
+    let holders = parse_holders(args.holders.as_deref().unwrap_or(if soak {
+        "brief=30,to-deadline=1,extending=1,paused=1"
+    } else {
+        "brief=12,to-deadline=2,extending=1,paused=1"
+    }))?;
     let duration = args
         .duration
         .unwrap_or(Duration::from_secs(if soak { 25 * 60 } else { 60 }));
-    let clients = args.clients.unwrap_or(if soak { 64 } else { 32 });
-    let resources = args.resources.unwrap_or(if soak { 32 } else { 4 });
+    let clients = args.clients.unwrap_or(if soak { 96 } else { 32 });
+    let resources = args.resources.unwrap_or(if soak { 64 } else { 4 });
     if clients == 0 || resources == 0 || args.groups == 0 || args.ttl < Duration::from_millis(200) {
         return Err("need --clients, --resources and --groups ≥ 1 and --ttl ≥ 200ms".into());
     }
