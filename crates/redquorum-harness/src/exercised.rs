@@ -64,14 +64,17 @@ impl Exercised {
         // running maximum of their ends: "was any lock held in [a, b]" is
         // then one binary search.
         let mut windows: BTreeMap<Option<usize>, Vec<(Duration, Duration)>> = BTreeMap::new();
+        let client_pauses: Vec<&FaultEvent> = faults
+            .iter()
+            .filter(|f| f.kind == FaultKind::ClientPause)
+            .collect();
         for s in sessions.iter().filter(|s| s.grant.is_some()) {
             out.granted += 1;
             out.completed += usize::from(s.outcome == Outcome::Completed);
             out.rejected += usize::from(s.outcome == Outcome::Rejected);
             out.near_deadline += usize::from(s.ran_near_deadline());
-            let paused_by_client_fault = faults.iter().any(|f| {
-                f.kind == FaultKind::ClientPause
-                    && f.group == Some(s.group)
+            let paused_by_client_fault = client_pauses.iter().any(|f| {
+                f.group == Some(s.group)
                     && s.grant.is_some_and(|g| f.start >= g)
                     && s.release.is_some_and(|r| f.start <= r)
             });

@@ -439,9 +439,12 @@ fn run(
                 );
                 let killed: Result<(), _> = targets.iter().try_for_each(|&n| cluster.kill(n));
                 std::thread::sleep(down);
-                // Restart every target, even after an error: no node stays down past the run.
-                let restarted: Result<(), _> = targets.iter().try_for_each(|&n| cluster.restart(n));
-                killed.and(restarted).map_err(|e| e.to_string())
+                // Restart every target, even after an error, and retry: no
+                // node may stay down past the run.
+                let restarted: Vec<_> = targets.iter().map(|&n| restart(cluster, n)).collect();
+                killed
+                    .and(restarted.into_iter().collect::<Result<(), _>>())
+                    .map_err(|e| e.to_string())
             }
             FaultKind::Pause => {
                 let paused: Result<(), _> = targets.iter().try_for_each(|&n| cluster.pause(n));
@@ -581,4 +584,18 @@ fn run(
     }
     proxies.heal_all();
     log
+}
+
+/// Restarts node `index`, up to three times (a loaded machine can make a
+/// start-up miss its deadline, or the old port linger).
+fn restart(cluster: &Cluster, index: usize) -> Result<(), crate::HarnessError> {
+    let mut result = cluster.restart(index);
+    for _ in 0..2 {
+        if result.is_ok() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        result = cluster.restart(index);
+    }
+    result
 }
