@@ -252,7 +252,12 @@ async fn combined_random_nemesis_keeps_exclusion_and_leaks_nothing() {
     under_nemesis(
         Persistence::AofEverySec,
         NemesisConfig {
-            kinds: FaultKind::ALL.to_vec(),
+            // Every kind within the assumptions (strobe has its own scenario:
+            // it needs nodes with controlled clocks).
+            kinds: FaultKind::SAFE
+                .into_iter()
+                .filter(|k| *k != FaultKind::Strobe)
+                .collect(),
             max_clock_jump: TTL / 100,
             seed: 42,
             max_nodes: MINORITY,

@@ -212,7 +212,7 @@ impl fmt::Display for Violation {
                 by: Some(by),
             } => write!(
                 f,
-                "stale fenced write accepted on {:?}:\n  stale:  {session}\n  after:  {by}",
+                "stale write accepted on {:?} (its fencing token is below one accepted before it):\n  stale:  {session}\n  after:  {by}",
                 session.resource
             ),
             Violation::LostUpdate { lost, by } => write!(

@@ -994,7 +994,11 @@ impl Cluster {
                     *persistence,
                     major_version(&clock.support.redis_server) >= 7,
                 );
+                // No background AOF rewrite: a forked child of a libfaketime
+                // process can hang, and it keeps the node's port after a
+                // kill -9, so the node could never restart.
                 command
+                    .args(["--auto-aof-rewrite-percentage", "0"])
                     .env("LD_PRELOAD", &clock.support.library)
                     .env("FAKETIME_DONT_RESET", "1");
                 match &clock.file {

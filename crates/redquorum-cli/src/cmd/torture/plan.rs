@@ -294,7 +294,9 @@ impl Plan {
                 .filter(|&n| !cluster.is_external() && !cluster.is_running(n))
                 .map(|n| match cluster.restart(n) {
                     Ok(()) => format!("node {n} was down after the nemesis: restarted"),
-                    Err(e) => format!("node {n} was down after the nemesis and did not restart: {e}"),
+                    Err(e) => {
+                        format!("node {n} was down after the nemesis and did not restart: {e}")
+                    }
                 })
                 .collect();
             (lock_keys_after(&cluster, &keys, within), cluster, restarted)
