@@ -221,9 +221,10 @@ fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan) {
             },
         ),
         Mutant::MinorityQuorum => (
-            "brief and to-deadline holders on one resource",
+            "brief and to-deadline holders on one resource; a client group cut off from some nodes (its grants then leave nodes free)",
             Plan {
                 holders: vec![(Holder::ToDeadline, 1), (Holder::Brief, 1)],
+                kinds: vec![FaultKind::Partition],
                 ..base
             },
         ),
