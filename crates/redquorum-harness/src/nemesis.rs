@@ -259,8 +259,12 @@ pub struct NemesisConfig {
     pub max_restart_delay: Duration,
     /// A killed node stays down at least this long. Default: 0.
     pub min_restart_delay: Duration,
-    /// Largest clock jump: keep it within the lock's drift budget. Default: 20 ms.
+    /// Largest clock shift of one node within any `clock_window` (jumps and
+    /// strobe steps added up): keep it within the lock's drift budget. Default: 20 ms.
     pub max_clock_jump: Duration,
+    /// The window the clock budget is counted over: the lock TTL (a key
+    /// must not live through more than the budget). Default: 2 s.
+    pub clock_window: Duration,
     /// Added latency, at most (uniform from 10 ms). Default: 300 ms.
     pub max_latency: Duration,
     /// Lock keys the clock jump shifts. Default: `lock:*`.
@@ -286,6 +290,7 @@ impl Default for NemesisConfig {
             max_restart_delay: Duration::from_millis(500),
             min_restart_delay: Duration::ZERO,
             max_clock_jump: Duration::from_millis(20),
+            clock_window: Duration::from_secs(2),
             max_latency: Duration::from_millis(300),
             key_pattern: "lock:*".into(),
             seed: 7,
@@ -412,6 +417,19 @@ fn run(
         return log;
     }
     let short = Duration::from_millis(50);
+    // Clock shifts per node within the last `clock_window`: their sum stays
+    // within `max_clock_jump`, so no key outlives the drift budget.
+    let mut shifts: std::collections::HashMap<usize, Vec<(Instant, Duration)>> =
+        std::collections::HashMap::new();
+    let budget = |shifts: &mut std::collections::HashMap<usize, Vec<(Instant, Duration)>>,
+                  node: usize|
+     -> Duration {
+        let list = shifts.entry(node).or_default();
+        list.retain(|(at, _)| at.elapsed() < config.clock_window);
+        config
+            .max_clock_jump
+            .saturating_sub(list.iter().map(|(_, d)| *d).sum())
+    };
     let gap = || config.min_gap..=config.max_gap.max(config.min_gap);
     while nap(rng.gen_range(gap()), stop) {
         let kind = kinds[rng.gen_range(0..kinds.len())];
@@ -489,11 +507,20 @@ fn run(
                 Ok(())
             }
             FaultKind::Clock => {
-                let jump = rng.gen_range(Duration::ZERO..=config.max_clock_jump);
-                targets
+                let room = targets
+                    .iter()
+                    .map(|&n| budget(&mut shifts, n))
+                    .min()
+                    .unwrap_or_default();
+                let jump = rng.gen_range(Duration::ZERO..=room);
+                let result = targets
                     .iter()
                     .try_for_each(|&n| cluster.clock_jump(n, jump, &config.key_pattern).map(drop))
-                    .map_err(|e| e.to_string())
+                    .map_err(|e| e.to_string());
+                for &n in &targets {
+                    shifts.entry(n).or_default().push((Instant::now(), jump));
+                }
+                result
             }
             FaultKind::Partition => {
                 // Any subset of the nodes, even all: a cut-off client is within the assumptions.
@@ -543,6 +570,8 @@ fn run(
                 }
                 for &n in &targets {
                     let _ = cluster.set_clock_offset(n, 0);
+                    // Keys that expired early during the strobe stay gone.
+                    shifts.entry(n).or_default().push((Instant::now(), step));
                 }
                 result.map_err(|e| e.to_string())
             }

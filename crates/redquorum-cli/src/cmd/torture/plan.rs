@@ -144,6 +144,7 @@ impl Plan {
             max_gap: self.fault_gap.1,
             // Within the drift budget (ttl × 0.01 + 2 ms): a legal clock error.
             max_clock_jump: self.ttl / 100,
+            clock_window: self.ttl,
             max_strobe: self.ttl / 100,
             max_client_pause: self.client_pause,
             clients: Some(pauser.clone()),
