@@ -58,9 +58,10 @@ impl Locker for RedquorumLocker {
 
 /// The floor: exactly the commands of one cycle, sent concurrently to all N
 /// nodes with fred (one client per node, redquorum's settings): redquorum's
-/// lock script with one acquire on all N, then with one release on all N,
-/// one call per operation (no group commit). No quorum, validity, unwind or
-/// retry; it does not wait for a held resource.
+/// lock script with one acquire on all N (proposing a fencing token, as the
+/// default lock does), then with one release on all N, one call per
+/// operation (no group commit). No quorum, validity, unwind or retry; it
+/// does not wait for a held resource.
 #[derive(Debug)]
 pub struct Floor {
     clients: Vec<Client>,
@@ -68,11 +69,9 @@ pub struct Floor {
     counter: AtomicU64,
 }
 
-/// redquorum's script for the plain lock, here always with one operation per call.
-static LOCK_OPS: std::sync::LazyLock<Script> = std::sync::LazyLock::new(|| {
-    Script::from_lua(include_str!(
-        "../../crates/redquorum/src/scripts/lock_ops.lua"
-    ))
+/// redquorum's script for every lock operation, here always with one operation per call.
+static OPS: std::sync::LazyLock<Script> = std::sync::LazyLock::new(|| {
+    Script::from_lua(include_str!("../../crates/redquorum/src/scripts/ops.lua"))
 });
 
 impl Floor {
@@ -109,7 +108,7 @@ impl Floor {
                 .init()
                 .await
                 .map_err(|e| format!("{}: {e}", redact(url)))?;
-            LOCK_OPS.load(&client).await.map_err(|e| e.to_string())?;
+            OPS.load(&client).await.map_err(|e| e.to_string())?;
             clients.push(client);
         }
         Ok(Self {
@@ -119,11 +118,11 @@ impl Floor {
         })
     }
 
-    async fn fan_out(&self, script: &Script, key: &str, args: Vec<Value>) -> Result<(), String> {
+    async fn fan_out(&self, keys: Vec<String>, args: Vec<Value>) -> Result<(), String> {
         let calls = self
             .clients
             .iter()
-            .map(|c| script.evalsha::<Vec<i64>, _, _, _>(c, key, args.clone()));
+            .map(|c| OPS.evalsha::<Vec<i64>, _, _, _>(c, keys.clone(), args.clone()));
         for reply in futures::future::join_all(calls).await {
             reply.map_err(|e| e.to_string())?;
         }
@@ -136,22 +135,33 @@ impl Locker for Floor {
 
     async fn acquire(&self, resource: &str) -> Result<(String, String), String> {
         let token = format!("floor-{}", self.counter.fetch_add(1, Ordering::Relaxed));
+        let key = format!("floor:{{{resource}}}");
+        // One acquire: code, 2 keys, 5 arguments (kind, token, ttl, owner, flags).
         let args = vec![
             Value::from_static_str("a"),
+            Value::from(2),
+            Value::from(5),
+            Value::from_static_str("lock"),
             Value::from(token.as_str()),
             Value::from(self.ttl_ms),
+            Value::from_static_str(""),
+            Value::from_static_str("p"),
         ];
-        self.fan_out(&LOCK_OPS, resource, args).await?;
-        Ok((resource.to_owned(), token))
+        self.fan_out(vec![key.clone(), format!("{key}:fence")], args)
+            .await?;
+        Ok((key, token))
     }
 
     async fn release(&self, (key, token): (String, String)) -> Result<(), String> {
+        // One release: code, 1 key, 2 arguments (token, drop intent).
         let args = vec![
             Value::from_static_str("r"),
+            Value::from(1),
+            Value::from(2),
             Value::from(token),
-            Value::from(0),
+            Value::from_static_str("1"),
         ];
-        self.fan_out(&LOCK_OPS, &key, args).await
+        self.fan_out(vec![key], args).await
     }
 
     fn client_commands(&self) -> &'static [&'static str] {

@@ -64,25 +64,26 @@ async fn acquire_fails_as_contended_when_a_majority_is_taken_and_leaves_no_key_o
     let redlock = redlock(&nodes, Duration::from_secs(10));
     let key = redlock.key("r1");
     for i in 0..3 {
-        nodes
-            .command(i, &["SET", &key, "foreign", "PX", "60000"])
-            .unwrap();
+        common::plant_holder(&nodes, i, &key, "foreign", Duration::from_secs(60));
     }
     let err = redlock.try_lock("r1").await.unwrap_err();
     let Error::Contended { outcomes, .. } = &err else {
         panic!("expected contended, got {err:?}");
     };
     assert!(outcomes.taken() >= 2, "{outcomes}");
-    // Our key was unwound before the error returned: the two free nodes hold nothing.
+    // Our hold was unwound before the error returned: the two free nodes
+    // hold nothing, the foreign holder is untouched.
     assert_eq!(
-        values(&nodes, &key),
-        [
-            Some("foreign".into()),
-            Some("foreign".into()),
-            Some("foreign".into()),
-            None,
-            None
-        ]
+        held_on(&nodes, &key, "foreign"),
+        3,
+        "{:?}",
+        values(&nodes, &key)
+    );
+    assert_eq!(
+        common::kinds(&nodes, &key)[3..],
+        [None, None],
+        "{:?}",
+        values(&nodes, &key)
     );
 }
 
@@ -92,9 +93,7 @@ async fn acquire_wins_with_three_when_a_foreign_key_is_on_two_and_release_cleans
     let redlock = redlock(&nodes, Duration::from_secs(10));
     let key = redlock.key("r2");
     for i in 0..2 {
-        nodes
-            .command(i, &["SET", &key, "foreign", "PX", "60000"])
-            .unwrap();
+        common::plant_holder(&nodes, i, &key, "foreign", Duration::from_secs(60));
     }
     let lock = redlock
         .try_lock("r2")
@@ -111,15 +110,12 @@ async fn acquire_wins_with_three_when_a_foreign_key_is_on_two_and_release_cleans
     assert_held_on(&nodes, &lock, 3).await;
     assert_eq!(lock.release().await.unwrap(), 3);
     assert_eq!(
-        values(&nodes, &key),
-        [
-            Some("foreign".into()),
-            Some("foreign".into()),
-            None,
-            None,
-            None
-        ]
+        held_on(&nodes, &key, "foreign"),
+        2,
+        "{:?}",
+        values(&nodes, &key)
     );
+    assert_eq!(common::kinds(&nodes, &key)[2..], [None, None, None]);
 }
 
 #[tokio::test]

@@ -56,9 +56,10 @@ async fn operations_queued_behind_a_paused_node_go_out_in_one_call_in_order() {
     let released = releases.await;
 
     // Node 0 ran the two acquires sent before, then the ten releases in one
-    // call; the abandoned acquires were never sent.
+    // call; the abandoned acquires were never sent (each acquire of a free
+    // lock writes its record with one HSET).
     assert_eq!(calls(&nodes, 0, "evalsha"), IN_FLIGHT as u64 + 1);
-    assert_eq!(calls(&nodes, 0, "set"), IN_FLIGHT as u64);
+    assert_eq!(calls(&nodes, 0, "hset"), IN_FLIGHT as u64);
     // Each release has its own result: the first two also deleted the key
     // their acquire had set on node 0 (the release ran after it).
     let counts: Vec<usize> = released.into_iter().map(Result::unwrap).collect();
@@ -75,10 +76,11 @@ async fn a_key_of_another_type_fails_only_its_own_operation_in_a_batch() {
     let nodes = cluster(3);
     let redlock = redlock_on(&nodes.urls());
     common::warm_up(&redlock).await;
-    // The lock key of "bad" holds a hash on nodes 0 and 1: the script's GET fails there.
+    // The lock key of "bad" holds a string on nodes 0 and 1: reading the
+    // lock fails there (WRONGTYPE).
     let bad_key = redlock.key("bad");
     for i in 0..2 {
-        nodes.command(i, &["HSET", &bad_key, "f", "v"]).unwrap();
+        nodes.command(i, &["SET", &bad_key, "v"]).unwrap();
     }
     nodes.command(0, &["CONFIG", "RESETSTAT"]).unwrap();
     // Fill node 0's and node 1's slots with two locks' acquires, so "bad" and
@@ -132,7 +134,7 @@ async fn a_key_of_another_type_fails_only_its_own_operation_in_a_batch() {
         assert!(error.to_string().contains("WRONGTYPE"), "{error}");
     }
     assert!(matches!(
-        nodes.command(0, &["HGET", &bad_key, "f"]).unwrap(),
+        nodes.command(0, &["GET", &bad_key]).unwrap(),
         Reply::Bulk(Some(_))
     ));
 }
@@ -149,6 +151,7 @@ async fn a_local_hand_off_sends_the_release_and_the_next_acquire_in_one_call() {
         retry_delay: Duration::from_secs(3600),
         retry_jitter: Duration::ZERO,
         fencing: false,
+        ..LockOptions::default()
     };
     let redlock = redlock_on(&nodes.urls()).with_options(&waits).unwrap();
     let held = redlock.lock("hand-off").await.unwrap();
@@ -186,4 +189,46 @@ async fn a_local_hand_off_sends_the_release_and_the_next_acquire_in_one_call() {
     let owner = lock.owner().to_string();
     assert_eq!(common::held_on(&nodes, &key, &owner), 1);
     lock.release().await.unwrap();
+}
+
+/// Every operation in a shared call gets its own true result. Under
+/// `maxmemory` with `noeviction`, an acquire fails with OOM; a release
+/// queued behind it in the same call must still run and say so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operation_that_fails_does_not_fail_the_others_in_its_call() {
+    let nodes = cluster(1);
+    let redlock = redlock_on(&nodes.urls());
+    common::warm_up(&redlock).await;
+    let held = redlock.try_lock("held-before-oom").await.unwrap();
+    let key = held.key().to_owned();
+    nodes
+        .command(0, &["CONFIG", "SET", "maxmemory-policy", "noeviction"])
+        .unwrap();
+    nodes
+        .command(0, &["CONFIG", "SET", "maxmemory", "1"])
+        .unwrap();
+    nodes.pause(0).unwrap();
+    // Two acquires take the node's in-flight slots; the next acquire and the
+    // release queue behind them, in that order, and leave as one call.
+    let early = futures::future::join(redlock.try_lock("early-0"), redlock.try_lock("early-1"));
+    let mut early = std::pin::pin!(early);
+    assert!(futures::poll!(early.as_mut()).is_pending());
+    let queued = futures::future::join(redlock.try_lock("refused-by-oom"), held.release());
+    let mut queued = std::pin::pin!(queued);
+    assert!(futures::poll!(queued.as_mut()).is_pending());
+    nodes.resume(0).unwrap();
+    let _ = early.await;
+    let (acquire, release) = queued.await;
+    nodes
+        .command(0, &["CONFIG", "SET", "maxmemory", "0"])
+        .unwrap();
+    let Err(Error::Unavailable { outcomes, .. }) = &acquire else {
+        panic!("the acquire under OOM: {acquire:?}");
+    };
+    assert!(outcomes.to_string().contains("1 failed"), "{outcomes}");
+    assert_eq!(release.unwrap(), 1, "the release ran and must say so");
+    assert_eq!(
+        nodes.command(0, &["EXISTS", &key]).unwrap().as_int(),
+        Some(0)
+    );
 }

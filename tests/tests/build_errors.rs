@@ -131,3 +131,63 @@ async fn tls_roots_without_a_rediss_node_are_refused() {
     assert!(matches!(err, BuildError::TlsRootsWithoutTls), "{err:?}");
     assert!(err.to_string().contains("rediss://"), "{err}");
 }
+
+/// Durations that overflow clock arithmetic or Redis's expiry range are
+/// refused when configured, not met later as a panic or "unavailable".
+#[tokio::test]
+async fn durations_beyond_the_supported_range_are_refused_at_build() {
+    let nodes = [
+        "redis://127.0.0.1:1",
+        "redis://127.0.0.1:2",
+        "redis://127.0.0.1:3",
+    ];
+    let huge = [
+        Duration::MAX,
+        Duration::from_secs(u64::MAX / 4),
+        Duration::from_secs(400 * 86_400),
+    ];
+    for wait in huge {
+        let err = Redlock::builder()
+            .nodes(nodes)
+            .wait(wait)
+            .build()
+            .unwrap_err();
+        assert!(
+            matches!(err, BuildError::WaitOutOfRange { .. }),
+            "wait {wait:?}: {err:?}"
+        );
+    }
+    for ttl in huge {
+        let err = Redlock::builder()
+            .nodes(nodes)
+            .ttl(ttl)
+            .build()
+            .unwrap_err();
+        assert!(
+            matches!(err, BuildError::TtlOutOfRange { .. }),
+            "ttl {ttl:?}: {err:?}"
+        );
+    }
+    let redlock = Redlock::builder().nodes(nodes).build().unwrap();
+    let err = redlock
+        .with_options(&redquorum::LockOptions {
+            wait: Duration::MAX,
+            ..Default::default()
+        })
+        .unwrap_err();
+    assert!(matches!(err, BuildError::WaitOutOfRange { .. }), "{err:?}");
+}
+
+/// Host names differing only in case name one node.
+#[tokio::test]
+async fn host_names_are_normalised_so_case_aliases_are_duplicates() {
+    let err = Redlock::builder()
+        .nodes([
+            "redis://localhost:7001",
+            "redis://LOCALHOST:7001",
+            "redis://127.0.0.1:7002",
+        ])
+        .build()
+        .unwrap_err();
+    assert!(matches!(err, BuildError::DuplicateNode(_)), "{err:?}");
+}

@@ -7,7 +7,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use common::{cluster, eventually, redlock, values};
+use common::{cluster, eventually, redlock, strings, values};
 use fred::prelude::{ClientLike, Config, KeysInterface};
 use redquorum::{Error, FenceToken, FencedWriteError, FencedWriter, LockOptions, Redlock};
 use redquorum_harness::{Cluster, Persistence};
@@ -25,13 +25,13 @@ fn patient(cluster: &Cluster, ttl: Duration) -> Redlock {
         .unwrap()
 }
 
-fn fence_of(lock: &redquorum::Lock) -> FenceToken {
-    lock.fence().expect("fencing is on by default")
+async fn fence_of(lock: &redquorum::Lock) -> FenceToken {
+    lock.fence().await.expect("fencing is on by default")
 }
 
 /// The fence counter the library keeps next to the lock key.
 fn fence_key(redlock: &Redlock, resource: &str) -> String {
-    format!("{}:fence", redlock.key(resource))
+    redlock.fence_key(resource)
 }
 
 /// The naive design from DESIGN §3: every node the attempt reaches INCRs its
@@ -51,10 +51,10 @@ async fn tokens_strictly_increase_from_holder_to_holder_and_are_written_back() {
     let mut last = FenceToken::new(0);
     for round in 0..5 {
         let lock = redlock.lock("ledger").await.unwrap();
-        let token = fence_of(&lock);
+        let token = fence_of(&lock).await;
         assert!(token > last, "round {round}: {token} after {last}");
-        // Written back to (at least) a quorum before the lock was returned.
-        let stored = values(&nodes, &fence_key(&redlock, "ledger"));
+        // Written back to (at least) a quorum before the token was returned.
+        let stored = strings(&nodes, &fence_key(&redlock, "ledger"));
         let at_token = stored
             .iter()
             .filter(|v| v.as_deref() == Some(&*token.to_string()))
@@ -76,7 +76,8 @@ async fn contending_holders_see_increasing_tokens_in_holding_order() {
             tokio::spawn(async move {
                 for _ in 0..3 {
                     let lock = redlock.lock("contended").await.unwrap();
-                    seen.lock().unwrap().push(fence_of(&lock));
+                    let token = fence_of(&lock).await;
+                    seen.lock().unwrap().push(token);
                     lock.release().await.unwrap();
                 }
             })
@@ -124,7 +125,7 @@ async fn naive_max_of_incr_goes_backwards_where_fenced_tokens_increase() {
     nodes.restart(1).unwrap();
     let naive_a = naive_attempt(&nodes, naive).unwrap();
     let a = redlock.lock("transfer").await.unwrap();
-    let token_a = fence_of(&a);
+    let token_a = fence_of(&a).await;
     a.release().await.unwrap();
 
     // B's quorum is {1, 2}: it misses node 0.
@@ -132,7 +133,7 @@ async fn naive_max_of_incr_goes_backwards_where_fenced_tokens_increase() {
     nodes.kill(0).unwrap();
     let naive_b = naive_attempt(&nodes, naive).unwrap();
     let b = redlock.lock("transfer").await.unwrap();
-    let token_b = fence_of(&b);
+    let token_b = fence_of(&b).await;
     b.release().await.unwrap();
 
     assert!(
@@ -153,15 +154,15 @@ async fn a_node_restarted_without_persistence_does_not_make_tokens_go_backwards(
     let key = fence_key(&redlock, "shard-7");
 
     let a = redlock.lock("shard-7").await.unwrap();
-    let token_a = fence_of(&a);
+    let token_a = fence_of(&a).await;
     a.release().await.unwrap();
 
     // One node lost its data; B's quorum is that node and one that kept it.
     nodes.restart(0).unwrap();
     nodes.kill(2).unwrap();
-    assert_eq!(values(&nodes, &key)[0], None, "node 0 forgot the counter");
+    assert_eq!(strings(&nodes, &key)[0], None, "node 0 forgot the counter");
     let b = redlock.lock("shard-7").await.unwrap();
-    let token_b = fence_of(&b);
+    let token_b = fence_of(&b).await;
     b.release().await.unwrap();
     assert!(token_b > token_a, "A {token_a}, then B {token_b}");
 
@@ -169,9 +170,9 @@ async fn a_node_restarted_without_persistence_does_not_make_tokens_go_backwards(
     nodes.restart(2).unwrap();
     nodes.restart(1).unwrap();
     nodes.kill(0).unwrap();
-    assert_eq!(values(&nodes, &key)[1..], [None, None]);
+    assert_eq!(strings(&nodes, &key)[1..], [None, None]);
     let c = redlock.lock("shard-7").await.unwrap();
-    let token_c = fence_of(&c);
+    let token_c = fence_of(&c).await;
     c.release().await.unwrap();
     assert!(token_c > token_b, "B {token_b}, then C {token_c}");
 }
@@ -191,7 +192,7 @@ async fn a_paused_holders_stale_write_is_refused_after_a_newer_holder_wrote() {
     let redlock = patient(&nodes, Duration::from_millis(500));
 
     let a = redlock.lock("account:9").await.unwrap();
-    let token_a = fence_of(&a);
+    let token_a = fence_of(&a).await;
     writer
         .set(&store, "account:9", "written by A", token_a)
         .await
@@ -199,7 +200,7 @@ async fn a_paused_holders_stale_write_is_refused_after_a_newer_holder_wrote() {
     // A pauses (GC, swap, a stopped VM) past its lease; B takes over and writes.
     assert!(eventually(Duration::from_secs(5), || async { !a.is_valid() }).await);
     let b = redlock.lock("account:9").await.unwrap();
-    let token_b = fence_of(&b);
+    let token_b = fence_of(&b).await;
     writer
         .set(&store, "account:9", "written by B", token_b)
         .await
@@ -236,27 +237,55 @@ async fn fencing_can_be_turned_off_per_lock() {
         })
         .unwrap();
     let lock = redlock.lock("unfenced").await.unwrap();
-    assert_eq!(lock.fence(), None);
+    assert!(matches!(
+        lock.fence().await,
+        Err(redquorum::Error::FencingOff { .. })
+    ));
     assert_eq!(
-        values(&nodes, &fence_key(&redlock, "unfenced")),
+        strings(&nodes, &fence_key(&redlock, "unfenced")),
         [None, None, None]
     );
     lock.release().await.unwrap();
 }
 
 #[tokio::test]
-async fn the_lock_is_unwound_when_no_quorum_stores_the_token() {
+async fn no_token_is_issued_when_no_quorum_can_store_it() {
     let nodes = cluster(3);
     let redlock = redlock(&nodes, Duration::from_secs(5));
     let key = fence_key(&redlock, "broken");
-    // Two of three nodes hold a counter the scripts refuse to use.
+    // Two of three nodes hold a counter the fencing operations refuse to use.
     for i in [0, 2] {
         nodes.command(i, &["SET", &key, "not-a-number"]).unwrap();
     }
-    let err = redlock.try_lock("broken").await.unwrap_err();
+    // The lock itself is granted (those nodes grant without proposing)...
+    let lock = redlock.try_lock("broken").await.unwrap();
+    // ...but no token: neither proposal round nor write-back reaches a quorum.
+    let err = lock.fence().await.unwrap_err();
     assert!(matches!(err, Error::FenceUnavailable { .. }), "{err}");
     assert_eq!(err.outcomes().unwrap().failed(), 2, "{err}");
+    assert!(lock.is_valid());
+    assert_eq!(lock.release().await.unwrap(), 3);
     assert_eq!(values(&nodes, &redlock.key("broken")), [None, None, None]);
+}
+
+#[tokio::test]
+async fn a_lock_whose_token_is_never_asked_for_costs_one_call_per_node_to_take() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(5));
+    common::warm_up(&redlock).await;
+    for i in 0..3 {
+        nodes.command(i, &["CONFIG", "RESETSTAT"]).unwrap();
+    }
+    let lock = redlock.try_lock("never-asked").await.unwrap();
+    common::assert_held_on(&nodes, &lock, 3).await;
+    let per_node: Vec<u64> = (0..3)
+        .map(|i| common::calls(&nodes, i, "evalsha"))
+        .collect();
+    assert_eq!(per_node, [1, 1, 1]);
+    // It proposed all the same: a token asked for later is one round away.
+    let proposed = strings(&nodes, &fence_key(&redlock, "never-asked"));
+    assert!(proposed.iter().all(Option::is_some), "{proposed:?}");
+    lock.release().await.unwrap();
 }
 
 #[tokio::test]
@@ -314,7 +343,7 @@ async fn the_plain_lock_proposes_in_its_acquire_call_one_round_trip_for_the_writ
         nodes.command(i, &["CONFIG", "RESETSTAT"]).unwrap();
     }
     let lock = redlock.try_lock("one-round").await.unwrap();
-    let token = fence_of(&lock).get();
+    let token = fence_of(&lock).await.get();
     // Each node: the acquire with its proposal, then the write-back (the
     // last node's may land just after the quorum confirmed). Three calls
     // with a separate propose round.
@@ -327,7 +356,7 @@ async fn the_plain_lock_proposes_in_its_acquire_call_one_round_trip_for_the_writ
         .collect();
     assert!(two_calls_each, "evalsha per node: {per_node:?}");
     // The write-back stored the token on every node that proposed.
-    let stored: Vec<Option<String>> = values(&nodes, &fence_key(&redlock, "one-round"));
+    let stored: Vec<Option<String>> = strings(&nodes, &fence_key(&redlock, "one-round"));
     assert!(
         stored
             .iter()

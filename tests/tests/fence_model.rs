@@ -15,10 +15,24 @@
 //! that holds here holds with them.
 //!
 //! The property: if attempt B started after attempt A was granted, B's token
-//! is strictly greater than A's. The chosen design (node-time-mixed proposal,
-//! then write-back to a quorum) satisfies it in every reachable state; each
-//! weaker design, and the chosen one without the clock assumption, has a
-//! counterexample that the checker finds.
+//! is strictly greater than A's. The eager design (node-time-mixed proposal,
+//! then write-back to a quorum before the grant) satisfies it in every
+//! reachable state; each weaker design, and the eager one without the clock
+//! assumption, has a counterexample that the checker finds.
+//!
+//! The deferred designs (what redquorum does now: the proposal rides on the
+//! acquire, the write-back runs when the holder first asks for its token)
+//! need the lock in the model, because the write-back is owner-checked: each
+//! node records which attempt holds it; an acquire takes a free node; a
+//! holder's lease may end at any moment (a lease lasts at least one tick of
+//! the clocks), after which its keys may vanish from any node at any moment
+//! (Redlock's assumption: a key outlives the lease that counts on it), and a
+//! holder may ask for its token at any moment, even after its lease ended,
+//! and count the answers (its own validity check defeated, say by a pause:
+//! the model does not rely on it). Their property: tokens issued to two holders are ordered as
+//! their grants. The owner-checked write-back satisfies it; without the
+//! owner check, a holder whose lease ended gets a token above a later
+//! holder's, and the checker finds it.
 
 use stateright::{Checker, Model, Property};
 
@@ -32,8 +46,14 @@ const PROPERTY: &str = "a later grant gets a larger token";
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Design {
     /// Propose `max(stored + 1, node time)`, take the max over a quorum,
-    /// write it back to a quorum, then grant. What redquorum does.
+    /// write it back to a quorum, then grant (the eager write-back).
     Chosen,
+    /// The proposal rides on the acquire (a node proposes where it grants);
+    /// the write-back, owner-checked, runs when the holder asks for its
+    /// token. What redquorum does.
+    Deferred,
+    /// `Deferred` with a write-back that does not check the holder.
+    DeferredWithoutOwnerCheck,
     /// DESIGN §3's naive design: every node that grants the lock INCRs its
     /// counter; the token is the max over the granting quorum.
     NaiveMaxOfIncr,
@@ -62,6 +82,8 @@ enum Ask {
     Incr,
     /// Round 1: propose a value.
     Propose,
+    /// Deferred designs: take the lock if it is free, proposing a value.
+    Acquire,
     /// Round 2: write the chosen token back.
     Commit(u16),
 }
@@ -90,15 +112,22 @@ impl Msg {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Phase {
     Idle,
-    /// Waiting for a quorum of round-1 replies (INCR or propose).
+    /// Waiting for a quorum of round-1 replies (INCR, propose, or acquire).
     First {
         got: u8,
         max: u16,
     },
-    /// Waiting for a quorum of write-back confirmations.
+    /// Deferred designs: granted; the token is not asked for yet.
+    Held {
+        token: u16,
+        valid: bool,
+    },
+    /// Waiting for a quorum of write-back confirmations (deferred designs:
+    /// `valid` while the lease lasts).
     WriteBack {
         got: u8,
         token: u16,
+        valid: bool,
     },
 }
 
@@ -108,12 +137,21 @@ struct Client {
     attempt: u8,
     /// How many grants had completed when the current attempt started.
     started_after: u8,
+    /// Deferred designs: the grant's place in the grant order.
+    granted_as: u8,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct Grant {
     token: u16,
     started_after: u8,
+}
+
+/// Deferred designs: a token the write-back issued, and which grant it was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Issued {
+    token: u16,
+    grant: u8,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -124,11 +162,15 @@ struct State {
     crashes_left: u8,
     /// Each node's fence counter (lost in a crash).
     fence: [u16; NODES],
+    /// Deferred designs: which (client, attempt) holds each node's lock.
+    holder: [Option<(u8, u8)>; NODES],
     clients: Vec<Client>,
     /// In flight, grouped by connection, each connection in send order.
     net: Vec<Msg>,
     /// Grants in the order they completed.
     grants: Vec<Grant>,
+    /// Deferred designs: tokens in the order they were issued.
+    issued: Vec<Issued>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -139,6 +181,13 @@ enum Action {
     GiveUp(u8),
     Tick,
     Crash(u8),
+    /// Deferred designs: a holder asks for its token.
+    AskToken(u8),
+    /// Deferred designs: a holder's lease ends.
+    LeaseEnds(u8),
+    /// Deferred designs: a key whose holder's lease is over vanishes from a
+    /// node (expiry, or a release).
+    Vanish(u8),
 }
 
 impl State {
@@ -166,8 +215,23 @@ impl State {
         c.attempt == attempt
             && matches!(
                 (c.phase, ask),
-                (Phase::First { .. }, Ask::Incr | Ask::Propose)
+                (Phase::First { .. }, Ask::Incr | Ask::Propose | Ask::Acquire)
                     | (Phase::WriteBack { .. }, Ask::Commit(_))
+            )
+    }
+
+    /// Whether `(client, attempt)` may still count on its keys: it may yet be
+    /// granted, or it holds and its lease has not ended. Its keys may not
+    /// vanish then (Redlock's assumption: a key outlives the lease that
+    /// counts on it, which began before the key was set).
+    fn is_live(&self, client: u8, attempt: u8) -> bool {
+        let c = &self.clients[client as usize];
+        c.attempt == attempt
+            && matches!(
+                c.phase,
+                Phase::First { .. }
+                    | Phase::Held { valid: true, .. }
+                    | Phase::WriteBack { valid: true, .. }
             )
     }
 
@@ -178,6 +242,12 @@ impl State {
             token,
             started_after: c.started_after,
         });
+    }
+}
+
+impl Design {
+    fn is_deferred(self) -> bool {
+        matches!(self, Design::Deferred | Design::DeferredWithoutOwnerCheck)
     }
 }
 
@@ -193,18 +263,28 @@ impl FenceModel {
         }
     }
 
-    /// A node handles a request: the scripts of `fence_propose.lua` and
-    /// `fence_commit.lua` (or the naive INCR).
-    fn handle(&self, s: &mut State, node: u8, ask: Ask) -> u16 {
+    /// A node handles a request from `who` (client, attempt): what
+    /// `ops.lua` does (or the naive INCR). `None` is a refusal: the lock is
+    /// taken, or (owner-checked write-back) not held by `who`.
+    fn handle(&self, s: &mut State, node: u8, who: (u8, u8), ask: Ask) -> Option<u16> {
         let now = s.now;
+        let holder = &mut s.holder[node as usize];
+        match ask {
+            Ask::Acquire if holder.is_some_and(|h| h != who) => return None,
+            Ask::Acquire => *holder = Some(who),
+            Ask::Commit(_) if self.design == Design::Deferred && *holder != Some(who) => {
+                return None;
+            }
+            _ => {}
+        }
         let fence = &mut s.fence[node as usize];
         match ask {
             Ask::Incr => *fence += 1,
             Ask::Propose if self.design == Design::NoNodeTime => *fence += 1,
-            Ask::Propose => *fence = (*fence + 1).max(now * TICK),
+            Ask::Propose | Ask::Acquire => *fence = (*fence + 1).max(now * TICK),
             Ask::Commit(token) => *fence = (*fence).max(token),
         }
-        *fence
+        Some(*fence)
     }
 
     /// The client counts a reply; a quorum ends the round.
@@ -220,19 +300,42 @@ impl FenceModel {
                 match self.design {
                     Design::NaiveMaxOfIncr | Design::NoWriteBack => s.grant(client, max),
                     Design::Chosen | Design::NoNodeTime => {
-                        s.clients[client as usize].phase = Phase::WriteBack { got: 0, token: max };
+                        s.clients[client as usize].phase = Phase::WriteBack {
+                            got: 0,
+                            token: max,
+                            valid: true,
+                        };
                         s.ask_all(client, Ask::Commit(max));
+                    }
+                    Design::Deferred | Design::DeferredWithoutOwnerCheck => {
+                        let c = &mut s.clients[client as usize];
+                        c.phase = Phase::Held {
+                            token: max,
+                            valid: true,
+                        };
+                        c.granted_as = s.grants.len() as u8;
+                        s.grants.push(Grant {
+                            token: max,
+                            started_after: c.started_after,
+                        });
                     }
                 }
             }
-            Phase::WriteBack { got, token } => {
+            Phase::WriteBack { got, token, valid } => {
                 let got = got + 1;
-                s.clients[client as usize].phase = Phase::WriteBack { got, token };
-                if u32::from(got) >= QUORUM {
+                s.clients[client as usize].phase = Phase::WriteBack { got, token, valid };
+                if u32::from(got) < QUORUM {
+                    return;
+                }
+                if self.design.is_deferred() {
+                    let grant = c.granted_as;
+                    s.clients[client as usize].phase = Phase::Idle;
+                    s.issued.push(Issued { token, grant });
+                } else {
                     s.grant(client, token);
                 }
             }
-            Phase::Idle => {}
+            Phase::Idle | Phase::Held { .. } => {}
         }
     }
 }
@@ -248,27 +351,48 @@ impl Model for FenceModel {
             ticks_left: self.ticks,
             crashes_left: self.crashes,
             fence: [0; NODES],
+            holder: [None; NODES],
             clients: vec![
                 Client {
                     phase: Phase::Idle,
                     attempt: 0,
                     started_after: 0,
+                    granted_as: 0,
                 };
                 self.clients as usize
             ],
             net: Vec::new(),
             grants: Vec::new(),
+            issued: Vec::new(),
         }]
     }
 
     fn actions(&self, s: &State, actions: &mut Vec<Action>) {
         for (i, c) in s.clients.iter().enumerate() {
+            let i = i as u8;
             match c.phase {
-                Phase::Idle if s.attempts_left > 0 => actions.push(Action::Start(i as u8)),
+                Phase::Idle if s.attempts_left > 0 => actions.push(Action::Start(i)),
                 Phase::Idle => {}
-                Phase::First { .. } | Phase::WriteBack { .. } => {
-                    actions.push(Action::GiveUp(i as u8));
+                Phase::First { .. } => actions.push(Action::GiveUp(i)),
+                Phase::WriteBack { valid, .. } => {
+                    actions.push(Action::GiveUp(i));
+                    if valid && self.design.is_deferred() {
+                        actions.push(Action::LeaseEnds(i));
+                    }
                 }
+                Phase::Held { valid, .. } => {
+                    actions.push(Action::AskToken(i));
+                    if valid {
+                        actions.push(Action::LeaseEnds(i));
+                    }
+                }
+            }
+        }
+        for node in 0..NODES as u8 {
+            if let Some((client, attempt)) = s.holder[node as usize]
+                && !s.is_live(client, attempt)
+            {
+                actions.push(Action::Vanish(node));
             }
         }
         for i in 0..s.net.len() {
@@ -301,19 +425,43 @@ impl Model for FenceModel {
                 c.phase = Phase::First { got: 0, max: 0 };
                 let ask = match self.design {
                     Design::NaiveMaxOfIncr => Ask::Incr,
+                    Design::Deferred | Design::DeferredWithoutOwnerCheck => Ask::Acquire,
                     _ => Ask::Propose,
                 };
                 s.ask_all(client, ask);
             }
             Action::Deliver(index, counted) => {
                 let m = s.net.remove(index);
-                let value = self.handle(&mut s, m.node, m.ask);
-                if counted {
+                let value = self.handle(&mut s, m.node, (m.client, m.attempt), m.ask);
+                if let (Some(value), true) = (value, counted) {
                     self.receive(&mut s, m.client, value);
                 }
             }
             // A timeout: the attempt is abandoned; its requests may still arrive.
             Action::GiveUp(client) => s.clients[client as usize].phase = Phase::Idle,
+            Action::AskToken(client) => {
+                let c = &mut s.clients[client as usize];
+                let Phase::Held { token, valid } = c.phase else {
+                    return None;
+                };
+                c.phase = Phase::WriteBack {
+                    got: 0,
+                    token,
+                    valid,
+                };
+                s.ask_all(client, Ask::Commit(token));
+            }
+            Action::LeaseEnds(client) => {
+                let c = &mut s.clients[client as usize];
+                match &mut c.phase {
+                    Phase::Held { valid, .. } | Phase::WriteBack { valid, .. } => *valid = false,
+                    _ => return None,
+                }
+                // A lease lasts at least a millisecond (a zero TTL is
+                // refused): the clocks have moved on when it ends.
+                s.now += 1;
+            }
+            Action::Vanish(node) => s.holder[node as usize] = None,
             Action::Tick => {
                 s.ticks_left -= 1;
                 s.now += 1;
@@ -330,6 +478,19 @@ impl Model for FenceModel {
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
+        if self.design.is_deferred() {
+            return vec![
+                Property::always(PROPERTY, |_, s: &State| {
+                    s.issued.iter().all(|a| {
+                        s.issued
+                            .iter()
+                            .all(|b| a.grant >= b.grant || a.token < b.token)
+                    })
+                }),
+                // Not vacuous: two holders both got their tokens.
+                Property::sometimes("two tokens are issued", |_, s: &State| s.issued.len() >= 2),
+            ];
+        }
         vec![
             Property::always(PROPERTY, |_, s: &State| {
                 s.grants.iter().all(|later| {
@@ -433,4 +594,41 @@ fn the_chosen_design_fails_if_a_node_restarts_with_its_clock_behind() {
         ..FenceModel::new(Design::Chosen)
     });
     assert!(actions.iter().any(|a| matches!(a, Action::Crash(_))));
+}
+
+#[test]
+fn the_deferred_owner_checked_write_back_keeps_tokens_in_grant_order() {
+    // Leases that end at any moment, keys that then vanish, tokens asked for
+    // at any moment after the grant, even after the lease ended.
+    exhaustive(FenceModel {
+        attempts: 2,
+        ticks: 0,
+        crashes: 0,
+        ..FenceModel::new(Design::Deferred)
+    });
+}
+
+/// With a crash at any point: 42 million states, five minutes in a release
+/// build. Run it by hand with
+/// `cargo test --release -p redquorum-tests --test fence_model -- --ignored`.
+#[test]
+#[ignore = "minutes in a release build; run by hand"]
+fn the_deferred_write_back_keeps_tokens_in_grant_order_when_a_node_loses_its_fence() {
+    exhaustive(FenceModel {
+        attempts: 2,
+        ticks: 0,
+        ..FenceModel::new(Design::Deferred)
+    });
+}
+
+#[test]
+fn a_deferred_write_back_without_the_owner_check_has_a_counterexample() {
+    let actions = counterexample(FenceModel {
+        attempts: 3,
+        ticks: 0,
+        crashes: 0,
+        ..FenceModel::new(Design::DeferredWithoutOwnerCheck)
+    });
+    // The stale holder asked for its token after its lease ended.
+    assert!(actions.iter().any(|a| matches!(a, Action::LeaseEnds(_))));
 }

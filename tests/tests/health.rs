@@ -226,7 +226,7 @@ async fn lock_operations_are_counted_under_the_documented_names() {
     lock.extend().await.unwrap();
     let mut stale = redlock.lock("counted-2").await.unwrap();
     for i in 0..3 {
-        cluster.command(i, &["DEL", "lock:counted-2"]).unwrap();
+        cluster.command(i, &["DEL", stale.key()]).unwrap();
     }
     assert!(stale.extend().await.is_err());
     lock.release().await.unwrap();
@@ -362,5 +362,40 @@ async fn every_lock_kind_refuses_the_votes_of_fresh_non_durable_nodes() {
     assert!(
         matches!(err, Error::Contended { .. } | Error::Unavailable { .. }),
         "any-of: {err:?}"
+    );
+}
+
+/// Two URLs naming one server (`localhost` and `127.0.0.1`) must not vote
+/// twice: with the third node down, that one server would otherwise grant a
+/// "majority" alone. The server is recognised by its run id, and the alias's
+/// vote is refused, so nothing is granted.
+#[tokio::test]
+async fn aliases_of_one_server_vote_once() {
+    let nodes = cluster(2);
+    let (port, other) = (nodes.port(0), nodes.port(1));
+    nodes.kill(1).unwrap();
+    let redlock = Redlock::builder()
+        .nodes([
+            format!("redis://localhost:{port}"),
+            format!("redis://127.0.0.1:{port}"),
+            format!("redis://127.0.0.1:{other}"),
+        ])
+        .ttl(Duration::from_secs(5))
+        .node_timeout(Duration::from_millis(250))
+        .build()
+        .unwrap();
+    let attempt = redlock.try_lock("aliased").await;
+    let Err(Error::Unavailable { outcomes, .. }) = &attempt else {
+        panic!("one server with two names granted, or failed otherwise: {attempt:?}")
+    };
+    let refused = outcomes
+        .iter()
+        .filter(|(_, o)| matches!(o, NodeOutcome::Refused(Ineligible::SameServer { .. })))
+        .count();
+    assert_eq!(refused, 1, "{outcomes}: {outcomes:?}");
+    let key = redlock.key("aliased");
+    assert_eq!(
+        nodes.command(0, &["EXISTS", &key]).unwrap().as_int(),
+        Some(0)
     );
 }

@@ -8,20 +8,6 @@ use std::time::{Duration, Instant};
 
 use common::{cluster, eventually, held_on, redlock, values};
 use redquorum::{Error, LeaseWatch, LostReason};
-use redquorum_harness::Cluster;
-
-/// On how many nodes the reentrant hash at `key` has `field`.
-fn hold_on(nodes: &Cluster, key: &str, field: &str) -> usize {
-    (0..nodes.len())
-        .filter(|&i| {
-            nodes
-                .command(i, &["HEXISTS", key, field])
-                .ok()
-                .and_then(|r| r.as_int())
-                == Some(1)
-        })
-        .count()
-}
 
 /// Waits (bounded) until the lease's watchdog task has ended.
 async fn watchdog_ends(lease: &LeaseWatch) -> bool {
@@ -43,8 +29,8 @@ async fn reentrant_and_write_locks_held_three_ttls_under_the_watchdog_are_never_
     let mut write = redlock.try_write_lock("catalog").await.unwrap();
     hold.auto_extend();
     write.auto_extend();
-    let field = format!("{}:{}", owner.id(), hold.lease().owner());
-    let writer = write.lease().owner().to_string();
+    let holder = hold.owner().to_string();
+    let writer = write.owner().to_string();
     let (hold_lost, write_lost) = (hold.lost(), write.lost());
     tokio::pin!(hold_lost, write_lost);
 
@@ -69,14 +55,14 @@ async fn reentrant_and_write_locks_held_three_ttls_under_the_watchdog_are_never_
         }
         rounds += 1;
         assert!(
-            hold_on(&nodes, &redlock.key("ledger"), &field) >= 3,
-            "our hold is on fewer than a quorum"
+            held_on(&nodes, &redlock.key("ledger"), &holder) >= 3,
+            "our hold is on fewer than a quorum: {:?}",
+            values(&nodes, &redlock.key("ledger"))
         );
-        let writer_key = format!("{}:writer", redlock.key("catalog"));
         assert!(
-            held_on(&nodes, &writer_key, &writer) >= 3,
-            "our writer key is on fewer than a quorum: {:?}",
-            values(&nodes, &writer_key)
+            held_on(&nodes, write.key(), &writer) >= 3,
+            "our writer is on fewer than a quorum: {:?}",
+            values(&nodes, write.key())
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -141,10 +127,9 @@ async fn deleting_the_keys_makes_the_next_extension_signal_not_held() {
     let mut write = redlock.try_write_lock("stolen-w").await.unwrap();
     hold.auto_extend();
     write.auto_extend();
-    let writer_key = format!("{}:writer", redlock.key("stolen-w"));
     for node in 0..3 {
         nodes
-            .command(node, &["DEL", &redlock.key("stolen-r"), &writer_key])
+            .command(node, &["DEL", hold.key(), write.key()])
             .unwrap();
     }
     let lost = async { tokio::join!(hold.lost(), write.lost()) };
@@ -178,10 +163,10 @@ async fn release_drop_and_forget_stop_the_watchdog() {
     );
     assert_eq!(lease.lost().await, LostReason::Released);
     assert_eq!(
-        hold_on(
+        held_on(
             &nodes,
             &redlock.key("stop-release"),
-            &format!("{}:{}", owner.id(), lease.owner())
+            &lease.owner().to_string()
         ),
         0
     );
@@ -197,10 +182,10 @@ async fn release_drop_and_forget_stop_the_watchdog() {
         "watchdog task still alive after drop"
     );
     assert_eq!(lease.lost().await, LostReason::Released);
-    let writer_key = format!("{}:writer", redlock.key("stop-drop"));
+    let key = redlock.key("stop-drop");
     assert!(
         eventually(Duration::from_secs(5), || async {
-            values(&nodes, &writer_key).iter().all(Option::is_none)
+            values(&nodes, &key).iter().all(Option::is_none)
         })
         .await
     );

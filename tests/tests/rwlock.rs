@@ -12,29 +12,29 @@ use common::{cluster, eventually, redlock};
 use redquorum::{Error, LockOptions};
 use redquorum_harness::Cluster;
 
-/// The number of live reader entries at `<key>:readers` on each node.
-fn readers(nodes: &Cluster, key: &str) -> Vec<i64> {
-    let set = format!("{key}:readers");
-    (0..nodes.len())
-        .map(|i| {
-            nodes
-                .command(i, &["ZCARD", &set])
-                .ok()
-                .and_then(|r| r.as_int())
-                .unwrap_or(0)
-        })
-        .collect()
+/// The number of live holds (readers) in the lock at `key` on each node.
+fn readers(nodes: &Cluster, key: &str) -> Vec<usize> {
+    common::hold_counts(nodes, key)
 }
 
-fn exists(nodes: &Cluster, key: &str) -> Vec<bool> {
+/// Whether a waiting writer's intent is recorded in the lock at `key`, per node.
+fn intent(nodes: &Cluster, key: &str) -> Vec<bool> {
     (0..nodes.len())
         .map(|i| {
             nodes
-                .command(i, &["EXISTS", key])
+                .command(i, &["HEXISTS", key, "intent"])
                 .ok()
                 .and_then(|r| r.as_int())
                 == Some(1)
         })
+        .collect()
+}
+
+/// Whether a writer holds the lock at `key`, per node.
+fn writer(nodes: &Cluster, key: &str) -> Vec<bool> {
+    common::kinds(nodes, key)
+        .into_iter()
+        .map(|kind| kind.as_deref() == Some("write"))
         .collect()
 }
 
@@ -49,7 +49,13 @@ async fn concurrent_readers_overlap() {
     );
     let (a, b, c) = (a.unwrap(), b.unwrap(), c.unwrap());
     assert!(a.is_valid() && b.is_valid() && c.is_valid());
-    assert_eq!(readers(&nodes, &redlock.key("catalog")), [3, 3, 3]);
+    // A grant returns at quorum: the last node's acquire lands moments later.
+    let key = redlock.key("catalog");
+    let all_three = eventually(Duration::from_secs(2), || async {
+        readers(&nodes, &key) == [3, 3, 3]
+    })
+    .await;
+    assert!(all_three, "{:?}", readers(&nodes, &key));
     for read in [a, b, c] {
         assert_eq!(read.release().await.unwrap(), 3);
     }
@@ -89,8 +95,8 @@ async fn readers_exclude_a_writer_and_a_failed_try_leaves_no_intent() {
         redlock.try_write_lock("menu").await,
         Err(Error::Contended { .. })
     ));
-    assert_eq!(exists(&nodes, &format!("{key}:intent")), [false; 3]);
-    assert_eq!(exists(&nodes, &format!("{key}:writer")), [false; 3]);
+    assert_eq!(intent(&nodes, &key), [false; 3]);
+    assert_eq!(writer(&nodes, &key), [false; 3]);
     // So readers are still welcome.
     let second = redlock.try_read_lock("menu").await.unwrap();
     read.release().await.unwrap();
@@ -212,34 +218,31 @@ async fn read_write_locks_survive_a_minority_down_and_unwind_without_a_majority(
     );
     let err = redlock.try_write_lock("stock").await.unwrap_err();
     assert!(matches!(err, Error::Unavailable { .. }), "{err:?}");
-    assert_eq!(
-        exists(&nodes, &format!("{key}:writer"))[..2],
-        [false, false]
-    );
+    assert_eq!(writer(&nodes, &key)[..2], [false, false]);
 }
 
 #[tokio::test]
 async fn a_write_lock_dropped_while_waiting_removes_its_intent() {
     let nodes = cluster(3);
     let redlock = redlock(&nodes, Duration::from_secs(10));
-    let intent = format!("{}:intent", redlock.key("doc"));
+    let key = redlock.key("doc");
     let read = redlock.try_read_lock("doc").await.unwrap();
     let writer = tokio::spawn({
         let redlock = redlock.clone();
         async move { redlock.write_lock("doc").await }
     });
     let recorded = eventually(Duration::from_secs(5), || async {
-        exists(&nodes, &intent) == [true; 3]
+        intent(&nodes, &key) == [true; 3]
     })
     .await;
     assert!(recorded, "the waiting writer never recorded its intent");
     writer.abort();
     assert!(writer.await.unwrap_err().is_cancelled());
     let cleared = eventually(Duration::from_secs(5), || async {
-        exists(&nodes, &intent) == [false; 3]
+        intent(&nodes, &key) == [false; 3]
     })
     .await;
-    assert!(cleared, "intent left behind: {:?}", exists(&nodes, &intent));
+    assert!(cleared, "intent left behind: {:?}", intent(&nodes, &key));
     // So new readers are welcome again.
     redlock
         .try_read_lock("doc")
@@ -322,7 +325,7 @@ async fn fence_tokens_increase_from_writer_to_writer_and_order_readers_against_w
     let mut last = redquorum::FenceToken::new(0);
     for round in 0..3 {
         let write = redlock.write_lock("fenced").await.unwrap();
-        let token = write.fence().expect("fencing is on by default");
+        let token = write.fence().await.expect("fencing is on by default");
         assert!(token > last, "round {round}: writer {token} after {last}");
         write.release().await.unwrap();
         last = token;
@@ -330,7 +333,7 @@ async fn fence_tokens_increase_from_writer_to_writer_and_order_readers_against_w
     // Readers: above every earlier writer; the next writer is above every reader.
     let a = redlock.read_lock("fenced").await.unwrap();
     let b = redlock.read_lock("fenced").await.unwrap();
-    let (ta, tb) = (a.fence().unwrap(), b.fence().unwrap());
+    let (ta, tb) = (a.fence().await.unwrap(), b.fence().await.unwrap());
     assert!(
         ta > last && tb > last,
         "readers {ta}, {tb} after writer {last}"
@@ -338,7 +341,7 @@ async fn fence_tokens_increase_from_writer_to_writer_and_order_readers_against_w
     a.release().await.unwrap();
     b.release().await.unwrap();
     let write = redlock.write_lock("fenced").await.unwrap();
-    assert!(write.fence().unwrap() > ta.max(tb));
+    assert!(write.fence().await.unwrap() > ta.max(tb));
     write.release().await.unwrap();
 
     let unfenced = redlock
@@ -348,10 +351,16 @@ async fn fence_tokens_increase_from_writer_to_writer_and_order_readers_against_w
         })
         .unwrap();
     let read = unfenced.read_lock("fenced").await.unwrap();
-    assert_eq!(read.fence(), None);
+    assert!(matches!(
+        read.fence().await,
+        Err(redquorum::Error::FencingOff { .. })
+    ));
     read.release().await.unwrap();
     let write = unfenced.write_lock("fenced").await.unwrap();
-    assert_eq!(write.fence(), None);
+    assert!(matches!(
+        write.fence().await,
+        Err(redquorum::Error::FencingOff { .. })
+    ));
     write.release().await.unwrap();
 }
 
@@ -360,7 +369,7 @@ async fn a_writer_that_expired_unreleased_is_fenced_off_by_the_next_one() {
     let nodes = cluster(3);
     let redlock = redlock(&nodes, Duration::from_millis(300));
     let stale = redlock.write_lock("fenced-expiry").await.unwrap();
-    let old = stale.fence().unwrap();
+    let old = stale.fence().await.unwrap();
     stale.forget(); // a paused holder: its keys expire, it never releases
     let patient = redlock
         .with_options(&LockOptions {
@@ -369,34 +378,34 @@ async fn a_writer_that_expired_unreleased_is_fenced_off_by_the_next_one() {
         })
         .unwrap();
     let next = patient.write_lock("fenced-expiry").await.unwrap();
-    assert!(next.fence().unwrap() > old);
+    assert!(next.fence().await.unwrap() > old);
     next.release().await.unwrap();
 }
 
 #[tokio::test]
-async fn read_and_write_locks_are_released_when_no_quorum_stores_the_token() {
+async fn read_and_write_locks_get_no_token_when_no_quorum_can_store_it() {
     let nodes = cluster(3);
     let redlock = redlock(&nodes, Duration::from_secs(5));
-    let fence_key = format!("{}:fence", redlock.key("fence-broken"));
-    // Two of three nodes hold a counter the fencing scripts refuse to use.
+    // Two of three nodes hold a counter the fencing operations refuse to use.
     for i in [0, 2] {
         nodes
-            .command(i, &["SET", &fence_key, "not-a-number"])
+            .command(
+                i,
+                &["SET", &redlock.fence_key("fence-broken"), "not-a-number"],
+            )
             .unwrap();
     }
-    let err = redlock.try_write_lock("fence-broken").await.unwrap_err();
+    let write = redlock.try_write_lock("fence-broken").await.unwrap();
+    let err = write.fence().await.unwrap_err();
     assert!(matches!(err, Error::FenceUnavailable { .. }), "{err}");
-    let err = redlock.try_read_lock("fence-broken").await.unwrap_err();
+    write.release().await.unwrap();
+    let read = redlock.try_read_lock("fence-broken").await.unwrap();
+    let err = read.fence().await.unwrap_err();
     assert!(matches!(err, Error::FenceUnavailable { .. }), "{err}");
+    read.release().await.unwrap();
     // Nothing was left behind: no writer, no intent, no reader.
-    let base = redlock.key("fence-broken");
-    for suffix in ["writer", "intent", "readers"] {
-        assert_eq!(
-            exists(&nodes, &format!("{base}:{suffix}")),
-            [false, false, false],
-            "{suffix}"
-        );
-    }
+    let key = redlock.key("fence-broken");
+    assert_eq!(common::kinds(&nodes, &key), [None, None, None]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -14,10 +14,14 @@ const LOCKER_COMMANDS: &[&str] = &[
     "+evalsha",
     "+eval",
     "+script|load",
+    "+hgetall",
+    "+hset",
+    "+hdel",
+    "+del",
+    "+pexpire",
+    "+pttl",
     "+get",
     "+set",
-    "+pexpire",
-    "+del",
     "+time",
     "+ping",
 ];
@@ -52,11 +56,14 @@ fn create_user(cluster: &TlsCluster, user: &str, password: &str, commands: &[&st
     }
 }
 
-fn value_on(cluster: &TlsCluster, index: usize, key: &str) -> Option<String> {
-    cluster
-        .command(index, &["GET", key])
-        .ok()
-        .and_then(|r| r.as_text())
+/// Whether node `index` records a hold of `owner` in the lock at `key`
+/// (`None`: `owner` is any hold at all).
+fn hold_on(cluster: &TlsCluster, index: usize, key: &str, owner: Option<&str>) -> bool {
+    let answer = match owner {
+        Some(owner) => cluster.command(index, &["HEXISTS", key, &format!("h:{owner}")]),
+        None => cluster.command(index, &["EXISTS", key]),
+    };
+    answer.ok().and_then(|r| r.as_int()) == Some(1)
 }
 
 #[tokio::test]
@@ -69,14 +76,11 @@ async fn locks_over_tls_with_a_private_ca() {
     let lock = redlock.lock("tls-job").await.expect("lock over TLS");
     let owner = lock.owner().to_string();
     for i in 0..cluster.len() {
-        assert_eq!(
-            value_on(&cluster, i, "lock:tls-job").as_deref(),
-            Some(owner.as_str()),
-            "node {i}"
-        );
+        assert!(hold_on(&cluster, i, lock.key(), Some(&owner)), "node {i}");
     }
+    let key = lock.key().to_owned();
     assert_eq!(lock.release().await.unwrap(), 3);
-    assert_eq!(value_on(&cluster, 0, "lock:tls-job"), None);
+    assert!(!hold_on(&cluster, 0, &key, None));
 }
 
 #[tokio::test]
@@ -117,7 +121,7 @@ async fn nodes_signed_by_an_untrusted_ca_are_refused() {
             other => panic!("expected unavailable, got {other:?}"),
         }
     }
-    assert_eq!(value_on(&cluster, 0, "lock:untrusted"), None);
+    assert!(!hold_on(&cluster, 0, "lock:{untrusted}", None));
 }
 
 #[tokio::test]
@@ -173,11 +177,16 @@ async fn each_documented_command_is_needed() {
     // at connect only without a password.
     let required: &[&[&str]] = &[
         &["+evalsha"],
+        // the lock record, a hash: read, written, a hold removed (readers)
+        &["+hgetall"],
+        &["+hset"],
+        &["+hdel"],
+        &["+del"],
+        &["+pexpire"],
+        &["+pttl"],
+        // fencing (on by default): the counter, and the node's clock
         &["+get"],
         &["+set"],
-        &["+pexpire"],
-        &["+del"],
-        // fencing (on by default) reads the node's clock in its propose script
         &["+time"],
         &["+eval", "+script|load"],
     ];
@@ -195,19 +204,25 @@ async fn each_documented_command_is_needed() {
             .tls_root_certificate(cluster.ca_pem())
             .build()
             .unwrap();
-        let worked = match redlock.try_lock("needed").await {
-            Ok(mut lock) => {
-                let extended = lock.extend().await.is_ok();
-                let released = lock.release().await.is_ok();
-                extended && released
-            }
-            Err(_) => false,
-        };
+        // A lock, its token, an extension and the release; then two
+        // readers, one leaving while the other stays.
+        let worked = async {
+            let mut lock = redlock.try_lock("needed").await.ok()?;
+            lock.fence().await.ok()?;
+            lock.extend().await.ok()?;
+            lock.release().await.ok()?;
+            let first = redlock.try_read_lock("needed").await.ok()?;
+            let second = redlock.try_read_lock("needed").await.ok()?;
+            first.release().await.ok()?;
+            second.release().await.ok()
+        }
+        .await
+        .is_some();
         assert!(
             !worked,
             "lock, extend and release all worked without {missing:?}"
         );
-        cluster.command(0, &["DEL", "lock:needed"]).unwrap();
+        cluster.command(0, &["DEL", "lock:{needed}"]).unwrap();
     }
 }
 

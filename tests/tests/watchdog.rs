@@ -286,3 +286,41 @@ async fn a_stop_margin_not_below_extend_before_is_refused() {
         "{err:?}"
     );
 }
+
+/// Loss is final: once `lost()` has resolved, `extend` fails and the lease
+/// stays invalid, even while our keys still live on the nodes (a drift
+/// allowance this large keeps them there well past the local deadline).
+#[tokio::test]
+async fn extend_after_the_lease_was_lost_fails_and_does_not_revive_it() {
+    let nodes = cluster(3);
+    let redlock = redquorum::Redlock::builder()
+        .nodes(nodes.urls())
+        .ttl(Duration::from_millis(800))
+        .drift_factor(0.4)
+        .node_timeout(Duration::from_millis(250))
+        .build()
+        .unwrap();
+    let mut lock = redlock.try_lock("final").await.unwrap();
+    assert_eq!(lock.lost().await, LostReason::Expired);
+    assert!(
+        common::held_on(&nodes, lock.key(), &lock.owner().to_string()) >= 2
+            || redquorum_keys_present(&nodes, lock.key())
+    );
+    let extended = lock.extend().await;
+    assert!(matches!(extended, Err(Error::Lost { .. })), "{extended:?}");
+    assert!(!lock.is_valid());
+}
+
+/// Whether the lock key still exists on a majority (whatever its layout).
+fn redquorum_keys_present(nodes: &redquorum_harness::Cluster, key: &str) -> bool {
+    (0..nodes.len())
+        .filter(|&i| {
+            nodes
+                .command(i, &["EXISTS", key])
+                .ok()
+                .and_then(|r| r.as_int())
+                == Some(1)
+        })
+        .count()
+        >= 2
+}

@@ -4,9 +4,12 @@
 
 #![forbid(unsafe_code)]
 
+mod arg_values;
 mod cmd;
 mod exit;
+mod guard;
 mod nodes_arg;
+mod subtree;
 
 use std::process::ExitCode;
 
@@ -43,6 +46,9 @@ enum Command {
     Torture(Box<cmd::torture::TortureArgs>),
     /// Measure lock throughput, latency and hand-off on the nodes (see docs/performance.md).
     Bench(cmd::bench::BenchArgs),
+    /// Internal: the process between `exec` and its command (see guard.rs).
+    #[command(name = guard::SUBCOMMAND, hide = true)]
+    Guard(guard::GuardArgs),
     /// Run torture against each planted bug; fails unless every one is caught (feature `mutants`).
     #[cfg(feature = "mutants")]
     Mutants(cmd::mutants::MutantsArgs),
@@ -60,6 +66,11 @@ fn main() -> ExitCode {
             };
         }
     };
+    // The guard is a plain blocking process: no runtime, no threads (its
+    // signal mask and the parent-death signal are per thread).
+    if let Command::Guard(args) = &cli.command {
+        return guard::run(args);
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -79,6 +90,7 @@ fn main() -> ExitCode {
             Command::Nodes(args) => cmd::nodes::run(args),
             Command::Torture(args) => cmd::torture::run(&nodes, *args).await,
             Command::Bench(args) => cmd::bench::run_bench(&nodes, args).await,
+            Command::Guard(_) => unreachable!("the guard runs before the runtime starts"),
             #[cfg(feature = "mutants")]
             Command::Mutants(args) => cmd::mutants::run(args).await,
         }

@@ -1,72 +1,14 @@
 //! The `redquorum` binary, run as a process against real `redis-server` nodes.
 
+mod common;
+
 use std::fs;
 use std::net::TcpListener;
-use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
+use common::{BIN, cluster, eventually, is_alive, redquorum, started_pid, wait_within};
 use redquorum_harness::{Cluster, Persistence, RespConn};
-
-const BIN: &str = env!("CARGO_BIN_EXE_redquorum");
-
-fn cluster(n: usize) -> Cluster {
-    Cluster::start(n).unwrap_or_else(|e| panic!("cannot start {n} redis nodes: {e}"))
-}
-
-/// `redquorum` with the cluster's nodes in `REDQUORUM_NODES`.
-fn redquorum(nodes: &Cluster) -> Command {
-    let mut command = Command::new(BIN);
-    command
-        .env("REDQUORUM_NODES", nodes.urls().join(","))
-        .env_remove("REDQUORUM_NODES_DIR")
-        .stdin(Stdio::null());
-    command
-}
-
-/// Waits for `child` at most `within`; kills it and panics past that.
-fn wait_within(child: &mut Child, within: Duration) -> ExitStatus {
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().expect("try_wait") {
-            return status;
-        }
-        if start.elapsed() > within {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("redquorum still running after {within:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Polls `condition` every 20 ms for at most `within`.
-fn eventually(within: Duration, mut condition: impl FnMut() -> bool) -> bool {
-    let start = Instant::now();
-    loop {
-        if condition() {
-            return true;
-        }
-        if start.elapsed() > within {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// The pid the command under `exec` wrote to `pidfile`, once it has (at most 20 s).
-fn started_pid(pidfile: &Path) -> String {
-    assert!(
-        eventually(Duration::from_secs(20), || fs::read_to_string(pidfile)
-            .is_ok_and(|p| !p.trim().is_empty())),
-        "the command never started"
-    );
-    fs::read_to_string(pidfile).unwrap()
-}
-
-fn process_exists(pid: &str) -> bool {
-    Path::new("/proc").join(pid.trim()).exists()
-}
 
 #[test]
 fn twenty_concurrent_execs_increment_a_shared_counter_exactly_twenty_times() {
@@ -115,11 +57,11 @@ fn exec_passes_the_resource_and_the_child_exit_status_through() {
     );
     // Released on exit: nothing left on any node.
     for node in 0..3 {
-        let value = nodes
-            .command(node, &["GET", "lock:env-check"])
+        let exists = nodes
+            .command(node, &["EXISTS", &common::lock_key("env-check")])
             .unwrap()
-            .as_text();
-        assert_eq!(value, None);
+            .as_int();
+        assert_eq!(exists, Some(0));
     }
 }
 
@@ -127,9 +69,13 @@ fn exec_passes_the_resource_and_the_child_exit_status_through() {
 fn with_the_lock_held_elsewhere_wait_one_second_exits_75_without_running_the_command() {
     let nodes = cluster(5);
     for node in 0..5 {
-        nodes
-            .command(node, &["SET", "lock:busy", "someone-else", "PX", "60000"])
-            .unwrap();
+        common::plant_holder(
+            &nodes,
+            node,
+            "busy",
+            "someone-else",
+            Duration::from_secs(60),
+        );
     }
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("ran");
@@ -189,10 +135,7 @@ fn killing_a_majority_while_the_command_runs_exits_70_and_terminates_the_command
     let status = wait_within(&mut exec, Duration::from_secs(30));
     assert_eq!(status.code(), Some(70));
     assert_eq!(fs::read_to_string(&marker).unwrap().trim(), "term");
-    assert!(
-        !process_exists(&pid),
-        "the command (pid {pid}) is still running"
-    );
+    assert!(!is_alive(&pid), "the command (pid {pid}) is still running");
 }
 
 #[test]
@@ -206,9 +149,9 @@ fn a_command_ignoring_sigterm_is_killed_after_the_grace_period() {
         .args([
             "exec",
             "--ttl",
-            "1s",
+            "2s",
             "--kill-after",
-            "500ms",
+            "300ms",
             "stubborn",
             "--",
             "sh",
@@ -224,10 +167,7 @@ fn a_command_ignoring_sigterm_is_killed_after_the_grace_period() {
     }
     let status = wait_within(&mut exec, Duration::from_secs(30));
     assert_eq!(status.code(), Some(70));
-    assert!(
-        !process_exists(&pid),
-        "the command (pid {pid}) survived SIGKILL"
-    );
+    assert!(!is_alive(&pid), "the command (pid {pid}) survived SIGKILL");
 }
 
 #[test]
@@ -588,4 +528,27 @@ fn exec_gives_the_child_a_fencing_token_that_increases_between_runs() {
     let first = fence_of_one_run();
     let second = fence_of_one_run();
     assert!(second > first, "fence went from {first} to {second}");
+}
+
+#[test]
+fn the_command_starts_with_no_signal_blocked_and_sigpipe_at_its_default() {
+    let nodes = cluster(3);
+    let output = redquorum(&nodes)
+        .args(["exec", "signals", "--", "sh", "-c"])
+        .arg("exec grep -E '^Sig(Blk|Ign):' /proc/self/status")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let status = String::from_utf8(output.stdout).unwrap();
+    let mask = |name: &str| {
+        let line = status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .unwrap_or_else(|| panic!("no {name} in {status}"));
+        u64::from_str_radix(line.trim(), 16).unwrap()
+    };
+    // The guard blocks the signals it waits for; the command must not inherit that.
+    assert_eq!(mask("SigBlk:"), 0, "{status}");
+    // Rust ignores SIGPIPE (13); a command expects its default action.
+    assert_eq!(mask("SigIgn:") & (1 << (13 - 1)), 0, "{status}");
 }

@@ -6,7 +6,6 @@
 //! resources instead of all queueing on the first.
 
 use crate::error::Error;
-use crate::held;
 use crate::lock::Lock;
 use crate::redlock::Redlock;
 
@@ -66,8 +65,9 @@ impl Redlock {
         Err(contended.or(last).unwrap_or(Error::NoResources))
     }
 
-    /// Takes any one of `resources`, passing over them again with jittered
-    /// backoff until the handle's `wait` runs out.
+    /// Takes any one of `resources`, passing over them again until the
+    /// handle's `wait` runs out: after a release notification on any of
+    /// them, or the jittered backoff, whichever comes first.
     ///
     /// # Errors
     ///
@@ -90,11 +90,11 @@ impl Redlock {
     /// # Ok(()) }
     /// ```
     pub async fn lock_any<S: AsRef<str>>(&self, resources: &[S]) -> Result<(usize, Lock), Error> {
-        let name = resources
-            .first()
-            .map(|r| r.as_ref().to_owned())
-            .unwrap_or_default();
-        held::retry(self.options(), &name, || self.try_lock_any(resources)).await
+        let name = resources.first().map_or("", |r| r.as_ref());
+        let keys: Vec<String> = resources.iter().map(|r| self.key(r.as_ref())).collect();
+        self.wait_for(keys.iter().map(String::as_str).collect(), false)
+            .until_acquired(name, || self.try_lock_any(resources))
+            .await
     }
 }
 

@@ -5,12 +5,27 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::connection;
 use crate::error::BuildError;
-use crate::node::{self, Node};
+use crate::node::Node;
+use crate::nodes::Nodes;
 use crate::notify::Notifier;
 use crate::options::LockOptions;
 use crate::quorum::Quorum;
 use crate::redlock::Redlock;
+
+impl Redlock {
+    /// Starts a [`RedlockBuilder`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = redquorum::Redlock::builder();
+    /// ```
+    pub fn builder() -> RedlockBuilder {
+        RedlockBuilder::default()
+    }
+}
 
 /// Builds a [`Redlock`]; every bad input becomes a [`BuildError`], never a panic.
 ///
@@ -59,14 +74,18 @@ impl Default for RedlockBuilder {
             key_prefix: "lock:".to_owned(),
             tls_roots: Vec::new(),
             max_ttl: None,
-            health_check_interval: crate::health::DEFAULT_INTERVAL,
+            health_check_interval: crate::eligibility::DEFAULT_INTERVAL,
         }
     }
 }
 
 impl fmt::Debug for RedlockBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let urls: Vec<String> = self.urls.iter().map(|u| node::redact_url(u)).collect();
+        let urls: Vec<String> = self
+            .urls
+            .iter()
+            .map(|u| connection::redact_url(u))
+            .collect();
         f.debug_struct("RedlockBuilder")
             .field("urls", &urls)
             .field("options", &self.options)
@@ -201,7 +220,9 @@ impl RedlockBuilder {
         self
     }
 
-    /// Prepended to every resource name to form the Redis key. Default: `lock:`.
+    /// Prepended to every key: a resource's lock key is the prefix, then its
+    /// name in braces (see [`Redlock::key`]). Default: `lock:`. It must not
+    /// contain braces ([`BuildError::InvalidKeyPrefix`]).
     ///
     /// # Examples
     ///
@@ -327,10 +348,13 @@ impl RedlockBuilder {
         if !self.tls_roots.is_empty() && !self.urls.iter().any(|url| url.starts_with("rediss://")) {
             return Err(BuildError::TlsRootsWithoutTls);
         }
+        if !crate::keys::is_valid_prefix(&self.key_prefix) {
+            return Err(BuildError::InvalidKeyPrefix(self.key_prefix));
+        }
         let mut seen = HashSet::new();
         let mut parsed = Vec::with_capacity(self.urls.len());
         for url in &self.urls {
-            let (mut config, id) = node::parse_url(url)?;
+            let (mut config, id) = connection::parse_url(url)?;
             crate::tls::apply_roots(&mut config, &self.tls_roots)?;
             if !seen.insert(id.clone()) {
                 return Err(BuildError::DuplicateNode(id));
@@ -342,22 +366,24 @@ impl RedlockBuilder {
         }
         let subscribers = parsed
             .iter()
-            .map(|(config, _)| Node::subscriber(config.clone(), self.node_timeout))
+            .map(|(config, _)| connection::subscriber(config.clone(), self.node_timeout))
             .collect();
-        let notifier = Notifier::new(subscribers, Node::connect_timeout(self.node_timeout));
+        let connect_timeout = connection::connect_timeout(self.node_timeout);
+        let notifier = Notifier::new(subscribers, connect_timeout);
         let nodes = parsed
             .into_iter()
             .map(|(config, id)| {
-                Node::new(config, id, self.node_timeout)
-                    .with_health(self.max_ttl, self.health_check_interval)
+                Node::new(
+                    config,
+                    id,
+                    self.node_timeout,
+                    self.max_ttl,
+                    self.health_check_interval,
+                )
             })
             .collect();
-        let quorum = Quorum::connect(
-            nodes,
-            self.drift_factor,
-            Node::connect_timeout(self.node_timeout),
-            self.node_timeout,
-        );
+        let nodes = Nodes::start(nodes, connect_timeout, self.node_timeout);
+        let quorum = Quorum::new(nodes, self.drift_factor);
         Ok(Redlock::new(
             Arc::new(quorum),
             self.key_prefix.into(),

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::node::NodeId;
+use crate::node_id::NodeId;
 use crate::outcome::Outcomes;
 
 /// A configuration the builder refuses; nothing was connected.
@@ -49,6 +49,27 @@ pub enum BuildError {
     /// A zero TTL would expire the lock before it is granted.
     #[error("ttl must be greater than zero")]
     ZeroTtl,
+    /// A TTL longer than the longest supported (a year): beyond it clock
+    /// arithmetic and Redis's expiry range overflow, and it is a mistake.
+    #[error("ttl {ttl:?} is longer than the longest supported, {max:?}")]
+    TtlOutOfRange {
+        /// The configured TTL.
+        ttl: Duration,
+        /// The longest supported.
+        max: Duration,
+    },
+    /// A `wait` (or retry pause) longer than the longest supported (a year).
+    #[error("wait {wait:?} is longer than the longest supported, {max:?}")]
+    WaitOutOfRange {
+        /// The configured wait, retry delay or retry jitter.
+        wait: Duration,
+        /// The longest supported.
+        max: Duration,
+    },
+    /// A key prefix with `{` or `}`, which would make the key layout
+    /// ambiguous (resource names sit in braces after it).
+    #[error("key prefix {0:?} must not contain braces")]
+    InvalidKeyPrefix(String),
     /// The per-node timeout must be smaller than the TTL, or every lease could expire in flight.
     #[error("node timeout {node_timeout:?} must be smaller than the ttl {ttl:?}")]
     NodeTimeoutNotBelowTtl {
@@ -112,57 +133,6 @@ pub enum BuildError {
     /// Connecting needs a Tokio runtime; `build()` was called outside one.
     #[error("no Tokio runtime: call build() from within a Tokio runtime")]
     NoRuntime,
-}
-
-/// One node's failure, with the node it happened on and fred's error as the source.
-///
-/// # Examples
-///
-/// ```no_run
-/// # fn demo(err: &redquorum::NodeError) {
-/// eprintln!("{} failed: {}", err.node(), err);
-/// # }
-/// ```
-#[derive(Debug, thiserror::Error)]
-#[error("node {node}: {source}")]
-pub struct NodeError {
-    node: NodeId,
-    #[source]
-    source: fred::error::Error,
-}
-
-impl NodeError {
-    pub(crate) fn new(node: NodeId, source: fred::error::Error) -> Self {
-        Self { node, source }
-    }
-
-    /// The node that failed.
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// # fn demo(err: &redquorum::NodeError) {
-    /// println!("{}", err.node());
-    /// # }
-    /// ```
-    #[must_use]
-    pub fn node(&self) -> &NodeId {
-        &self.node
-    }
-
-    /// fred's error, with its kind and details.
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// # fn demo(err: &redquorum::NodeError) {
-    /// println!("{:?}", err.source_error().kind());
-    /// # }
-    /// ```
-    #[must_use]
-    pub fn source_error(&self) -> &fred::error::Error {
-        &self.source
-    }
 }
 
 /// A lock operation that did not succeed.
@@ -261,8 +231,8 @@ pub enum Error {
     /// it is a capability over that owner's locks).
     #[error("invalid reentrant owner id: expected 32 hex digits")]
     InvalidOwnerId,
-    /// The lock's quorum was won but fewer than a quorum answered a fencing
-    /// round, so no safe fencing token could be issued; the lock was unwound.
+    /// Fewer than a quorum took the fencing token's write-back (or proposed
+    /// one), so no safe token could be issued; the lock is still held, ask again.
     #[error("no fencing token for {resource:?}: {outcomes}")]
     FenceUnavailable {
         /// The resource.
@@ -270,6 +240,16 @@ pub enum Error {
         /// Every node's answer to the fencing round that failed.
         outcomes: Outcomes,
     },
+    /// A fencing token was asked of a lock taken with
+    /// [`LockOptions::fencing`](crate::LockOptions::fencing) off.
+    #[error("{resource:?} was locked without fencing: no token")]
+    FencingOff {
+        /// The resource.
+        resource: String,
+    },
+    /// The `Redlock` was shut down ([`Redlock::shutdown`](crate::Redlock::shutdown)).
+    #[error("the redlock was shut down")]
+    Shutdown,
 }
 
 impl Error {
@@ -298,6 +278,19 @@ impl Error {
         }
     }
 
+    /// A short stable name of the error, for spans and metric labels.
+    pub(crate) fn label(&self) -> &'static str {
+        match self {
+            Self::Contended { .. } => "contended",
+            Self::Unavailable { .. } => "unavailable",
+            Self::Expired { .. } => "expired",
+            Self::NotHeld { .. } => "not_held",
+            Self::Lost { .. } => "lost",
+            Self::FenceUnavailable { .. } => "fence_unavailable",
+            _ => "error",
+        }
+    }
+
     /// True for errors worth another attempt: contention, unavailability, a late quorum.
     pub(crate) fn is_retryable(&self) -> bool {
         matches!(
@@ -318,7 +311,7 @@ impl Error {
 /// # async fn demo(writer: redquorum::FencedWriter, client: fred::clients::Client, lock: redquorum::Lock) {
 /// use redquorum::FencedWriteError;
 ///
-/// match writer.set(&client, "balance", "10", lock.fence().unwrap()).await {
+/// match writer.set(&client, "balance", "10", lock.fence().await.unwrap()).await {
 ///     Ok(()) => {}
 ///     Err(FencedWriteError::Stale { highest, .. }) => eprintln!("a newer holder ({highest}) wrote; stop"),
 ///     Err(other) => eprintln!("{other}"),

@@ -10,7 +10,7 @@ use fred::types::Value;
 
 use crate::error::FencedWriteError;
 use crate::fence::FenceToken;
-use crate::scripts;
+use crate::script;
 
 /// Writes to Redis keys guarded by a fence key that remembers the highest
 /// [`FenceToken`] it has accepted.
@@ -36,10 +36,10 @@ use crate::scripts;
 /// let writer = FencedWriter::new("fence:accounts:7");
 ///
 /// let old = redlock.lock("accounts:7").await?;
-/// let old_token = old.fence().unwrap();
+/// let old_token = old.fence().await?;
 /// old.release().await?;
 /// let new = redlock.lock("accounts:7").await?;
-/// writer.set(&store, "accounts:7:balance", "100", new.fence().unwrap()).await?;
+/// writer.set(&store, "accounts:7:balance", "100", new.fence().await?).await?;
 ///
 /// // The earlier holder, waking up late, is refused.
 /// let stale = writer.set(&store, "accounts:7:balance", "0", old_token).await;
@@ -126,7 +126,7 @@ impl FencedWriter {
         let keys = vec![self.fence_key.clone(), key.to_owned()];
         let args = vec![Value::from(token.get().to_string()), Value::from(value)];
         let reply: Result<String, fred::error::Error> =
-            scripts::eval_cached(&scripts::FENCED_WRITE, client, keys, args).await;
+            script::eval_cached(&script::FENCED_WRITE, client, keys, args).await;
         let redis = |source| FencedWriteError::Redis {
             key: key.to_owned(),
             source,

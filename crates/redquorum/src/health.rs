@@ -1,31 +1,12 @@
-//! Node health: what each master says about itself (role, eviction policy,
-//! persistence, uptime), probed in the background, and the delayed-restart
-//! rule that refuses the votes of a node that may have forgotten its keys.
-//!
-//! Redlock's safety needs every node to remember the keys it granted for
-//! their whole TTL. A node without `appendfsync always` that crashed and came
-//! back empty breaks that, unless it stays out of every quorum until the
-//! largest TTL has passed since it started ("delayed restart"). With
-//! [`RedlockBuilder::max_ttl`](crate::RedlockBuilder::max_ttl) set, redquorum
-//! enforces this itself: such a node's votes are refused
-//! ([`NodeOutcome::Refused`](crate::NodeOutcome::Refused)) until its uptime
-//! reaches the max TTL.
-//!
-//! Probes never run on the lock path: a background task per node probes after
-//! every (re)connection and then periodically, and votes read the cached
-//! result. A reconnection seen at vote time (possibly a restart) makes the
-//! node's votes refused until the next probe has run, so a restart cannot slip
-//! in between two probes. (fred announces a new connection before it sends
-//! anything on it, so a reply that came over a new connection is always
-//! preceded by the announcement the vote path checks.)
+//! What each master says about itself, as the public API shows it: its
+//! [`Role`], [`Durability`], eviction policy and uptime ([`NodeHealth`]),
+//! and why its vote may be refused ([`Ineligible`]). The probes live in
+//! `probe.rs`, the vote rules in `eligibility.rs`.
 
-use crate::sync::lock;
 use std::fmt;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use fred::types::config::Server;
-use tokio::sync::broadcast::{self, error::TryRecvError};
+use crate::node_id::NodeId;
 
 /// Why a node's vote does not count toward a quorum.
 ///
@@ -61,6 +42,13 @@ pub enum Ineligible {
     /// read (`INFO` denied to the user), so the delayed-restart rule cannot
     /// clear it.
     UnknownUptime,
+    /// The node is the same server as another configured node (the same
+    /// `run_id`: two names or addresses for one master), which casts the
+    /// server's one vote.
+    SameServer {
+        /// The configured node whose vote counts for this server.
+        as_node: NodeId,
+    },
 }
 
 impl fmt::Display for Ineligible {
@@ -77,6 +65,9 @@ impl fmt::Display for Ineligible {
             Self::UnknownUptime => {
                 f.write_str("not known to be durable and its uptime is unknown (INFO denied)")
             }
+            Self::SameServer { as_node } => {
+                write!(f, "the same server as {as_node} (one master, one vote)")
+            }
         }
     }
 }
@@ -89,6 +80,7 @@ impl Ineligible {
             Self::RecentRestart { .. } => "recent_restart",
             Self::Unverified => "unverified",
             Self::UnknownUptime => "unknown_uptime",
+            Self::SameServer { .. } => "same_server",
         }
     }
 }
@@ -167,11 +159,11 @@ impl fmt::Display for Durability {
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct NodeHealth {
-    role: Role,
-    durability: Durability,
-    eviction_policy: Option<String>,
-    uptime: Option<Duration>,
-    refusal: Option<Ineligible>,
+    pub(crate) role: Role,
+    pub(crate) durability: Durability,
+    pub(crate) eviction_policy: Option<String>,
+    pub(crate) uptime: Option<Duration>,
+    pub(crate) refusal: Option<Ineligible>,
 }
 
 impl NodeHealth {
@@ -276,10 +268,12 @@ pub(crate) struct Probe {
     pub(crate) durability: Durability,
     pub(crate) eviction_policy: Option<String>,
     pub(crate) uptime: Option<Duration>,
+    /// The server's `run_id`: two node URLs with the same one are one server.
+    pub(crate) run_id: Option<String>,
 }
 
 impl Probe {
-    /// Reads `role`, `aof_enabled`, `maxmemory_policy` and `uptime_in_seconds`
+    /// Reads `role`, `aof_enabled`, `maxmemory_policy`, `uptime_in_seconds` and `run_id`
     /// from an `INFO` reply, and the `appendfsync` setting (if it could be read).
     pub(crate) fn parse(info: Option<&str>, appendfsync: Option<&str>) -> Self {
         let field = |name: &str| {
@@ -308,163 +302,14 @@ impl Probe {
             uptime: field("uptime_in_seconds")
                 .and_then(|s| s.parse().ok())
                 .map(Duration::from_secs),
-        }
-    }
-}
-
-/// The decision rule, pure: why a node with this state may not vote at `now`.
-fn refusal(
-    probe: &Probe,
-    started_at: Option<Instant>,
-    verified: bool,
-    max_ttl: Option<Duration>,
-    now: Instant,
-) -> Option<Ineligible> {
-    if probe.role == Role::Replica {
-        return Some(Ineligible::Replica);
-    }
-    let max_ttl = max_ttl?;
-    if !verified {
-        return Some(Ineligible::Unverified);
-    }
-    if probe.durability == Durability::Fsync {
-        return None;
-    }
-    // Unknown durability counts as not durable, and unknown uptime (INFO
-    // denied) as a node that may have just restarted: the rule must not be
-    // skipped because it cannot be checked.
-    let Some(started_at) = started_at else {
-        return Some(Ineligible::UnknownUptime);
-    };
-    let uptime = now.saturating_duration_since(started_at);
-    (uptime < max_ttl).then_some(Ineligible::RecentRestart { uptime, max_ttl })
-}
-
-/// The default time between periodic probes.
-pub(crate) const DEFAULT_INTERVAL: Duration = Duration::from_secs(5);
-
-/// The cached health of one node, shared by its checker task and its votes.
-#[derive(Debug)]
-pub(crate) struct Health {
-    max_ttl: Option<Duration>,
-    interval: Duration,
-    state: Mutex<State>,
-    /// Reconnection events as seen by the vote path (the checker task has its own receiver).
-    reconnects: Mutex<broadcast::Receiver<Server>>,
-}
-
-#[derive(Debug, Default)]
-struct State {
-    probe: Probe,
-    /// `probe time - uptime`, rounded so that the node seems younger, never older.
-    started_at: Option<Instant>,
-    /// Reconnections seen so far, by either receiver (both see the same sequence).
-    reconnects_seen: u64,
-    reconnects_seen_by_votes: u64,
-    reconnects_seen_by_checker: u64,
-    /// `reconnects_seen` when the last successful probe started; `None` before the first.
-    probed_through: Option<u64>,
-}
-
-impl Health {
-    pub(crate) fn new(reconnects: broadcast::Receiver<Server>) -> Self {
-        Self {
-            max_ttl: None,
-            interval: DEFAULT_INTERVAL,
-            state: Mutex::new(State::default()),
-            reconnects: Mutex::new(reconnects),
+            run_id: field("run_id").filter(|id| !id.is_empty()),
         }
     }
 
-    /// Enables the delayed-restart rule for leases up to `max_ttl` (`None`: off),
-    /// and sets the time between periodic probes.
-    pub(crate) fn configure(&mut self, max_ttl: Option<Duration>, interval: Duration) {
-        self.max_ttl = max_ttl;
-        self.interval = interval;
-    }
-
-    /// The time between periodic probes.
-    pub(crate) fn interval(&self) -> Duration {
-        self.interval
-    }
-
-    /// Counts a reconnection seen by the checker task.
-    pub(crate) fn checker_saw_reconnect(&self, events: u64) {
-        let mut state = lock(&self.state);
-        state.reconnects_seen_by_checker += events;
-        state.reconnects_seen = state
-            .reconnects_seen_by_checker
-            .max(state.reconnects_seen_by_votes);
-    }
-
-    /// The reconnection count a probe starting now covers.
-    pub(crate) fn probe_epoch(&self) -> u64 {
-        self.drain_reconnects();
-        lock(&self.state).reconnects_seen
-    }
-
-    /// Stores a completed probe that started at `epoch` (and at `started` in
-    /// time); returns the previous probe, to log changes only.
-    pub(crate) fn record(&self, probe: Probe, epoch: u64, started: Instant) -> Probe {
-        let mut state = lock(&self.state);
-        state.started_at = probe.uptime.map(|uptime| {
-            // uptime_in_seconds is truncated: the node started at most 1 s
-            // before `started - uptime`; assuming the later time is the safe side.
-            started.checked_sub(uptime).unwrap_or(started)
-        });
-        state.probed_through = Some(state.probed_through.map_or(epoch, |p| p.max(epoch)));
-        std::mem::replace(&mut state.probe, probe)
-    }
-
-    /// Why this node's vote is refused now, if it is. Cheap: no I/O.
-    pub(crate) fn refusal(&self) -> Option<Ineligible> {
-        self.drain_reconnects();
-        let state = lock(&self.state);
-        let verified = state
-            .probed_through
-            .is_some_and(|p| p >= state.reconnects_seen);
-        refusal(
-            &state.probe,
-            state.started_at,
-            verified,
-            self.max_ttl,
-            Instant::now(),
-        )
-    }
-
-    /// A snapshot for `Redlock::health`.
-    pub(crate) fn snapshot(&self) -> NodeHealth {
-        let refusal = self.refusal();
-        let state = lock(&self.state);
-        NodeHealth {
-            role: state.probe.role,
-            durability: state.probe.durability,
-            eviction_policy: state.probe.eviction_policy.clone(),
-            uptime: state.started_at.map(|s| s.elapsed()),
-            refusal,
-        }
-    }
-
-    /// Counts reconnections that happened since the vote path last looked.
-    fn drain_reconnects(&self) {
-        let mut events = 0;
-        {
-            let mut receiver = lock(&self.reconnects);
-            loop {
-                match receiver.try_recv() {
-                    Ok(_) => events += 1,
-                    Err(TryRecvError::Lagged(n)) => events += n,
-                    Err(TryRecvError::Empty | TryRecvError::Closed) => break,
-                }
-            }
-        }
-        if events > 0 {
-            let mut state = lock(&self.state);
-            state.reconnects_seen_by_votes += events;
-            state.reconnects_seen = state
-                .reconnects_seen_by_checker
-                .max(state.reconnects_seen_by_votes);
-        }
+    /// What an operator is warned about: everything but the uptime (which
+    /// changes at every probe) and the run id.
+    pub(crate) fn settings(&self) -> (Role, Durability, Option<&str>) {
+        (self.role, self.durability, self.eviction_policy.as_deref())
     }
 }
 
@@ -504,64 +349,28 @@ mod tests {
     }
 
     #[test]
-    fn refusal_follows_the_delayed_restart_rule() {
-        let now = Instant::now();
-        let max = Some(Duration::from_secs(10));
-        let young = Some(now - Duration::from_secs(3));
-        let old = Some(now - Duration::from_secs(11));
-        let volatile = Probe {
-            role: Role::Master,
-            durability: Durability::NotDurable,
-            ..Probe::default()
-        };
-        let fsync = Probe {
-            durability: Durability::Fsync,
-            ..volatile.clone()
-        };
-        assert!(matches!(
-            refusal(&volatile, young, true, max, now),
-            Some(Ineligible::RecentRestart { .. })
-        ));
-        assert_eq!(refusal(&volatile, old, true, max, now), None);
-        assert_eq!(refusal(&fsync, young, true, max, now), None);
-        // the rule is off without a max ttl
-        assert_eq!(refusal(&volatile, young, true, None, now), None);
-        // unknown uptime (INFO denied) cannot clear a node that is not durable
+    fn parse_reads_the_run_id() {
+        let info = format!("{INFO}run_id:0123abcd\r\n");
         assert_eq!(
-            refusal(&volatile, None, true, max, now),
-            Some(Ineligible::UnknownUptime)
+            Probe::parse(Some(&info), None).run_id.as_deref(),
+            Some("0123abcd")
         );
-        assert_eq!(refusal(&fsync, None, true, max, now), None);
-        assert_eq!(
-            refusal(&volatile, old, false, max, now),
-            Some(Ineligible::Unverified)
-        );
-        let replica = Probe {
-            role: Role::Replica,
-            ..fsync
-        };
-        assert_eq!(
-            refusal(&replica, old, true, None, now),
-            Some(Ineligible::Replica)
-        );
-        // unknown durability counts as not durable
-        let unknown = Probe {
-            durability: Durability::Unknown,
-            ..volatile.clone()
-        };
-        assert!(refusal(&unknown, young, true, max, now).is_some());
+        assert_eq!(Probe::parse(Some(INFO), None).run_id, None);
     }
 
-    fn role(index: u8) -> Role {
-        [Role::Master, Role::Replica, Role::Unknown][usize::from(index % 3)]
-    }
-
-    fn durability(index: u8) -> Durability {
-        [
-            Durability::Fsync,
-            Durability::NotDurable,
-            Durability::Unknown,
-        ][usize::from(index % 3)]
+    #[test]
+    fn only_a_change_of_settings_is_worth_a_warning() {
+        let a = Probe::parse(Some(INFO), Some("always"));
+        let later = Probe {
+            uptime: Some(Duration::from_secs(47)),
+            ..a.clone()
+        };
+        assert_eq!(a.settings(), later.settings());
+        let changed = Probe {
+            eviction_policy: Some("noeviction".into()),
+            ..a.clone()
+        };
+        assert_ne!(a.settings(), changed.settings());
     }
 
     proptest::proptest! {
@@ -569,53 +378,5 @@ mod tests {
         fn parse_never_panics(info in ".{0,200}", fsync in proptest::option::of("[a-z]{0,8}")) {
             let _ = Probe::parse(Some(&info), fsync.as_deref());
         }
-
-        #[test]
-        fn a_recent_restart_ends_exactly_at_max_ttl(
-            role_index in 0u8..3,
-            durability_index in 0u8..3,
-            up_ms in 0u64..100_000,
-            max_ms in 1u64..100_000,
-        ) {
-            let probe = Probe { role: role(role_index), durability: durability(durability_index), ..Probe::default() };
-            let now = Instant::now() + Duration::from_secs(200);
-            let started = Some(now - Duration::from_millis(up_ms));
-            let max_ttl = Duration::from_millis(max_ms);
-            let refused = refusal(&probe, started, true, Some(max_ttl), now);
-            let expected = if probe.role == Role::Replica {
-                Some(Ineligible::Replica)
-            } else if probe.durability != Durability::Fsync && up_ms < max_ms {
-                Some(Ineligible::RecentRestart { uptime: Duration::from_millis(up_ms), max_ttl })
-            } else {
-                None
-            };
-            proptest::prop_assert_eq!(&refused, &expected);
-            // without the rule only replicas are refused, whatever the uptime
-            let off = refusal(&probe, started, false, None, now);
-            proptest::prop_assert_eq!(off.is_some(), probe.role == Role::Replica);
-        }
-    }
-
-    #[test]
-    fn a_reconnect_seen_at_vote_time_unverifies_until_the_next_probe() {
-        let (tx, rx) = broadcast::channel(4);
-        let mut health = Health::new(rx);
-        health.configure(Some(Duration::from_secs(1)), DEFAULT_INTERVAL);
-        let durable = Probe {
-            role: Role::Master,
-            durability: Durability::Fsync,
-            ..Probe::default()
-        };
-        assert_eq!(health.refusal(), Some(Ineligible::Unverified));
-        let epoch = health.probe_epoch();
-        health.record(durable.clone(), epoch, Instant::now());
-        assert_eq!(health.refusal(), None);
-        tx.send(Server::new("127.0.0.1", 1)).unwrap();
-        assert_eq!(health.refusal(), Some(Ineligible::Unverified));
-        // the checker task sees the same event later: counts must not double
-        health.checker_saw_reconnect(1);
-        let epoch = health.probe_epoch();
-        health.record(durable, epoch, Instant::now());
-        assert_eq!(health.refusal(), None);
     }
 }

@@ -34,25 +34,44 @@
 //!
 //! # Layout
 //!
-//! - `builder.rs`: [`RedlockBuilder`], validation into [`BuildError`].
-//! - `redlock.rs`: [`Redlock`], `try_lock` and `lock` (retry with backoff).
-//! - `options.rs`: [`LockOptions`].
-//! - `quorum.rs`: fan-out to all nodes, early decision, unwind.
-//! - `tally.rs`: the pure quorum decision; `validity.rs`: the lease maths.
-//! - `node.rs`: one master's client and script calls; [`NodeId`].
-//! - `notify.rs`: release notifications that wake `lock()` waiters.
-//! - `scripts.rs` and `scripts/*.lua`: the owner-checked scripts.
-//! - `lock.rs`: [`Lock`]; `token.rs`: [`OwnerToken`].
-//! - `watchdog.rs`: lease extension task, [`LeaseWatch`] and the lost-lock signal.
-//! - `scoped.rs`: [`Redlock::with_lock`], run a future under auto-extension.
-//! - `reentrant.rs`: [`ReentrantOwner`], [`ReentrantLock`]; `rwlock.rs`:
-//!   [`ReadLock`], [`WriteLock`]; `any_of.rs`: `Redlock::lock_any`;
-//!   `held.rs`: the lease core they share (see `docs/locks.md`).
-//! - `outcome.rs`: [`NodeOutcome`], [`Outcomes`]; `error.rs`: errors.
-//! - `health.rs`: node probes and the delayed-restart rule; [`NodeHealth`].
-//! - `tls.rs`: custom TLS trust roots; `observe.rs`: metric names and recording.
-//! - `fence.rs`: [`FenceToken`] and the two-round fencing protocol;
-//!   `fenced_write.rs`: [`FencedWriter`], the check on a Redis-backed resource.
+//! One engine: every lock kind is a thin type over one lease core, one
+//! quorum fan-out and one node entry point that batches any operation.
+//!
+//! - The handle: `redlock.rs` ([`Redlock`]), `builder.rs`
+//!   ([`RedlockBuilder`], validation into [`BuildError`]), `options.rs`
+//!   ([`LockOptions`], [`WatchdogOptions`]).
+//! - The lock kinds, thin types over the lease core: `lock.rs` ([`Lock`],
+//!   `try_lock`, `lock`), `rwlock.rs` ([`ReadLock`], [`WriteLock`]),
+//!   `reentrant.rs` ([`ReentrantOwner`], [`ReentrantLock`]), `any_of.rs`
+//!   (`lock_any`), `scoped.rs` ([`Redlock::with_lock`]); `lock_api.rs` writes
+//!   their shared methods once.
+//! - The lease core: `held.rs` (extend, release, fencing write-back, drop);
+//!   `lease.rs` (the lease state, [`LostReason`], [`AtRisk`]) and
+//!   `lease_watch.rs` ([`LeaseWatch`]: `lost`, `at_risk`); `watchdog.rs` (the
+//!   extension task); `registry.rs` (live holds, for `shutdown`).
+//! - What a kind sends: `claim.rs` (a hold as data: the operations of each
+//!   kind), `keys.rs` (the key layout), `op.rs` (an operation as data),
+//!   `scripts/ops.lua` (every operation of every kind, each in its own pcall).
+//! - The coordinator: `quorum.rs` (one fan-out, early decision, unwind),
+//!   `vote.rs` (a node's answer read as a vote), `tally.rs` (the decision),
+//!   `settle.rs` (a decision and its votes into a result),
+//!   `validity.rs` (the lease maths), `fence.rs` ([`FenceToken`], the token
+//!   choice), `drop_guard.rs` (cancel safety).
+//! - Waiting: `wait.rs` (the one wait loop), `waiters.rs` (lines of local
+//!   waiters), `notify.rs` (release notifications), `backoff.rs`.
+//! - The nodes: `nodes.rs` (the N masters, their background tasks, the vote
+//!   rules across nodes), `node.rs` (one master), `node_id.rs` ([`NodeId`]),
+//!   `connection.rs` (URLs, lock-safe fred settings), `batcher.rs` (group
+//!   commit, NOSCRIPT handling) over `queue.rs` (its queue, as pure state),
+//!   `script.rs` (the script cache), `probe.rs` (health probes),
+//!   `eligibility.rs` (probe results and which votes count), `health.rs`
+//!   ([`NodeHealth`], [`Ineligible`]), `tls.rs` (custom trust roots).
+//! - Results: `outcome.rs` ([`NodeOutcome`], [`Outcomes`], [`NodeError`]),
+//!   `error.rs` ([`Error`], [`BuildError`]), `observe.rs` (metrics),
+//!   `inspect.rs` ([`Redlock::inspect`]: who holds a resource, read-only),
+//!   `owner_info.rs` ([`OwnerInfo`]: who took a hold).
+//! - Around the lock: `fenced_write.rs` ([`FencedWriter`], the check on a
+//!   Redis-backed resource), `token.rs` ([`OwnerToken`]), `sync.rs`.
 //! - `mutants.rs`: planted bugs for testing the torture checker (feature
 //!   `mutants`, off by default; compiled away without it).
 
@@ -62,51 +81,74 @@
 
 mod any_of;
 mod backoff;
-mod batch;
+mod batcher;
 mod builder;
+mod claim;
+mod connection;
+mod drop_guard;
+mod eligibility;
 mod error;
 mod fence;
 mod fenced_write;
 mod health;
 mod held;
+mod inspect;
+mod keys;
+mod lease;
+mod lease_watch;
 mod lock;
+mod lock_api;
 #[cfg(feature = "mutants")]
 pub mod mutants;
 #[cfg(not(feature = "mutants"))]
 #[allow(dead_code, unreachable_pub)]
 mod mutants;
 mod node;
+mod node_id;
+mod nodes;
 mod notify;
 mod observe;
+mod op;
 mod options;
 mod outcome;
+mod owner_info;
+mod probe;
+mod queue;
 mod quorum;
 mod redlock;
 mod reentrant;
+mod registry;
 mod rwlock;
 mod scoped;
-mod scripts;
+mod script;
+mod settle;
 mod sync;
 mod tally;
 mod tls;
 mod token;
 mod validity;
+mod vote;
+mod wait;
+mod waiters;
 mod watchdog;
 
 pub use builder::RedlockBuilder;
-pub use error::{BuildError, Error, FencedWriteError, NodeError};
+pub use error::{BuildError, Error, FencedWriteError};
 pub use fence::FenceToken;
 pub use fenced_write::FencedWriter;
 pub use health::{Durability, Ineligible, NodeHealth, Role};
+pub use inspect::{HoldView, Inspection, NodeView};
+pub use lease::{AtRisk, LostReason};
+pub use lease_watch::LeaseWatch;
 pub use lock::Lock;
-pub use node::NodeId;
+pub use node_id::NodeId;
 pub use options::{LockOptions, WatchdogOptions};
-pub use outcome::{NodeOutcome, Outcomes};
+pub use outcome::{NodeError, NodeOutcome, Outcomes};
+pub use owner_info::OwnerInfo;
 pub use redlock::Redlock;
 pub use reentrant::{ReentrantLock, ReentrantOwner};
 pub use rwlock::{ReadLock, WriteLock};
 pub use token::OwnerToken;
-pub use watchdog::{AtRisk, LeaseWatch, LostReason};
 
 // The guides' Rust examples compile as doc tests too.
 #[cfg(doctest)]

@@ -3,15 +3,22 @@
 //! Built only with the `mutants` cargo feature, which is off by default and
 //! must never be on in a release build. Without it [`is_active`] is the
 //! constant `false`, so every hook (`if mutants::is_active(Mutant::X) { .. }`)
-//! is dead code the compiler removes. With it, one mutant at a time is
-//! selected for the whole process by [`activate`], and `redquorum mutants`
-//! runs the torture checker against each one: a mutant the checker does not
-//! catch is a hole in the test bed.
+//! is dead code the compiler removes, and the lock script is `ops.lua` as
+//! written. With it, one mutant at a time is selected for the whole process
+//! by [`activate`], and `redquorum mutants` runs the torture checker against
+//! each one: a mutant the checker does not catch is a hole in the test bed.
 //!
-//! Hook sites (one line each): `validity.rs` (`validity`), `tally.rs`
-//! (`quorum`), `quorum.rs` (`acquire`, `acquire_with`: the unwind), `batch.rs`
-//! (`LockOp::args`: the script's operation kind), `scripts.rs` (`LOCK_OPS`
-//! source, `eval_cached`'s NOSCRIPT fallback), `fence.rs` (`commit`).
+//! Hook sites on the one engine (each a line or a guard):
+//! - `validity.rs` (`validity`): validity-unreduced, long-lease;
+//! - `tally.rs` (`quorum`): minority-quorum;
+//! - `quorum.rs` (`acquire`: the unwind; `commit`: the write-back):
+//!   no-unwind, fence-without-write-back;
+//! - `op.rs` (`Code::name`: codes `R`, `E`) with `scripts/mutants_prelude.lua`,
+//!   put before `ops.lua` by `script.rs` (`OPS`) in mutants builds only:
+//!   no-owner-check;
+//! - `claim.rs` (`extend`: sent as an acquire) and `lease.rs`
+//!   (`check_expired`, `extended`: expiry is not final): reviving-extend;
+//! - `batcher.rs` (`after_noscript`): noscript-after-unwind.
 
 use std::fmt;
 use std::str::FromStr;
@@ -37,16 +44,20 @@ pub enum Mutant {
     LongLease,
     /// A failed acquisition is not unwound: its keys stay for their TTL.
     NoUnwind,
-    /// Release and extend act on the key whoever owns it.
+    /// Release and extend (and the unwind) act on the lock's hold whoever
+    /// owns it.
     NoOwnerCheck,
     /// A quorum of `N/2` nodes instead of `N/2 + 1`.
     MinorityQuorum,
     /// The fencing token is the highest proposal, never written back to a quorum.
     FenceWithoutWriteBack,
-    /// An extension sets the key again when it has expired (revives a lost lease).
+    /// A lease whose deadline passed is not lost: its extension is still
+    /// sent, and takes the lock again on nodes where the hold expired
+    /// (revives a lost lease).
     RevivingExtend,
-    /// After a NOSCRIPT reply, the script is reloaded and its EVAL sent
-    /// late, after the caller may have unwound or released on that node.
+    /// After a NOSCRIPT reply, the script is reloaded and the fallback EVAL
+    /// sent late, after the caller may have unwound or released on that
+    /// node (the previous engine's order).
     NoscriptAfterUnwind,
 }
 
@@ -158,10 +169,10 @@ pub(crate) const fn is_active(_mutant: Mutant) -> bool {
     false
 }
 
-/// The plain lock's script source. With the feature, a prelude first
-/// rewrites the mutant operation kinds (see `scripts/mutants_prelude.lua`);
-/// without it, the script as written.
-pub(crate) fn lock_ops_source(source: &'static str) -> String {
+/// The lock script's source: with the feature, `scripts/mutants_prelude.lua`
+/// first (it turns the planted operation codes into ordinary ones acting on
+/// another owner's hold); without it, `ops.lua` as written.
+pub(crate) fn ops_source(source: &'static str) -> String {
     #[cfg(feature = "mutants")]
     {
         format!("{}\n{source}", include_str!("scripts/mutants_prelude.lua"))
@@ -172,13 +183,14 @@ pub(crate) fn lock_ops_source(source: &'static str) -> String {
     }
 }
 
-/// `NoscriptAfterUnwind`: reload the script (so calls sent meanwhile, like
-/// an unwind, run at once) and hold the fallback EVAL back a while.
-pub(crate) async fn late_fallback<C: fred::interfaces::LuaInterface + Send + Sync>(
-    client: &C,
-    body: &str,
-) {
-    let _: Result<String, _> = client.script_load(body.to_owned()).await;
+/// `NoscriptAfterUnwind`: the old engine's order. The script is reloaded at
+/// once (so calls sent meanwhile, like the attempt's unwind, run by EVALSHA
+/// and find nothing to undo) and the fallback EVAL is held back a while.
+pub(crate) async fn late_fallback(client: &fred::clients::Client) {
+    use fred::interfaces::LuaInterface;
+    let _: Result<String, _> = client
+        .script_load(crate::script::body(&crate::script::OPS))
+        .await;
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
 }
 

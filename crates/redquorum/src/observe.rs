@@ -6,20 +6,22 @@
 //!
 //! | name | kind | labels | what |
 //! |---|---|---|---|
-//! | `redquorum_acquire_total` | counter | `result` = `acquired`, `contended`, `unavailable`, `expired` | one per acquisition attempt |
-//! | `redquorum_acquire_seconds` | histogram | `result` | time from the first send to the decision |
-//! | `redquorum_extend_total` | counter | `result` = `extended`, `not_held`, `unavailable`, `expired` | one per extension |
+//! | `redquorum_acquire_total` | counter | `kind`, `result` = `acquired`, `contended`, `unavailable`, `expired` | one per acquisition attempt |
+//! | `redquorum_acquire_seconds` | histogram | `kind`, `result` | time from the first send to the decision |
+//! | `redquorum_extend_total` | counter | `kind`, `result` = `extended`, `not_held`, `unavailable`, `expired` | one per extension |
 //! | `redquorum_lease_lost_total` | counter | | extensions that found the lease gone (`not_held` or `expired`) |
 //! | `redquorum_release_validity_seconds` | histogram | | validity left when `Lock::release` was called (0 when already expired) |
-//! | `redquorum_release_total` | counter | `result` = `released`, `not_held`, `unavailable` | one per release |
-//! | `redquorum_vote_refused_total` | counter | `node`, `reason` = `replica`, `recent_restart`, `unverified` | votes not counted (health rules) |
+//! | `redquorum_release_total` | counter | `kind`, `result` = `released`, `not_held`, `unavailable` | one per release |
+//! | `redquorum_vote_refused_total` | counter | `node`, `reason` = `replica`, `recent_restart`, `unverified`, `unknown_uptime`, `same_server` | votes not counted (health rules) |
+//!
+//! `kind` is the lock kind: `lock`, `write`, `read` or `reentrant`.
 //! | `redquorum_node_eligible` | gauge | `node` | 1 when the node's votes count, 0 when refused, after each probe |
 
 use std::time::Duration;
 
 use crate::error::Error;
 use crate::health::Ineligible;
-use crate::node::NodeId;
+use crate::node_id::NodeId;
 
 /// Acquisitions, by result.
 pub(crate) const ACQUIRE_TOTAL: &str = "redquorum_acquire_total";
@@ -49,34 +51,35 @@ fn acquire_result(result: &Result<(), &Error>) -> &'static str {
 }
 
 /// Records one acquisition attempt and how long it took.
-pub(crate) fn acquired(result: Result<(), &Error>, elapsed: Duration) {
+pub(crate) fn acquired(kind: &'static str, result: Result<(), &Error>, elapsed: Duration) {
     let result = acquire_result(&result);
-    metrics::counter!(ACQUIRE_TOTAL, "result" => result).increment(1);
-    metrics::histogram!(ACQUIRE_SECONDS, "result" => result).record(elapsed.as_secs_f64());
+    metrics::counter!(ACQUIRE_TOTAL, "kind" => kind, "result" => result).increment(1);
+    metrics::histogram!(ACQUIRE_SECONDS, "kind" => kind, "result" => result)
+        .record(elapsed.as_secs_f64());
 }
 
 /// Records one extension; a lease found gone also counts as lost.
-pub(crate) fn extended(result: Result<(), &Error>) {
+pub(crate) fn extended(kind: &'static str, result: Result<(), &Error>) {
     let label = match result {
         Ok(()) => "extended",
         Err(Error::NotHeld { .. }) => "not_held",
         Err(Error::Expired { .. }) => "expired",
         Err(_) => "unavailable",
     };
-    metrics::counter!(EXTEND_TOTAL, "result" => label).increment(1);
+    metrics::counter!(EXTEND_TOTAL, "kind" => kind, "result" => label).increment(1);
     if matches!(label, "not_held" | "expired") {
         metrics::counter!(LEASE_LOST_TOTAL).increment(1);
     }
 }
 
 /// Records one release.
-pub(crate) fn released(result: Result<(), &Error>) {
+pub(crate) fn released(kind: &'static str, result: Result<(), &Error>) {
     let label = match result {
         Ok(()) => "released",
         Err(Error::NotHeld { .. }) => "not_held",
         Err(_) => "unavailable",
     };
-    metrics::counter!(RELEASE_TOTAL, "result" => label).increment(1);
+    metrics::counter!(RELEASE_TOTAL, "kind" => kind, "result" => label).increment(1);
 }
 
 /// Records a vote the health rules refused.

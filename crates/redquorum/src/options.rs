@@ -34,10 +34,18 @@ pub struct LockOptions {
     /// A random extra pause in `[0, retry_jitter)`, so contenders spread out. Default: 100 ms.
     pub retry_jitter: Duration,
     /// Issue a [`FenceToken`](crate::FenceToken) with each lock
-    /// ([`Lock::fence`](crate::Lock::fence)). Default: `true`. It costs two
-    /// more concurrent round trips to the nodes per acquisition (propose,
-    /// then write back to a quorum); turn it off when nothing checks tokens.
+    /// ([`Lock::fence`](crate::Lock::fence)). Default: `true`. Each node
+    /// that grants the lock proposes a token in the same call (no extra
+    /// round trip); the first `fence()` of a lock writes it back to a
+    /// quorum (one concurrent round trip, only when asked for). Turn it off
+    /// when nothing checks tokens.
     pub fencing: bool,
+    /// Lock-delay (Chubby's, Consul's): when a hold **expires** without
+    /// being released (its holder crashed, or lost its lease), the resource
+    /// cannot be granted again until this much longer; a clean release
+    /// frees it at once. It protects resources that cannot check fencing
+    /// tokens from a holder that may still be working. Default: zero (off).
+    pub lock_delay: Duration,
 }
 
 impl Default for LockOptions {
@@ -48,6 +56,7 @@ impl Default for LockOptions {
             retry_delay: Duration::from_millis(50),
             retry_jitter: Duration::from_millis(100),
             fencing: true,
+            lock_delay: Duration::ZERO,
         }
     }
 }
@@ -114,14 +123,14 @@ impl Default for WatchdogOptions {
 
 impl WatchdogOptions {
     /// How much validity is left when the watchdog extends a lease of `ttl`.
-    pub(crate) fn extend_before(&self, ttl: Duration) -> Duration {
+    pub(crate) fn extend_before_for(&self, ttl: Duration) -> Duration {
         self.extend_before.unwrap_or(ttl / 3)
     }
 
     /// How little validity may be left before a lease of `ttl` is at risk.
-    pub(crate) fn stop_margin(&self, ttl: Duration) -> Duration {
+    pub(crate) fn stop_margin_for(&self, ttl: Duration) -> Duration {
         self.stop_margin
-            .unwrap_or_else(|| self.extend_before(ttl) / 2)
+            .unwrap_or_else(|| self.extend_before_for(ttl) / 2)
     }
 
     /// Checks `extend_before` and `stop_margin` against the TTL of the locks
@@ -132,7 +141,7 @@ impl WatchdogOptions {
         {
             return Err(BuildError::ExtendBeforeOutOfRange { extend_before, ttl });
         }
-        let extend_before = self.extend_before(ttl);
+        let extend_before = self.extend_before_for(ttl);
         match self.stop_margin {
             Some(stop_margin) if stop_margin.is_zero() || stop_margin >= extend_before => {
                 Err(BuildError::StopMarginOutOfRange {
@@ -145,11 +154,29 @@ impl WatchdogOptions {
     }
 }
 
+/// The longest TTL, wait or retry pause accepted: a year. Longer ones
+/// overflow clock arithmetic or Redis's expiry range, and are mistakes.
+pub(crate) const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
+
 impl LockOptions {
-    /// Checks the options against the per-node timeout.
+    /// Checks the options against the per-node timeout and the supported range.
     pub(crate) fn validate(&self, node_timeout: Duration) -> Result<(), BuildError> {
         if self.ttl.is_zero() {
             return Err(BuildError::ZeroTtl);
+        }
+        if self.ttl > MAX_DURATION {
+            return Err(BuildError::TtlOutOfRange {
+                ttl: self.ttl,
+                max: MAX_DURATION,
+            });
+        }
+        for wait in [self.wait, self.retry_delay, self.retry_jitter, self.lock_delay] {
+            if wait > MAX_DURATION {
+                return Err(BuildError::WaitOutOfRange {
+                    wait,
+                    max: MAX_DURATION,
+                });
+            }
         }
         if node_timeout >= self.ttl {
             return Err(BuildError::NodeTimeoutNotBelowTtl {

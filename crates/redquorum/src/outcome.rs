@@ -2,9 +2,59 @@
 
 use std::fmt;
 
-use crate::error::NodeError;
 use crate::health::Ineligible;
-use crate::node::NodeId;
+use crate::node_id::NodeId;
+
+/// One node's failure, with the node it happened on and fred's error as the source.
+///
+/// # Examples
+///
+/// ```no_run
+/// # fn demo(err: &redquorum::NodeError) {
+/// eprintln!("{} failed: {}", err.node(), err);
+/// # }
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[error("node {node}: {source}")]
+pub struct NodeError {
+    node: NodeId,
+    #[source]
+    source: fred::error::Error,
+}
+
+impl NodeError {
+    pub(crate) fn new(node: NodeId, source: fred::error::Error) -> Self {
+        Self { node, source }
+    }
+
+    /// The node that failed.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(err: &redquorum::NodeError) {
+    /// println!("{}", err.node());
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn node(&self) -> &NodeId {
+        &self.node
+    }
+
+    /// fred's error, with its kind and details.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(err: &redquorum::NodeError) {
+    /// println!("{:?}", err.source_error().kind());
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn source_error(&self) -> &fred::error::Error {
+        &self.source
+    }
+}
 
 /// One node's answer to an acquire, extend or release.
 ///
@@ -224,6 +274,9 @@ impl Outcomes {
 }
 
 impl fmt::Display for Outcomes {
+    /// The counts, then why each failed node failed, nodes with the same
+    /// cause together: `... (quorum 2); cannot connect: connection refused:
+    /// 127.0.0.1:7001, 127.0.0.1:7002`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let unanswered = self.len() - self.acquired() - self.taken() - self.failed();
         write!(
@@ -235,6 +288,24 @@ impl fmt::Display for Outcomes {
             unanswered,
             self.len(),
             self.quorum
-        )
+        )?;
+        let mut causes: Vec<(String, Vec<&NodeId>)> = Vec::new();
+        for (node, outcome) in &self.entries {
+            let cause = match outcome {
+                NodeOutcome::TimedOut => "timed out".to_owned(),
+                NodeOutcome::Failed(error) => error.source_error().to_string(),
+                NodeOutcome::Refused(reason) => format!("vote refused: {reason}"),
+                _ => continue,
+            };
+            match causes.iter_mut().find(|(c, _)| *c == cause) {
+                Some((_, nodes)) => nodes.push(node),
+                None => causes.push((cause, vec![node])),
+            }
+        }
+        for (cause, nodes) in causes {
+            let nodes: Vec<String> = nodes.iter().map(ToString::to_string).collect();
+            write!(f, "; {cause}: {}", nodes.join(", "))?;
+        }
+        Ok(())
     }
 }

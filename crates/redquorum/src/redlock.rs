@@ -1,18 +1,20 @@
 //! `Redlock`: the cheap-to-clone handle that takes locks.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::backoff;
-use crate::builder::RedlockBuilder;
+use crate::claim::{Claim, Kind};
 use crate::error::{BuildError, Error};
-use crate::fence;
-use crate::lock::Lock;
-use crate::node::NodeId;
+use crate::held::Held;
+use crate::keys::{self, ResourceKeys};
+use crate::lease::LostReason;
+use crate::node_id::NodeId;
 use crate::notify::Notifier;
 use crate::options::{LockOptions, WatchdogOptions};
+use crate::owner_info::OwnerInfo;
 use crate::quorum::Quorum;
 use crate::token::OwnerToken;
+use crate::wait::Wait;
 
 /// A handle to N independent Redis masters that takes distributed locks.
 ///
@@ -35,6 +37,7 @@ use crate::token::OwnerToken;
 #[derive(Debug, Clone)]
 pub struct Redlock {
     quorum: Arc<Quorum>,
+    /// Prefix of every key (keys.rs has the layout).
     key_prefix: Arc<str>,
     node_timeout: Duration,
     options: LockOptions,
@@ -42,20 +45,11 @@ pub struct Redlock {
     watchdog: WatchdogOptions,
     /// Wakes `lock()` waiters on release; shared by clones.
     notifier: Arc<Notifier>,
+    /// Owner information stored with every hold taken here (encoded).
+    owner_info: Option<Arc<str>>,
 }
 
 impl Redlock {
-    /// Starts a [`RedlockBuilder`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let builder = redquorum::Redlock::builder();
-    /// ```
-    pub fn builder() -> RedlockBuilder {
-        RedlockBuilder::default()
-    }
-
     pub(crate) fn new(
         quorum: Arc<Quorum>,
         key_prefix: Arc<str>,
@@ -69,6 +63,7 @@ impl Redlock {
             options,
             watchdog: WatchdogOptions::default(),
             notifier: Arc::new(Notifier::new(Vec::new(), Duration::ZERO)),
+            owner_info: None,
         }
     }
 
@@ -139,6 +134,36 @@ impl Redlock {
         })
     }
 
+    /// A handle on the same nodes that stores `info` (host, process id, a
+    /// note) with every hold it takes, for operators to read back
+    /// ([`Redlock::inspect`], `redquorum status`). Costs a little on each
+    /// node per acquire; off by default.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// use redquorum::{OwnerInfo, Redlock};
+    ///
+    /// let redlock = Redlock::builder().nodes(cluster.urls()).build()?
+    ///     .with_owner_info(OwnerInfo::here("nightly report"));
+    /// let lock = redlock.lock("reports").await?;
+    /// let inspection = redlock.inspect("reports").await?;
+    /// let (_, view) = inspection.nodes().next().unwrap();
+    /// let info = view?.holds()[0].owner_info().cloned().unwrap();
+    /// assert_eq!(info.note(), "nightly report");
+    /// lock.release().await?;
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn with_owner_info(&self, info: OwnerInfo) -> Redlock {
+        Self {
+            owner_info: Some(info.encode().into()),
+            ..self.clone()
+        }
+    }
+
     /// The watchdog options for locks taken with this handle.
     ///
     /// # Examples
@@ -183,7 +208,7 @@ impl Redlock {
     /// # Ok(()) }
     /// ```
     pub fn nodes(&self) -> impl Iterator<Item = &NodeId> {
-        self.quorum.node_ids()
+        self.quorum.nodes().ids()
     }
 
     /// How many nodes an operation needs: `N/2 + 1`.
@@ -222,10 +247,13 @@ impl Redlock {
     /// # Ok(()) }
     /// ```
     pub async fn health(&self) -> Vec<(NodeId, crate::health::NodeHealth)> {
-        self.quorum.health().await
+        self.quorum.nodes().health().await
     }
 
-    /// The Redis key that holds `resource`'s lock on every node.
+    /// The Redis key that holds `resource`'s lock on every node, whatever
+    /// the lock kind: the prefix, then the name in braces with `%`, `{` and
+    /// `}` percent-encoded, so no resource name can reach another's keys
+    /// (docs/safety.md).
     ///
     /// # Examples
     ///
@@ -233,45 +261,17 @@ impl Redlock {
     /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let cluster = redquorum_harness::Cluster::start(3)?;
     /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
-    /// assert_eq!(redlock.key("orders:42"), "lock:orders:42");
+    /// assert_eq!(redlock.key("orders:42"), "lock:{orders:42}");
+    /// assert_eq!(redlock.key("a}b"), "lock:{a%7Db}");
     /// # Ok(()) }
     /// ```
     #[must_use]
     pub fn key(&self, resource: &str) -> String {
-        format!("{}{resource}", self.key_prefix)
+        keys::lock_key(&self.key_prefix, resource)
     }
 
-    /// Makes one attempt to take `resource` on a quorum.
-    ///
-    /// Unlike `tokio::sync::Mutex::try_lock` this is `async`: it needs one
-    /// round trip to the nodes. It never waits for another holder.
-    ///
-    /// # Errors
-    ///
-    /// - [`Error::Contended`]: another owner holds it on enough nodes.
-    /// - [`Error::Unavailable`]: too few nodes answered in time.
-    /// - [`Error::Expired`]: the quorum came after the lease ran out.
-    /// - [`Error::FenceUnavailable`]: the quorum was won but the fencing
-    ///   token could not be written back to a quorum (fencing is on).
-    /// - [`Error::EmptyResource`].
-    ///
-    /// With fencing on (the default) the lock is returned only after its
-    /// [`FenceToken`](crate::FenceToken) was stored on a quorum: each node
-    /// proposes it in the acquire call, and one more concurrent round trip
-    /// writes it back.
-    ///
-    /// In the first four cases every node that might hold our key was sent
-    /// an unwind before the error was returned.
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel safe in effect: if the future is dropped after the requests
-    /// went out, a guard spawns the unwind on every node (on the same
-    /// connections, so it lands after any acquire still in flight). No lock
-    /// is returned and none is left behind beyond that unwind. Dropped during
-    /// fencing, the lock already won is dropped too, and its `Drop` releases
-    /// it in the background; fence counters may have been raised, which is
-    /// harmless (they may run ahead, never behind).
+    /// The Redis key of `resource`'s fence counter on every node: the lock
+    /// key followed by `:fence`, shared by every lock kind.
     ///
     /// # Examples
     ///
@@ -279,163 +279,137 @@ impl Redlock {
     /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let cluster = redquorum_harness::Cluster::start(3)?;
     /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
-    /// let held = redlock.try_lock("cron:cleanup").await?;
-    /// let again = redlock.try_lock("cron:cleanup").await;
-    /// assert!(matches!(again, Err(redquorum::Error::Contended { .. })));
-    /// held.release().await?;
+    /// assert_eq!(redlock.fence_key("orders:42"), "lock:{orders:42}:fence");
     /// # Ok(()) }
     /// ```
-    pub async fn try_lock(&self, resource: &str) -> Result<Lock, Error> {
-        if resource.is_empty() {
-            return Err(Error::EmptyResource);
-        }
-        let key = self.key(resource);
-        let owner = OwnerToken::random();
-        let ttl = self.options.ttl;
-        let fence_key = self.options.fencing.then(|| fence::fence_key(&key));
-        let (lease, proposal) = self
-            .quorum
-            .acquire(resource, &key, owner, ttl, fence_key.as_deref())
-            .await?;
-        let lock = Lock::new(
-            Arc::clone(&self.quorum),
-            resource.to_owned(),
-            key,
-            owner,
-            ttl,
-            lease.deadline,
-            self.watchdog,
-        );
-        match fence_key {
-            Some(fence_key) => self.fence(lock, &fence_key, proposal).await,
-            None => Ok(lock),
-        }
+    #[must_use]
+    pub fn fence_key(&self, resource: &str) -> String {
+        let keys = self.resource_keys(resource);
+        keys.fence.as_str().unwrap_or_default().to_owned()
     }
 
-    /// Writes back `lock`'s fencing token (the highest proposal of the nodes
-    /// that granted it) before it is handed out; on failure releases the
-    /// lock (dropping this future drops the lock, which releases it in the
-    /// background). Without a proposal (none can be missing when the quorum
-    /// was won, but a token is never made up) it runs both rounds.
-    async fn fence(
-        &self,
-        mut lock: Lock,
-        fence_key: &str,
-        proposal: Option<i64>,
-    ) -> Result<Lock, Error> {
-        let start = Instant::now();
-        let resource = lock.resource();
-        let token = match proposal {
-            Some(highest) => fence::commit(&self.quorum, resource, fence_key, highest).await,
-            None => fence::issue(&self.quorum, resource, fence_key).await,
-        };
-        match token {
-            Ok(token) if lock.is_valid() => {
-                lock.set_fence(token);
-                Ok(lock)
-            }
-            Ok(_) => {
-                let (resource, ttl) = (lock.resource().to_owned(), lock.ttl());
-                let _ = lock.release().await;
-                Err(Error::Expired {
-                    resource,
-                    elapsed: start.elapsed(),
-                    ttl,
-                })
-            }
-            Err(error) => {
-                let _ = lock.release().await;
-                Err(error)
-            }
-        }
-    }
-
-    /// Takes `resource`, retrying until `wait` runs out.
+    /// Releases every lock this process holds through this `Redlock` (and
+    /// its clones: they share the nodes), waits for the releases, then
+    /// closes the connections and stops every background task. Call it
+    /// before `main` returns: a lock merely dropped is released by a
+    /// background task, which a returning `main` cuts short, leaving the
+    /// lock held until its TTL.
     ///
-    /// A waiter retries as soon as the holder's release is announced (the
-    /// release script publishes it; one subscriber connection per node is
-    /// shared by all waiters of this `Redlock` and its clones), or after the
-    /// jittered backoff, whichever comes first: a lost notification, or a key
-    /// that expired instead of being released, costs at most the backoff.
-    /// Waiters on one resource in this process queue in FIFO order and only
-    /// the first contends, so a release costs one attempt, not one per waiter.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::WaitTimeout`] carrying the last attempt's error (and its
-    /// per-node outcomes), or [`Error::EmptyResource`].
+    /// Afterwards every lock of this `Redlock` is lost
+    /// ([`LostReason::Released`]), and new lock calls fail with
+    /// [`Error::Shutdown`]. Each release is bounded by the node timeout.
     ///
     /// # Cancel safety
     ///
-    /// As [`try_lock`](Self::try_lock): dropping it mid-attempt spawns the
-    /// unwind; dropping it between attempts leaves nothing behind.
+    /// Not cancel safe: dropped mid-way, some locks may be left to their
+    /// TTL and some connections open; call it again to finish.
     ///
     /// # Examples
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let cluster = redquorum_harness::Cluster::start(3)?;
-    /// use std::time::Duration;
-    /// use redquorum::{Error, LockOptions, Redlock};
-    ///
-    /// let redlock = Redlock::builder().nodes(cluster.urls()).build()?;
-    /// let held = redlock.lock("deploy").await?;
-    /// let impatient = redlock.with_options(&LockOptions { wait: Duration::from_millis(200), ..Default::default() })?;
-    /// let err = impatient.lock("deploy").await.unwrap_err();
-    /// assert!(matches!(err, Error::WaitTimeout { .. }));
-    /// held.release().await?;
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+    /// let lock = redlock.lock("report").await?;
+    /// let lease = lock.lease();
+    /// std::mem::forget(lock); // even a lock whose value is gone
+    /// redlock.shutdown().await;
+    /// assert!(!lease.is_valid());
+    /// assert!(matches!(redlock.try_lock("report").await, Err(redquorum::Error::Shutdown)));
     /// # Ok(()) }
     /// ```
-    pub async fn lock(&self, resource: &str) -> Result<Lock, Error> {
-        let start = Instant::now();
-        let deadline = start + self.options.wait;
-        let pause = || backoff::retry_delay(self.options.retry_delay, self.options.retry_jitter);
-        // Waiting joins the resource's line of local waiters (notify.rs),
-        // woken by release notifications. If others already wait here, line
-        // up behind them rather than race them: fewer requests per hand-off.
-        let mut waiter = None;
-        if !resource.is_empty()
-            && !self.notifier.is_idle()
-            && self.notifier.is_waited_on(&self.key(resource))
-        {
-            let line = self.notifier.waiter(&self.key(resource), deadline).await;
-            let pause = pause().min(deadline.saturating_duration_since(Instant::now()));
-            waiter.insert(line).wait(pause, deadline).await;
-        }
-        loop {
-            let error = match self.try_lock(resource).await {
-                Ok(lock) => {
-                    if let Some(waiter) = waiter {
-                        waiter.won();
-                    }
-                    return Ok(lock);
-                }
-                Err(error) if error.is_retryable() => error,
-                Err(error) => return Err(error),
-            };
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(Error::WaitTimeout {
-                    resource: resource.to_owned(),
-                    waited: now - start,
-                    last: Box::new(error),
-                });
+    pub async fn shutdown(&self) {
+        self.quorum.shut_down();
+        let holds = self.quorum.holds().take_all();
+        let releases = holds.iter().map(|(claim, lease)| {
+            lease.declare_lost(LostReason::Released);
+            self.quorum.release(claim)
+        });
+        for result in futures::future::join_all(releases).await {
+            if let Err(error) = result {
+                tracing::warn!(%error, "release at shutdown failed; the lock expires with its ttl");
             }
-            let waiter = match &mut waiter {
-                Some(waiter) => waiter,
-                // First wait: subscribe; the first `wait` then returns at once
-                // (a release may have come before the subscription did).
-                None => waiter.insert(self.notifier.waiter(&self.key(resource), deadline).await),
-            };
-            // A release notification or the jittered backoff, whichever comes
-            // first: a lost message only costs the backoff.
-            waiter.wait(pause().min(deadline - now), deadline).await;
         }
+        self.notifier.stop();
+        self.quorum.nodes().stop().await;
     }
 }
 
+/// What the lock kinds share: claims, taking them, waiting for them.
 impl Redlock {
-    /// The shared coordinator, for the other lock kinds' entry points.
+    /// A claim of `kind` on `resource` with a fresh token, for this handle's TTL.
+    pub(crate) fn claim(&self, kind: Kind, resource: &str) -> Result<Claim, Error> {
+        self.claim_with(kind, resource, OwnerToken::random())
+    }
+
+    /// A claim of `kind` on `resource` with `token` (a waiting writer keeps
+    /// one token across its attempts).
+    pub(crate) fn claim_with(
+        &self,
+        kind: Kind,
+        resource: &str,
+        token: OwnerToken,
+    ) -> Result<Claim, Error> {
+        if resource.is_empty() {
+            return Err(Error::EmptyResource);
+        }
+        let keys = self.resource_keys(resource);
+        let claim = Claim::new(kind, resource, keys, token, self.options.ttl)
+            .with_delay(self.options.lock_delay);
+        Ok(match &self.owner_info {
+            Some(info) => claim.with_meta(info),
+            None => claim,
+        })
+    }
+
+    /// The keys of `resource` on every node.
+    pub(crate) fn resource_keys(&self, resource: &str) -> ResourceKeys {
+        ResourceKeys::new(&self.key_prefix, resource)
+    }
+
+    /// One attempt at `claim` on the quorum: the hold, or why not (every
+    /// node that might hold it was sent an unwind).
+    pub(crate) async fn take(&self, claim: Claim) -> Result<Held, Error> {
+        let claim = Arc::new(claim);
+        let fenced = self.options.fencing;
+        let grant = self.quorum.acquire(&claim, fenced).await?;
+        Ok(Held::new(&self.quorum, claim, grant, fenced, self.watchdog))
+    }
+
+    /// One attempt at a fresh claim of `kind` on `resource`.
+    pub(crate) async fn hold(&self, kind: Kind, resource: &str) -> Result<Held, Error> {
+        self.take(self.claim(kind, resource)?).await
+    }
+
+    /// Retries `attempt` at `resource` until it is acquired or the wait runs
+    /// out, woken by releases of its lock (exclusive waiters take turns).
+    pub(crate) async fn waiting<T, F, Fut>(
+        &self,
+        resource: &str,
+        exclusive: bool,
+        attempt: F,
+    ) -> Result<T, Error>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T, Error>>,
+    {
+        let key = self.key(resource);
+        self.wait_for(vec![&key], exclusive)
+            .until_acquired(resource, attempt)
+            .await
+    }
+
+    /// How a blocking acquire of `lock_keys` waits between attempts.
+    pub(crate) fn wait_for<'a>(&'a self, lock_keys: Vec<&'a str>, exclusive: bool) -> Wait<'a> {
+        Wait {
+            options: &self.options,
+            notifier: &self.notifier,
+            keys: lock_keys,
+            exclusive,
+        }
+    }
+
+    /// The shared coordinator.
     pub(crate) fn shared_quorum(&self) -> &Arc<Quorum> {
         &self.quorum
     }

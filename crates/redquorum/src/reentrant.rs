@@ -2,22 +2,19 @@
 //!
 //! Rust has no thread identity, so ownership is a value: a [`ReentrantOwner`]
 //! (cloneable, shareable across tasks, and its [`id`](ReentrantOwner::id)
-//! passable to another process). On each node the lock is a hash with one
-//! field per hold, `"<owner>:<hold>"`, under one PX expiry: the owner's hold
-//! count is the number of its fields. Release removes one hold and frees the
-//! key at the last; expiry bounds everything.
+//! passable to another process). A reentrant lock is a kind of the one lock
+//! a resource name has (`scripts/ops.lua`): the lock records its owner, and
+//! each hold is its own entry with its own expiry; holds of that owner share,
+//! anything else is refused. Release removes one hold and frees the lock at
+//! the last; expiry bounds everything.
 
 use std::fmt;
-use std::time::Duration;
 
-use fred::types::Value;
-
+use crate::claim::Kind;
 use crate::error::Error;
-use crate::fence;
-use crate::held::{self, Held};
-use crate::quorum::UnwindOn;
+use crate::held::Held;
+use crate::lock_api::lock_api;
 use crate::redlock::Redlock;
-use crate::scripts;
 use crate::token::OwnerToken;
 
 /// An owner identity for reentrant locks.
@@ -109,8 +106,7 @@ impl Redlock {
     }
 }
 
-/// An owner id is what `OwnerToken` displays: 32 hex digits. The scripts
-/// compare the first 32 characters of each hold field with it.
+/// An owner id is what `OwnerToken` displays: 32 hex digits.
 fn is_owner_id(id: &str) -> bool {
     id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit())
 }
@@ -139,18 +135,15 @@ impl ReentrantOwner {
     /// - [`Error::Contended`]: another owner (or another lock kind) holds it.
     /// - [`Error::Unavailable`], [`Error::Expired`], [`Error::EmptyResource`],
     ///   as for [`Redlock::try_lock`]; the attempt's hold was unwound on every node.
-    /// - [`Error::FenceUnavailable`]: the quorum was won but the fencing
-    ///   token could not be stored on a quorum (fencing is on); the hold was released.
     ///
     /// With fencing on (the default) every hold, nested ones included, gets
-    /// its own [`FenceToken`](crate::FenceToken) before it is returned (see
+    /// its own [`FenceToken`](crate::FenceToken) when it asks (see
     /// [`ReentrantLock`]).
     ///
     /// # Cancel safety
     ///
     /// As [`Redlock::try_lock`]: if dropped after the requests went out, a
-    /// guard spawns the removal of this hold on every node (during fencing,
-    /// the hold's `Drop` does).
+    /// guard spawns the removal of this hold on every node.
     ///
     /// # Examples
     ///
@@ -165,52 +158,13 @@ impl ReentrantOwner {
     /// # Ok(()) }
     /// ```
     pub async fn try_lock(&self, resource: &str) -> Result<ReentrantLock, Error> {
-        if resource.is_empty() {
-            return Err(Error::EmptyResource);
-        }
-        let key = self.redlock.key(resource);
-        let fence_key = fence::fence_key(&key);
-        let hold_token = OwnerToken::random();
-        let hold = format!("{}:{hold_token}", self.id);
-        let ttl = self.redlock.options().ttl;
-        let keys = vec![key];
-        let field = Value::from(hold.clone());
-        let acquire = held::script_call(
-            &scripts::REENTRANT_ACQUIRE,
-            keys.clone(),
-            vec![
-                Value::from(self.id.clone()),
-                field.clone(),
-                held::millis(ttl),
-            ],
-        );
-        let release = held::script_call(
-            &scripts::REENTRANT_RELEASE,
-            keys.clone(),
-            vec![field.clone()],
-        );
-        let extend = held::script_call(
-            &scripts::REENTRANT_EXTEND,
-            keys,
-            vec![field, held::millis(ttl)],
-        );
-        let quorum = self.redlock.shared_quorum();
-        let lease = quorum
-            .acquire_with(resource, ttl, acquire, release.clone(), UnwindOn::NotTaken)
-            .await?;
-        let held = Held::new(
-            &self.redlock,
-            resource,
-            hold_token,
-            lease.deadline,
-            extend,
-            release,
-        );
-        // Every hold, nested or not, gets its own token (see `fence()` docs).
-        let held = held
-            .fenced(self.redlock.options().fencing, &fence_key)
-            .await?;
-        Ok(ReentrantLock { held })
+        let claim = self
+            .redlock
+            .claim(Kind::Reentrant, resource)?
+            .of_owner(&self.id);
+        Ok(ReentrantLock {
+            held: self.redlock.take(claim).await?,
+        })
     }
 
     /// Takes `resource` (or one more hold on it), retrying until the handle's `wait` runs out.
@@ -234,7 +188,9 @@ impl ReentrantOwner {
     /// # Ok(()) }
     /// ```
     pub async fn lock(&self, resource: &str) -> Result<ReentrantLock, Error> {
-        held::retry(self.redlock.options(), resource, || self.try_lock(resource)).await
+        self.redlock
+            .waiting(resource, true, || self.try_lock(resource))
+            .await
     }
 }
 
@@ -246,12 +202,13 @@ impl ReentrantOwner {
 /// Each hold has its own lease: [`auto_extend`](Self::auto_extend),
 /// [`lease`](Self::lease) and [`lost`](Self::lost) work as on [`crate::Lock`].
 ///
-/// **Fencing.** Each acquisition gets its own [`fence`](Self::fence) token,
-/// greater than the token of every hold of *another* owner granted before it
-/// was asked for. A nested hold gets a greater token than the holds of its
-/// owner that are already live, so a resource that refuses lower tokens
-/// would refuse the outer hold's writes once the inner one wrote: use the
-/// outermost hold's token for all of one owner's writes.
+/// **Fencing.** Each hold gets its own [`fence`](Self::fence) token,
+/// greater than the token of every hold of *another* owner (and every other
+/// lock kind) granted before it was asked for. Holds of one owner do not
+/// exclude each other, so their tokens order nothing between them: a
+/// resource that refuses lower tokens could refuse one hold's writes after
+/// another hold of the same owner wrote. Use the outermost hold's token for
+/// all of one owner's writes.
 ///
 /// # Examples
 ///
@@ -270,63 +227,7 @@ pub struct ReentrantLock {
     held: Held,
 }
 
-held::held_accessors!(ReentrantLock);
-
-impl ReentrantLock {
-    /// Renews the lease on a quorum (checked against this hold) and returns the new validity.
-    ///
-    /// The expiry is shared by the owner's holds on a node and is only ever
-    /// lengthened, so extending one hold keeps the others alive too.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::NotHeld`], [`Error::Unavailable`] or [`Error::Expired`], as [`crate::Lock::extend`].
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel safe: the old deadline stands.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = redquorum_harness::Cluster::start(3)?;
-    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
-    /// let mut lock = redlock.reentrant_owner().lock("batch").await?;
-    /// assert!(lock.extend().await? > std::time::Duration::from_secs(9));
-    /// lock.release().await?;
-    /// # Ok(()) }
-    /// ```
-    pub async fn extend(&mut self) -> Result<Duration, Error> {
-        self.held.extend().await
-    }
-
-    /// Removes this hold on every node; returns on how many nodes it was removed.
-    ///
-    /// The key is deleted on a node when the owner's last hold there goes.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::NotHeld`] or [`Error::Unavailable`], as [`crate::Lock::release`].
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel safe: if dropped mid-way, `Drop` sends the removal again (it is idempotent).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = redquorum_harness::Cluster::start(3)?;
-    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
-    /// let lock = redlock.reentrant_owner().lock("x").await?;
-    /// assert_eq!(lock.release().await?, 3);
-    /// # Ok(()) }
-    /// ```
-    pub async fn release(mut self) -> Result<usize, Error> {
-        self.held.release().await
-    }
-}
+lock_api!(ReentrantLock);
 
 #[cfg(test)]
 mod tests {
@@ -373,6 +274,7 @@ mod tests {
         is_send(&owner.lock("r"));
         is_send(&lock.extend());
         is_send(&lock.lost());
+        is_send(&lock.fence());
         is_send(&lock.release());
     }
 }

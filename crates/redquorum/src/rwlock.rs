@@ -1,11 +1,11 @@
 //! The read-write lock: many readers or one writer per resource, on the quorum.
 //!
-//! On each node a resource has three keys: `<key>:readers`, a sorted set of
-//! reader tokens scored by their own expiry (node time, purged by every
-//! script, so a crashed reader's hold ends after its ttl), `<key>:writer`
-//! (the writer's token, PX ttl), and `<key>:intent` (a waiting writer's
-//! token, PX ttl). Intent refuses new readers, so a writer waiting behind a
-//! stream of readers gets in once the current ones drain.
+//! Readers and writers are kinds of the one lock a resource name has
+//! (`scripts/ops.lua`): readers share with readers only, and each reader's
+//! hold has its own expiry (so a crashed reader's hold ends after its ttl
+//! while others keep the lock alive). A waiting writer records its intent
+//! where readers hold the lock: new readers are refused, so a writer
+//! waiting behind a stream of readers gets in once the current ones drain.
 //!
 //! A read asked while the same task holds the write lock is **refused**
 //! (contended): each lock has its own token and there is no owner identity
@@ -14,67 +14,23 @@
 
 use std::sync::Arc;
 
-use fred::types::Value;
-
+use crate::claim::Kind;
+use crate::drop_guard::DropGuard;
 use crate::error::Error;
-use crate::fence;
-use crate::held::{self, Held};
-use crate::quorum::{NodeCall, UnwindOn};
+use crate::held::Held;
+use crate::lock_api::lock_api;
 use crate::redlock::Redlock;
-use crate::scripts;
 use crate::token::OwnerToken;
-
-/// The three keys of one resource's read-write lock on every node, and its fence key.
-struct Keys {
-    readers: String,
-    writer: String,
-    intent: String,
-    /// The resource's fencing counter, shared with the other kinds on the same name.
-    fence: String,
-}
-
-impl Keys {
-    fn new(redlock: &Redlock, resource: &str) -> Self {
-        let base = redlock.key(resource);
-        Self {
-            readers: format!("{base}:readers"),
-            writer: format!("{base}:writer"),
-            intent: format!("{base}:intent"),
-            fence: fence::fence_key(&base),
-        }
-    }
-
-    fn all(&self) -> Vec<String> {
-        vec![
-            self.readers.clone(),
-            self.writer.clone(),
-            self.intent.clone(),
-        ]
-    }
-
-    /// Owner-checked delete of our writer key; `with_intent` also drops our intent.
-    fn write_release(&self, token: OwnerToken, with_intent: bool) -> NodeCall {
-        held::script_call(
-            &scripts::RW_WRITE_RELEASE,
-            vec![self.writer.clone(), self.intent.clone()],
-            vec![
-                Value::from(token.to_string()),
-                Value::from(if with_intent { "1" } else { "0" }),
-            ],
-        )
-    }
-}
 
 impl Redlock {
     /// Makes one attempt to take `resource` for reading (shared) on a quorum.
     ///
     /// # Errors
     ///
-    /// - [`Error::Contended`]: a writer holds it or waits for it on enough nodes.
+    /// - [`Error::Contended`]: a writer (or any lock kind but readers) holds
+    ///   it, or a writer waits for it, on enough nodes.
     /// - [`Error::Unavailable`], [`Error::Expired`], [`Error::EmptyResource`],
     ///   as for [`Redlock::try_lock`]; the reader was unwound on every node.
-    /// - [`Error::FenceUnavailable`]: the fencing token could not be stored
-    ///   on a quorum (fencing is on); the reader was released.
     ///
     /// # Cancel safety
     ///
@@ -94,45 +50,14 @@ impl Redlock {
     /// # Ok(()) }
     /// ```
     pub async fn try_read_lock(&self, resource: &str) -> Result<ReadLock, Error> {
-        if resource.is_empty() {
-            return Err(Error::EmptyResource);
-        }
-        let keys = Keys::new(self, resource);
-        let owner = OwnerToken::random();
-        let token = Value::from(owner.to_string());
-        let ttl = self.options().ttl;
-        let acquire = held::script_call(
-            &scripts::RW_READ_ACQUIRE,
-            keys.all(),
-            vec![token.clone(), held::millis(ttl)],
-        );
-        let release = held::script_call(
-            &scripts::RW_READ_RELEASE,
-            vec![keys.readers.clone()],
-            vec![token.clone()],
-        );
-        let extend = held::script_call(
-            &scripts::RW_READ_EXTEND,
-            vec![keys.readers],
-            vec![token, held::millis(ttl)],
-        );
-        let quorum = self.shared_quorum();
-        let lease = quorum
-            .acquire_with(
-                resource,
-                ttl,
-                acquire,
-                Arc::clone(&release),
-                UnwindOn::NotTaken,
-            )
-            .await?;
-        let held = Held::new(self, resource, owner, lease.deadline, extend, release)
-            .fenced(self.options().fencing, &keys.fence)
-            .await?;
-        Ok(ReadLock { held })
+        Ok(ReadLock {
+            held: self.hold(Kind::Read, resource).await?,
+        })
     }
 
-    /// Takes `resource` for reading, retrying until the handle's `wait` runs out.
+    /// Takes `resource` for reading, retrying until the handle's `wait` runs
+    /// out; woken by release notifications like [`Redlock::lock`] (every
+    /// release wakes every waiting reader: readers share).
     ///
     /// # Errors
     ///
@@ -153,7 +78,8 @@ impl Redlock {
     /// # Ok(()) }
     /// ```
     pub async fn read_lock(&self, resource: &str) -> Result<ReadLock, Error> {
-        held::retry(self.options(), resource, || self.try_read_lock(resource)).await
+        self.waiting(resource, false, || self.try_read_lock(resource))
+            .await
     }
 
     /// Makes one attempt to take `resource` for writing (exclusive) on a quorum.
@@ -163,12 +89,10 @@ impl Redlock {
     ///
     /// # Errors
     ///
-    /// - [`Error::Contended`]: readers, another writer, or another writer's
-    ///   intent hold it on enough nodes.
+    /// - [`Error::Contended`]: readers, another writer (or any other lock
+    ///   kind), or another writer's intent hold it on enough nodes.
     /// - [`Error::Unavailable`], [`Error::Expired`], [`Error::EmptyResource`],
     ///   as for [`Redlock::try_lock`].
-    /// - [`Error::FenceUnavailable`]: the fencing token could not be stored
-    ///   on a quorum (fencing is on); the write lock was released.
     ///
     /// # Cancel safety
     ///
@@ -186,14 +110,13 @@ impl Redlock {
     /// # Ok(()) }
     /// ```
     pub async fn try_write_lock(&self, resource: &str) -> Result<WriteLock, Error> {
-        if resource.is_empty() {
-            return Err(Error::EmptyResource);
-        }
-        self.write_attempt(resource, OwnerToken::random(), true)
-            .await
+        Ok(WriteLock {
+            held: self.hold(Kind::Write, resource).await?,
+        })
     }
 
-    /// Takes `resource` for writing, retrying until the handle's `wait` runs out.
+    /// Takes `resource` for writing, retrying until the handle's `wait` runs
+    /// out; woken by release notifications like [`Redlock::lock`].
     ///
     /// Between attempts its intent stays on the nodes where readers held it,
     /// so new readers are refused and the writer is not starved. Giving up
@@ -219,79 +142,28 @@ impl Redlock {
     /// # Ok(()) }
     /// ```
     pub async fn write_lock(&self, resource: &str) -> Result<WriteLock, Error> {
-        if resource.is_empty() {
-            return Err(Error::EmptyResource);
-        }
         // One token for every attempt, so the intent recorded by one attempt
         // lets the next one in.
         let token = OwnerToken::random();
-        let clear = Keys::new(self, resource).write_release(token, true);
-        let quorum = self.shared_quorum();
-        let mut guard = IntentGuard {
-            quorum: Some(Arc::clone(quorum)),
-            clear: Arc::clone(&clear),
+        let attempt = || async {
+            let claim = self.claim_with(Kind::Write, resource, token)?.waiting();
+            Ok(WriteLock {
+                held: self.take(claim).await?,
+            })
         };
-        let result = held::retry(self.options(), resource, || {
-            self.write_attempt(resource, token, false)
-        })
-        .await;
-        guard.quorum = None;
+        // Giving up, or being dropped, removes the intent on every node.
+        let clear = Arc::new(self.claim_with(Kind::Write, resource, token)?);
+        let quorum = Arc::clone(self.shared_quorum());
+        let guard = DropGuard::new({
+            let (quorum, clear) = (Arc::clone(&quorum), Arc::clone(&clear));
+            move || quorum.spawn_on_all(clear.release())
+        });
+        let result = self.waiting(resource, true, attempt).await;
+        guard.disarm();
         if result.is_err() {
-            let _ = quorum.release_with(resource, clear).await;
+            let _ = quorum.release(&clear).await;
         }
         result
-    }
-
-    async fn write_attempt(
-        &self,
-        resource: &str,
-        token: OwnerToken,
-        drop_intent_on_failure: bool,
-    ) -> Result<WriteLock, Error> {
-        let keys = Keys::new(self, resource);
-        let ttl = self.options().ttl;
-        let acquire = held::script_call(
-            &scripts::RW_WRITE_ACQUIRE,
-            keys.all(),
-            vec![Value::from(token.to_string()), held::millis(ttl)],
-        );
-        let unwind = keys.write_release(token, drop_intent_on_failure);
-        // The write script records our intent even where it answers "taken":
-        // a one-shot attempt clears it on every node; a waiting writer keeps it
-        // there between attempts (so readers cannot starve it).
-        let unwind_on = if drop_intent_on_failure {
-            UnwindOn::Every
-        } else {
-            UnwindOn::NotTaken
-        };
-        let extend = held::script_call(
-            &scripts::RW_WRITE_EXTEND,
-            vec![keys.writer.clone()],
-            vec![Value::from(token.to_string()), held::millis(ttl)],
-        );
-        let quorum = self.shared_quorum();
-        let lease = quorum
-            .acquire_with(resource, ttl, acquire, unwind, unwind_on)
-            .await?;
-        let release = keys.write_release(token, true);
-        let held = Held::new(self, resource, token, lease.deadline, extend, release)
-            .fenced(self.options().fencing, &keys.fence)
-            .await?;
-        Ok(WriteLock { held })
-    }
-}
-
-/// Removes a waiting writer's intent if `write_lock` is dropped mid-wait.
-struct IntentGuard {
-    quorum: Option<Arc<crate::quorum::Quorum>>,
-    clear: NodeCall,
-}
-
-impl Drop for IntentGuard {
-    fn drop(&mut self) {
-        if let Some(quorum) = self.quorum.take() {
-            quorum.spawn_on_all(Arc::clone(&self.clear));
-        }
     }
 }
 
@@ -324,59 +196,7 @@ pub struct ReadLock {
     held: Held,
 }
 
-held::held_accessors!(ReadLock);
-
-impl ReadLock {
-    /// Renews this reader's own expiry on a quorum and returns the new validity.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::NotHeld`] (this reader expired), [`Error::Unavailable`] or
-    /// [`Error::Expired`], as [`crate::Lock::extend`].
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel safe: the old deadline stands.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = redquorum_harness::Cluster::start(3)?;
-    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
-    /// let mut read = redlock.read_lock("prices").await?;
-    /// assert!(read.extend().await? > std::time::Duration::from_secs(9));
-    /// read.release().await?;
-    /// # Ok(()) }
-    /// ```
-    pub async fn extend(&mut self) -> Result<std::time::Duration, Error> {
-        self.held.extend().await
-    }
-
-    /// Removes this reader on every node; returns on how many nodes it was removed.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::NotHeld`] or [`Error::Unavailable`], as [`crate::Lock::release`].
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel safe: if dropped mid-way, `Drop` sends the removal again.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = redquorum_harness::Cluster::start(3)?;
-    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
-    /// let read = redlock.read_lock("prices").await?;
-    /// assert_eq!(read.release().await?, 3);
-    /// # Ok(()) }
-    /// ```
-    pub async fn release(mut self) -> Result<usize, Error> {
-        self.held.release().await
-    }
-}
+lock_api!(ReadLock);
 
 /// The exclusive (write) hold on a resource, valid until [`deadline`](Self::deadline).
 ///
@@ -404,58 +224,7 @@ pub struct WriteLock {
     held: Held,
 }
 
-held::held_accessors!(WriteLock);
-
-impl WriteLock {
-    /// Renews the write lock on a quorum (owner-checked) and returns the new validity.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::NotHeld`], [`Error::Unavailable`] or [`Error::Expired`], as [`crate::Lock::extend`].
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel safe: the old deadline stands.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = redquorum_harness::Cluster::start(3)?;
-    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
-    /// let mut write = redlock.write_lock("prices").await?;
-    /// assert!(write.extend().await? > std::time::Duration::from_secs(9));
-    /// write.release().await?;
-    /// # Ok(()) }
-    /// ```
-    pub async fn extend(&mut self) -> Result<std::time::Duration, Error> {
-        self.held.extend().await
-    }
-
-    /// Deletes the writer key (owner-checked) on every node; returns on how many nodes.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::NotHeld`] or [`Error::Unavailable`], as [`crate::Lock::release`].
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel safe: if dropped mid-way, `Drop` sends the release again.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = redquorum_harness::Cluster::start(3)?;
-    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
-    /// let write = redlock.write_lock("prices").await?;
-    /// assert_eq!(write.release().await?, 3);
-    /// # Ok(()) }
-    /// ```
-    pub async fn release(mut self) -> Result<usize, Error> {
-        self.held.release().await
-    }
-}
+lock_api!(WriteLock);
 
 #[cfg(test)]
 mod tests {
@@ -481,6 +250,7 @@ mod tests {
         is_send(&r.extend());
         is_send(&w.extend());
         is_send(&r.lost());
+        is_send(&r.fence());
         is_send(&w.lost());
         is_send(&r.release());
         is_send(&w.release());

@@ -4,8 +4,9 @@
 use std::future::Future;
 
 use crate::error::Error;
+use crate::lease::LostReason;
+use crate::lease_watch::LeaseWatch;
 use crate::redlock::Redlock;
-use crate::watchdog::{LeaseWatch, LostReason};
 
 impl Redlock {
     /// Takes `resource` (as [`lock`](Self::lock) does, retrying within

@@ -34,11 +34,6 @@ impl OwnerToken {
     pub fn random() -> Self {
         Self(rand::random())
     }
-
-    /// The token as stored in Redis: 32 hex digits.
-    pub(crate) fn as_value(&self) -> String {
-        self.to_string()
-    }
 }
 
 impl fmt::Display for OwnerToken {

@@ -5,7 +5,7 @@ use std::future::Future;
 use std::time::{Duration, Instant};
 
 use redquorum::{Lock, Redlock};
-use redquorum_harness::Cluster;
+use redquorum_harness::{Cluster, Reply};
 
 /// Starts `n` local nodes; panics with the harness's message if it cannot.
 pub fn cluster(n: usize) -> Cluster {
@@ -26,8 +26,31 @@ pub fn redlock(cluster: &Cluster, ttl: Duration) -> Redlock {
         .expect("valid configuration")
 }
 
-/// The value of `key` on every node (`None`: absent or node unreachable).
+/// The lock record at `key` on every node, as `field=value` pairs for
+/// messages (`None`: absent or node unreachable). A resource's lock is one
+/// hash whatever its kind (`scripts/ops.lua`): `kind`, and `h:<token>` =
+/// expiry (node ms) per hold.
 pub fn values(cluster: &Cluster, key: &str) -> Vec<Option<String>> {
+    (0..cluster.len())
+        .map(|i| {
+            let Ok(Reply::Array(Some(items))) = cluster.command(i, &["HGETALL", key]) else {
+                return None;
+            };
+            let texts: Vec<String> = items.iter().filter_map(Reply::as_text).collect();
+            (!texts.is_empty()).then(|| {
+                texts
+                    .chunks(2)
+                    .map(|pair| pair.join("="))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            })
+        })
+        .collect()
+}
+
+/// The string at `key` on every node (`None`: absent or unreachable), e.g.
+/// a fence counter.
+pub fn strings(cluster: &Cluster, key: &str) -> Vec<Option<String>> {
     (0..cluster.len())
         .map(|i| {
             cluster
@@ -38,17 +61,84 @@ pub fn values(cluster: &Cluster, key: &str) -> Vec<Option<String>> {
         .collect()
 }
 
-/// On how many nodes `key` holds `owner`.
+/// Node `index`'s clock in ms (`TIME`).
+pub fn node_ms(cluster: &Cluster, index: usize) -> Option<i64> {
+    let Ok(Reply::Array(Some(parts))) = cluster.command(index, &["TIME"]) else {
+        return None;
+    };
+    let secs: i64 = parts.first()?.as_text()?.parse().ok()?;
+    let micros: i64 = parts.get(1)?.as_text()?.parse().ok()?;
+    Some(secs * 1000 + micros / 1000)
+}
+
+/// Whether node `index` has a live hold of `owner` in the lock at `key`.
+pub fn holds(cluster: &Cluster, index: usize, key: &str, owner: &str) -> bool {
+    let field = format!("h:{owner}");
+    let expiry = cluster
+        .command(index, &["HGET", key, &field])
+        .ok()
+        .and_then(|r| r.as_text())
+        .and_then(|v| v.parse::<i64>().ok());
+    match (expiry, node_ms(cluster, index)) {
+        (Some(expiry), Some(now)) => expiry > now,
+        _ => false,
+    }
+}
+
+/// On how many nodes `owner` holds the lock at `key`.
 pub fn held_on(cluster: &Cluster, key: &str, owner: &str) -> usize {
-    values(cluster, key)
-        .iter()
-        .filter(|v| v.as_deref() == Some(owner))
+    (0..cluster.len())
+        .filter(|&i| holds(cluster, i, key, owner))
         .count()
 }
 
-/// Asserts `lock`'s key holds its owner token on exactly `expected` nodes,
-/// waiting up to 2 s: a quorum can be decided before the last node answered,
-/// and that node's acquire (already sent) lands moments later.
+/// The number of live holds in the lock at `key` on each node.
+pub fn hold_counts(cluster: &Cluster, key: &str) -> Vec<usize> {
+    (0..cluster.len())
+        .map(|i| {
+            let now = node_ms(cluster, i).unwrap_or(i64::MAX);
+            let Ok(Reply::Array(Some(items))) = cluster.command(i, &["HGETALL", key]) else {
+                return 0;
+            };
+            let texts: Vec<String> = items.iter().filter_map(Reply::as_text).collect();
+            texts
+                .chunks(2)
+                .filter(|pair| pair[0].starts_with("h:"))
+                .filter(|pair| pair.get(1).and_then(|v| v.parse::<i64>().ok()) > Some(now))
+                .count()
+        })
+        .collect()
+}
+
+/// The lock kind recorded at `key` on each node (`None`: free).
+pub fn kinds(cluster: &Cluster, key: &str) -> Vec<Option<String>> {
+    (0..cluster.len())
+        .map(|i| {
+            cluster
+                .command(i, &["HGET", key, "kind"])
+                .ok()
+                .and_then(|r| r.as_text())
+        })
+        .collect()
+}
+
+/// Makes `owner` (another client's token) hold the plain lock at `key` on
+/// node `index` for `ttl`, as the lock script would have.
+pub fn plant_holder(cluster: &Cluster, index: usize, key: &str, owner: &str, ttl: Duration) {
+    let now = node_ms(cluster, index).expect("node time");
+    let expiry = (now + ttl.as_millis() as i64).to_string();
+    let field = format!("h:{owner}");
+    cluster
+        .command(index, &["HSET", key, "kind", "lock", &field, &expiry])
+        .expect("HSET");
+    cluster
+        .command(index, &["PEXPIRE", key, &ttl.as_millis().to_string()])
+        .expect("PEXPIRE");
+}
+
+/// Asserts `lock` holds on exactly `expected` nodes, waiting up to 2 s: a
+/// quorum can be decided before the last node answered, and that node's
+/// acquire (already sent) lands moments later.
 pub async fn assert_held_on(cluster: &Cluster, lock: &Lock, expected: usize) {
     let owner = lock.owner().to_string();
     let reached = eventually(Duration::from_secs(2), || async {
@@ -57,7 +147,7 @@ pub async fn assert_held_on(cluster: &Cluster, lock: &Lock, expected: usize) {
     .await;
     assert!(
         reached,
-        "lock {:?} held on {} nodes, expected {expected}; values: {:?}",
+        "lock {:?} held on {} nodes, expected {expected}; records: {:?}",
         lock.resource(),
         held_on(cluster, lock.key(), &owner),
         values(cluster, lock.key())

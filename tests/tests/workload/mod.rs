@@ -24,7 +24,7 @@ impl Locker for RedlockLocker {
                 let owner = lock.owner().to_string();
                 let deadline = lock.deadline();
                 // The checker verifies tokens strictly increase in grant order.
-                let fence = lock.fence().map(|token| token.get());
+                let fence = lock.fence().await.ok().map(|token| token.get());
                 Ok(Grant::new(lock, owner, deadline).with_fence(fence))
             }
             Err(e) => Err(kind(&e).to_owned()),

@@ -1,9 +1,10 @@
-//! What `exec` and `status` share: the node list from `--nodes`, and a `Redlock` on it.
+//! What `exec` and `status` share: the node list from `--nodes`, and a
+//! `Redlock` builder on it.
 
+use std::path::Path;
 use std::process::ExitCode;
-use std::time::Duration;
 
-use redquorum::Redlock;
+use redquorum::{Redlock, RedlockBuilder};
 
 use crate::exit;
 use crate::nodes_arg::NodesArg;
@@ -27,20 +28,19 @@ pub(crate) fn given_urls(nodes: &NodesArg, command: &str) -> Result<Vec<String>,
     Ok(urls)
 }
 
-/// A `Redlock` on the given nodes; a bad configuration is a usage error.
-pub(crate) fn redlock(
-    nodes: &NodesArg,
-    ttl: Duration,
+/// A `RedlockBuilder` on `urls` with the key prefix and, for `rediss://`
+/// nodes signed by a private CA, that CA as the trust root (a PEM or DER
+/// file). An error message (never with a password) for an unreadable file.
+pub(crate) fn builder(
+    urls: &[String],
     key_prefix: &str,
-) -> Result<Redlock, ExitCode> {
-    let urls = given_urls(nodes, "exec")?;
-    Redlock::builder()
-        .nodes(&urls)
-        .ttl(ttl)
-        .key_prefix(key_prefix)
-        .build()
-        .map_err(|e| {
-            eprintln!("redquorum exec: {e}");
-            ExitCode::from(exit::USAGE)
-        })
+    tls_ca: Option<&Path>,
+) -> Result<RedlockBuilder, String> {
+    let mut builder = Redlock::builder().nodes(urls).key_prefix(key_prefix);
+    if let Some(path) = tls_ca {
+        let certificate = std::fs::read(path)
+            .map_err(|e| format!("cannot read --tls-ca {}: {e}", path.display()))?;
+        builder = builder.tls_root_certificate(certificate);
+    }
+    Ok(builder)
 }

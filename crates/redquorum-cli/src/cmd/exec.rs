@@ -1,51 +1,90 @@
 //! `redquorum exec`: a distributed `flock(1)`. Runs a command while holding
 //! the lock, auto-extended, and maps every outcome to an exit status (DESIGN §6).
+//!
+//! The command runs under a guard process (`guard.rs`) so that it, and
+//! everything it starts, dies with `redquorum`; when the lease is at risk
+//! (`stop_plan.rs`) the whole tree below the guard is stopped before the
+//! validity ends (`guarded.rs`).
+
+mod guarded;
+mod stop_plan;
 
 use std::os::unix::process::ExitStatusExt;
-use std::process::{ExitCode, ExitStatus};
-use std::time::Duration;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
-use nix::sys::signal::{self, Signal};
-use nix::unistd::Pid;
-use redquorum::{Error, Lock, LockOptions, LostReason, Redlock};
-use tokio::process::{Child, Command};
+use nix::sys::signal::Signal;
+use redquorum::{AtRisk, Error, Lock, LockOptions, Redlock};
 use tokio::signal::unix::{SignalKind, signal};
 
+use crate::arg_values;
 use crate::cmd::common;
 use crate::exit;
+use crate::guard;
 use crate::nodes_arg::NodesArg;
+use guarded::{Guarded, Stopped};
+use stop_plan::StopPlan;
 
 /// Options of `redquorum exec`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ExecArgs {
-    /// The lease on each node; the watchdog extends it while the command runs.
-    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    /// The lease on each node; the watchdog extends it when half of it is left.
+    #[arg(long, default_value = "10s", value_parser = arg_values::positive_duration)]
     ttl: Duration,
     /// How long to keep trying to take the lock, e.g. 500ms, 10s, 2m
     /// [default: one attempt].
-    #[arg(long, value_parser = humantime::parse_duration)]
+    #[arg(long, value_parser = arg_values::duration)]
     wait: Option<Duration>,
-    /// When the lease is lost: time between SIGTERM and SIGKILL to the command.
-    #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
-    kill_after: Duration,
+    /// Stop the command (SIGTERM) when less validity than this is left and no
+    /// extension has succeeded; must be below half the TTL
+    /// [default: a quarter of the TTL].
+    #[arg(long, value_parser = arg_values::positive_duration)]
+    stop_margin: Option<Duration>,
+    /// Time between SIGTERM and SIGKILL; with 100ms for the kill to land it
+    /// must fit in the stop margin [default: half the stop margin].
+    #[arg(long, value_parser = arg_values::duration)]
+    kill_after: Option<Duration>,
+    /// The longest TTL any client locks with on these nodes: turns on the
+    /// delayed-restart rule (a node that is not durable and has been up for
+    /// less than this does not vote). Must be at least --ttl [default: off].
+    #[arg(long, value_parser = arg_values::positive_duration)]
+    max_ttl: Option<Duration>,
+    /// Trust this CA certificate (PEM or DER) for rediss:// nodes instead of
+    /// the system's roots.
+    #[arg(long, value_name = "FILE")]
+    tls_ca: Option<PathBuf>,
+    /// No redquorum messages on stderr except errors (a lock held elsewhere
+    /// is not an error: it exits 75 silently).
+    #[arg(long, short)]
+    quiet: bool,
     /// Prefix of the lock key on each node.
     #[arg(long, default_value = "lock:")]
     key_prefix: String,
     /// The resource to lock.
+    #[arg(value_parser = arg_values::non_empty)]
     resource: String,
-    /// The command and its arguments (after `--`).
-    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
-    command: Vec<String>,
+    #[command(flatten)]
+    command: guard::CommandArgs,
 }
 
-/// How the child's run ended.
+/// How the command's run ended.
 enum End {
-    Exited(std::io::Result<ExitStatus>),
-    Lost(LostReason),
+    /// The guard exited: the command and everything it started are gone.
+    Exited(std::process::ExitStatus),
+    /// The lease is at risk or lost: the command must stop now.
+    AtRisk(AtRisk),
 }
 
 pub(crate) async fn run(nodes: &NodesArg, args: ExecArgs) -> ExitCode {
-    let redlock = match common::redlock(nodes, args.ttl, &args.key_prefix) {
+    let plan = match StopPlan::new(args.ttl, args.stop_margin, args.kill_after) {
+        Ok(plan) => plan,
+        Err(message) => {
+            eprintln!("redquorum exec: {message}");
+            return exit::USAGE.into();
+        }
+    };
+    let redlock = match redlock(nodes, &args, &plan) {
         Ok(redlock) => redlock,
         Err(code) => return code,
     };
@@ -54,60 +93,74 @@ pub(crate) async fn run(nodes: &NodesArg, args: ExecArgs) -> ExitCode {
         Err(code) => return code,
     };
     lock.auto_extend();
-    let lost = lock.lost();
-
-    let mut command = Command::new(&args.command[0]);
-    command
-        .args(&args.command[1..])
-        .env("REDQUORUM_RESOURCE", &args.resource);
-    // The fencing token, for children that write to a resource checking it.
-    if let Some(fence) = lock.fence() {
-        command.env("REDQUORUM_FENCE", fence.to_string());
+    let lease = lock.lease();
+    // The acquisition itself may have used up most of the validity.
+    if lease.is_at_risk() {
+        eprintln!(
+            "redquorum exec: lease on {:?} at risk as soon as acquired ({:?} left); not running the command",
+            args.resource,
+            lease.validity()
+        );
+        release(lock, args.quiet).await;
+        return exit::SOFTWARE.into();
     }
-    let mut child = match command.spawn() {
-        Ok(child) => child,
-        Err(e) => {
-            eprintln!("redquorum exec: cannot run {:?}: {e}", args.command[0]);
-            release(lock).await;
-            // As shells do: 127 not found, 126 found but not runnable.
-            return if e.kind() == std::io::ErrorKind::NotFound {
-                ExitCode::from(127)
-            } else {
-                ExitCode::from(126)
-            };
+    let env = match child_env(&lock).await {
+        Ok(env) => env,
+        Err(error) => {
+            eprintln!(
+                "redquorum exec: no fencing token for {:?}: {error}",
+                args.resource
+            );
+            release(lock, args.quiet).await;
+            return ExitCode::from(fence_exit_code(&error));
         }
     };
-
-    let end = match supervise(&mut child, lost).await {
-        Ok(end) => end,
+    let mut guarded = match Guarded::spawn(&args.command.command, &env) {
+        Ok(guarded) => guarded,
         Err(e) => {
-            eprintln!("redquorum exec: cannot watch signals: {e}");
-            terminate(&mut child, args.kill_after).await;
-            release(lock).await;
+            eprintln!("redquorum exec: cannot start the command's guard: {e}");
+            release(lock, args.quiet).await;
             return exit::SOFTWARE.into();
         }
     };
-    match end {
-        End::Exited(Ok(status)) => {
-            release(lock).await;
-            ExitCode::from(status_code(status))
-        }
-        End::Exited(Err(e)) => {
-            eprintln!("redquorum exec: waiting for the command failed: {e}");
-            terminate(&mut child, args.kill_after).await;
-            release(lock).await;
-            exit::SOFTWARE.into()
-        }
-        End::Lost(reason) => {
+    let code = match supervise(&mut guarded, lease.at_risk()).await {
+        Ok(End::Exited(status)) => exit::shell_status(status.code(), status.signal()),
+        Ok(End::AtRisk(risk)) => {
             eprintln!(
-                "redquorum exec: lease on {:?} lost ({reason}); terminating the command",
+                "redquorum exec: lease on {:?} at risk ({risk}); stopping the command",
                 args.resource
             );
-            terminate(&mut child, args.kill_after).await;
-            release(lock).await;
-            exit::SOFTWARE.into()
+            stop(&mut guarded, &plan, lease.deadline(), args.quiet).await;
+            exit::SOFTWARE
         }
+        Err(e) => {
+            eprintln!("redquorum exec: {e}; stopping the command");
+            stop(&mut guarded, &plan, lease.deadline(), args.quiet).await;
+            exit::SOFTWARE
+        }
+    };
+    release(lock, args.quiet).await;
+    ExitCode::from(code)
+}
+
+/// A `Redlock` on the given nodes with exec's options; a bad configuration
+/// (or an unreadable `--tls-ca`) is a usage error.
+fn redlock(nodes: &NodesArg, args: &ExecArgs, plan: &StopPlan) -> Result<Redlock, ExitCode> {
+    let urls = common::given_urls(nodes, "exec")?;
+    let usage = |message: String| {
+        eprintln!("redquorum exec: {message}");
+        ExitCode::from(exit::USAGE)
+    };
+    let mut builder =
+        common::builder(&urls, &args.key_prefix, args.tls_ca.as_deref()).map_err(usage)?;
+    builder = builder.ttl(args.ttl);
+    if let Some(max_ttl) = args.max_ttl {
+        builder = builder.max_ttl(max_ttl);
     }
+    builder
+        .build()
+        .and_then(|redlock| redlock.with_watchdog(&plan.watchdog()))
+        .map_err(|e| usage(e.to_string()))
 }
 
 /// One attempt by default; with `--wait`, retries until it runs out.
@@ -129,8 +182,12 @@ async fn acquire(redlock: &Redlock, args: &ExecArgs) -> Result<Lock, ExitCode> {
         }
     };
     attempt.map_err(|error| {
-        eprintln!("redquorum exec: {error}");
-        ExitCode::from(acquire_exit_code(&error))
+        let code = acquire_exit_code(&error);
+        // A lock held elsewhere is the expected outcome of a cron dedup: not an error.
+        if !(args.quiet && code == exit::TEMPFAIL) {
+            eprintln!("redquorum exec: {error}");
+        }
+        ExitCode::from(code)
     })
 }
 
@@ -149,89 +206,86 @@ fn acquire_exit_code(error: &Error) -> u8 {
     }
 }
 
-/// Waits for the child, forwarding SIGINT, SIGTERM and SIGHUP to it, until it
-/// exits or the lease is lost.
+/// The command's environment: the resource, and the fencing token for
+/// commands that write to a resource checking it.
+async fn child_env(lock: &Lock) -> Result<Vec<(&'static str, String)>, Error> {
+    let mut env = vec![("REDQUORUM_RESOURCE", lock.resource().to_owned())];
+    // Asked for now: the token's write-back to a quorum (one round trip).
+    match lock.fence().await {
+        Ok(fence) => env.push(("REDQUORUM_FENCE", fence.to_string())),
+        Err(Error::FencingOff { .. }) => {}
+        Err(error) => return Err(error),
+    }
+    Ok(env)
+}
+
+/// No token: 70 when the lease was lost before the command could start,
+/// 69 when too few nodes took the token (or a fence counter is corrupt);
+/// the command never ran.
+fn fence_exit_code(error: &Error) -> u8 {
+    match error {
+        Error::Lost { .. } | Error::NotHeld { .. } => exit::SOFTWARE,
+        _ => exit::UNAVAILABLE,
+    }
+}
+
+/// Waits for the guard, forwarding SIGINT, SIGTERM and SIGHUP to it, until it
+/// exits or the lease is at risk.
 async fn supervise(
-    child: &mut Child,
-    lost: impl std::future::Future<Output = LostReason>,
+    guarded: &mut Guarded,
+    at_risk: impl std::future::Future<Output = AtRisk>,
 ) -> std::io::Result<End> {
     let mut interrupt = signal(SignalKind::interrupt())?;
     let mut terminate = signal(SignalKind::terminate())?;
     let mut hangup = signal(SignalKind::hangup())?;
-    tokio::pin!(lost);
-    // Bounded by the child's life: every branch but the signal ones ends the loop,
+    tokio::pin!(at_risk);
+    // Bounded by the command's life: every branch but the signal ones ends the loop,
     // and signals arrive only as fast as someone sends them.
     loop {
         let forward = tokio::select! {
-            // A lost lease wins a tie with the child's exit: the run was not covered to its end.
+            // The risk wins a tie with the guard's exit: the run was not covered to its end.
             biased;
-            reason = &mut lost => return Ok(End::Lost(reason)),
-            status = child.wait() => return Ok(End::Exited(status)),
+            risk = &mut at_risk => return Ok(End::AtRisk(risk)),
+            status = guarded.wait() => return status.map(End::Exited),
             Some(()) = interrupt.recv() => Signal::SIGINT,
             Some(()) = terminate.recv() => Signal::SIGTERM,
             Some(()) = hangup.recv() => Signal::SIGHUP,
         };
-        send(child, forward);
+        guarded.send(forward);
     }
 }
 
-/// SIGTERM, then SIGKILL if the child is still there after `grace`; reaps it.
-async fn terminate(child: &mut Child, grace: Duration) {
-    send(child, Signal::SIGTERM);
-    if tokio::time::timeout(grace, child.wait()).await.is_err() {
-        eprintln!("redquorum exec: the command ignored SIGTERM for {grace:?}; sending SIGKILL");
-        let _ = child.start_kill();
-        let _ = child.wait().await;
-    }
-}
-
-fn send(child: &Child, sig: Signal) {
-    // `id()` is None once the child was reaped: nothing left to signal.
-    let Some(pid) = child.id().and_then(|id| i32::try_from(id).ok()) else {
-        return;
-    };
-    if let Err(e) = signal::kill(Pid::from_raw(pid), sig) {
-        eprintln!("redquorum exec: cannot send {sig} to the command: {e}");
+/// Stops the command's tree: SIGTERM now, SIGKILL per the plan, a slack
+/// before `deadline` at the latest.
+async fn stop(guarded: &mut Guarded, plan: &StopPlan, deadline: Instant, quiet: bool) {
+    let kill_at = plan.kill_at(Instant::now(), deadline);
+    match guarded.stop(kill_at, deadline).await {
+        Stopped::Terminated => {}
+        Stopped::Killed if quiet => {}
+        Stopped::Killed => {
+            eprintln!("redquorum exec: the command did not end on SIGTERM; it was killed");
+        }
+        Stopped::TooLate => eprintln!(
+            "redquorum exec: the command's processes did not all end before the lease ran out"
+        ),
     }
 }
 
 /// Stops the watchdog (awaiting any extension in flight), then releases.
-async fn release(lock: Lock) {
+async fn release(lock: Lock, quiet: bool) {
     let resource = lock.resource().to_owned();
-    if let Err(e) = lock.release().await {
+    if let Err(e) = lock.release().await
+        && !quiet
+    {
         eprintln!(
             "redquorum exec: release of {resource:?} failed ({e}); the keys expire with their ttl"
         );
     }
 }
 
-/// The child's exit code, or 128 + the signal that killed it, as shells report it.
-fn status_code(status: ExitStatus) -> u8 {
-    match (status.code(), status.signal()) {
-        (Some(code), _) => u8::try_from(code).unwrap_or(1),
-        (None, Some(sig)) => u8::try_from(128 + sig).unwrap_or(255),
-        (None, None) => exit::SOFTWARE,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::process::Command as StdCommand;
-
-    fn status_of(script: &str) -> ExitStatus {
-        StdCommand::new("sh")
-            .args(["-c", script])
-            .status()
-            .expect("sh runs")
-    }
-
-    #[test]
-    fn exit_codes_pass_through_and_signals_become_128_plus_n() {
-        assert_eq!(status_code(status_of("exit 0")), 0);
-        assert_eq!(status_code(status_of("exit 3")), 3);
-        assert_eq!(status_code(status_of("kill -TERM $$")), 128 + 15);
-    }
 
     #[test]
     fn acquire_errors_map_to_the_contract() {

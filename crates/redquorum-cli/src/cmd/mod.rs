@@ -4,7 +4,6 @@ pub(crate) mod bench;
 pub(crate) mod common;
 pub(crate) mod demo;
 pub(crate) mod exec;
-pub(crate) mod health;
 #[cfg(feature = "mutants")]
 pub(crate) mod mutants;
 pub(crate) mod nodes;

@@ -43,9 +43,9 @@ pub(crate) struct TortureArgs {
     /// and pauses hit one group).
     #[arg(long, default_value_t = 4)]
     groups: usize,
-    /// Faults: `all` (kill,pause,latency,stall,reset,clock,partition,strobe:
-    /// within the assumptions), `none`, or a comma list of those and
-    /// script-flush, client-pause (fenced holders only), forget (outside the
+    /// Faults: `all` (kill,pause,latency,stall,reset,clock,partition,
+    /// script-flush,strobe: within the assumptions), `none`, or a comma list
+    /// of those and client-pause (fenced holders only), forget (outside the
     /// assumptions) [default: all; all,client-pause with --soak].
     #[arg(long)]
     nemesis: Option<String>,

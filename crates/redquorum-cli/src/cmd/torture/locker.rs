@@ -17,7 +17,7 @@ impl Locker for RedlockLocker {
             Ok(lock) => {
                 let owner = lock.owner().to_string();
                 let deadline = lock.deadline();
-                let fence = fence_token(&lock);
+                let fence = fence_token(&lock).await;
                 Ok(Grant::new(lock, owner, deadline).with_fence(fence))
             }
             Err(e) => Err(refusal(&e).to_owned()),
@@ -38,9 +38,11 @@ impl Locker for RedlockLocker {
 }
 
 /// The one place the workload reads the lock's fencing token (the checker
-/// requires tokens to increase in grant order, and the store refuses stale ones).
-fn fence_token(lock: &Lock) -> Option<u64> {
-    lock.fence().map(|token| token.get())
+/// requires tokens to increase in grant order, and the store refuses stale
+/// ones). The write-back may fail (the lease ran out first, or no quorum
+/// confirmed it): then the holder has no token, and does not touch a fenced store.
+async fn fence_token(lock: &Lock) -> Option<u64> {
+    lock.fence().await.ok().map(|token| token.get())
 }
 
 /// A short name for why a lock was refused.

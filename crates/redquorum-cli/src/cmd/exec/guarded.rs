@@ -1,0 +1,124 @@
+//! The command under its guard, as `exec` sees it: start the guard (which
+//! starts the command, see `guard.rs`), forward signals to it, and stop the
+//! whole process tree below it when the lease is at risk.
+
+use std::ffi::OsString;
+use std::io;
+use std::process::ExitStatus;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{self, Signal};
+use nix::unistd::Pid;
+use tokio::process::{Child, Command};
+
+use crate::guard;
+use crate::subtree;
+
+/// How long `exec` keeps killing a tree whose guard has not exited: the
+/// guard's own bound, so a tree the guard cannot end is not cut short here.
+const KILL_FOR: Duration = Duration::from_secs(5);
+/// Pause between two of `exec`'s own kill rounds.
+const KILL_ROUND_PAUSE: Duration = Duration::from_millis(5);
+
+/// The running guard.
+#[derive(Debug)]
+pub(crate) struct Guarded {
+    child: Child,
+    pid: Pid,
+}
+
+/// How a stop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stopped {
+    /// Everything ended after SIGTERM, before `kill_at`.
+    Terminated,
+    /// SIGKILL was needed; everything ended before the lease's deadline.
+    Killed,
+    /// The guard was still there at the deadline (its processes may have
+    /// outlived the lease); it was killed in the end.
+    TooLate,
+}
+
+impl Guarded {
+    /// Starts the guard, which runs `command` with `env` added.
+    ///
+    /// Must be called on the main thread: the guard asks for a signal when
+    /// the thread that forked it ends (that is what `PR_SET_PDEATHSIG`
+    /// watches), and only the main thread lives as long as `redquorum`
+    /// (`exec` runs inside the runtime's `block_on`, on the main thread).
+    pub(crate) fn spawn(command: &[OsString], env: &[(&str, String)]) -> io::Result<Self> {
+        if std::thread::current().name() != Some("main") {
+            return Err(io::Error::other(
+                "the guard must be started from the main thread",
+            ));
+        }
+        // The running binary itself, even if its file was replaced or deleted
+        // since (an upgrade while a job runs).
+        let child = Command::new("/proc/self/exe")
+            .arg0("redquorum")
+            .arg(guard::SUBCOMMAND)
+            .arg("--parent")
+            .arg(std::process::id().to_string())
+            .arg("--")
+            .args(command)
+            .envs(env.iter().map(|(name, value)| (name, value)))
+            .spawn()?;
+        let pid = child
+            .id()
+            .ok_or_else(|| io::Error::other("the guard exited at once"))?;
+        Ok(Self {
+            child,
+            // Linux pids are at most 2^22, so the cast is exact.
+            pid: Pid::from_raw(pid as i32),
+        })
+    }
+
+    /// Sends `sig` to the guard (it forwards SIGINT, SIGTERM and SIGHUP to the command).
+    pub(crate) fn send(&self, sig: Signal) {
+        // `id()` is None once the guard was reaped: nothing left to signal.
+        if self.child.id().is_some() {
+            let _ = signal::kill(self.pid, sig);
+        }
+    }
+
+    /// Waits for the guard to exit; its status is the command's.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe, as `tokio::process::Child::wait` is.
+    pub(crate) async fn wait(&mut self) -> io::Result<ExitStatus> {
+        self.child.wait().await
+    }
+
+    /// Stops everything below the guard: SIGTERM now, SIGKILL at `kill_at`,
+    /// then waits for the guard to exit; `deadline` is the end of the lease.
+    pub(crate) async fn stop(&mut self, kill_at: Instant, deadline: Instant) -> Stopped {
+        self.send(guard::TERMINATE_TREE);
+        if tokio::time::timeout_at(kill_at.into(), self.child.wait())
+            .await
+            .is_ok()
+        {
+            return Stopped::Terminated;
+        }
+        self.send(guard::KILL_TREE);
+        let start = Instant::now();
+        // Bounded by KILL_FOR. The guard kills the tree too; these rounds are
+        // for a guard that is slow to be scheduled on a busy machine.
+        while start.elapsed() < KILL_FOR {
+            subtree::signal_descendants(self.pid, Signal::SIGKILL);
+            if tokio::time::timeout(KILL_ROUND_PAUSE, self.child.wait())
+                .await
+                .is_ok()
+            {
+                return if Instant::now() < deadline {
+                    Stopped::Killed
+                } else {
+                    Stopped::TooLate
+                };
+            }
+        }
+        let _ = self.child.start_kill();
+        let _ = self.child.wait().await;
+        Stopped::TooLate
+    }
+}

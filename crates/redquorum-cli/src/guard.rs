@@ -1,0 +1,269 @@
+//! The guard: a small process between `redquorum exec` and its command, so
+//! that nothing the command started outlives the lock, even when `redquorum`
+//! itself is killed with SIGKILL.
+//!
+//! `exec` starts it as `redquorum __guard --parent PID -- CMD [ARGS...]` (the
+//! same binary). The guard:
+//!
+//! - blocks the signals it handles and reads them from a signalfd, so none is
+//!   lost between two reads; the command starts with an empty signal mask
+//!   (posix_spawn's attributes: std's `Command` would pass the guard's mask
+//!   on, as seen with Rust 1.95) and SIGPIPE at its default action;
+//! - makes itself a child subreaper, so every orphan below it (a daemonized
+//!   grandchild, a background job whose shell exited) is reparented to it and
+//!   stays in reach;
+//! - asks for [`KILL_TREE`] when its parent dies (`PR_SET_PDEATHSIG`), then
+//!   checks that its parent is still the `exec` that started it, which closes
+//!   the race of a parent that died before the request was made;
+//! - starts the command with the guard's stdio, environment and process group
+//!   (so an interactive command keeps the terminal);
+//! - forwards SIGINT, SIGTERM and SIGHUP to the command, except copies the
+//!   kernel sent to the whole foreground process group (a Ctrl-C at the
+//!   terminal): the command got its own copy of those;
+//! - on [`TERMINATE_TREE`] sends SIGTERM to every process below it, and on
+//!   [`KILL_TREE`] (from `exec`, or its parent's death) SIGKILLs them all in
+//!   rounds until none is left;
+//! - when the command exits, SIGKILLs whatever it left running below the
+//!   guard, then exits with the command's status (its code, or 128 + the
+//!   signal that killed it). `exec` releases the lock only after that, so
+//!   nothing runs unprotected.
+
+use std::ffi::{CString, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::libc;
+use nix::spawn::{PosixSpawnAttr, PosixSpawnFileActions, PosixSpawnFlags, posix_spawnp};
+use nix::sys::prctl;
+use nix::sys::signal::{self, SigSet, Signal};
+use nix::sys::signalfd::{SfdFlags, SignalFd};
+use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+use nix::unistd::{Pid, getpid, getppid};
+
+use crate::exit;
+use crate::subtree;
+
+/// The hidden subcommand that runs the guard.
+pub(crate) const SUBCOMMAND: &str = "__guard";
+/// Sent by `exec` to the guard: SIGTERM every process below you.
+pub(crate) const TERMINATE_TREE: Signal = Signal::SIGUSR2;
+/// Sent by `exec`, and by the kernel when `exec` dies: SIGKILL every process
+/// below you, then exit.
+pub(crate) const KILL_TREE: Signal = Signal::SIGUSR1;
+
+/// How long the guard keeps killing a subtree that will not go away (a
+/// process stuck in the kernel cannot die until its I/O ends).
+const KILL_FOR: Duration = Duration::from_secs(5);
+/// Bound on kill rounds within [`KILL_FOR`].
+const MAX_KILL_ROUNDS: u32 = 5_000;
+/// Pause between two kill rounds, for the kernel to finish the killed processes.
+const KILL_ROUND_PAUSE: Duration = Duration::from_millis(1);
+
+/// Arguments of the hidden `__guard` subcommand (exec builds them).
+#[derive(Debug, clap::Args)]
+pub(crate) struct GuardArgs {
+    /// The pid of the `redquorum exec` that started this guard.
+    #[arg(long)]
+    parent: i32,
+    #[command(flatten)]
+    command: CommandArgs,
+}
+
+/// The command to run and its arguments, as `exec` and the guard take them.
+#[derive(Debug, clap::Args)]
+pub(crate) struct CommandArgs {
+    /// The command and its arguments (after `--`), passed through byte for byte.
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_parser = clap::value_parser!(OsString)
+    )]
+    pub(crate) command: Vec<OsString>,
+}
+
+/// Runs the guard to its end; the exit status is the command's.
+pub(crate) fn run(args: &GuardArgs) -> ExitCode {
+    let signals = match set_up(args.parent) {
+        Ok(signals) => signals,
+        Err(message) => {
+            eprintln!("redquorum exec: {message}; not running the command");
+            return exit::SOFTWARE.into();
+        }
+    };
+    let command = match spawn(&args.command.command) {
+        Ok(pid) => pid,
+        Err((program, e)) => {
+            eprintln!("redquorum exec: cannot run {program:?}: {}", e.desc());
+            // As shells do: 127 not found, 126 found but not runnable.
+            return ExitCode::from(if e == Errno::ENOENT { 127 } else { 126 });
+        }
+    };
+    let mut guard = Guard {
+        command,
+        status: None,
+    };
+    ExitCode::from(guard.supervise(&signals))
+}
+
+/// Blocks the guard's signals, becomes a subreaper, asks for [`KILL_TREE`] on
+/// the parent's death and checks the parent is still there.
+fn set_up(parent: i32) -> Result<SignalFd, String> {
+    let mut handled = SigSet::empty();
+    for sig in [
+        Signal::SIGCHLD,
+        Signal::SIGINT,
+        Signal::SIGTERM,
+        Signal::SIGHUP,
+        TERMINATE_TREE,
+        KILL_TREE,
+    ] {
+        handled.add(sig);
+    }
+    // Blocked first: from here on these signals wait in the signalfd instead
+    // of ending the guard. (One arriving before this line ends the guard with
+    // its default action, before the command exists: nothing is left behind.)
+    handled
+        .thread_block()
+        .map_err(|e| format!("cannot block signals: {e}"))?;
+    let signals = SignalFd::with_flags(&handled, SfdFlags::SFD_CLOEXEC)
+        .map_err(|e| format!("cannot read signals: {e}"))?;
+    prctl::set_child_subreaper(true).map_err(|e| format!("cannot become a subreaper: {e}"))?;
+    prctl::set_pdeathsig(KILL_TREE)
+        .map_err(|e| format!("cannot ask for a signal on redquorum's death: {e}"))?;
+    // The parent may have died before set_pdeathsig: then no signal will come,
+    // and we have been reparented already.
+    if getppid() != Pid::from_raw(parent) {
+        return Err("redquorum exited before the command started".to_owned());
+    }
+    Ok(signals)
+}
+
+/// Starts the command with an empty signal mask and SIGPIPE at its default
+/// action, as a program expects to start (std's `Command` would pass on the
+/// guard's blocked signals, and Rust ignores SIGPIPE); searched in `PATH`,
+/// with the guard's environment, stdio and process group.
+fn spawn(command: &[OsString]) -> Result<Pid, (OsString, Errno)> {
+    let program = command.first().cloned().unwrap_or_default();
+    let failed = |e| (program.clone(), e);
+    let args = command
+        .iter()
+        .map(|arg| c_string(arg.as_bytes()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(failed)?;
+    let env = std::env::vars_os()
+        .map(|(name, value)| c_string(&[name.as_bytes(), b"=", value.as_bytes()].concat()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(failed)?;
+    let mut attr = PosixSpawnAttr::init().map_err(failed)?;
+    attr.set_sigmask(&SigSet::empty()).map_err(failed)?;
+    let mut default = SigSet::empty();
+    default.add(Signal::SIGPIPE);
+    attr.set_sigdefault(&default).map_err(failed)?;
+    attr.set_flags(
+        PosixSpawnFlags::POSIX_SPAWN_SETSIGMASK | PosixSpawnFlags::POSIX_SPAWN_SETSIGDEF,
+    )
+    .map_err(failed)?;
+    let actions = PosixSpawnFileActions::init().map_err(failed)?;
+    let path = args.first().ok_or(Errno::ENOENT).map_err(failed)?;
+    posix_spawnp(path, &actions, &attr, &args, &env).map_err(failed)
+}
+
+/// `bytes` as a C string; arguments from the command line never hold a NUL.
+fn c_string(bytes: &[u8]) -> Result<CString, Errno> {
+    CString::new(bytes).map_err(|_| Errno::EINVAL)
+}
+
+/// The command's pid, and its status once reaped.
+struct Guard {
+    command: Pid,
+    status: Option<u8>,
+}
+
+impl Guard {
+    /// Handles signals until the command has exited and nothing is left below
+    /// the guard; returns the command's status.
+    fn supervise(&mut self, signals: &SignalFd) -> u8 {
+        // Bounded by the command's life: every wait ends with a signal, and the
+        // loop ends once the command is reaped (or, after KILL_TREE, killed).
+        loop {
+            let info = match signals.read_signal() {
+                Ok(Some(info)) => info,
+                Ok(None) | Err(Errno::EINTR) => continue,
+                Err(e) => {
+                    eprintln!(
+                        "redquorum exec: the guard cannot read signals ({e}); killing the command"
+                    );
+                    self.kill_tree();
+                    return self.status.unwrap_or(exit::SOFTWARE);
+                }
+            };
+            let sig = i32::try_from(info.ssi_signo)
+                .ok()
+                .and_then(|n| Signal::try_from(n).ok());
+            match sig {
+                Some(Signal::SIGCHLD) => self.reap(),
+                Some(KILL_TREE) => {
+                    self.kill_tree();
+                    // 128 + SIGKILL if the command was somehow not reaped.
+                    return self.status.unwrap_or(128 + 9);
+                }
+                Some(TERMINATE_TREE) => {
+                    subtree::signal_descendants(getpid(), Signal::SIGTERM);
+                }
+                Some(sig @ (Signal::SIGINT | Signal::SIGTERM | Signal::SIGHUP))
+                    if info.ssi_code != libc::SI_KERNEL && self.status.is_none() =>
+                {
+                    let _ = signal::kill(self.command, sig);
+                }
+                _ => {}
+            }
+            if let Some(status) = self.status {
+                // What the command left running dies before the lock is released.
+                self.kill_tree();
+                return status;
+            }
+        }
+    }
+
+    /// Reaps every child that has exited (the command, or adopted orphans),
+    /// keeping the command's status.
+    fn reap(&mut self) {
+        // Bounded: each round reaps one exited child, and there are finitely many.
+        loop {
+            match waitpid(None, Some(WaitPidFlag::WNOHANG)) {
+                Ok(WaitStatus::Exited(pid, code)) if pid == self.command => {
+                    self.status = Some(exit::shell_status(Some(code), None));
+                }
+                Ok(WaitStatus::Signaled(pid, sig, _)) if pid == self.command => {
+                    self.status = Some(exit::shell_status(None, Some(sig as i32)));
+                }
+                Ok(WaitStatus::StillAlive) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    }
+
+    /// SIGKILLs everything below the guard, in rounds, until nothing is left
+    /// alive (bounded by [`KILL_FOR`] and [`MAX_KILL_ROUNDS`]), reaping as it goes.
+    fn kill_tree(&mut self) {
+        let start = Instant::now();
+        for _ in 0..MAX_KILL_ROUNDS {
+            // Orphans of killed processes are reparented to us, so the next
+            // round finds them.
+            let killed = subtree::signal_descendants(getpid(), Signal::SIGKILL);
+            self.reap();
+            if killed == 0 || start.elapsed() > KILL_FOR {
+                if killed > 0 {
+                    eprintln!(
+                        "redquorum exec: {killed} processes below the command survived SIGKILL for {KILL_FOR:?}"
+                    );
+                }
+                return;
+            }
+            std::thread::sleep(KILL_ROUND_PAUSE);
+        }
+    }
+}

@@ -1,0 +1,383 @@
+//! Group commit: the one way operations reach a node.
+//!
+//! fred costs about one system call and two task wake-ups per command, so
+//! under load the client's CPU, not the network, bounds how many locks a
+//! process can take. While a node already has [`MAX_IN_FLIGHT`] calls of
+//! ours in flight, a new operation for it (any kind, any action) waits
+//! here; when a call returns, everything waiting goes out together as ONE
+//! call of `scripts/ops.lua`, which runs the operations in order and
+//! answers each one separately. An idle node gets the operation at once,
+//! so there is no added latency when there is no load.
+//!
+//! Each operation keeps its own result, timeout and unwind:
+//! - its answer is its own: one that fails (OOM, a key of another type)
+//!   fails alone, the script runs the others;
+//! - its caller waits at most the node timeout, queueing included;
+//! - one nobody waits for any more is dropped unsent, unless it must run
+//!   (a release or an extend: see [`Op::must_run`]).
+//!
+//! Order is kept: a node's operations go out in the order they entered, on
+//! the node's one connection (every call is put on the wire under the
+//! batcher's lock), so an unwind queued after an acquire always runs after
+//! it. A NOSCRIPT answer keeps that promise: the call goes again as EVAL
+//! (which also re-caches the script) only if nothing was sent on the
+//! connection after it; otherwise its acquires fail and are never sent
+//! again (a late copy could land after their unwind), and only its other
+//! operations go again.
+
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use fred::clients::Client;
+use fred::error::{Error as FredError, ErrorKind};
+use fred::interfaces::LuaInterface;
+use fred::types::Value;
+use futures::future::BoxFuture;
+use tokio::runtime::Handle;
+use tokio::sync::oneshot;
+
+use crate::mutants::{self, Mutant};
+use crate::op::{self, Op, Reply};
+use crate::queue::{MAX_IN_FLIGHT, Queued, State};
+use crate::script;
+
+/// One node's operations: sent at once, or queued for the next call.
+#[derive(Debug)]
+pub(crate) struct Batcher {
+    client: Client,
+    /// How long one operation may take, queueing included.
+    timeout: Duration,
+    /// Where calls finish when their caller has gone: the `Redlock`'s runtime.
+    runtime: Handle,
+    state: Mutex<State>,
+}
+
+/// One call of `ops.lua`, owning its operations, answering each.
+type Call = BoxFuture<'static, Vec<Reply>>;
+
+impl Batcher {
+    pub(crate) fn new(client: Client, timeout: Duration) -> Self {
+        Self {
+            client,
+            timeout,
+            runtime: Handle::current(),
+            state: Mutex::default(),
+        }
+    }
+
+    /// Runs `op` on the node: at once when a slot is free, else in the next
+    /// batch. The answer is the operation's own.
+    pub(crate) async fn run(self: &Arc<Self>, op: Op) -> Reply {
+        let answer = {
+            let mut state = self.lock();
+            if state.may_send() {
+                state.in_flight += 1;
+                Ok(self.start(&mut state, vec![op]))
+            } else {
+                let (reply, answer) = oneshot::channel();
+                state.queue.push_back(Queued { op, reply });
+                Err(answer)
+            }
+        };
+        match answer {
+            Ok((call, first)) => {
+                let replies = match first {
+                    Poll::Ready(replies) => {
+                        self.call_ended();
+                        replies
+                    }
+                    Poll::Pending => {
+                        let mut in_flight = InFlight {
+                            batcher: Arc::clone(self),
+                            call: Some(call),
+                        };
+                        let replies = in_flight.call.as_mut().expect("set above").await;
+                        in_flight.call = None;
+                        replies
+                    }
+                };
+                replies.into_iter().next().unwrap_or_else(|| {
+                    Err(FredError::new(
+                        ErrorKind::Protocol,
+                        "no answer for the operation",
+                    ))
+                })
+            }
+            Err(reply) => match tokio::time::timeout(self.timeout, reply).await {
+                Ok(Ok(reply)) => reply,
+                Ok(Err(_dropped)) => Err(FredError::new(
+                    ErrorKind::Canceled,
+                    "the batch was dropped (runtime shut down)",
+                )),
+                Err(_elapsed) => Err(FredError::new(
+                    ErrorKind::Timeout,
+                    "no reply within the node timeout (queued behind calls in flight)",
+                )),
+            },
+        }
+    }
+
+    /// Opens a hand-off window: until [`Batcher::unhold`], every operation
+    /// queues, so a release and the acquire of the local waiter it wakes
+    /// leave together as one call.
+    pub(crate) fn hold(&self) {
+        self.lock().held += 1;
+    }
+
+    /// Closes a hand-off window and sends what queued during it, on a slot
+    /// taken for it, unless no slot is free (then it goes with the next call
+    /// that ends) or another window is still open.
+    pub(crate) fn unhold(self: &Arc<Self>) {
+        let sent = {
+            let mut state = self.lock();
+            state.held -= 1;
+            if state.held > 0 || state.in_flight >= MAX_IN_FLIGHT {
+                return;
+            }
+            let Some(batch) = state.take_batch() else {
+                return;
+            };
+            state.in_flight += 1;
+            self.send(&mut state, batch)
+        };
+        self.finish(sent);
+    }
+
+    /// A call on one of our slots has ended: the next batch goes out on it,
+    /// or the slot is freed when nothing (still wanted) waits.
+    fn call_ended(self: &Arc<Self>) {
+        let sent = {
+            let mut state = self.lock();
+            match state.take_batch() {
+                Some(batch) => self.send(&mut state, batch),
+                None => {
+                    state.in_flight -= 1;
+                    return;
+                }
+            }
+        };
+        self.finish(sent);
+    }
+
+    /// Puts `batch` on the connection as one call (see [`Batcher::start`]).
+    /// Delivering happens in [`Batcher::finish`], once the lock is released.
+    fn send(self: &Arc<Self>, state: &mut State, batch: Vec<Queued>) -> Sent {
+        let (ops, replies): (Vec<Op>, Vec<_>) = batch.into_iter().map(|q| (q.op, q.reply)).unzip();
+        let (call, first) = self.start(state, ops);
+        Sent {
+            call,
+            first,
+            replies,
+        }
+    }
+
+    /// Starts one call carrying `ops`, under the state's lock: the call is
+    /// polled once here, so its command is on the connection before this
+    /// returns, numbered in the order of the connection, and nothing that
+    /// enters later (say, the unwind of an acquire in it) can overtake it.
+    fn start(self: &Arc<Self>, state: &mut State, ops: Vec<Op>) -> (Call, Poll<Vec<Reply>>) {
+        state.sent += 1;
+        let (batcher, seq) = (Arc::clone(self), state.sent);
+        let mut call: Call = Box::pin(async move { batcher.call(seq, ops).await });
+        let first = call.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+        (call, first)
+    }
+
+    /// Hands a sent batch's answers over when it completes (in the
+    /// background), then lets the slot carry the next batch.
+    fn finish(self: &Arc<Self>, sent: Sent) {
+        let Sent {
+            call,
+            first,
+            replies,
+        } = sent;
+        match first {
+            // Failed at once (say, the connection task is gone): deliver here.
+            Poll::Ready(answers) => {
+                deliver(replies, answers);
+                self.call_ended();
+            }
+            Poll::Pending => {
+                let batcher = Arc::clone(self);
+                self.runtime.spawn(async move {
+                    deliver(replies, call.await);
+                    batcher.call_ended();
+                });
+            }
+        }
+    }
+
+    /// One call of `ops.lua` carrying `ops`, sent `seq`-th on the connection.
+    async fn call(&self, seq: u64, ops: Vec<Op>) -> Vec<Reply> {
+        let (keys, args) = op::encode(&ops);
+        match script::OPS
+            .evalsha::<Value, _, _, _>(&self.client, keys, args)
+            .await
+        {
+            Ok(answer) => op::decode(answer, ops.len()),
+            Err(error) if script::is_noscript(&error) => {
+                self.after_noscript(seq, &ops, error).await
+            }
+            Err(error) => vec![Err(error); ops.len()],
+        }
+    }
+
+    /// The call found no script on the node. If nothing was sent on the
+    /// connection after it, all of it goes again as EVAL, still ahead of
+    /// anything later (an unwind). Otherwise operations that can create a
+    /// hold fail with the NOSCRIPT error and are never sent again, and the
+    /// others go again. EVAL also caches the script; with nothing to send
+    /// again, the script is loaded for the next calls.
+    async fn after_noscript(&self, seq: u64, ops: &[Op], noscript: FredError) -> Vec<Reply> {
+        let mut replies = vec![Err(noscript); ops.len()];
+        let late = mutants::is_active(Mutant::NoscriptAfterUnwind);
+        if late {
+            mutants::late_fallback(&self.client).await;
+        }
+        let again = {
+            let mut state = self.lock();
+            let last = state.sent == seq || late;
+            let again: Vec<usize> = (0..ops.len())
+                .filter(|&i| last || !ops[i].creates_hold())
+                .collect();
+            if !again.is_empty() {
+                state.sent += 1;
+                let (keys, args) = op::encode(again.iter().map(|&i| &ops[i]));
+                let body = script::body(&script::OPS);
+                let mut eval = Box::pin(self.client.eval::<Value, _, _, _>(body, keys, args));
+                // Polled under the lock: on the connection before anything later.
+                let first = eval.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+                Some((again, eval, first))
+            } else {
+                None
+            }
+        };
+        let Some((again, eval, first)) = again else {
+            if let Err(error) = script::OPS.load(&self.client).await {
+                tracing::debug!(%error, "script load after NOSCRIPT failed");
+            }
+            return replies;
+        };
+        let answer = match first {
+            Poll::Ready(answer) => answer,
+            Poll::Pending => eval.await,
+        };
+        let answers = match answer {
+            Ok(answer) => op::decode(answer, again.len()),
+            Err(error) => vec![Err(error); again.len()],
+        };
+        for (index, reply) in again.into_iter().zip(answers) {
+            replies[index] = reply;
+        }
+        replies
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        crate::sync::lock(&self.state)
+    }
+}
+
+/// Hands each operation of a batch its own answer.
+fn deliver(replies: Vec<oneshot::Sender<Reply>>, answers: Vec<Reply>) {
+    for (reply, answer) in replies.into_iter().zip(answers) {
+        let _ = reply.send(answer);
+    }
+}
+
+/// A batch whose call has been polled once (its command is on the connection).
+struct Sent {
+    call: Call,
+    first: Poll<Vec<Reply>>,
+    replies: Vec<oneshot::Sender<Reply>>,
+}
+
+/// A direct call holding one of its node's in-flight slots. The slot is
+/// held until the node answers, even when the caller stops waiting first
+/// (the command is on the wire by then): the rest of the call then runs in
+/// the background. Then the slot carries the next batch, or is freed.
+struct InFlight {
+    batcher: Arc<Batcher>,
+    /// `None` once the call has completed.
+    call: Option<Call>,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        match self.call.take() {
+            Some(call) => {
+                let batcher = Arc::clone(&self.batcher);
+                self.batcher.runtime.spawn(async move {
+                    let _ = call.await;
+                    batcher.call_ended();
+                });
+            }
+            None => self.batcher.call_ended(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::op::Code;
+
+    #[test]
+    fn each_operation_gets_its_own_answer() {
+        let (a, mut ra) = oneshot::channel();
+        let (b, mut rb) = oneshot::channel();
+        let oom = FredError::new(ErrorKind::Unknown, "OOM");
+        deliver(vec![a, b], vec![Ok(Value::Integer(1)), Err(oom)]);
+        assert_eq!(ra.try_recv().unwrap().unwrap(), Value::Integer(1));
+        assert!(rb.try_recv().unwrap().is_err());
+    }
+
+    /// A batch whose call fails at once (the connection task is gone) hands
+    /// its answers over after the queue's lock is released: delivering under
+    /// it, and asking for the next batch, deadlocked the queue and the
+    /// runtime. Runs on its own runtime and thread, so a deadlock shows as a
+    /// timeout instead of a hung test. Real node.
+    #[test]
+    fn a_batch_whose_call_fails_at_once_does_not_deadlock_the_queue() {
+        use fred::interfaces::ClientLike;
+        let cluster = Arc::new(redquorum_harness::Cluster::start(1).unwrap());
+        let (done, finished) = std::sync::mpsc::channel();
+        let nodes = Arc::clone(&cluster);
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            let answers = runtime.block_on(async {
+                let (config, _) = crate::connection::parse_url(&nodes.url(0)).unwrap();
+                let client = crate::connection::client(config, Duration::from_secs(10));
+                let connection = client.connect();
+                client.wait_for_connect().await.unwrap();
+                let batcher = Arc::new(Batcher::new(client, Duration::from_secs(10)));
+                nodes.pause(0).unwrap();
+                // Each first poll sends or queues: two operations take the
+                // node's slots (sent to the paused node), the release queues.
+                let all = futures::future::join3(
+                    batcher.run(Op::for_test(Code::Acquire)),
+                    batcher.run(Op::for_test(Code::Extend)),
+                    batcher.run(Op::for_test(Code::Release)),
+                );
+                let mut all = std::pin::pin!(all);
+                assert!(futures::poll!(all.as_mut()).is_pending());
+                // The connection task stops: the calls in flight fail, and
+                // the queued release's call then fails at once.
+                connection.abort();
+                let (a, b, c) = all.await;
+                vec![a, b, c]
+            });
+            drop(runtime);
+            let _ = done.send(answers);
+        });
+        let answers = finished
+            .recv_timeout(Duration::from_secs(30))
+            .expect("no answer in 30 s: the batch queue deadlocked");
+        assert!(answers.iter().all(Result::is_err), "{answers:?}");
+        cluster.resume(0).unwrap();
+    }
+}

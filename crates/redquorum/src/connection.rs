@@ -1,0 +1,312 @@
+//! Connecting to one master: node URLs, and the fred clients with settings
+//! that are safe for locks.
+//!
+//! fred's defaults are risky for a lock (docs/operations.md): no command
+//! timeout, commands re-sent after a reconnect, 10 s connect timeouts. Every
+//! client redquorum makes goes through [`settings`].
+
+use std::sync::{Mutex, Weak};
+use std::time::Duration;
+
+use fred::clients::{Client, SubscriberClient};
+use fred::error::{Error as FredError, ErrorKind};
+use fred::interfaces::{ClientLike, EventInterface};
+use fred::prelude::{Config, ConnectionConfig, PerformanceConfig, ReconnectPolicy, ServerConfig};
+use tokio::sync::broadcast::error::RecvError;
+use tokio::task::JoinHandle;
+
+use crate::error::BuildError;
+use crate::node_id::NodeId;
+
+/// Replaces the password in a URL with `***`, for error messages.
+pub(crate) fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return if url.contains('@') {
+            "***".into()
+        } else {
+            url.into()
+        };
+    };
+    match rest.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _password)) => format!("{scheme}://{user}:***@{host}"),
+            // `redis://password@host` puts a bare password in the user position
+            None => format!("{scheme}://***@{host}"),
+        },
+        None => url.into(),
+    }
+}
+
+/// Parses a node URL into fred's config and the node's identity.
+pub(crate) fn parse_url(url: &str) -> Result<(Config, NodeId), BuildError> {
+    let invalid = |source| BuildError::InvalidUrl {
+        url: redact_url(url),
+        source,
+    };
+    // fred would take any scheme (http://...) as a plain connection.
+    let scheme = url.split_once("://").map(|(scheme, _)| scheme);
+    if !matches!(scheme, Some("redis" | "rediss")) {
+        return Err(invalid(fred::error::Error::new(
+            fred::error::ErrorKind::Config,
+            "a node URL must start with redis:// or rediss://",
+        )));
+    }
+    let config = Config::from_url(url).map_err(invalid)?;
+    let id = match &config.server {
+        ServerConfig::Centralized { server } => NodeId::new(&server.host, server.port),
+        _ => {
+            return Err(invalid(fred::error::Error::new(
+                fred::error::ErrorKind::Config,
+                "a node must be a single master (redis:// or rediss://), not a cluster or sentinel URL",
+            )));
+        }
+    };
+    // Without a TLS feature fred would connect a rediss:// URL in plain text.
+    if url.starts_with("rediss") && !cfg!(feature = "tls") {
+        return Err(BuildError::TlsNotEnabled(id));
+    }
+    Ok((config, id))
+}
+
+/// A command client for one node, not yet connected.
+pub(crate) fn client(config: Config, node_timeout: Duration) -> Client {
+    let (config, performance, connection, reconnect) = settings(config, node_timeout);
+    Client::new(config, Some(performance), Some(connection), Some(reconnect))
+}
+
+/// The node's subscriber client for release notifications (`notify.rs`),
+/// not yet connected. Its message buffer is larger than fred's 32 so a
+/// burst of releases is not dropped as `Lagged` (which only costs a
+/// spurious retry, but still costs).
+pub(crate) fn subscriber(config: Config, node_timeout: Duration) -> SubscriberClient {
+    let (config, performance, connection, reconnect) = settings(config, node_timeout);
+    let performance = PerformanceConfig {
+        broadcast_channel_capacity: 1024,
+        ..performance
+    };
+    SubscriberClient::new(config, Some(performance), Some(connection), Some(reconnect))
+}
+
+/// The lock-safe fred settings of every client, each chosen because fred's
+/// default is risky for locks:
+/// - every command times out after `node_timeout` (fred's default: never);
+/// - a command is sent at most once, never re-sent after a reconnect, so a
+///   stale acquire cannot land after we gave up on it;
+/// - reconnect forever with backoff, so a node that was down at start-up
+///   or restarted rejoins (`fail_fast` would end the client for good if the
+///   first connect failed).
+fn settings(
+    mut config: Config,
+    node_timeout: Duration,
+) -> (Config, PerformanceConfig, ConnectionConfig, ReconnectPolicy) {
+    config.fail_fast = false;
+    let connect_timeout = connect_timeout(node_timeout);
+    let performance = PerformanceConfig {
+        default_command_timeout: node_timeout,
+        ..Default::default()
+    };
+    let connection = ConnectionConfig {
+        connection_timeout: connect_timeout,
+        internal_command_timeout: connect_timeout,
+        max_command_attempts: 1,
+        max_redirections: 0,
+        auto_client_setname: false,
+        ..Default::default()
+    };
+    let reconnect = ReconnectPolicy::new_exponential(0, 20, 1_000, 2);
+    (config, performance, connection, reconnect)
+}
+
+/// How long connecting (and the handshake) may take.
+pub(crate) fn connect_timeout(node_timeout: Duration) -> Duration {
+    (node_timeout * 10).clamp(Duration::from_millis(500), Duration::from_secs(5))
+}
+
+/// Resolves when the client's current connection attempt succeeds or
+/// fails; returns whether it succeeded. A refused connection is reported on
+/// the error channel, not to `wait_for_connect` (fred keeps retrying), so
+/// both are watched: a node that is down answers "no" at once instead of
+/// holding the first call for the whole connect timeout.
+pub(crate) async fn wait_connected(client: &Client) -> bool {
+    let mut errors = client.error_rx();
+    tokio::select! {
+        connected = client.wait_for_connect() => connected.is_ok(),
+        _ = errors.recv() => client.is_connected(),
+    }
+}
+
+/// Why a node's connection is down, as its error channel last said; cleared
+/// when it connects again. An operation that times out while it is down is
+/// reported with this cause (a refused connection, `WRONGPASS`, a TLS
+/// handshake that never completes, a server that is not Redis) instead of
+/// a bare timeout.
+#[derive(Debug, Default)]
+pub(crate) struct Link {
+    failure: Mutex<Option<FredError>>,
+}
+
+impl Link {
+    /// The cause of the connection's last failure, if it has not connected since.
+    pub(crate) fn failure(&self) -> Option<FredError> {
+        crate::sync::lock(&self.failure).clone()
+    }
+
+    /// `error` as the node's answer: a timeout or a cancel while the
+    /// connection is down is that failure instead.
+    pub(crate) fn explain(&self, error: FredError) -> FredError {
+        match error.kind() {
+            ErrorKind::Timeout | ErrorKind::Canceled => self.failure().unwrap_or(error),
+            _ => error,
+        }
+    }
+
+    fn set(&self, failure: Option<FredError>) {
+        *crate::sync::lock(&self.failure) = failure;
+    }
+}
+
+/// Keeps `link` up to date with `client`'s connection events, until the
+/// link (the node) is gone. `tls`: the node was given as `rediss://`.
+pub(crate) fn spawn_link_watch(client: &Client, tls: bool, link: Weak<Link>) -> JoinHandle<()> {
+    // Subscribed before connect(), so the first connection's events are seen too.
+    let mut errors = client.error_rx();
+    let mut reconnects = client.reconnect_rx();
+    tokio::spawn(async move {
+        loop {
+            let failure = tokio::select! {
+                event = errors.recv() => match event {
+                    Ok((error, _)) => Some(cause(&error, tls)),
+                    Err(RecvError::Lagged(_)) => continue,
+                    Err(RecvError::Closed) => return,
+                },
+                event = reconnects.recv() => match event {
+                    Ok(_) | Err(RecvError::Lagged(_)) => None,
+                    Err(RecvError::Closed) => return,
+                },
+            };
+            let Some(link) = link.upgrade() else { return };
+            link.set(failure);
+        }
+    })
+}
+
+/// A connection error said so that an operator knows what to fix.
+fn cause(error: &FredError, tls: bool) -> FredError {
+    let details = error.details();
+    let (kind, text) = match error.kind() {
+        ErrorKind::IO if details.contains("ConnectionRefused") => {
+            (ErrorKind::IO, "cannot connect: connection refused".to_owned())
+        }
+        ErrorKind::IO if !tls && details.contains("ConnectionReset") => (
+            ErrorKind::IO,
+            "connection reset by the server (a TLS port? then use rediss://)".to_owned(),
+        ),
+        ErrorKind::Timeout if tls => (
+            ErrorKind::Tls,
+            "TLS handshake failed: no answer within the connect timeout (is the port plain text?)"
+                .to_owned(),
+        ),
+        ErrorKind::Timeout => (
+            ErrorKind::Timeout,
+            "cannot connect: no answer to the handshake within the connect timeout (a TLS port, or a stopped server?)".to_owned(),
+        ),
+        ErrorKind::Protocol | ErrorKind::Parse => (
+            ErrorKind::Protocol,
+            format!("not Redis: the server's answer is not RESP ({details})"),
+        ),
+        ErrorKind::IO if tls => (ErrorKind::Tls, format!("TLS handshake failed: {details}")),
+        kind => (kind.clone(), details.to_owned()),
+    };
+    FredError::new(kind, text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redact_url_hides_passwords() {
+        assert_eq!(redact_url("redis://u:secret@h:1"), "redis://u:***@h:1");
+        assert_eq!(redact_url("redis://secret@h:1"), "redis://***@h:1");
+        assert_eq!(redact_url("redis://:secret@h:1/0"), "redis://:***@h:1/0");
+        assert_eq!(redact_url("redis://h:1"), "redis://h:1");
+        assert_eq!(redact_url("garbage@x"), "***");
+    }
+
+    #[test]
+    fn parse_url_names_the_node_by_normalised_host_and_port() {
+        let (_, id) = parse_url("redis://user:pw@127.0.0.1:7001").unwrap();
+        assert_eq!(id.to_string(), "127.0.0.1:7001");
+        assert_eq!(format!("{id:?}"), "NodeId(127.0.0.1:7001)");
+        let (_, upper) = parse_url("redis://LocalHost.:7001").unwrap();
+        assert_eq!(upper.to_string(), "localhost:7001");
+    }
+
+    #[test]
+    fn parse_url_refuses_cluster_urls_and_garbage() {
+        assert!(matches!(
+            parse_url("not a url"),
+            Err(BuildError::InvalidUrl { .. })
+        ));
+        assert!(matches!(
+            parse_url("redis-cluster://127.0.0.1:7001"),
+            Err(BuildError::InvalidUrl { .. })
+        ));
+    }
+
+    #[cfg(not(feature = "tls"))]
+    #[test]
+    fn rediss_without_the_tls_feature_is_refused() {
+        let err = parse_url("rediss://u:pw@127.0.0.1:6380").unwrap_err();
+        assert!(matches!(err, BuildError::TlsNotEnabled(_)), "{err:?}");
+        assert!(!err.to_string().contains("pw"));
+    }
+
+    #[test]
+    fn connection_failures_are_said_by_their_cause() {
+        let refused = FredError::new(
+            ErrorKind::IO,
+            "Os { code: 111, kind: ConnectionRefused, message: \"Connection refused\" }",
+        );
+        assert_eq!(
+            cause(&refused, false).details(),
+            "cannot connect: connection refused"
+        );
+        let wrongpass = FredError::new(ErrorKind::Auth, "WRONGPASS invalid username-password pair");
+        assert!(cause(&wrongpass, false).details().starts_with("WRONGPASS"));
+        let silent = FredError::new(ErrorKind::Timeout, "Request timed out.");
+        assert!(
+            cause(&silent, true)
+                .details()
+                .starts_with("TLS handshake failed")
+        );
+        let http = FredError::new(
+            ErrorKind::Protocol,
+            "Decode Error: frame_type: Invalid frame type.",
+        );
+        assert!(cause(&http, false).details().starts_with("not Redis"));
+        let reset = FredError::new(ErrorKind::IO, "Os { code: 104, kind: ConnectionReset }");
+        assert!(cause(&reset, false).details().contains("use rediss://"));
+    }
+
+    #[test]
+    fn a_timeout_while_the_link_is_down_is_its_failure() {
+        let link = Link::default();
+        let timeout = FredError::new(ErrorKind::Timeout, "Request timed out.");
+        assert_eq!(link.explain(timeout.clone()), timeout);
+        link.set(Some(FredError::new(ErrorKind::Auth, "WRONGPASS")));
+        assert_eq!(link.explain(timeout).details(), "WRONGPASS");
+        let wrongtype = FredError::new(ErrorKind::InvalidArgument, "WRONGTYPE");
+        assert_eq!(link.explain(wrongtype.clone()), wrongtype);
+        link.set(None);
+        assert!(link.failure().is_none());
+    }
+
+    #[cfg(feature = "tls")]
+    #[test]
+    fn rediss_with_the_tls_feature_configures_tls() {
+        let (config, id) = parse_url("rediss://127.0.0.1:6380").unwrap();
+        assert!(config.tls.is_some());
+        assert_eq!(id.port(), 6380);
+    }
+}

@@ -1,0 +1,135 @@
+//! The key layout: where a resource's lock lives on every node.
+//!
+//! A resource name is user input, so no name may reach a key of another
+//! resource or of the library. Every key of a resource is
+//! `<prefix>{<escaped name>}<suffix>`: the name, with `%`, `{` and `}`
+//! percent-encoded, sits in a hash tag that nothing else can close, and the
+//! suffix after it is the library's (none for the lock itself, `:fence` for
+//! the fence counter). Two different names therefore never share a key,
+//! whatever they contain (`x:fence`, braces, newlines, a megabyte). The
+//! prefix is configuration and may not contain braces.
+
+use fred::types::Key;
+
+/// The suffix of a resource's fence counter key.
+const FENCE_SUFFIX: &str = ":fence";
+
+/// Prefix of the release notification channels (followed by the lock key).
+pub(crate) const CHANNEL_PREFIX: &str = "redquorum:released:";
+
+/// `name` with `%`, `{` and `}` percent-encoded: it contains no `}`, so it
+/// cannot end the hash tag it is put in, and decoding is unambiguous.
+pub(crate) fn escape(name: &str) -> String {
+    let mut escaped = String::with_capacity(name.len());
+    for c in name.chars() {
+        match c {
+            '%' => escaped.push_str("%25"),
+            '{' => escaped.push_str("%7B"),
+            '}' => escaped.push_str("%7D"),
+            c => escaped.push(c),
+        }
+    }
+    escaped
+}
+
+/// The keys of one resource on every node.
+#[derive(Debug, Clone)]
+pub(crate) struct ResourceKeys {
+    /// The lock itself: one hash for every lock kind.
+    pub(crate) lock: Key,
+    /// The fence counter, shared by every kind.
+    pub(crate) fence: Key,
+}
+
+impl ResourceKeys {
+    pub(crate) fn new(prefix: &str, resource: &str) -> Self {
+        let lock = lock_key(prefix, resource);
+        let fence = format!("{lock}{FENCE_SUFFIX}");
+        Self {
+            lock: Key::from(lock),
+            fence: Key::from(fence),
+        }
+    }
+
+    /// The lock key as text (names are UTF-8, so keys are too).
+    pub(crate) fn lock_str(&self) -> &str {
+        self.lock.as_str().unwrap_or_default()
+    }
+}
+
+/// The lock key of `resource`.
+pub(crate) fn lock_key(prefix: &str, resource: &str) -> String {
+    format!("{prefix}{{{}}}", escape(resource))
+}
+
+/// Whether `prefix` keeps the layout unambiguous (no braces).
+pub(crate) fn is_valid_prefix(prefix: &str) -> bool {
+    !prefix.contains(['{', '}'])
+}
+
+/// The release notification channel of a lock key.
+pub(crate) fn channel(lock_key: &str) -> String {
+    format!("{CHANNEL_PREFIX}{lock_key}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn the_layout_puts_the_escaped_name_in_a_hash_tag() {
+        let keys = ResourceKeys::new("lock:", "orders:42");
+        assert_eq!(keys.lock_str(), "lock:{orders:42}");
+        assert_eq!(keys.fence.as_str(), Some("lock:{orders:42}:fence"));
+        assert_eq!(lock_key("lock:", "a}b{c%"), "lock:{a%7Db%7Bc%25}");
+        assert_eq!(channel("lock:{x}"), "redquorum:released:lock:{x}");
+    }
+
+    #[test]
+    fn names_that_look_like_library_keys_get_their_own_keys() {
+        let orders = ResourceKeys::new("lock:", "orders");
+        let fence_named = ResourceKeys::new("lock:", "orders:fence");
+        let brace_named = ResourceKeys::new("lock:", "orders}:fence");
+        for other in [&fence_named, &brace_named] {
+            assert_ne!(other.lock, orders.fence);
+            assert_ne!(other.lock, orders.lock);
+        }
+    }
+
+    #[test]
+    fn only_prefixes_without_braces_are_valid() {
+        assert!(is_valid_prefix("lock:"));
+        assert!(is_valid_prefix(""));
+        assert!(!is_valid_prefix("a{b"));
+        assert!(!is_valid_prefix("}"));
+    }
+
+    /// Decodes an escaped name (the inverse of `escape`), for the property below.
+    fn unescape(escaped: &str) -> String {
+        escaped
+            .replace("%7D", "}")
+            .replace("%7B", "{")
+            .replace("%25", "%")
+    }
+
+    proptest! {
+        #[test]
+        fn distinct_names_never_share_a_key(a in ".{0,12}", b in ".{0,12}") {
+            prop_assume!(a != b);
+            let (ka, kb) = (ResourceKeys::new("p:", &a), ResourceKeys::new("p:", &b));
+            prop_assert_ne!(&ka.lock, &kb.lock);
+            prop_assert_ne!(&ka.fence, &kb.fence);
+            prop_assert_ne!(&ka.lock, &kb.fence);
+            prop_assert_ne!(&ka.fence, &kb.lock);
+        }
+
+        #[test]
+        fn escaping_is_reversible_and_leaves_no_closing_brace(name in ".{0,24}") {
+            let escaped = escape(&name);
+            let closes = escaped.contains('}');
+            prop_assert!(!closes, "escaped name {:?} has a closing brace", escaped);
+            prop_assert_eq!(unescape(&escaped), name);
+        }
+    }
+}
