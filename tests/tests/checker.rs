@@ -259,9 +259,9 @@ async fn a_fenced_store_refuses_the_paused_holders_stale_write() {
     assert_eq!(verdict.count("lost-update"), 1, "{:?}", verdict.violations);
 }
 
-/// A lock key left behind by an attempt nobody unwound (planted with SET PX,
-/// as a missing unwind would leave it) is seen by the key audit and named,
-/// long before its TTL would hide it.
+/// A hold left behind by an attempt nobody unwound (planted in the
+/// library's lock record, as a missing unwind would leave it) is seen by the
+/// key audit and named, long before its TTL would hide it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_key_left_by_an_attempt_that_was_never_unwound_is_an_orphan() {
     use redquorum_harness::{AuditConfig, Evidence, KeyAudit, check_evidence};
@@ -269,9 +269,17 @@ async fn a_key_left_by_an_attempt_that_was_never_unwound_is_an_orphan() {
     let ttl = Duration::from_secs(2);
     let mut config = AuditConfig::new(ttl);
     config.min_age = Duration::from_millis(200);
-    // PX 800 under a 2 s TTL: the key was set 1.2 s ago, past the 1 s slack.
+    // 800 ms left under a 2 s TTL: the hold was set 1.2 s ago, past the 1 s slack.
+    let now = common::node_ms(&cluster, 1).expect("node time");
+    let expiry = (now + 800).to_string();
     cluster
-        .command(1, &["SET", "lock:orphan", "nobody", "PX", "800"])
+        .command(
+            1,
+            &["HSET", "lock:{orphan}", "kind", "lock", "h:nobody", &expiry],
+        )
+        .unwrap();
+    cluster
+        .command(1, &["PEXPIRE", "lock:{orphan}", "800"])
         .unwrap();
     let audit = KeyAudit::start(cluster.clone(), config);
     let seen = tokio::task::spawn_blocking(move || {
@@ -339,4 +347,107 @@ async fn a_lock_key_without_expiry_is_reported_as_leaked() {
     let verdict = check(&[], &no_values(), &leaks);
     assert_eq!(verdict.count("leaked"), 1);
     assert!(verdict.violations[0].to_string().contains("lock:forever"));
+}
+
+/// Audits the cluster once (at least one full read of every node, after
+/// `settle` has returned) with no minimum age, and returns every (key, owner) seen.
+async fn audit_once(cluster: &std::sync::Arc<Cluster>, ttl: Duration) -> Vec<(String, String)> {
+    use redquorum_harness::{AuditConfig, KeyAudit};
+    let mut config = AuditConfig::new(ttl);
+    config.min_age = Duration::ZERO;
+    let audit = KeyAudit::start(cluster.clone(), config);
+    let seen = tokio::task::spawn_blocking(move || {
+        assert!(
+            audit.wait_rounds(2, Duration::from_secs(5)),
+            "the audit never read the nodes"
+        );
+        audit.stop()
+    })
+    .await
+    .unwrap();
+    let mut pairs: Vec<(String, String)> = seen.into_iter().map(|l| (l.key, l.owner)).collect();
+    pairs.sort();
+    pairs.dedup();
+    pairs
+}
+
+/// The audit reads the library's own lock record (one hash per name, each
+/// hold a `h:<token>` field; the fence counter beside it): every live hold
+/// is an owner, of any kind, and neither the record's other fields nor the
+/// fence counter are.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_key_audit_sees_every_hold_of_the_librarys_lock_records() {
+    let cluster = std::sync::Arc::new(Cluster::start(3).expect("nodes"));
+    let redlock = redlock(cluster.urls(), TTL);
+    let plain = redlock.try_lock("plain").await.expect("plain lock");
+    plain
+        .fence()
+        .await
+        .expect("a fencing token (writes the fence counter)");
+    let reader_a = redlock.try_read_lock("shared").await.expect("reader A");
+    let reader_b = redlock.try_read_lock("shared").await.expect("reader B");
+    let everywhere = [
+        (plain.key(), plain.owner().to_string()),
+        (reader_a.key(), reader_a.owner().to_string()),
+        (reader_b.key(), reader_b.owner().to_string()),
+    ];
+    for (key, owner) in &everywhere {
+        // A straggler's acquire lands moments after the quorum was decided.
+        let landed = common::eventually(Duration::from_secs(5), || async {
+            common::held_on(&cluster, key, owner) == cluster.len()
+        })
+        .await;
+        assert!(landed, "{owner} never held {key} on every node");
+    }
+    let seen = audit_once(&cluster, TTL).await;
+    let mut expected: Vec<(String, String)> = everywhere
+        .iter()
+        .map(|(key, owner)| ((*key).to_owned(), owner.clone()))
+        .collect();
+    expected.sort();
+    assert_eq!(seen, expected);
+    assert!(
+        common::pttl(&cluster, 0, &redlock.fence_key("plain")) > 0,
+        "no fence counter"
+    );
+    plain.forget();
+    reader_a.forget();
+    reader_b.forget();
+}
+
+/// A clock jump on a node moves each hold's expiry in the lock record, not
+/// only the key's TTL: of two readers, the one with less time left than the
+/// jump is gone on that node (the library decides by those expiries), the
+/// other is not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clock_jump_expires_the_holds_it_passes_in_a_lock_record() {
+    let cluster = std::sync::Arc::new(Cluster::start(3).expect("nodes"));
+    let short = redlock(cluster.urls(), Duration::from_secs(3));
+    let long = redlock(cluster.urls(), Duration::from_secs(30));
+    let brief = short.try_read_lock("shared").await.expect("brief reader");
+    let lasting = long.try_read_lock("shared").await.expect("lasting reader");
+    let key = brief.key().to_owned();
+    for owner in [brief.owner().to_string(), lasting.owner().to_string()] {
+        let landed = common::eventually(Duration::from_secs(5), || async {
+            common::held_on(&cluster, &key, &owner) == cluster.len()
+        })
+        .await;
+        assert!(landed, "{owner} never held {key} on every node");
+    }
+    for node in 0..cluster.len() {
+        let touched = cluster
+            .clock_jump(node, Duration::from_secs(5), "lock:*")
+            .expect("clock jump");
+        assert_eq!(touched, 2, "node {node}: the record and its fence counter");
+    }
+    let seen = audit_once(&cluster, Duration::from_secs(30)).await;
+    assert_eq!(seen, vec![(key.clone(), lasting.owner().to_string())]);
+    assert_eq!(common::hold_counts(&cluster, &key), vec![1; cluster.len()]);
+    let left = common::pttl(&cluster, 0, &key);
+    assert!(
+        (0..=25_000).contains(&left),
+        "the key's TTL did not shrink: {left} ms"
+    );
+    brief.forget();
+    lasting.forget();
 }

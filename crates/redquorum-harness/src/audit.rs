@@ -7,8 +7,11 @@
 //! all show here, long before the key's TTL would hide them.
 //!
 //! The key layout is the library's business: the audit takes the pattern of
-//! lock keys and the suffix of keys to skip (fence counters), and reads a
-//! string key's value or a hash key's fields as owners.
+//! lock keys and the suffix of keys to skip (fence counters). It reads the
+//! library's lock record, one hash per resource name at
+//! `<prefix>{<escaped name>}` whose `h:<token>` fields are the live holds and
+//! their expiries (the fence counter is at `<prefix>{<escaped name>}:fence`),
+//! and, for tests that plant keys by hand, a string key's value as its owner.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -161,27 +164,39 @@ impl AuditConfig {
     }
 }
 
-/// Reads `(key, owner, pttl)` triples of the matching lock keys.
+/// Reads `(key, owner, pttl)` triples of the matching lock keys. A string
+/// key's owner is its value. A hash is a lock record in the library's layout
+/// (`keys.rs`, `scripts/ops.lua`): one triple per live hold, a field
+/// `h:<token>` whose value is the hold's expiry in node time, so its "pttl"
+/// is that expiry less the node's clock (every kind: plain, reentrant, read,
+/// write; a writer's `intent` is not a hold and is skipped).
 const AUDIT_LUA: &str = r"
 local out = {}
 local cursor = '0'
 local suffix = ARGV[2]
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 repeat
   local page = redis.call('SCAN', cursor, 'MATCH', ARGV[1], 'COUNT', 1000)
   cursor = page[1]
   for _, key in ipairs(page[2]) do
     if suffix == '' or string.sub(key, -#suffix) ~= suffix then
       local kind = redis.call('TYPE', key)['ok']
-      local pttl = redis.call('PTTL', key)
       if kind == 'string' then
         table.insert(out, key)
         table.insert(out, redis.call('GET', key))
-        table.insert(out, pttl)
+        table.insert(out, redis.call('PTTL', key))
       elseif kind == 'hash' then
-        for _, field in ipairs(redis.call('HKEYS', key)) do
-          table.insert(out, key)
-          table.insert(out, field)
-          table.insert(out, pttl)
+        local flat = redis.call('HGETALL', key)
+        for i = 1, #flat, 2 do
+          if string.sub(flat[i], 1, 2) == 'h:' then
+            local left = (tonumber(flat[i + 1]) or 0) - now
+            if left > 0 then
+              table.insert(out, key)
+              table.insert(out, string.sub(flat[i], 3))
+              table.insert(out, left)
+            end
+          end
         end
       end
     end

@@ -861,8 +861,9 @@ impl Cluster {
 
     /// Jumps node `index`'s clock forward by `delta` as far as keys matching
     /// `pattern` are concerned: each TTL shrinks by `delta` (keys with less left
-    /// are deleted). Works on any Redis, no process control needed. Returns how
-    /// many keys it touched.
+    /// are deleted), and in the library's lock records (hashes) each hold's
+    /// expiry moves `delta` earlier. Works on any Redis, no process control
+    /// needed. Returns how many keys it touched.
     ///
     /// # Errors
     ///
