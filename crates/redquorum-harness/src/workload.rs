@@ -439,6 +439,13 @@ impl<L: Locker> Client<L> {
         session.write_end = None;
         session.outcome = Outcome::Abandoned;
         let store_fence = fence.filter(|_| config.fenced_store);
+        if config.fenced_store && fence.is_none() {
+            // No token (fencing's write-back failed): a fenced resource cannot
+            // be touched, so the holder gives up before reading.
+            session.release = Some(history.now());
+            self.locker.release(held).await;
+            return session;
+        }
         match self.store.read(resource, store_fence).await {
             Ok(Some(value)) => {
                 session.read = Some(value);
