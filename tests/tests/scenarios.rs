@@ -352,12 +352,14 @@ async fn a_strobing_clock_within_the_drift_budget_keeps_exclusion() {
     under_nemesis_on(Setup::new(nodes, TTL), &config, nemesis).await;
 }
 
-/// Fails on today's engine: after a NOSCRIPT, the acquire's EVAL fallback
-/// can land after the attempt's unwind (whose EVALSHA found the script
-/// re-cached by another call), leaving an orphan key for a whole TTL. The
-/// key audit names it; un-ignore once the engine orders the fallback first.
+/// Script caches flushed on a minority every 0-100 ms. The previous engine
+/// failed this: after a NOSCRIPT, an acquire's EVAL fallback could land
+/// after the attempt's unwind (whose EVALSHA found the script re-cached by
+/// another call), leaving an orphan hold for a whole TTL, which the key
+/// audit names. The one engine resends a call only if nothing was sent on
+/// the connection after it (batcher.rs); the `noscript-after-unwind` mutant
+/// puts the old order back and is caught.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-#[ignore = "today's engine sends the NOSCRIPT fallback after the unwind (docs/torture.md)"]
 async fn script_cache_flushes_keep_exclusion_and_leave_no_orphan_key() {
     under_nemesis(
         Persistence::None,
