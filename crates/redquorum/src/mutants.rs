@@ -211,4 +211,20 @@ mod tests {
     fn without_the_feature_no_mutant_is_ever_active() {
         assert!(Mutant::ALL.iter().all(|&m| !is_active(m)));
     }
+
+    #[cfg(not(feature = "mutants"))]
+    #[test]
+    fn without_the_feature_the_lock_script_is_ops_lua_as_written() {
+        let ops = include_str!("scripts/ops.lua");
+        assert_eq!(ops_source(ops), ops);
+    }
+
+    #[cfg(feature = "mutants")]
+    #[test]
+    fn with_the_feature_the_prelude_comes_before_ops_lua_unchanged() {
+        let ops = include_str!("scripts/ops.lua");
+        let source = ops_source(ops);
+        assert!(source.starts_with("-- Mutants only"));
+        assert!(source.ends_with(ops));
+    }
 }
