@@ -43,12 +43,15 @@ enum Command {
     /// Start or stop local redis-server nodes for development.
     Nodes(cmd::nodes::NodesArgs),
     /// Run clients against the nodes under random faults and check mutual exclusion.
-    Torture(cmd::torture::TortureArgs),
+    Torture(Box<cmd::torture::TortureArgs>),
     /// Measure lock throughput, latency and hand-off on the nodes (see docs/performance.md).
     Bench(cmd::bench::BenchArgs),
     /// Internal: the process between `exec` and its command (see guard.rs).
     #[command(name = guard::SUBCOMMAND, hide = true)]
     Guard(guard::GuardArgs),
+    /// Run torture against each planted bug; fails unless every one is caught (feature `mutants`).
+    #[cfg(feature = "mutants")]
+    Mutants(cmd::mutants::MutantsArgs),
 }
 
 fn main() -> ExitCode {
@@ -85,9 +88,11 @@ fn main() -> ExitCode {
             Command::Exec(args) => cmd::exec::run(&nodes, args).await,
             Command::Status(args) => cmd::status::run(&nodes, args).await,
             Command::Nodes(args) => cmd::nodes::run(args),
-            Command::Torture(args) => cmd::torture::run(&nodes, args).await,
+            Command::Torture(args) => cmd::torture::run(&nodes, *args).await,
             Command::Bench(args) => cmd::bench::run_bench(&nodes, args).await,
             Command::Guard(_) => unreachable!("the guard runs before the runtime starts"),
+            #[cfg(feature = "mutants")]
+            Command::Mutants(args) => cmd::mutants::run(args).await,
         }
     })
 }

@@ -78,6 +78,8 @@
 //!   ([`Redlock::list`], [`Redlock::force_release`]).
 //! - Around the lock: `fenced_write.rs` ([`FencedWriter`], the check on a
 //!   Redis-backed resource), `token.rs` ([`OwnerToken`]), `sync.rs`.
+//! - `mutants.rs`: planted bugs for testing the torture checker (feature
+//!   `mutants`, off by default; compiled away without it).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
@@ -107,6 +109,11 @@ mod lease_watch;
 mod lock;
 mod lock_api;
 mod multi_lock;
+#[cfg(feature = "mutants")]
+pub mod mutants;
+#[cfg(not(feature = "mutants"))]
+#[allow(dead_code, unreachable_pub)]
+mod mutants;
 mod node;
 mod node_id;
 mod nodes;

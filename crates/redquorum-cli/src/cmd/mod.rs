@@ -4,6 +4,8 @@ pub(crate) mod bench;
 pub(crate) mod common;
 pub(crate) mod demo;
 pub(crate) mod exec;
+#[cfg(feature = "mutants")]
+pub(crate) mod mutants;
 pub(crate) mod nodes;
 pub(crate) mod status;
 pub(crate) mod torture;
