@@ -64,6 +64,33 @@ pub(crate) fn parse_url(url: &str) -> Result<(Config, NodeId), BuildError> {
     Ok((config, id))
 }
 
+/// Checks a fred [`Config`] given with `RedlockBuilder::node_config` and
+/// names its node. Only its server, credentials, database, RESP version and
+/// TLS settings are used: the lock-safe settings ([`settings`]) replace
+/// fred's defaults for everything else, whatever the caller set.
+pub(crate) fn from_config(config: Config) -> Result<(Config, NodeId), BuildError> {
+    let id = match &config.server {
+        ServerConfig::Centralized { server } => NodeId::new(&server.host, server.port),
+        _ => {
+            return Err(BuildError::InvalidNodeConfig {
+                reason: "a node must be a single master (ServerConfig::Centralized), not a cluster or sentinel config",
+            });
+        }
+    };
+    Ok((config, id))
+}
+
+/// Whether connections to this node use TLS.
+pub(crate) fn is_tls(config: &Config) -> bool {
+    #[cfg(feature = "tls")]
+    return config.tls.is_some();
+    #[cfg(not(feature = "tls"))]
+    {
+        let _ = config;
+        false
+    }
+}
+
 /// A command client for one node, not yet connected.
 pub(crate) fn client(config: Config, node_timeout: Duration) -> Client {
     let (config, performance, connection, reconnect) = settings(config, node_timeout);
@@ -171,6 +198,21 @@ mod tests {
         let err = parse_url("rediss://u:pw@127.0.0.1:6380").unwrap_err();
         assert!(matches!(err, BuildError::TlsNotEnabled(_)), "{err:?}");
         assert!(!err.to_string().contains("pw"));
+    }
+
+    #[test]
+    fn from_config_takes_a_centralized_config_and_refuses_a_cluster() {
+        let (_, id) =
+            from_config(Config::from_url("redis://u:pw@127.0.0.1:7009").unwrap()).unwrap();
+        assert_eq!(id.to_string(), "127.0.0.1:7009");
+        let cluster = Config {
+            server: ServerConfig::new_clustered(vec![("127.0.0.1", 7000)]),
+            ..Default::default()
+        };
+        assert!(matches!(
+            from_config(cluster),
+            Err(BuildError::InvalidNodeConfig { .. })
+        ));
     }
 
     #[cfg(feature = "tls")]
