@@ -1,6 +1,7 @@
 //! The side-by-side benchmark: the floor (a raw fred fan-out of the cycle's
-//! commands), redquorum and the `rslock` crate, on the same local nodes in
-//! the same run, each measurement repeated; prints medians and the ratios
+//! commands), redquorum with its default options (fencing on), redquorum
+//! with fencing off, and the `rslock` crate, on the same local nodes in the
+//! same run, each measurement repeated; prints medians and the ratios
 //! redquorum/floor and redquorum/peer.
 //!
 //! ```sh
@@ -10,7 +11,7 @@
 //! ```
 //!
 //! Options: `--quick`, `--json`, `--repeats N` (default 3), `--only A,B,C,C2,D`,
-//! `--libs floor,redquorum,rslock`; `REDQUORUM_NODES` (9 or more URLs) to
+//! `--libs floor,redquorum,redquorum-nofence,rslock`; `REDQUORUM_NODES` (9 or more URLs) to
 //! use nodes started elsewhere. Without
 //! `--bench` on the command line (that is, under `cargo test`) it makes one
 //! very short smoke pass instead, to prove every workload runs.
@@ -32,6 +33,8 @@ const HOLD: Duration = Duration::from_millis(1);
 const SIZES: [usize; 4] = [3, 5, 7, 9];
 /// A, B, C and C2 run on this many nodes.
 const N: usize = 5;
+/// redquorum with `LockOptions::fencing` off, beside the default.
+const NO_FENCE: &str = "redquorum-nofence";
 
 /// `rslock` as shipped: `LockManager::acquire` (retries every random 0-200 ms) and `unlock`.
 struct Rslock(rslock::LockManager);
@@ -222,17 +225,17 @@ async fn measure<L: Locker>(
     cell.samples.push(sample);
 }
 
-/// Fencing off: the floor and rslock issue no fencing token, so this is the
-/// like-for-like comparison; fencing adds one concurrent round trip per
-/// acquisition (docs/fencing.md) and is measured with `redquorum bench`.
-fn redlock(urls: &[String]) -> Redlock {
+/// redquorum as a user gets it: the default options (fencing on: each node
+/// proposes a token in the acquire call; the token is written back only when
+/// asked for, which these workloads do not), or with `fencing` off.
+fn redlock(urls: &[String], fencing: bool) -> Redlock {
     Redlock::builder()
         .nodes(urls)
         .node_timeout(NODE_TIMEOUT)
         .lock_options(LockOptions {
             ttl: TTL,
             wait: Duration::from_secs(30),
-            fencing: false,
+            fencing,
             ..Default::default()
         })
         .build()
@@ -285,16 +288,19 @@ async fn repeat(results: &mut Results, urls: &[String], plan: Plan, round: usize
             .await
             .expect("floor connects"),
     );
-    let ours = Arc::new(RedquorumLocker(redlock(five)));
+    let ours = Arc::new(RedquorumLocker(redlock(five, true)));
+    let unfenced = Arc::new(RedquorumLocker(redlock(five, false)));
     let peer = Arc::new(rslock(five));
     warm_up(&floor).await;
     warm_up(&ours).await;
+    warm_up(&unfenced).await;
     warm_up(&peer).await;
-    for turn in 0..3 {
-        match (turn + round) % 3 {
+    for turn in 0..4 {
+        match (turn + round) % 4 {
             // The floor does not wait for a held resource: no C or C2.
             0 => measure_library(results, "floor", &floor, plan, &stats, false).await,
             1 => measure_library(results, "redquorum", &ours, plan, &stats, true).await,
+            2 => measure_library(results, NO_FENCE, &unfenced, plan, &stats, true).await,
             _ => measure_library(results, "rslock", &peer, plan, &stats, true).await,
         }
     }
@@ -306,7 +312,7 @@ async fn repeat(results: &mut Results, urls: &[String], plan: Plan, round: usize
                 .await
                 .expect("floor connects"),
         );
-        let ours = Arc::new(RedquorumLocker(redlock(nodes)));
+        let ours = Arc::new(RedquorumLocker(redlock(nodes, true)));
         let peer = Arc::new(rslock(nodes));
         warm_up(&floor).await;
         warm_up(&ours).await;
@@ -351,7 +357,7 @@ fn print_table(results: &Results, plan: Plan) {
     let mut keys: Vec<&String> = results.keys().map(|(k, _)| k).collect();
     keys.dedup();
     for key in keys {
-        for lib in ["floor", "redquorum", "rslock"] {
+        for lib in ["floor", "redquorum", NO_FENCE, "rslock"] {
             if let Some(c) = get(key, lib) {
                 println!(
                     "| {key} | {lib} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
@@ -429,6 +435,16 @@ fn checks(results: &Results) -> Vec<(String, f64, &'static str, bool)> {
             "(info)",
             true,
         );
+    }
+    for workload in ["A", "B"] {
+        if let (Some(q), Some(p)) = (get(workload, NO_FENCE), get(workload, "rslock")) {
+            push(
+                &format!("{workload} cycles/s {NO_FENCE}/rslock"),
+                ratio(q.cps(), p.cps()),
+                "(info)",
+                true,
+            );
+        }
     }
     if let (Some(q), Some(p)) = (get("C", "redquorum"), get("C", "rslock")) {
         let r = ratio(q.cps(), p.cps());

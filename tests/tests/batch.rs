@@ -151,6 +151,7 @@ async fn a_local_hand_off_sends_the_release_and_the_next_acquire_in_one_call() {
         retry_delay: Duration::from_secs(3600),
         retry_jitter: Duration::ZERO,
         fencing: false,
+        ..LockOptions::default()
     };
     let redlock = redlock_on(&nodes.urls()).with_options(&waits).unwrap();
     let held = redlock.lock("hand-off").await.unwrap();

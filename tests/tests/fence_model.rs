@@ -488,9 +488,7 @@ impl Model for FenceModel {
                     })
                 }),
                 // Not vacuous: two holders both got their tokens.
-                Property::sometimes("two tokens are issued", |_, s: &State| {
-                    s.issued.len() >= 2
-                }),
+                Property::sometimes("two tokens are issued", |_, s: &State| s.issued.len() >= 2),
             ];
         }
         vec![

@@ -28,8 +28,9 @@ fn redlock_on(urls: &[String], retry_delay: Duration, retry_jitter: Duration) ->
             wait: HOUR,
             retry_delay,
             retry_jitter,
-            // These tests count script calls per lock; fencing's write-back would add to them.
+            // These tests count script calls per lock.
             fencing: false,
+            ..LockOptions::default()
         })
         .build()
         .expect("valid configuration")

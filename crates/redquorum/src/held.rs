@@ -61,7 +61,7 @@ impl Held {
             &claim.resource,
             claim.token,
             grant.deadline,
-            watchdog_options.stop_margin(claim.ttl),
+            watchdog_options.stop_margin_for(claim.ttl),
         );
         let registration = quorum.holds().add(Arc::clone(&claim), Arc::clone(&lease));
         let fencing = if fenced {

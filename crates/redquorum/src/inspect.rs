@@ -10,7 +10,69 @@ use crate::claim;
 use crate::error::Error;
 use crate::node_id::NodeId;
 use crate::outcome::NodeError;
+use crate::owner_info::OwnerInfo;
 use crate::redlock::Redlock;
+
+/// One live hold, as one node sees it.
+///
+/// # Examples
+///
+/// ```no_run
+/// # fn demo(hold: &redquorum::HoldView) {
+/// println!("{} for {:?} more, by {:?}", hold.token(), hold.left(), hold.owner_info());
+/// # }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HoldView {
+    token: String,
+    left: Duration,
+    info: Option<OwnerInfo>,
+}
+
+impl HoldView {
+    /// The hold's token (`Lock::owner`).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(hold: &redquorum::HoldView) {
+    /// println!("{}", hold.token());
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    /// Time left before it expires, by the node's clock.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(hold: &redquorum::HoldView) {
+    /// println!("{:?}", hold.left());
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn left(&self) -> Duration {
+        self.left
+    }
+
+    /// Who took it, when the holder attached its information
+    /// (`Redlock::with_owner_info`).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(hold: &redquorum::HoldView) {
+    /// if let Some(info) = hold.owner_info() { println!("{info}"); }
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn owner_info(&self) -> Option<&OwnerInfo> {
+        self.info.as_ref()
+    }
+}
 
 /// What one node says about a resource's lock.
 ///
@@ -31,12 +93,13 @@ pub struct NodeView {
     intent: Option<String>,
     fence: Option<u64>,
     ttl: Option<Duration>,
-    holds: Vec<(String, Duration)>,
+    blocked: Option<Duration>,
+    holds: Vec<HoldView>,
 }
 
 impl NodeView {
     /// The kind of lock holding the resource here (`lock`, `write`, `read`,
-    /// `reentrant`), or `None` when it is free.
+    /// `reentrant`, `permit`, `leader`), or `None` when it is free.
     ///
     /// # Examples
     ///
@@ -50,20 +113,35 @@ impl NodeView {
         self.kind.as_deref()
     }
 
-    /// The live holds: each one's token and time left, by the node's clock.
+    /// The live holds: each one's token, time left, and owner information.
     ///
     /// # Examples
     ///
     /// ```no_run
     /// # fn demo(view: &redquorum::NodeView) {
-    /// for (token, left) in view.holds() {
-    ///     println!("{token}: {left:?} left");
+    /// for hold in view.holds() {
+    ///     println!("{}: {:?} left", hold.token(), hold.left());
     /// }
     /// # }
     /// ```
     #[must_use]
-    pub fn holds(&self) -> &[(String, Duration)] {
+    pub fn holds(&self) -> &[HoldView] {
         &self.holds
+    }
+
+    /// How long the lock stays blocked by a lock-delay (its last holder
+    /// vanished without releasing), if it is.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(view: &redquorum::NodeView) {
+    /// if let Some(left) = view.blocked() { println!("blocked for {left:?}"); }
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn blocked(&self) -> Option<Duration> {
+        self.blocked
     }
 
     /// The reentrant owner id, for a reentrant lock.
@@ -136,10 +214,19 @@ impl NodeView {
         };
         let millis = |value: &Value| value.as_i64().filter(|ms| *ms > 0).map(ms);
         let holds = items
-            .get(5..)
+            .get(6..)
             .unwrap_or_default()
-            .chunks(2)
-            .filter_map(|pair| Some((pair.first()?.as_string()?, millis(pair.get(1)?)?)))
+            .chunks(3)
+            .filter_map(|hold| {
+                Some(HoldView {
+                    token: hold.first()?.as_string()?,
+                    left: millis(hold.get(1)?)?,
+                    info: hold
+                        .get(2)
+                        .and_then(Value::as_string)
+                        .and_then(|s| OwnerInfo::decode(&s)),
+                })
+            })
             .collect();
         Some(Self {
             kind: text(0),
@@ -147,6 +234,7 @@ impl NodeView {
             intent: text(2),
             fence: text(3).and_then(|f| f.parse().ok()),
             ttl: items.get(4).and_then(millis),
+            blocked: items.get(5).and_then(millis),
             holds,
         })
     }
@@ -219,8 +307,8 @@ impl Inspection {
         let mut counts: Vec<((String, String), usize)> = Vec::new();
         for view in self.nodes.iter().filter_map(|(_, view)| view.as_ref().ok()) {
             let Some(kind) = view.kind() else { continue };
-            for (token, _) in view.holds() {
-                let holder = (kind.to_owned(), token.clone());
+            for hold in view.holds() {
+                let holder = (kind.to_owned(), hold.token.clone());
                 match counts.iter_mut().find(|(h, _)| *h == holder) {
                     Some((_, count)) => *count += 1,
                     None => counts.push((holder, 1)),

@@ -50,7 +50,7 @@ pub enum LostReason {
     Released,
 }
 
-/// Why a lease is at risk: see [`LeaseWatch::at_risk`].
+/// Why a lease is at risk: see [`LeaseWatch::at_risk`](crate::LeaseWatch::at_risk).
 ///
 /// # Examples
 ///

@@ -71,7 +71,8 @@
 //!   ([`NodeHealth`], [`Ineligible`]), `tls.rs` (custom trust roots).
 //! - Results: `outcome.rs` ([`NodeOutcome`], [`Outcomes`], [`NodeError`]),
 //!   `error.rs` ([`Error`], [`BuildError`]), `observe.rs` (metrics),
-//!   `inspect.rs` ([`Redlock::inspect`]: who holds a resource, read-only).
+//!   `inspect.rs` ([`Redlock::inspect`]: who holds a resource, read-only),
+//!   `owner_info.rs` ([`OwnerInfo`]: who took a hold).
 //! - Around the lock: `fenced_write.rs` ([`FencedWriter`], the check on a
 //!   Redis-backed resource), `token.rs` ([`OwnerToken`]), `sync.rs`.
 
@@ -109,6 +110,7 @@ mod observe;
 mod op;
 mod options;
 mod outcome;
+mod owner_info;
 mod probe;
 mod queue;
 mod quorum;
@@ -135,13 +137,14 @@ pub use error::{BuildError, Error, FencedWriteError};
 pub use fence::FenceToken;
 pub use fenced_write::FencedWriter;
 pub use health::{Durability, Ineligible, NodeHealth, Role};
-pub use inspect::{Inspection, NodeView};
+pub use inspect::{HoldView, Inspection, NodeView};
 pub use lease::{AtRisk, LostReason};
 pub use lease_watch::LeaseWatch;
 pub use lock::Lock;
 pub use node_id::NodeId;
 pub use options::{LockOptions, WatchdogOptions};
 pub use outcome::{NodeError, NodeOutcome, Outcomes};
+pub use owner_info::OwnerInfo;
 pub use redlock::Redlock;
 pub use reentrant::{ReentrantLock, ReentrantOwner};
 pub use rwlock::{ReadLock, WriteLock};

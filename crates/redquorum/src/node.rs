@@ -1,5 +1,6 @@
 //! One independent Redis master: its client, the batcher its operations go
-//! through, and the cached answers of its health probes.
+//! through, why its connection is down (if it is), and the cached answers of
+//! its health probes.
 
 use std::fmt;
 use std::sync::Arc;
@@ -12,7 +13,7 @@ use fred::types::ConnectHandle;
 use tokio::task::JoinHandle;
 
 use crate::batcher::Batcher;
-use crate::connection;
+use crate::connection::{self, Link};
 use crate::eligibility::Eligibility;
 use crate::health::{Ineligible, NodeHealth};
 use crate::node_id::NodeId;
@@ -23,6 +24,10 @@ use crate::{probe, script};
 pub(crate) struct Node {
     id: NodeId,
     client: Client,
+    /// Whether it connects with TLS (`rediss://`, or a config with TLS).
+    tls: bool,
+    /// Why its connection is down, if it is.
+    link: Arc<Link>,
     /// The one way operations reach the node (group commit).
     batcher: Arc<Batcher>,
     /// Cached probe results and the vote rules.
@@ -47,6 +52,7 @@ impl Node {
         max_ttl: Option<Duration>,
         interval: Duration,
     ) -> Self {
+        let tls = connection::is_tls(&config);
         let client = connection::client(config, node_timeout);
         // Subscribed before connect(), so the first connection counts as one.
         let mut eligibility = Eligibility::new(client.reconnect_rx());
@@ -54,7 +60,9 @@ impl Node {
         Self {
             batcher: Arc::new(Batcher::new(client.clone(), node_timeout)),
             id,
+            tls,
             client,
+            link: Arc::default(),
             eligibility: Arc::new(eligibility),
         }
     }
@@ -63,15 +71,20 @@ impl Node {
         &self.id
     }
 
-    /// Runs one operation: at once, or in the node's next batch.
+    /// Runs one operation: at once, or in the node's next batch. A timeout
+    /// while the connection is down is reported with the connection's cause.
     pub(crate) async fn run(&self, op: Op) -> Reply {
-        self.batcher.run(op).await
+        self.batcher
+            .run(op)
+            .await
+            .map_err(|error| self.link.explain(error))
     }
 
     /// Starts the connection task and the background tasks that keep the
     /// node's script loaded and its health probed; commands queue until the
     /// connection is up.
-    pub(crate) fn start(&self) -> (ConnectHandle, [JoinHandle<()>; 2]) {
+    pub(crate) fn start(&self) -> (ConnectHandle, [JoinHandle<()>; 3]) {
+        let link = connection::spawn_link_watch(&self.client, self.tls, Arc::downgrade(&self.link));
         let loader = script::spawn_loader(self.client.clone(), self.id.clone());
         let prober = probe::spawn_prober(
             self.client.clone(),
@@ -79,7 +92,7 @@ impl Node {
             Arc::downgrade(&self.eligibility),
             self.eligibility.interval(),
         );
-        (self.client.connect(), [loader, prober])
+        (self.client.connect(), [link, loader, prober])
     }
 
     /// Waits for the first connection attempt (see [`connection::wait_connected`]);

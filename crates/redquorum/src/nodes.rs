@@ -39,7 +39,7 @@ impl Nodes {
         node_timeout: Duration,
     ) -> Self {
         let mut connections = Vec::with_capacity(nodes.len());
-        let mut tasks = Vec::with_capacity(2 * nodes.len());
+        let mut tasks = Vec::with_capacity(3 * nodes.len());
         for node in &nodes {
             let (connection, node_tasks) = node.start();
             connections.push(connection);

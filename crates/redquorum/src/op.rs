@@ -19,6 +19,10 @@ pub(crate) enum Code {
     Commit,
     /// Propose a fencing token on its own.
     Propose,
+    /// Owner-checked: set the hold's owner information (a leader's value).
+    SetMeta,
+    /// An operator's call: delete the lock, raise its fence counter.
+    ForceRelease,
     /// Read-only: who holds the lock.
     Inspect,
 }
@@ -31,6 +35,8 @@ impl Code {
             Code::Release => "r",
             Code::Commit => "c",
             Code::Propose => "p",
+            Code::SetMeta => "m",
+            Code::ForceRelease => "f",
             Code::Inspect => "i",
         }
     }
@@ -53,12 +59,13 @@ impl Op {
     }
 
     /// Whether it must be sent even when nobody waits for its answer any
-    /// more: a release undoes what earlier operations did, and an extend
-    /// keeps the hold alive on the nodes that answered after the quorum (or
-    /// it lapses there, and one node failure later the lease is lost).
+    /// more: a release undoes what earlier operations did (so does an
+    /// operator's force-release), and an extend keeps the hold alive on the
+    /// nodes that answered after the quorum (or it lapses there, and one
+    /// node failure later the lease is lost).
     /// Anything else nobody waits for is dropped unsent (nothing to undo).
     pub(crate) fn must_run(&self) -> bool {
-        matches!(self.code, Code::Release | Code::Extend)
+        matches!(self.code, Code::Release | Code::Extend | Code::ForceRelease)
     }
 }
 
@@ -202,7 +209,8 @@ mod tests {
         assert!(!op(Code::Release, &[], &[]).creates_hold());
         assert!(op(Code::Release, &[], &[]).must_run());
         assert!(op(Code::Extend, &[], &[]).must_run());
-        for code in [Code::Acquire, Code::Commit, Code::Propose, Code::Inspect] {
+        assert!(op(Code::ForceRelease, &[], &[]).must_run());
+        for code in [Code::Acquire, Code::Commit, Code::Propose, Code::SetMeta, Code::Inspect] {
             assert!(!op(code, &[], &[]).must_run(), "{code:?}");
         }
     }

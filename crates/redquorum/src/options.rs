@@ -40,6 +40,12 @@ pub struct LockOptions {
     /// quorum (one concurrent round trip, only when asked for). Turn it off
     /// when nothing checks tokens.
     pub fencing: bool,
+    /// Lock-delay (Chubby's, Consul's): when a hold **expires** without
+    /// being released (its holder crashed, or lost its lease), the resource
+    /// cannot be granted again until this much longer; a clean release
+    /// frees it at once. It protects resources that cannot check fencing
+    /// tokens from a holder that may still be working. Default: zero (off).
+    pub lock_delay: Duration,
 }
 
 impl Default for LockOptions {
@@ -50,6 +56,7 @@ impl Default for LockOptions {
             retry_delay: Duration::from_millis(50),
             retry_jitter: Duration::from_millis(100),
             fencing: true,
+            lock_delay: Duration::ZERO,
         }
     }
 }
@@ -116,14 +123,14 @@ impl Default for WatchdogOptions {
 
 impl WatchdogOptions {
     /// How much validity is left when the watchdog extends a lease of `ttl`.
-    pub(crate) fn extend_before(&self, ttl: Duration) -> Duration {
+    pub(crate) fn extend_before_for(&self, ttl: Duration) -> Duration {
         self.extend_before.unwrap_or(ttl / 3)
     }
 
     /// How little validity may be left before a lease of `ttl` is at risk.
-    pub(crate) fn stop_margin(&self, ttl: Duration) -> Duration {
+    pub(crate) fn stop_margin_for(&self, ttl: Duration) -> Duration {
         self.stop_margin
-            .unwrap_or_else(|| self.extend_before(ttl) / 2)
+            .unwrap_or_else(|| self.extend_before_for(ttl) / 2)
     }
 
     /// Checks `extend_before` and `stop_margin` against the TTL of the locks
@@ -134,7 +141,7 @@ impl WatchdogOptions {
         {
             return Err(BuildError::ExtendBeforeOutOfRange { extend_before, ttl });
         }
-        let extend_before = self.extend_before(ttl);
+        let extend_before = self.extend_before_for(ttl);
         match self.stop_margin {
             Some(stop_margin) if stop_margin.is_zero() || stop_margin >= extend_before => {
                 Err(BuildError::StopMarginOutOfRange {
@@ -163,7 +170,7 @@ impl LockOptions {
                 max: MAX_DURATION,
             });
         }
-        for wait in [self.wait, self.retry_delay, self.retry_jitter] {
+        for wait in [self.wait, self.retry_delay, self.retry_jitter, self.lock_delay] {
             if wait > MAX_DURATION {
                 return Err(BuildError::WaitOutOfRange {
                     wait,

@@ -274,6 +274,9 @@ impl Outcomes {
 }
 
 impl fmt::Display for Outcomes {
+    /// The counts, then why each failed node failed, nodes with the same
+    /// cause together: `... (quorum 2); cannot connect: connection refused:
+    /// 127.0.0.1:7001, 127.0.0.1:7002`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let unanswered = self.len() - self.acquired() - self.taken() - self.failed();
         write!(
@@ -285,6 +288,24 @@ impl fmt::Display for Outcomes {
             unanswered,
             self.len(),
             self.quorum
-        )
+        )?;
+        let mut causes: Vec<(String, Vec<&NodeId>)> = Vec::new();
+        for (node, outcome) in &self.entries {
+            let cause = match outcome {
+                NodeOutcome::TimedOut => "timed out".to_owned(),
+                NodeOutcome::Failed(error) => error.source_error().to_string(),
+                NodeOutcome::Refused(reason) => format!("vote refused: {reason}"),
+                _ => continue,
+            };
+            match causes.iter_mut().find(|(c, _)| *c == cause) {
+                Some((_, nodes)) => nodes.push(node),
+                None => causes.push((cause, vec![node])),
+            }
+        }
+        for (cause, nodes) in causes {
+            let nodes: Vec<String> = nodes.iter().map(ToString::to_string).collect();
+            write!(f, "; {cause}: {}", nodes.join(", "))?;
+        }
+        Ok(())
     }
 }

@@ -77,7 +77,7 @@ async fn run(
     options: WatchdogOptions,
     mut stop: oneshot::Receiver<()>,
 ) {
-    let extend_before = options.extend_before(extender.claim.ttl);
+    let extend_before = options.extend_before_for(extender.claim.ttl);
     // Bounded in time by `max_hold` when set; otherwise this is the point of
     // the watchdog: it runs while the lock is held, and every exit path below
     // (stop, loss) ends it.

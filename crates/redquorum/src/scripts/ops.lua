@@ -8,15 +8,25 @@
 --   the string 'E<message>': the operation failed with that error.
 --
 -- One resource is one lock, whatever its kind: a hash at its lock key.
---   kind        'lock' | 'write' | 'read' | 'reentrant'
+--   kind        'lock' | 'write' | 'read' | 'reentrant' | 'permit' | 'slot'
 --   owner       reentrant only: the owner id that all its holds share
 --   h:<token>   one per hold: its expiry, in node time (ms)
+--   m:<token>   the hold's owner information (host:pid:note), if given
+--   d:<token>   the hold's lock-delay in ms, if it has one
 --   intent      read only: a waiting writer's token (new readers wait);
 --   intent-exp  its expiry
+--   blocked     a lock-delay: no new hold before this node time (ms)
 -- The key's own expiry is never before the latest of these, so the key goes
--- when the last hold expires; expired holds are removed as they are seen.
--- Kinds exclude each other; only readers share, and the holds of one
--- reentrant owner. The fence counter is a number at the fence key.
+-- when nothing is left; expired holds are removed as they are seen, and a
+-- hold with a lock-delay that expires (its holder vanished without
+-- releasing) blocks the lock for that delay. Kinds exclude each other;
+-- only readers share, semaphore permits share (their slots, each an
+-- exclusive 'slot' record, cap them), and the holds of one reentrant owner.
+-- The fence counter is a number at the fence key.
+--
+-- An acquire, extend, release or commit can act on several locks at once
+-- (a multi-resource lock, a permit and its slot): all or nothing on each
+-- node.
 
 local now_ms
 -- Node time in ms, read once per call.
@@ -28,28 +38,29 @@ local function clock()
   return now_ms
 end
 
--- The live state of a lock key: its fields, `holds` (token -> true),
--- `count`, and `exists` (the key is there). Expired holds and an expired
--- intent are removed; a key with nothing live left is deleted (the lock is
--- free).
+-- The live state of a lock key: its fields, `holds` (token -> expiry),
+-- `count`, `delays` (token -> ms), `meta` (token -> info) and `exists`.
+-- Expired holds, an expired intent and a passed lock-delay are removed (an
+-- expired hold with a lock-delay leaves `blocked`); a key with nothing left
+-- is deleted (the lock is free).
 local function load(key)
   local flat = redis.call('hgetall', key)
-  local state = { holds = {}, count = 0 }
+  local state = { holds = {}, count = 0, delays = {}, meta = {} }
   if #flat == 0 then
     return state
   end
   state.exists = true
   local now = clock()
-  local dead = {}
+  local expiries = {}
   for i = 1, #flat, 2 do
     local field, value = flat[i], flat[i + 1]
-    if string.sub(field, 1, 2) == 'h:' then
-      if tonumber(value) > now then
-        state.holds[string.sub(field, 3)] = true
-        state.count = state.count + 1
-      else
-        dead[#dead + 1] = field
-      end
+    local prefix, token = string.sub(field, 1, 2), string.sub(field, 3)
+    if prefix == 'h:' then
+      expiries[token] = tonumber(value)
+    elseif prefix == 'd:' then
+      state.delays[token] = tonumber(value)
+    elseif prefix == 'm:' then
+      state.meta[token] = value
     else
       state[field] = value
     end
@@ -57,43 +68,69 @@ local function load(key)
   if not state.kind then
     error('lock key ' .. key .. ' holds a hash that is not a lock')
   end
+  local dead = {}
+  local was_blocked = tonumber(state.blocked)
+  local blocked = was_blocked or 0
+  for token, expiry in pairs(expiries) do
+    if expiry > now then
+      state.holds[token] = expiry
+      state.count = state.count + 1
+    else
+      -- Expired, not released: the holder vanished. Its lock-delay starts.
+      blocked = math.max(blocked, expiry + (state.delays[token] or 0))
+      dead[#dead + 1] = 'h:' .. token
+      dead[#dead + 1] = 'm:' .. token
+      dead[#dead + 1] = 'd:' .. token
+    end
+  end
   if state.intent and tonumber(state['intent-exp']) <= now then
     dead[#dead + 1] = 'intent'
     dead[#dead + 1] = 'intent-exp'
     state.intent = nil
   end
-  if state.count == 0 and not state.intent then
+  state.blocked = blocked > now and blocked or nil
+  if state.count == 0 and not state.intent and not state.blocked then
     redis.call('del', key)
-    return { holds = {}, count = 0 }
+    return { holds = {}, count = 0, delays = {}, meta = {} }
   end
   if #dead > 0 then
     redis.call('hdel', key, unpack(dead))
+  end
+  if state.blocked and state.blocked ~= was_blocked then
+    redis.call('hset', key, 'blocked', state.blocked)
+  elseif was_blocked and not state.blocked then
+    redis.call('hdel', key, 'blocked')
   end
   return state
 end
 
 -- Never shorten the key's expiry: other holds may outlive this one.
-local function keep_for(key, ttl)
-  if redis.call('pttl', key) < tonumber(ttl) then
-    redis.call('pexpire', key, ttl)
+local function keep_for(key, ms)
+  if redis.call('pttl', key) < ms then
+    redis.call('pexpire', key, ms)
   end
 end
 
-local function hold(key, token, ttl)
-  redis.call('hset', key, 'h:' .. token, clock() + tonumber(ttl))
-  keep_for(key, ttl)
+-- (Re)sets a hold's expiry; a hold with a lock-delay keeps the key that
+-- much longer, so the delay is seen when it expires.
+local function hold(key, token, ttl, delay)
+  redis.call('hset', key, 'h:' .. token, clock() + ttl)
+  keep_for(key, ttl + (delay or 0))
 end
 
 -- Whether a new hold of `kind` may join the lock's live holds.
 local function fits(state, kind, token, group)
+  if state.blocked then
+    return false -- a lock-delay after an unclean loss
+  end
   if state.intent and state.intent ~= token then
     return false -- a waiting writer goes next
   end
   if state.count == 0 then
     return true
   end
-  if kind == 'read' then
-    return state.kind == 'read'
+  if kind == 'read' or kind == 'permit' then
+    return state.kind == kind
   end
   return kind == 'reentrant' and state.kind == 'reentrant' and state.owner == group
 end
@@ -118,152 +155,222 @@ local function propose(fence)
   return proposal
 end
 
-local released = {} -- lock key -> token, announced at the end of the call
-
--- The answer of a granted acquire: 1, or with the 'p' flag the fencing
--- proposal (-2 when the fence key does not hold a number).
-local function granted(lock, fence, flags)
-  released[lock] = nil -- taken again in this call: it was never free
-  if string.find(flags, 'p', 1, true) then
-    return propose(fence) or -2
-  end
-  return 1
-end
+-- Lock key -> token: announced at the end of the call on
+-- 'redquorum:released:' .. key (notify.rs), so waiters wake without polling.
+local announce = {}
 
 local ops = {}
 
--- Acquire. KEYS lock, fence; ARGV kind, token, ttl, group (reentrant owner
--- id, or ''), flags ('p' propose a fencing token, 'i' record a waiting
--- writer's intent while readers hold). Returns 0 taken (by any kind), 1
--- granted, P >= 1024 granted with proposal P, -2 granted but the fence key
--- does not hold a number. A token that already holds is granted again
--- (refreshed), so a retried acquire never reports itself as taken.
+-- Acquire. KEYS lock_1 .. lock_n, then fence_1 .. fence_f (the fence
+-- counters of the first f locks); ARGV token, ttl, group (the reentrant
+-- owner id, or ''), flags ('p' propose a fencing token, 'i' record a
+-- waiting writer's intent while readers hold), meta (owner information, or
+-- ''), delay (lock-delay ms, 0 for none), f, then kind_1 .. kind_n.
+-- All locks are taken or none. Returns 0 taken (by any kind, or blocked by
+-- a lock-delay), 1 granted, P >= 1024 granted with the highest proposal P
+-- of the fence counters, -2 granted but a fence key does not hold a number.
+-- A token that already holds is granted again (refreshed), so a retried
+-- acquire never reports itself as taken.
 function ops.a(keys, args)
-  local lock, fence = keys[1], keys[2]
-  local kind, token, ttl, group, flags = args[1], args[2], args[3], args[4], args[5]
-  local state = load(lock)
-  if not state.holds[token] then
-    if not fits(state, kind, token, group) then
-      local waits = string.find(flags, 'i', 1, true)
-      if waits and state.kind == 'read' and (not state.intent or state.intent == token) then
-        redis.call('hset', lock, 'intent', token, 'intent-exp', clock() + tonumber(ttl))
-        keep_for(lock, ttl)
+  local token, ttl, group, flags, meta = args[1], tonumber(args[2]), args[3], args[4], args[5]
+  local delay, fences = tonumber(args[6]), tonumber(args[7])
+  local n = #args - 7
+  local states = {}
+  for i = 1, n do
+    states[i] = load(keys[i])
+  end
+  for i = 1, n do
+    local state = states[i]
+    if not state.holds[token] and not fits(state, args[7 + i], token, group) then
+      local waits = n == 1 and string.find(flags, 'i', 1, true)
+      local mine = not state.intent or state.intent == token
+      if waits and state.kind == 'read' and mine and not state.blocked then
+        redis.call('hset', keys[1], 'intent', token, 'intent-exp', clock() + ttl)
+        keep_for(keys[1], ttl)
       end
       return 0
     end
-    if state.count == 0 then
+  end
+  for i = 1, n do
+    local lock, state, kind = keys[i], states[i], args[7 + i]
+    if state.holds[token] or state.count > 0 then
+      hold(lock, token, ttl, delay)
+    else
       -- Free (or only our own intent left): a new record, in one write.
       if state.exists then
         redis.call('del', lock)
       end
-      local expiry = clock() + tonumber(ttl)
+      local fields = { 'kind', kind, 'h:' .. token, clock() + ttl }
       if kind == 'reentrant' then
-        redis.call('hset', lock, 'kind', kind, 'owner', group, 'h:' .. token, expiry)
-      else
-        redis.call('hset', lock, 'kind', kind, 'h:' .. token, expiry)
+        table.insert(fields, 'owner')
+        table.insert(fields, group)
       end
-      redis.call('pexpire', lock, ttl)
-      return granted(lock, fence, flags)
+      redis.call('hset', lock, unpack(fields))
+      redis.call('pexpire', lock, ttl + delay)
     end
+    if meta ~= '' then
+      redis.call('hset', lock, 'm:' .. token, meta)
+    end
+    if delay > 0 then
+      redis.call('hset', lock, 'd:' .. token, delay)
+    end
+    announce[lock] = nil -- taken again in this call: it was never free
   end
-  hold(lock, token, ttl)
-  return granted(lock, fence, flags)
+  if not string.find(flags, 'p', 1, true) then
+    return 1
+  end
+  local highest = 0
+  for i = 1, fences do
+    local proposal = propose(keys[n + i])
+    if not proposal then
+      return -2
+    end
+    highest = math.max(highest, proposal)
+  end
+  return highest
 end
 
--- Extend (owner-checked). KEYS lock; ARGV token, ttl. Returns 1 when the
--- hold was live and now lasts ttl more, 0 when it is gone.
+-- Extend (owner-checked). KEYS lock_1 .. lock_n; ARGV token, ttl. Returns 1
+-- when the hold was live on every lock and now lasts ttl more, 0 when not.
 function ops.e(keys, args)
-  local lock = keys[1]
-  if not load(lock).holds[args[1]] then
-    return 0
+  local token, ttl = args[1], tonumber(args[2])
+  local states = {}
+  for i = 1, #keys do
+    states[i] = load(keys[i])
+    if not states[i].holds[token] then
+      return 0
+    end
   end
-  hold(lock, args[1], args[2])
+  for i = 1, #keys do
+    hold(keys[i], token, ttl, states[i].delays[token])
+  end
   return 1
 end
 
--- Release (owner-checked). KEYS lock; ARGV token, drop ('1' also drops this
--- token's writer intent). Returns 1 when the hold was removed, 0 when it was
--- not there. When the lock becomes free, or a waiting writer gives up, the
--- release is announced on 'redquorum:released:' .. lock (notify.rs), so
--- waiters wake without polling.
+-- Release (owner-checked). KEYS lock_1 .. lock_n; ARGV token, drop ('1'
+-- also drops this token's writer intent). Returns 1 when the hold was
+-- removed (from any of the locks), 0 when it was not there. A lock that
+-- becomes free, a permit given back, or a waiting writer giving up, is
+-- announced. A clean release never starts a lock-delay.
 function ops.r(keys, args)
-  local lock, token = keys[1], args[1]
-  local state = load(lock)
-  local dropped = args[2] == '1' and state.intent == token
-  if dropped then
-    redis.call('hdel', lock, 'intent', 'intent-exp')
-    state.intent = nil
-  end
-  local removed = state.holds[token] and 1 or 0
-  if removed == 0 and not dropped then
-    return 0
-  end
-  if removed == 1 then
-    state.count = state.count - 1
-  end
-  if state.count == 0 and not state.intent then
-    redis.call('del', lock)
-  elseif removed == 1 then
-    redis.call('hdel', lock, 'h:' .. token)
-  end
-  if state.count == 0 or dropped then
-    released[lock] = token
-  end
-  return removed
-end
-
--- Commit a fencing token (the write-back), owner-checked: KEYS lock,
--- fence; ARGV token, the fencing token (decimal). Raises the counter to the
--- fencing token, never lowers it, while the hold is live; returns 1, or 0
--- when the hold is gone (then nothing is written).
-function ops.c(keys, args)
-  local lock, fence = keys[1], keys[2]
-  if not load(lock).holds[args[1]] then
-    return 0
-  end
-  local token = tonumber(args[2])
-  local stored = redis.call('get', fence)
-  if stored ~= false then
-    stored = tonumber(stored)
-    if stored == nil then
-      error('fence key ' .. fence .. ' does not hold a number')
+  local token = args[1]
+  local removed_any = 0
+  for i = 1, #keys do
+    local lock = keys[i]
+    local state = load(lock)
+    local dropped = args[2] == '1' and state.intent == token
+    if dropped then
+      redis.call('hdel', lock, 'intent', 'intent-exp')
+      state.intent = nil
+    end
+    local removed = state.holds[token] ~= nil
+    if removed then
+      removed_any = 1
+      state.count = state.count - 1
+    end
+    if removed or dropped then
+      if state.count == 0 and not state.intent and not state.blocked then
+        redis.call('del', lock)
+      elseif removed then
+        redis.call('hdel', lock, 'h:' .. token, 'm:' .. token, 'd:' .. token)
+      end
+      if state.count == 0 or dropped or state.kind == 'permit' then
+        announce[lock] = token
+      end
     end
   end
-  if stored == false or stored < token then
-    redis.call('set', fence, args[2], 'PX', 86400000)
-  else
-    redis.call('pexpire', fence, 86400000)
+  return removed_any
+end
+
+-- Commit a fencing token (the write-back), owner-checked: KEYS lock_1 ..
+-- lock_n, then fence_1 .. fence_f; ARGV token, the fencing token (decimal),
+-- n. Raises each counter to the fencing token, never lowers it, while the
+-- hold is live on every lock; returns 1, or 0 when it is not (then nothing
+-- is written).
+function ops.c(keys, args)
+  local token, n = args[1], tonumber(args[3])
+  for i = 1, n do
+    if not load(keys[i]).holds[token] then
+      return 0
+    end
+  end
+  local fencing = tonumber(args[2])
+  for i = n + 1, #keys do
+    local stored = redis.call('get', keys[i])
+    if stored ~= false then
+      stored = tonumber(stored)
+      if stored == nil then
+        error('fence key ' .. keys[i] .. ' does not hold a number')
+      end
+    end
+    if stored == false or stored < fencing then
+      redis.call('set', keys[i], args[2], 'PX', 86400000)
+    else
+      redis.call('pexpire', keys[i], 86400000)
+    end
   end
   return 1
 end
 
 -- Propose a fencing token on its own (when the acquire could not): KEYS
--- fence. Returns the proposal.
+-- fence_1 .. fence_f. Returns the highest proposal.
 function ops.p(keys, _)
-  local proposal = propose(keys[1])
+  local highest = 0
+  for i = 1, #keys do
+    local proposal = propose(keys[i])
+    if not proposal then
+      error('fence key ' .. keys[i] .. ' does not hold a number')
+    end
+    highest = math.max(highest, proposal)
+  end
+  return highest
+end
+
+-- Set a hold's owner information (owner-checked), and announce it (a
+-- leader's new value wakes its observers): KEYS lock; ARGV token, meta.
+-- Returns 1, or 0 when the hold is gone.
+function ops.m(keys, args)
+  local lock, token = keys[1], args[1]
+  if not load(lock).holds[token] then
+    return 0
+  end
+  redis.call('hset', lock, 'm:' .. token, args[2])
+  announce[lock] = token
+  return 1
+end
+
+-- Force-release (an operator's call): KEYS lock, fence. Deletes the lock
+-- whoever holds it, and raises the fence counter so that a token of the
+-- ousted holder is below every later one. Returns the new counter value.
+function ops.f(keys, _)
+  local lock, fence = keys[1], keys[2]
+  if redis.call('exists', lock) == 1 then
+    redis.call('del', lock)
+    announce[lock] = 'forced'
+  end
+  local proposal = propose(fence)
   if not proposal then
-    error('fence key ' .. keys[1] .. ' does not hold a number')
+    error('fence key ' .. fence .. ' does not hold a number')
   end
   return proposal
 end
 
 -- Inspect, read-only: KEYS lock, fence. Returns { kind, owner, intent,
--- fence counter, pttl, token1, ms left1, token2, ms left2, ... } with ''
--- for what is absent; holds already expired are left out.
+-- fence counter, pttl, lock-delay ms left, then per live hold: token, ms
+-- left, owner information } with '' for what is absent.
 function ops.i(keys, _)
   local lock, fence = keys[1], keys[2]
   local flat = redis.call('hgetall', lock)
-  local fields, holds = {}, {}
+  local fields, expiries, meta = {}, {}, {}
   local now = clock()
   for i = 1, #flat, 2 do
     local field, value = flat[i], flat[i + 1]
-    if string.sub(field, 1, 2) == 'h:' then
-      local left = tonumber(value) - now
-      if left > 0 then
-        holds[#holds + 1] = string.sub(field, 3)
-        holds[#holds + 1] = left
-      end
-    else
+    local prefix, token = string.sub(field, 1, 2), string.sub(field, 3)
+    if prefix == 'h:' then
+      expiries[token] = tonumber(value) - now
+    elseif prefix == 'm:' then
+      meta[token] = value
+    elseif prefix ~= 'd:' then
       fields[field] = value
     end
   end
@@ -271,11 +378,17 @@ function ops.i(keys, _)
   if type(counter) ~= 'string' then
     counter = ''
   end
+  local blocked = math.max(0, (tonumber(fields.blocked) or 0) - now)
   local answer = {
-    fields.kind or '', fields.owner or '', fields.intent or '', counter, redis.call('pttl', lock),
+    fields.kind or '', fields.owner or '', fields.intent or '', counter,
+    redis.call('pttl', lock), blocked,
   }
-  for _, item in ipairs(holds) do
-    answer[#answer + 1] = item
+  for token, left in pairs(expiries) do
+    if left > 0 then
+      answer[#answer + 1] = token
+      answer[#answer + 1] = left
+      answer[#answer + 1] = meta[token] or ''
+    end
   end
   return answer
 end
@@ -304,7 +417,7 @@ while next_arg <= #ARGV do
     answers[#answers + 1] = 'E' .. tostring(answer)
   end
 end
-for lock, token in pairs(released) do
+for lock, token in pairs(announce) do
   -- Best effort: an ACL user without the channel permission still releases.
   redis.pcall('publish', 'redquorum:released:' .. lock, token)
 end

@@ -41,6 +41,8 @@ struct NodeReport {
     /// Why it could not be read: the node and the cause (never a password).
     error: Option<String>,
     kind: Option<String>,
+    /// A lock-delay left after an unclean loss, in ms.
+    blocked_ms: Option<u128>,
     holds: Vec<HoldReport>,
     /// A waiting writer's token.
     intent: Option<String>,
@@ -64,6 +66,8 @@ struct NodeReport {
 struct HoldReport {
     token: String,
     ttl_ms: u128,
+    /// Who took it (`host pid N: note`), when the holder said.
+    owner: Option<String>,
 }
 
 impl Report {
@@ -203,12 +207,14 @@ impl NodeReport {
             reachable,
             error,
             kind: view.and_then(|v| v.kind()).map(str::to_owned),
+            blocked_ms: view.and_then(|v| v.blocked()).map(|b| b.as_millis()),
             holds: view.map_or_else(Vec::new, |v| {
                 v.holds()
                     .iter()
-                    .map(|(token, left)| HoldReport {
-                        token: token.clone(),
-                        ttl_ms: left.as_millis(),
+                    .map(|hold| HoldReport {
+                        token: hold.token().to_owned(),
+                        ttl_ms: hold.left().as_millis(),
+                        owner: hold.owner_info().map(ToString::to_string),
                     })
                     .collect()
             }),
@@ -288,11 +294,13 @@ mod tests {
             reachable,
             error: None,
             kind: Some("lock".into()),
+            blocked_ms: None,
             holds: tokens
                 .iter()
                 .map(|t| HoldReport {
                     token: (*t).into(),
                     ttl_ms: 10,
+                    owner: None,
                 })
                 .collect(),
             intent: None,
