@@ -9,7 +9,9 @@ mod cmd;
 mod exit;
 mod guard;
 mod nodes_arg;
+mod progress;
 mod subtree;
+mod verbosity;
 
 use std::process::ExitCode;
 
@@ -28,6 +30,14 @@ struct Cli {
         hide_env_values = true
     )]
     nodes: Vec<String>,
+    /// Only errors on stderr: no progress bars, no library warnings, and
+    /// for `exec` none of its own messages that are not errors.
+    #[arg(short, long, global = true)]
+    quiet: bool,
+    /// More of the library's logs on stderr: -v info, -vv debug (each
+    /// node's answer), -vvv trace. Default: warnings.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, conflicts_with = "quiet")]
+    verbose: u8,
     #[command(subcommand)]
     command: Command,
 }
@@ -81,15 +91,20 @@ fn main() -> ExitCode {
             return exit::SOFTWARE.into();
         }
     };
+    let verbosity = verbosity::Verbosity::new(cli.quiet, cli.verbose);
+    verbosity.install();
     let nodes = nodes_arg::NodesArg(cli.nodes);
     runtime.block_on(async move {
         match cli.command {
-            Command::Demo(args) => cmd::demo::run(&nodes, args).await,
-            Command::Exec(args) => cmd::exec::run(&nodes, args).await,
+            Command::Demo(args) => cmd::demo::run(&nodes, args, verbosity).await,
+            Command::Exec(mut args) => {
+                args.quiet = cli.quiet;
+                cmd::exec::run(&nodes, args).await
+            }
             Command::Status(args) => cmd::status::run(&nodes, args).await,
             Command::Nodes(args) => cmd::nodes::run(args),
             Command::Torture(args) => cmd::torture::run(&nodes, *args).await,
-            Command::Bench(args) => cmd::bench::run_bench(&nodes, args).await,
+            Command::Bench(args) => cmd::bench::run_bench(&nodes, args, verbosity).await,
             Command::Guard(_) => unreachable!("the guard runs before the runtime starts"),
             #[cfg(feature = "mutants")]
             Command::Mutants(args) => cmd::mutants::run(args).await,

@@ -38,8 +38,11 @@
 //! quorum fan-out and one node entry point that batches any operation.
 //!
 //! - The handle: `redlock.rs` ([`Redlock`]), `builder.rs`
-//!   ([`RedlockBuilder`], validation into [`BuildError`]), `options.rs`
-//!   ([`LockOptions`], [`WatchdogOptions`]).
+//!   ([`RedlockBuilder`], validation into [`BuildError`]), `node_source.rs`
+//!   (a builder's nodes: URLs or fred configs), `config.rs`
+//!   ([`RedlockConfig`]: settings as data, deserialisable with the `serde`
+//!   feature), `env.rs` (the `REDQUORUM_*` variables, [`Redlock::from_env`]),
+//!   `options.rs` ([`LockOptions`], [`WatchdogOptions`]).
 //! - The lock kinds, thin types over the lease core: `lock.rs` ([`Lock`],
 //!   `try_lock`, `lock`), `rwlock.rs` ([`ReadLock`], [`WriteLock`]),
 //!   `reentrant.rs` ([`ReentrantOwner`], [`ReentrantLock`]), `any_of.rs`
@@ -92,10 +95,12 @@ mod batcher;
 mod builder;
 mod claim;
 mod clock_watch;
+mod config;
 mod connection;
 mod drop_guard;
 mod election;
 mod eligibility;
+mod env;
 mod error;
 mod fence;
 mod fenced_write;
@@ -116,6 +121,7 @@ pub mod mutants;
 mod mutants;
 mod node;
 mod node_id;
+mod node_source;
 mod nodes;
 mod notify;
 mod observe;
@@ -145,6 +151,7 @@ mod waiters;
 mod watchdog;
 
 pub use builder::RedlockBuilder;
+pub use config::RedlockConfig;
 pub use election::{Election, Leadership};
 pub use error::{BuildError, Error, FencedWriteError};
 pub use fence::FenceToken;
@@ -166,6 +173,13 @@ pub use rwlock::{ReadLock, WriteLock};
 pub use semaphore::{Permit, Semaphore};
 pub use token::OwnerToken;
 
+/// The Redis client redquorum is built on, re-exported because its types
+/// appear in this API: the `source` of [`BuildError::InvalidUrl`] and
+/// [`NodeError`], and the [`Config`](fred::prelude::Config) taken by
+/// [`RedlockBuilder::node_config`]. Use this path rather than a `fred`
+/// dependency of your own, so the versions always match.
+pub use fred;
+
 // The guides' Rust examples compile as doc tests too.
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/getting-started.md")]
@@ -173,3 +187,6 @@ struct GettingStartedGuide;
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/operations.md")]
 struct OperationsGuide;
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct CrateReadme;

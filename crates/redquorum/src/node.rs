@@ -24,7 +24,7 @@ use crate::{probe, script};
 pub(crate) struct Node {
     id: NodeId,
     client: Client,
-    /// Whether it was given as `rediss://`.
+    /// Whether it connects with TLS (`rediss://`, or a config with TLS).
     tls: bool,
     /// Why its connection is down, if it is.
     link: Arc<Link>,
@@ -54,7 +54,7 @@ impl Node {
         clock_rule: (f64, Duration),
         check_clock: bool,
     ) -> Self {
-        let tls = config.tls.is_some();
+        let tls = connection::is_tls(&config);
         let client = connection::client(config, node_timeout);
         // Subscribed before connect(), so the first connection counts as one.
         let mut eligibility = Eligibility::new(client.reconnect_rx());

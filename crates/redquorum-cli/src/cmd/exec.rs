@@ -54,10 +54,15 @@ pub(crate) struct ExecArgs {
     /// the system's roots.
     #[arg(long, value_name = "FILE")]
     tls_ca: Option<PathBuf>,
-    /// No redquorum messages on stderr except errors (a lock held elsewhere
-    /// is not an error: it exits 75 silently).
-    #[arg(long, short)]
-    quiet: bool,
+    /// The global `--quiet`/`-q` (main.rs): no redquorum messages on stderr
+    /// except errors (a lock held elsewhere is not an error: it exits 75 silently).
+    #[arg(skip)]
+    pub(crate) quiet: bool,
+    /// Keep the lock until this long after it was acquired, even when the
+    /// command ends sooner (cron: one run per schedule window; see min_hold.rs)
+    /// [default: release when the command ends].
+    #[arg(long, value_parser = arg_values::duration)]
+    min_hold: Option<Duration>,
     /// Prefix of the lock key on each node.
     #[arg(long, default_value = "lock:")]
     key_prefix: String,
@@ -92,6 +97,7 @@ pub(crate) async fn run(nodes: &NodesArg, args: ExecArgs) -> ExitCode {
         Ok(lock) => lock,
         Err(code) => return code,
     };
+    let acquired = Instant::now();
     lock.auto_extend();
     let lease = lock.lease();
     // The acquisition itself may have used up most of the validity.
@@ -139,6 +145,9 @@ pub(crate) async fn run(nodes: &NodesArg, args: ExecArgs) -> ExitCode {
             exit::SOFTWARE
         }
     };
+    if let Some(min_hold) = args.min_hold {
+        crate::cmd::min_hold::hold_until(&lock, acquired + min_hold, args.quiet).await;
+    }
     release(lock, args.quiet).await;
     ExitCode::from(code)
 }
