@@ -40,7 +40,20 @@ impl ClockWatch {
     /// Records `sample`; returns the fault it shows against the previous
     /// sample, if any.
     pub(crate) fn record(&mut self, sample: ClockSample, drift_factor: f64) -> Option<Ineligible> {
-        let previous = self.last.replace(sample)?;
+        let Some(previous) = self.last else {
+            self.last = Some(sample);
+            return None;
+        };
+        // Two probes in flight at once (the first one and a reconnection's)
+        // can be recorded in either order: readings whose round trips
+        // overlap are not ordered, so they are not compared.
+        if sample.sent < previous.answered {
+            if sample.answered > previous.answered {
+                self.last = Some(sample);
+            }
+            return None;
+        }
+        self.last = Some(sample);
         let node_ms = (sample.node_us - previous.node_us) / 1000;
         // The node read its clock somewhere inside each round trip.
         let shortest = sample.sent.saturating_duration_since(previous.answered);
@@ -117,6 +130,23 @@ mod tests {
         assert!(watch.record(sample(base, 200, 1, 5_100), 0.01).is_none());
         let soon = base + Duration::from_millis(300);
         assert!(watch.refusal(Duration::from_secs(1), soon).is_some());
+    }
+
+    #[test]
+    fn readings_whose_round_trips_overlap_are_not_compared_in_either_order() {
+        let base = Instant::now();
+        // B was sent before A answered; B's reading is recorded first.
+        let a = sample(base, 0, 10, 0);
+        let b = sample(base, 2, 3, 4);
+        let mut watch = ClockWatch::default();
+        assert!(watch.record(b, 0.01).is_none());
+        assert!(
+            watch.record(a, 0.01).is_none(),
+            "went backwards only by the order of recording"
+        );
+        // The next reading is compared with the latest answer (A's, at 10 ms).
+        assert!(watch.record(sample(base, 1_000, 1, 1_000), 0.01).is_none());
+        assert!(watch.record(sample(base, 2_000, 1, 5_000), 0.01).is_some());
     }
 
     proptest! {
