@@ -36,7 +36,7 @@ struct Cli {
 enum Command {
     /// A flash sale on local nodes: locks keep 0 oversold while a master is killed.
     Demo(cmd::demo::DemoArgs),
-    /// Run a command while holding a lock (a distributed flock): redquorum exec RESOURCE -- CMD [ARGS...]
+    /// Run a command while holding a lock (a distributed flock), or with -n K one of K permits: redquorum exec [-n K] RESOURCE -- CMD [ARGS...]
     Exec(cmd::exec::ExecArgs),
     /// Show who holds a resource's lock on each node, the time left, and each node's health.
     Status(cmd::status::StatusArgs),
