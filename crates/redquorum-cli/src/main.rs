@@ -38,6 +38,10 @@ enum Command {
     Demo(cmd::demo::DemoArgs),
     /// Run a command while holding a lock (a distributed flock), or with -n K one of K permits: redquorum exec [-n K] RESOURCE -- CMD [ARGS...]
     Exec(cmd::exec::ExecArgs),
+    /// Campaign to lead an election, then run a command while leader: redquorum elect NAME -- CMD [ARGS...]
+    Elect(cmd::elect::ElectArgs),
+    /// Show who leads an election, once or (--watch) as it changes.
+    Leader(cmd::leader::LeaderArgs),
     /// Show who holds a resource's lock on each node, the time left, and each node's health.
     Status(cmd::status::StatusArgs),
     /// Start or stop local redis-server nodes for development.
@@ -83,6 +87,8 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Demo(args) => cmd::demo::run(&nodes, args).await,
             Command::Exec(args) => cmd::exec::run(&nodes, args).await,
+            Command::Elect(args) => cmd::elect::run(&nodes, args).await,
+            Command::Leader(args) => cmd::leader::run(&nodes, args).await,
             Command::Status(args) => cmd::status::run(&nodes, args).await,
             Command::Nodes(args) => cmd::nodes::run(args),
             Command::Torture(args) => cmd::torture::run(&nodes, args).await,

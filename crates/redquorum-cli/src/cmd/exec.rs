@@ -170,6 +170,16 @@ impl Runner {
         })
     }
 
+    /// The `Redlock`, to acquire with.
+    pub(crate) fn redlock(&self) -> &Redlock {
+        &self.redlock
+    }
+
+    /// Whether `--quiet` was given.
+    pub(crate) fn is_quiet(&self) -> bool {
+        self.quiet
+    }
+
     /// The `Redlock` whose blocking acquires retry for `wait` (the library's
     /// default when not given).
     fn waiting(&self, wait: Option<Duration>) -> Result<Redlock, ExitCode> {

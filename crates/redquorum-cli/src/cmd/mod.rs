@@ -3,7 +3,9 @@
 pub(crate) mod bench;
 pub(crate) mod common;
 pub(crate) mod demo;
+pub(crate) mod elect;
 pub(crate) mod exec;
+pub(crate) mod leader;
 pub(crate) mod nodes;
 pub(crate) mod status;
 pub(crate) mod torture;
