@@ -42,6 +42,10 @@ enum Command {
     Elect(cmd::elect::ElectArgs),
     /// Show who leads an election, once or (--watch) as it changes.
     Leader(cmd::leader::LeaderArgs),
+    /// Force-release a resource whoever holds it, and raise its fence counter (needs --force).
+    Release(cmd::release::ReleaseArgs),
+    /// List the resources held under a name prefix.
+    List(cmd::list::ListArgs),
     /// Show who holds a resource's lock on each node, the time left, and each node's health.
     Status(cmd::status::StatusArgs),
     /// Start or stop local redis-server nodes for development.
@@ -89,6 +93,8 @@ fn main() -> ExitCode {
             Command::Exec(args) => cmd::exec::run(&nodes, args).await,
             Command::Elect(args) => cmd::elect::run(&nodes, args).await,
             Command::Leader(args) => cmd::leader::run(&nodes, args).await,
+            Command::Release(args) => cmd::release::run(&nodes, args).await,
+            Command::List(args) => cmd::list::run(&nodes, args).await,
             Command::Status(args) => cmd::status::run(&nodes, args).await,
             Command::Nodes(args) => cmd::nodes::run(args),
             Command::Torture(args) => cmd::torture::run(&nodes, args).await,

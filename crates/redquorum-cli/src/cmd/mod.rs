@@ -6,6 +6,8 @@ pub(crate) mod demo;
 pub(crate) mod elect;
 pub(crate) mod exec;
 pub(crate) mod leader;
+pub(crate) mod list;
 pub(crate) mod nodes;
+pub(crate) mod release;
 pub(crate) mod status;
 pub(crate) mod torture;
