@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use redquorum::{LockOptions, Redlock};
 use redquorum_benches::{
-    CommandStats, Floor, Locker, RedquorumLocker, Sample, Workload, json_object, median, run,
+    CommandStats, Floor, Locker, RedquorumLocker, Sample, Workload, median, round3, run,
 };
 use redquorum_harness::Cluster;
 
@@ -504,44 +504,33 @@ fn checks(results: &Results) -> Vec<(String, f64, &'static str, bool)> {
 }
 
 fn print_json(results: &Results, plan: Plan) {
-    let mut cells = Vec::new();
-    for ((key, lib), c) in results {
-        let mut obj = json_object(&[
-            ("cycles_per_sec", c.cps()),
-            ("acquire_p50_us", c.acq(0.5)),
-            ("acquire_p99_us", c.acq(0.99)),
-            ("release_p50_us", c.rel(0.5)),
-            ("release_p99_us", c.rel(0.99)),
-            ("client_cpu_us_per_cycle", c.cpu()),
-            ("requests_per_cycle", c.req()),
-            ("handoff_p50_us", c.gap(0.5)),
-            ("handoff_p99_us", c.gap(0.99)),
-        ]);
-        obj.pop();
-        cells.push(format!(
-            "{obj},\"workload\":\"{key}\",\"library\":\"{lib}\",\"errors\":{}}}",
-            c.errors()
-        ));
-    }
-    let checks: Vec<String> = checks(results)
-        .into_iter()
-        .map(|(name, value, target, met)| {
-            let value = if value.is_finite() {
-                format!("{value:.3}")
-            } else {
-                "null".into()
-            };
-            format!(
-                "{{\"check\":\"{name}\",\"value\":{value},\"target\":\"{target}\",\"met\":{met}}}"
-            )
+    let cells: Vec<serde_json::Value> = results
+        .iter()
+        .map(|((key, lib), c)| {
+            serde_json::json!({
+                "workload": key,
+                "library": lib,
+                "cycles_per_sec": round3(c.cps()),
+                "acquire_p50_us": round3(c.acq(0.5)),
+                "acquire_p99_us": round3(c.acq(0.99)),
+                "release_p50_us": round3(c.rel(0.5)),
+                "release_p99_us": round3(c.rel(0.99)),
+                "client_cpu_us_per_cycle": round3(c.cpu()),
+                "requests_per_cycle": round3(c.req()),
+                "handoff_p50_us": round3(c.gap(0.5)),
+                "handoff_p99_us": round3(c.gap(0.99)),
+                "errors": c.errors(),
+            })
         })
         .collect();
-    println!(
-        "{{\"repeats\":{},\"results\":[{}],\"checks\":[{}]}}",
-        plan.repeats,
-        cells.join(","),
-        checks.join(",")
-    );
+    let checks: Vec<serde_json::Value> = checks(results)
+        .into_iter()
+        .map(|(name, value, target, met)| {
+            serde_json::json!({ "check": name, "value": round3(value), "target": target, "met": met })
+        })
+        .collect();
+    let report = serde_json::json!({ "repeats": plan.repeats, "results": cells, "checks": checks });
+    println!("{report}");
 }
 
 fn main() {

@@ -1,15 +1,12 @@
-//! Client CPU time, from `/proc/self/stat`: on a 2-core machine shared with
+//! Client CPU time, from `getrusage(2)`: on a 2-core machine shared with
 //! the nodes it is a steadier figure than wall-clock throughput.
 
 use std::time::Duration;
 
-/// Linux reports `utime`/`stime` in USER_HZ ticks, fixed at 100 on x86-64 and arm64.
-const TICKS_PER_SEC: u64 = 100;
+use nix::sys::resource::{UsageWho, getrusage};
 
 /// User + system CPU time used so far by this process (all threads, living
-/// or exited); `None` where `/proc` is not available.
-///
-/// The resolution is one tick (10 ms), so measure over at least a second.
+/// or exited); `None` if `getrusage` fails.
 ///
 /// # Examples
 ///
@@ -20,19 +17,13 @@ const TICKS_PER_SEC: u64 = 100;
 /// ```
 #[must_use]
 pub fn process_cpu() -> Option<Duration> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    parse_stat(&stat)
-}
-
-/// Fields 14 and 15 (utime, stime), counted after the `(comm)` field, which may contain spaces.
-fn parse_stat(stat: &str) -> Option<Duration> {
-    let after_comm = &stat[stat.rfind(')')? + 1..];
-    let mut fields = after_comm.split_whitespace().skip(11);
-    let utime: u64 = fields.next()?.parse().ok()?;
-    let stime: u64 = fields.next()?.parse().ok()?;
-    Some(Duration::from_millis(
-        (utime + stime) * 1000 / TICKS_PER_SEC,
-    ))
+    let usage = getrusage(UsageWho::RUSAGE_SELF).ok()?;
+    let time = |t: nix::sys::time::TimeVal| {
+        let secs = u64::try_from(t.tv_sec()).ok()?;
+        let micros = u64::try_from(t.tv_usec()).ok()?;
+        Some(Duration::from_secs(secs) + Duration::from_micros(micros))
+    };
+    Some(time(usage.user_time())? + time(usage.system_time())?)
 }
 
 #[cfg(test)]
@@ -40,13 +31,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_utime_and_stime_after_a_comm_with_spaces() {
-        let stat = "42 (my bench) S 1 42 42 0 -1 4194304 100 0 0 0 150 25 0 0 20 0 4 0 1 2 3";
-        assert_eq!(parse_stat(stat), Some(Duration::from_millis(1750)));
-    }
-
-    #[test]
-    fn garbage_is_none() {
-        assert_eq!(parse_stat("nonsense"), None);
+    fn cpu_time_grows_with_work() {
+        let before = process_cpu().expect("getrusage works here");
+        let give_up = std::time::Instant::now() + Duration::from_secs(30);
+        let mut x = 0u64;
+        // Busy work until the CPU time moves (bounded: a stuck counter fails).
+        while std::time::Instant::now() < give_up {
+            for _ in 0..100_000 {
+                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+            }
+            if process_cpu().expect("getrusage works here") > before {
+                return;
+            }
+        }
+        panic!("no CPU time counted in 30 s of busy work");
     }
 }

@@ -9,10 +9,11 @@
 //! # Layout
 //!
 //! - `workload.rs`: [`Workload`] (A sequential, B parallel, C contended, C2
-//!   ping-pong), [`run`], [`Sample`].
+//!   ping-pong), [`run`], [`Sample`], [`Report`] (the JSON figures).
 //! - `locker.rs`: [`Locker`], [`RedquorumLocker`], [`Floor`].
 //! - `redis_stats.rs`: [`CommandStats`] (requests from `INFO commandstats`).
-//! - `cpu.rs`: [`process_cpu`]; `stats.rs`: [`percentile`], [`median`].
+//! - `cpu.rs`: [`process_cpu`] (`getrusage`); `stats.rs`: [`Latencies`]
+//!   (an HDR histogram), [`median`].
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
@@ -26,5 +27,5 @@ mod workload;
 pub use cpu::process_cpu;
 pub use locker::{Floor, Locker, RedquorumLocker};
 pub use redis_stats::CommandStats;
-pub use stats::{median, percentile};
-pub use workload::{Sample, Workload, json_object, run};
+pub use stats::{Latencies, median};
+pub use workload::{Report, Sample, Workload, round3, run};

@@ -4,8 +4,10 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use serde::Serialize;
+
 use crate::locker::Locker;
-use crate::stats::percentile;
+use crate::stats::Latencies;
 
 /// What to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,15 +61,15 @@ pub struct Sample {
     pub errors: u64,
     /// Wall time of the run.
     pub elapsed: Duration,
-    /// Client CPU time used during the run (`None` without `/proc`).
+    /// Client CPU time used during the run (`None` if `getrusage` failed).
     pub cpu: Option<Duration>,
-    /// Acquire latencies, sorted.
-    pub acquire: Vec<Duration>,
-    /// Release latencies, sorted.
-    pub release: Vec<Duration>,
-    /// From the start of a release to the next successful acquire, sorted
+    /// Acquire latencies.
+    pub acquire: Latencies,
+    /// Release latencies.
+    pub release: Latencies,
+    /// From the start of a release to the next successful acquire
     /// (contended and ping-pong only).
-    pub handoff: Vec<Duration>,
+    pub handoff: Latencies,
     /// The first error seen, if any.
     pub first_error: Option<String>,
 }
@@ -102,74 +104,88 @@ impl Sample {
         }
     }
 
-    /// The `q` quantile of `samples` in microseconds.
+    /// The `q` quantile of `latencies` in microseconds; NaN when empty.
     ///
     /// # Examples
     ///
     /// ```
-    /// let s = redquorum_benches::Sample { acquire: vec![std::time::Duration::from_micros(250)], ..Default::default() };
+    /// let mut s = redquorum_benches::Sample::default();
+    /// s.acquire.record(std::time::Duration::from_micros(250));
     /// assert_eq!(redquorum_benches::Sample::us(&s.acquire, 0.5), 250.0);
     /// ```
     #[must_use]
-    pub fn us(samples: &[Duration], q: f64) -> f64 {
-        if samples.is_empty() {
-            return f64::NAN;
-        }
-        percentile(samples, q).as_secs_f64() * 1e6
+    pub fn us(latencies: &Latencies, q: f64) -> f64 {
+        latencies.quantile_us(q)
     }
 
-    /// One JSON object with the `redquorum bench` fields.
+    /// The `redquorum bench --json` figures of this run; `handoff` only
+    /// for the contended workloads.
     ///
     /// # Examples
     ///
     /// ```
-    /// let json = redquorum_benches::Sample::default().to_json(false);
-    /// assert!(json.starts_with("{\"cycles_per_sec\":"));
+    /// let report = redquorum_benches::Sample::default().report(false);
+    /// let json = serde_json::to_string(&report).unwrap();
+    /// // No cycles: the latencies are unknown, which JSON writes as null.
+    /// assert!(json.starts_with(r#"{"cycles_per_sec":0.0,"acquire_p50_us":null,"#), "{json}");
     /// ```
     #[must_use]
-    pub fn to_json(&self, with_handoff: bool) -> String {
-        let mut fields = vec![
-            ("cycles_per_sec", self.cycles_per_sec()),
-            ("acquire_p50_us", Self::us(&self.acquire, 0.5)),
-            ("acquire_p99_us", Self::us(&self.acquire, 0.99)),
-            ("release_p50_us", Self::us(&self.release, 0.5)),
-            ("release_p99_us", Self::us(&self.release, 0.99)),
-            ("client_cpu_us_per_cycle", self.cpu_us_per_cycle()),
-        ];
-        if with_handoff {
-            fields.push(("handoff_p50_us", Self::us(&self.handoff, 0.5)));
-            fields.push(("handoff_p99_us", Self::us(&self.handoff, 0.99)));
+    pub fn report(&self, with_handoff: bool) -> Report {
+        let handoff = |q| with_handoff.then(|| round3(Self::us(&self.handoff, q)));
+        Report {
+            cycles_per_sec: round3(self.cycles_per_sec()),
+            acquire_p50_us: round3(Self::us(&self.acquire, 0.5)),
+            acquire_p99_us: round3(Self::us(&self.acquire, 0.99)),
+            release_p50_us: round3(Self::us(&self.release, 0.5)),
+            release_p99_us: round3(Self::us(&self.release, 0.99)),
+            client_cpu_us_per_cycle: round3(self.cpu_us_per_cycle()),
+            handoff_p50_us: handoff(0.5),
+            handoff_p99_us: handoff(0.99),
+            cycles: self.cycles,
+            errors: self.errors,
         }
-        let mut json = json_object(&fields);
-        json.pop();
-        json.push_str(&format!(
-            ",\"cycles\":{},\"errors\":{}}}",
-            self.cycles, self.errors
-        ));
-        json
     }
 }
 
-/// `{"name":value,...}`; NaN and infinities become `null` (JSON has neither).
+/// The figures of one run, as `redquorum bench --json` prints them.
+/// Unknown figures (NaN: no samples, or no CPU time) are `null`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Cycles per second of wall time.
+    pub cycles_per_sec: Option<f64>,
+    /// Acquire latency, median, µs.
+    pub acquire_p50_us: Option<f64>,
+    /// Acquire latency, 99th percentile, µs.
+    pub acquire_p99_us: Option<f64>,
+    /// Release latency, median, µs.
+    pub release_p50_us: Option<f64>,
+    /// Release latency, 99th percentile, µs.
+    pub release_p99_us: Option<f64>,
+    /// Client CPU time per cycle, µs.
+    pub client_cpu_us_per_cycle: Option<f64>,
+    /// Hand-off (release start to the next acquire), median, µs; contended workloads only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub handoff_p50_us: Option<Option<f64>>,
+    /// Hand-off, 99th percentile, µs; contended workloads only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub handoff_p99_us: Option<Option<f64>>,
+    /// Completed cycles.
+    pub cycles: u64,
+    /// Failed acquires or releases.
+    pub errors: u64,
+}
+
+/// `value` to three decimals, or `None` (JSON `null`) when it is not finite.
 ///
 /// # Examples
 ///
 /// ```
-/// assert_eq!(redquorum_benches::json_object(&[("a", 1.5), ("b", f64::NAN)]), r#"{"a":1.5,"b":null}"#);
+/// assert_eq!(redquorum_benches::round3(1.23456), Some(1.235));
+/// assert_eq!(redquorum_benches::round3(f64::NAN), None);
 /// ```
 #[must_use]
-pub fn json_object(fields: &[(&str, f64)]) -> String {
-    let body: Vec<String> = fields
-        .iter()
-        .map(|(name, value)| {
-            if value.is_finite() {
-                format!("\"{name}\":{}", (value * 1000.0).round() / 1000.0)
-            } else {
-                format!("\"{name}\":null")
-            }
-        })
-        .collect();
-    format!("{{{}}}", body.join(","))
+pub fn round3(value: f64) -> Option<f64> {
+    value.is_finite().then(|| (value * 1000.0).round() / 1000.0)
 }
 
 /// Per-task measurements, merged at the end.
@@ -177,9 +193,9 @@ pub fn json_object(fields: &[(&str, f64)]) -> String {
 struct Tally {
     cycles: u64,
     errors: u64,
-    acquire: Vec<Duration>,
-    release: Vec<Duration>,
-    handoff: Vec<Duration>,
+    acquire: Latencies,
+    release: Latencies,
+    handoff: Latencies,
     first_error: Option<String>,
 }
 
@@ -262,9 +278,9 @@ pub async fn run<L: Locker>(
         };
         sample.cycles += tally.cycles;
         sample.errors += tally.errors;
-        sample.acquire.extend(tally.acquire);
-        sample.release.extend(tally.release);
-        sample.handoff.extend(tally.handoff);
+        sample.acquire.merge(&tally.acquire);
+        sample.release.merge(&tally.release);
+        sample.handoff.merge(&tally.handoff);
         if sample.first_error.is_none() {
             sample.first_error = tally.first_error;
         }
@@ -274,9 +290,6 @@ pub async fn run<L: Locker>(
         (Some(before), Some(after)) => Some(after.saturating_sub(before)),
         _ => None,
     };
-    sample.acquire.sort_unstable();
-    sample.release.sort_unstable();
-    sample.handoff.sort_unstable();
     sample
 }
 
@@ -298,8 +311,8 @@ async fn fresh_cycles<L: Locker>(locker: &L, prefix: &str, end: Instant) -> Tall
         let t1 = Instant::now();
         let released = locker.release(held).await;
         let t2 = Instant::now();
-        tally.acquire.push(t1 - t0);
-        tally.release.push(t2 - t1);
+        tally.acquire.record(t1 - t0);
+        tally.release.record(t2 - t1);
         match released {
             Ok(()) => tally.cycles += 1,
             Err(e) => tally.error(format!("release: {e}")),
@@ -346,7 +359,7 @@ async fn contended_cycles<L: Locker>(
         };
         let t1 = Instant::now();
         if let Some(gap) = handoff.acquired() {
-            tally.handoff.push(gap);
+            tally.handoff.record(gap);
         }
         if let Some(turns) = turns {
             turns.send_modify(|turn| *turn += 1);
@@ -356,8 +369,8 @@ async fn contended_cycles<L: Locker>(
         handoff.releasing();
         let t2 = Instant::now();
         let released = locker.release(held).await;
-        tally.acquire.push(t1 - t0);
-        tally.release.push(t2.elapsed());
+        tally.acquire.record(t1 - t0);
+        tally.release.record(t2.elapsed());
         match released {
             Ok(()) => tally.cycles += 1,
             Err(e) => tally.error(format!("release: {e}")),

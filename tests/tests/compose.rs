@@ -70,6 +70,22 @@ fn problems(text: &str) -> Vec<String> {
                 ));
             }
         }
+        // The AOF must outlive the container: a `down` + `up` that empties a
+        // node still reporting `appendfsync always` is a durable node that forgot.
+        let data_dir = after("--dir").unwrap_or("/data");
+        let volume = service["volumes"].as_sequence().and_then(|volumes| {
+            volumes
+                .iter()
+                .filter_map(Value::as_str)
+                .find_map(|v| v.split_once(':').filter(|(_, target)| *target == data_dir))
+        });
+        match volume {
+            Some((source, _)) if doc["volumes"].get(source).is_some() => {}
+            Some((source, _)) => {
+                problems.push(format!("{name}: volume {source:?} is not a named volume"))
+            }
+            None => problems.push(format!("{name}: no volume on its data dir {data_dir}")),
+        }
         if command.iter().any(|c| c.contains("replicaof")) {
             problems.push(format!("{name}: a replica, not an independent master"));
         }
@@ -116,11 +132,24 @@ fn weakened_compose_files_are_caught() {
         !problems(&wrong_nodes).is_empty(),
         "a wrong REDQUORUM_NODES passed"
     );
-    let four = COMPOSE.replace(
-        "  redis5: { <<: *redis, ports: [\"127.0.0.1:7005:6379\"] }\n",
-        "",
+    let redis5 = "  redis5: { <<: *redis, ports: [\"127.0.0.1:7005:6379\"], volumes: [\"redis5-data:/data\"] }\n";
+    assert!(
+        COMPOSE.contains(redis5),
+        "the mutant below would change nothing"
     );
+    let four = COMPOSE.replace(redis5, "");
     assert!(!problems(&four).is_empty(), "four nodes passed");
+    let ephemeral = COMPOSE.replace(", volumes: [\"redis3-data:/data\"]", "");
+    assert_ne!(ephemeral, COMPOSE);
+    assert!(
+        !problems(&ephemeral).is_empty(),
+        "a node without a volume passed"
+    );
+    let bind_elsewhere = COMPOSE.replace("redis2-data:/data", "redis2-data:/tmp");
+    assert!(
+        !problems(&bind_elsewhere).is_empty(),
+        "a volume off the data dir passed"
+    );
 }
 
 #[test]

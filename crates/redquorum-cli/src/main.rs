@@ -9,7 +9,9 @@ mod cmd;
 mod exit;
 mod guard;
 mod nodes_arg;
+mod progress;
 mod subtree;
+mod verbosity;
 
 use std::process::ExitCode;
 
@@ -28,6 +30,14 @@ struct Cli {
         hide_env_values = true
     )]
     nodes: Vec<String>,
+    /// Only errors on stderr: no progress bars, no library warnings, and
+    /// for `exec` none of its own messages that are not errors.
+    #[arg(short, long, global = true)]
+    quiet: bool,
+    /// More of the library's logs on stderr: -v info, -vv debug (each
+    /// node's answer), -vvv trace. Default: warnings.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, conflicts_with = "quiet")]
+    verbose: u8,
     #[command(subcommand)]
     command: Command,
 }
@@ -51,12 +61,15 @@ enum Command {
     /// Start or stop local redis-server nodes for development.
     Nodes(cmd::nodes::NodesArgs),
     /// Run clients against the nodes under random faults and check mutual exclusion.
-    Torture(cmd::torture::TortureArgs),
+    Torture(Box<cmd::torture::TortureArgs>),
     /// Measure lock throughput, latency and hand-off on the nodes (see docs/performance.md).
     Bench(cmd::bench::BenchArgs),
     /// Internal: the process between `exec` and its command (see guard.rs).
     #[command(name = guard::SUBCOMMAND, hide = true)]
     Guard(guard::GuardArgs),
+    /// Run torture against each planted bug; fails unless every one is caught (feature `mutants`).
+    #[cfg(feature = "mutants")]
+    Mutants(cmd::mutants::MutantsArgs),
 }
 
 fn main() -> ExitCode {
@@ -86,20 +99,30 @@ fn main() -> ExitCode {
             return exit::SOFTWARE.into();
         }
     };
+    let verbosity = verbosity::Verbosity::new(cli.quiet, cli.verbose);
+    verbosity.install();
     let nodes = nodes_arg::NodesArg(cli.nodes);
     runtime.block_on(async move {
         match cli.command {
-            Command::Demo(args) => cmd::demo::run(&nodes, args).await,
-            Command::Exec(args) => cmd::exec::run(&nodes, args).await,
-            Command::Elect(args) => cmd::elect::run(&nodes, args).await,
+            Command::Demo(args) => cmd::demo::run(&nodes, args, verbosity).await,
+            Command::Exec(mut args) => {
+                args.lease.quiet = cli.quiet;
+                cmd::exec::run(&nodes, args).await
+            }
+            Command::Elect(mut args) => {
+                args.lease.quiet = cli.quiet;
+                cmd::elect::run(&nodes, args).await
+            }
             Command::Leader(args) => cmd::leader::run(&nodes, args).await,
             Command::Release(args) => cmd::release::run(&nodes, args).await,
             Command::List(args) => cmd::list::run(&nodes, args).await,
             Command::Status(args) => cmd::status::run(&nodes, args).await,
             Command::Nodes(args) => cmd::nodes::run(args),
-            Command::Torture(args) => cmd::torture::run(&nodes, args).await,
-            Command::Bench(args) => cmd::bench::run_bench(&nodes, args).await,
+            Command::Torture(args) => cmd::torture::run(&nodes, *args).await,
+            Command::Bench(args) => cmd::bench::run_bench(&nodes, args, verbosity).await,
             Command::Guard(_) => unreachable!("the guard runs before the runtime starts"),
+            #[cfg(feature = "mutants")]
+            Command::Mutants(args) => cmd::mutants::run(args).await,
         }
     })
 }

@@ -3,11 +3,13 @@
 mod common;
 
 use std::fs;
-use std::net::TcpListener;
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-use common::{BIN, cluster, eventually, is_alive, redquorum, started_pid, wait_within};
+use common::{
+    BIN, NodesDownOnDrop, cluster, eventually, free_base_port, is_alive, redquorum, started_pid,
+    wait_within,
+};
 use redquorum_harness::{Cluster, Persistence, RespConn};
 
 #[test]
@@ -406,40 +408,10 @@ fn usage_errors_exit_64() {
 }
 
 /// A base port with `n` free consecutive ports after it.
-fn free_base_port(n: u16) -> u16 {
-    for _ in 0..50 {
-        let base = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        if base.checked_add(n).is_some()
-            && (base..base + n).all(|p| TcpListener::bind(("127.0.0.1", p)).is_ok())
-        {
-            return base;
-        }
-    }
-    panic!("no {n} free consecutive ports");
-}
-
 fn ping(port: u16) -> bool {
     RespConn::connect(port)
         .and_then(|mut conn| conn.command(&["PING"]))
         .is_ok_and(|reply| reply.as_text().as_deref() == Some("PONG"))
-}
-
-/// Runs `nodes down` when dropped, so daemonized nodes never outlive a failed test.
-struct NodesDownOnDrop(std::path::PathBuf);
-
-impl Drop for NodesDownOnDrop {
-    fn drop(&mut self) {
-        if self.0.exists() {
-            let _ = Command::new(BIN)
-                .args(["nodes", "down", "--dir"])
-                .arg(&self.0)
-                .output();
-        }
-    }
 }
 
 #[test]

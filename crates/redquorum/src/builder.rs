@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::connection;
 use crate::error::BuildError;
 use crate::node::Node;
+use crate::node_source::NodeSource;
 use crate::nodes::Nodes;
 use crate::notify::Notifier;
 use crate::options::LockOptions;
@@ -52,7 +53,8 @@ impl Redlock {
 #[must_use]
 #[derive(Clone)]
 pub struct RedlockBuilder {
-    urls: Vec<String>,
+    /// The masters, as named (node_source.rs).
+    pub(crate) nodes: Vec<NodeSource>,
     options: LockOptions,
     node_timeout: Duration,
     drift_factor: f64,
@@ -62,12 +64,13 @@ pub struct RedlockBuilder {
     /// Enables the delayed-restart rule (see health.rs).
     max_ttl: Option<Duration>,
     health_check_interval: Duration,
+    check_node_clocks: bool,
 }
 
 impl Default for RedlockBuilder {
     fn default() -> Self {
         Self {
-            urls: Vec::new(),
+            nodes: Vec::new(),
             options: LockOptions::default(),
             node_timeout: Duration::from_millis(100),
             drift_factor: 0.01,
@@ -75,19 +78,16 @@ impl Default for RedlockBuilder {
             tls_roots: Vec::new(),
             max_ttl: None,
             health_check_interval: crate::eligibility::DEFAULT_INTERVAL,
+            check_node_clocks: true,
         }
     }
 }
 
 impl fmt::Debug for RedlockBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let urls: Vec<String> = self
-            .urls
-            .iter()
-            .map(|u| connection::redact_url(u))
-            .collect();
+        let nodes: Vec<String> = self.nodes.iter().map(NodeSource::describe).collect();
         f.debug_struct("RedlockBuilder")
-            .field("urls", &urls)
+            .field("nodes", &nodes)
             .field("options", &self.options)
             .field("node_timeout", &self.node_timeout)
             .field("drift_factor", &self.drift_factor)
@@ -100,40 +100,6 @@ impl fmt::Debug for RedlockBuilder {
 }
 
 impl RedlockBuilder {
-    /// Adds one master: `redis://[user:password@]host:port` or `rediss://...` (TLS).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let builder = redquorum::Redlock::builder()
-    ///     .node("redis://127.0.0.1:7001")
-    ///     .node("redis://locker:s3cret@127.0.0.1:7002")
-    ///     .node("redis://127.0.0.1:7003");
-    /// assert!(!format!("{builder:?}").contains("s3cret"));
-    /// ```
-    pub fn node(mut self, url: impl Into<String>) -> Self {
-        self.urls.push(url.into());
-        self
-    }
-
-    /// Adds several masters; see [`node`](Self::node).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let builder = redquorum::Redlock::builder()
-    ///     .nodes(["redis://127.0.0.1:7001", "redis://127.0.0.1:7002", "redis://127.0.0.1:7003"]);
-    /// ```
-    pub fn nodes<I, S>(mut self, urls: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: AsRef<str>,
-    {
-        self.urls
-            .extend(urls.into_iter().map(|u| u.as_ref().to_owned()));
-        self
-    }
-
     /// The lease each node grants. Default: 10 s. Must be above the node timeout.
     ///
     /// # Examples
@@ -295,6 +261,27 @@ impl RedlockBuilder {
         self
     }
 
+    /// Whether each probe checks the node's clock against the local one and
+    /// refuses the votes of a node whose clock jumped, stopped or ran off
+    /// by more than the drift factor, until it has been stable for the
+    /// longest lease (`max_ttl`, else the TTL). Default: on. Turn it off only
+    /// to study what such a clock does (the torture tests do).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = redquorum::Redlock::builder().check_node_clocks(false);
+    /// ```
+    pub fn check_node_clocks(mut self, on: bool) -> Self {
+        self.check_node_clocks = on;
+        self
+    }
+
+    /// The lock options set so far (read by `config.rs`).
+    pub(crate) fn options(&self) -> &LockOptions {
+        &self.options
+    }
+
     /// Validates the configuration and starts connecting to every node.
     ///
     /// It does not wait for connections: a node that is down now is retried
@@ -324,7 +311,7 @@ impl RedlockBuilder {
     /// # }
     /// ```
     pub fn build(self) -> Result<Redlock, BuildError> {
-        match self.urls.len() {
+        match self.nodes.len() {
             0 => return Err(BuildError::NoNodes),
             n if n % 2 == 0 => return Err(BuildError::EvenNodeCount(n)),
             _ => {}
@@ -345,16 +332,20 @@ impl RedlockBuilder {
         if self.health_check_interval.is_zero() {
             return Err(BuildError::ZeroHealthCheckInterval);
         }
-        if !self.tls_roots.is_empty() && !self.urls.iter().any(|url| url.starts_with("rediss://")) {
+        let is_rediss = |node: &NodeSource| match node {
+            NodeSource::Url(url) => url.starts_with("rediss://"),
+            NodeSource::Config(config) => connection::is_tls(config),
+        };
+        if !self.tls_roots.is_empty() && !self.nodes.iter().any(is_rediss) {
             return Err(BuildError::TlsRootsWithoutTls);
         }
         if !crate::keys::is_valid_prefix(&self.key_prefix) {
             return Err(BuildError::InvalidKeyPrefix(self.key_prefix));
         }
         let mut seen = HashSet::new();
-        let mut parsed = Vec::with_capacity(self.urls.len());
-        for url in &self.urls {
-            let (mut config, id) = connection::parse_url(url)?;
+        let mut parsed = Vec::with_capacity(self.nodes.len());
+        for node in &self.nodes {
+            let (mut config, id, _) = node.parse()?;
             crate::tls::apply_roots(&mut config, &self.tls_roots)?;
             if !seen.insert(id.clone()) {
                 return Err(BuildError::DuplicateNode(id));
@@ -364,6 +355,7 @@ impl RedlockBuilder {
         if tokio::runtime::Handle::try_current().is_err() {
             return Err(BuildError::NoRuntime);
         }
+        crate::observe::describe();
         let subscribers = parsed
             .iter()
             .map(|(config, _)| connection::subscriber(config.clone(), self.node_timeout))
@@ -379,6 +371,10 @@ impl RedlockBuilder {
                     self.node_timeout,
                     self.max_ttl,
                     self.health_check_interval,
+                    // A node whose clock misbehaved votes again once every
+                    // lease it may have granted meanwhile has ended.
+                    (self.drift_factor, self.max_ttl.unwrap_or(self.options.ttl)),
+                    self.check_node_clocks,
                 )
             })
             .collect();

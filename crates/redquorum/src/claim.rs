@@ -11,6 +11,7 @@ use fred::types::{Key, Value};
 
 use crate::fence::FenceToken;
 use crate::keys::ResourceKeys;
+use crate::mutants::{self, Mutant};
 use crate::op::{Code, Op};
 use crate::token::OwnerToken;
 
@@ -185,6 +186,9 @@ impl Claim {
 
     /// Owner-checked: our hold lasts another TTL.
     pub(crate) fn extend(&self) -> Op {
+        if mutants::is_active(Mutant::RevivingExtend) {
+            return self.acquire(false);
+        }
         Op {
             code: Code::Extend,
             keys: self.lock_keys().collect(),

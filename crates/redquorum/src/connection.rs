@@ -68,6 +68,33 @@ pub(crate) fn parse_url(url: &str) -> Result<(Config, NodeId), BuildError> {
     Ok((config, id))
 }
 
+/// Checks a fred [`Config`] given with `RedlockBuilder::node_config` and
+/// names its node. Only its server, credentials, database, RESP version and
+/// TLS settings are used: the lock-safe settings ([`settings`]) replace
+/// fred's defaults for everything else, whatever the caller set.
+pub(crate) fn from_config(config: Config) -> Result<(Config, NodeId), BuildError> {
+    let id = match &config.server {
+        ServerConfig::Centralized { server } => NodeId::new(&server.host, server.port),
+        _ => {
+            return Err(BuildError::InvalidNodeConfig {
+                reason: "a node must be a single master (ServerConfig::Centralized), not a cluster or sentinel config",
+            });
+        }
+    };
+    Ok((config, id))
+}
+
+/// Whether connections to this node use TLS.
+pub(crate) fn is_tls(config: &Config) -> bool {
+    #[cfg(feature = "tls")]
+    return config.tls.is_some();
+    #[cfg(not(feature = "tls"))]
+    {
+        let _ = config;
+        false
+    }
+}
+
 /// A command client for one node, not yet connected.
 pub(crate) fn client(config: Config, node_timeout: Duration) -> Client {
     let (config, performance, connection, reconnect) = settings(config, node_timeout);
@@ -190,6 +217,13 @@ pub(crate) fn spawn_link_watch(client: &Client, tls: bool, link: Weak<Link>) -> 
     })
 }
 
+/// The kind of a TLS failure (fred has `ErrorKind::Tls` only with a TLS
+/// feature; without one no node uses TLS, so `IO` is never reached as such).
+#[cfg(feature = "tls")]
+const TLS_KIND: ErrorKind = ErrorKind::Tls;
+#[cfg(not(feature = "tls"))]
+const TLS_KIND: ErrorKind = ErrorKind::IO;
+
 /// A connection error said so that an operator knows what to fix.
 fn cause(error: &FredError, tls: bool) -> FredError {
     let details = error.details();
@@ -202,7 +236,7 @@ fn cause(error: &FredError, tls: bool) -> FredError {
             "connection reset by the server (a TLS port? then use rediss://)".to_owned(),
         ),
         ErrorKind::Timeout if tls => (
-            ErrorKind::Tls,
+            TLS_KIND,
             "TLS handshake failed: no answer within the connect timeout (is the port plain text?)"
                 .to_owned(),
         ),
@@ -214,7 +248,7 @@ fn cause(error: &FredError, tls: bool) -> FredError {
             ErrorKind::Protocol,
             format!("not Redis: the server's answer is not RESP ({details})"),
         ),
-        ErrorKind::IO if tls => (ErrorKind::Tls, format!("TLS handshake failed: {details}")),
+        ErrorKind::IO if tls => (TLS_KIND, format!("TLS handshake failed: {details}")),
         kind => (kind.clone(), details.to_owned()),
     };
     FredError::new(kind, text)
@@ -260,6 +294,21 @@ mod tests {
         let err = parse_url("rediss://u:pw@127.0.0.1:6380").unwrap_err();
         assert!(matches!(err, BuildError::TlsNotEnabled(_)), "{err:?}");
         assert!(!err.to_string().contains("pw"));
+    }
+
+    #[test]
+    fn from_config_takes_a_centralized_config_and_refuses_a_cluster() {
+        let (_, id) =
+            from_config(Config::from_url("redis://u:pw@127.0.0.1:7009").unwrap()).unwrap();
+        assert_eq!(id.to_string(), "127.0.0.1:7009");
+        let cluster = Config {
+            server: ServerConfig::new_clustered(vec![("127.0.0.1", 7000)]),
+            ..Default::default()
+        };
+        assert!(matches!(
+            from_config(cluster),
+            Err(BuildError::InvalidNodeConfig { .. })
+        ));
     }
 
     #[test]

@@ -43,6 +43,32 @@ pub enum BuildError {
         #[source]
         source: fred::error::Error,
     },
+    /// A fred `Config` given with
+    /// [`RedlockBuilder::node_config`](crate::RedlockBuilder::node_config)
+    /// that cannot be one Redlock node.
+    #[error("invalid node config: {reason}")]
+    InvalidNodeConfig {
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A setting read from the environment or a [`RedlockConfig`](crate::RedlockConfig)
+    /// has a value the builder cannot use, or a required one is missing.
+    #[error("{setting}: {reason}")]
+    InvalidSetting {
+        /// The environment variable (`REDQUORUM_TTL`) or field (`ttl`).
+        setting: String,
+        /// What is wrong, never with a password in it.
+        reason: String,
+    },
+    /// A TLS root certificate file named in the configuration could not be read.
+    #[error("cannot read the TLS root certificate {path}")]
+    TlsRootCertificateFile {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why it could not be read.
+        #[source]
+        source: std::io::Error,
+    },
     /// A `rediss://` URL was given but the crate was built without the `tls` feature.
     #[error("node {0} asks for TLS (rediss://) but redquorum was built without its `tls` feature")]
     TlsNotEnabled(NodeId),

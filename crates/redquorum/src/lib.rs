@@ -38,8 +38,11 @@
 //! quorum fan-out and one node entry point that batches any operation.
 //!
 //! - The handle: `redlock.rs` ([`Redlock`]), `builder.rs`
-//!   ([`RedlockBuilder`], validation into [`BuildError`]), `options.rs`
-//!   ([`LockOptions`], [`WatchdogOptions`]).
+//!   ([`RedlockBuilder`], validation into [`BuildError`]), `node_source.rs`
+//!   (a builder's nodes: URLs or fred configs), `config.rs`
+//!   ([`RedlockConfig`]: settings as data, deserialisable with the `serde`
+//!   feature), `env.rs` (the `REDQUORUM_*` variables, [`Redlock::from_env`]),
+//!   `options.rs` ([`LockOptions`], [`WatchdogOptions`]).
 //! - The lock kinds, thin types over the lease core: `lock.rs` ([`Lock`],
 //!   `try_lock`, `lock`), `rwlock.rs` ([`ReadLock`], [`WriteLock`]),
 //!   `reentrant.rs` ([`ReentrantOwner`], [`ReentrantLock`]), `any_of.rs`
@@ -68,7 +71,8 @@
 //!   `connection.rs` (URLs, lock-safe fred settings), `batcher.rs` (group
 //!   commit, NOSCRIPT handling) over `queue.rs` (its queue, as pure state),
 //!   `script.rs` (the script cache), `probe.rs` (health probes),
-//!   `eligibility.rs` (probe results and which votes count), `health.rs`
+//!   `eligibility.rs` (probe results and which votes count), `clock_watch.rs`
+//!   (node clocks against the local one), `health.rs`
 //!   ([`NodeHealth`], [`Ineligible`]), `tls.rs` (custom trust roots).
 //! - Results: `outcome.rs` ([`NodeOutcome`], [`Outcomes`], [`NodeError`]),
 //!   `error.rs` ([`Error`], [`BuildError`]), `observe.rs` (metrics),
@@ -77,6 +81,8 @@
 //!   ([`Redlock::list`], [`Redlock::force_release`]).
 //! - Around the lock: `fenced_write.rs` ([`FencedWriter`], the check on a
 //!   Redis-backed resource), `token.rs` ([`OwnerToken`]), `sync.rs`.
+//! - `mutants.rs`: planted bugs for testing the torture checker (feature
+//!   `mutants`, off by default; compiled away without it).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
@@ -88,10 +94,13 @@ mod backoff;
 mod batcher;
 mod builder;
 mod claim;
+mod clock_watch;
+mod config;
 mod connection;
 mod drop_guard;
 mod election;
 mod eligibility;
+mod env;
 mod error;
 mod fence;
 mod fenced_write;
@@ -105,8 +114,14 @@ mod lease_watch;
 mod lock;
 mod lock_api;
 mod multi_lock;
+#[cfg(feature = "mutants")]
+pub mod mutants;
+#[cfg(not(feature = "mutants"))]
+#[allow(dead_code, unreachable_pub)]
+mod mutants;
 mod node;
 mod node_id;
+mod node_source;
 mod nodes;
 mod notify;
 mod observe;
@@ -136,6 +151,7 @@ mod waiters;
 mod watchdog;
 
 pub use builder::RedlockBuilder;
+pub use config::RedlockConfig;
 pub use election::{Election, Leadership};
 pub use error::{BuildError, Error, FencedWriteError};
 pub use fence::FenceToken;
@@ -157,6 +173,13 @@ pub use rwlock::{ReadLock, WriteLock};
 pub use semaphore::{Permit, Semaphore};
 pub use token::OwnerToken;
 
+/// The Redis client redquorum is built on, re-exported because its types
+/// appear in this API: the `source` of [`BuildError::InvalidUrl`] and
+/// [`NodeError`], and the [`Config`](fred::prelude::Config) taken by
+/// [`RedlockBuilder::node_config`]. Use this path rather than a `fred`
+/// dependency of your own, so the versions always match.
+pub use fred;
+
 // The guides' Rust examples compile as doc tests too.
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/getting-started.md")]
@@ -164,3 +187,6 @@ struct GettingStartedGuide;
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/operations.md")]
 struct OperationsGuide;
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct CrateReadme;

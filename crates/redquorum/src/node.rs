@@ -24,7 +24,7 @@ use crate::{probe, script};
 pub(crate) struct Node {
     id: NodeId,
     client: Client,
-    /// Whether it was given as `rediss://`.
+    /// Whether it connects with TLS (`rediss://`, or a config with TLS).
     tls: bool,
     /// Why its connection is down, if it is.
     link: Arc<Link>,
@@ -51,12 +51,17 @@ impl Node {
         node_timeout: Duration,
         max_ttl: Option<Duration>,
         interval: Duration,
+        clock_rule: (f64, Duration),
+        check_clock: bool,
     ) -> Self {
-        let tls = config.tls.is_some();
+        let tls = connection::is_tls(&config);
         let client = connection::client(config, node_timeout);
         // Subscribed before connect(), so the first connection counts as one.
         let mut eligibility = Eligibility::new(client.reconnect_rx());
         eligibility.configure(max_ttl, interval);
+        if check_clock {
+            eligibility.configure_clock(clock_rule.0, clock_rule.1);
+        }
         Self {
             batcher: Arc::new(Batcher::new(client.clone(), node_timeout)),
             id,

@@ -6,6 +6,8 @@
 use fred::error::{Error as FredError, ErrorKind};
 use fred::types::{Key, Value};
 
+use crate::mutants::{self, Mutant};
+
 /// The function of `ops.lua` an operation runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Code {
@@ -31,7 +33,9 @@ impl Code {
     fn name(self) -> &'static str {
         match self {
             Code::Acquire => "a",
+            Code::Extend if mutants::is_active(Mutant::NoOwnerCheck) => "E",
             Code::Extend => "e",
+            Code::Release if mutants::is_active(Mutant::NoOwnerCheck) => "R",
             Code::Release => "r",
             Code::Commit => "c",
             Code::Propose => "p",

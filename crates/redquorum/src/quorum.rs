@@ -18,6 +18,7 @@ use crate::drop_guard::DropGuard;
 use crate::error::Error;
 use crate::fence::{self, FenceToken};
 use crate::keys::ResourceKeys;
+use crate::mutants::{self, Mutant};
 use crate::node_id::NodeId;
 use crate::nodes::Nodes;
 use crate::notify::Notifier;
@@ -134,7 +135,7 @@ impl Quorum {
         let op = claim.acquire(fenced);
         let (decision, votes) = self.gather(|| op.clone(), Until::Decided).await;
         let elapsed = start.elapsed();
-        if !self.is_granted(decision, elapsed, claim.ttl) {
+        if !self.is_granted(decision, elapsed, claim.ttl) && !mutants::is_active(Mutant::NoUnwind) {
             // Stragglers' acquires were sent on the same connections before
             // this unwind, so a late grant is always followed by its undoing.
             self.unwind(claim, &votes).await;
@@ -206,6 +207,9 @@ impl Quorum {
     /// the claim still holds (fence.rs has why).
     pub(crate) async fn commit(&self, claim: &Claim, token: FenceToken) -> Result<(), Error> {
         self.check_open()?;
+        if mutants::is_active(Mutant::FenceWithoutWriteBack) {
+            return Ok(());
+        }
         let op = claim.commit(token);
         let (decision, votes) = self.gather(|| op.clone(), Until::Decided).await;
         match decision {

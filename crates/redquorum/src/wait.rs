@@ -33,8 +33,19 @@ impl Wait<'_> {
     pub(crate) async fn until_acquired<T, F, Fut>(
         self,
         resource: &str,
-        mut attempt: F,
+        attempt: F,
     ) -> Result<T, Error>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, Error>>,
+    {
+        let mut waiting = crate::observe::Waiting::start();
+        let result = self.wait_for(resource, attempt).await;
+        waiting.finish(&result);
+        result
+    }
+
+    async fn wait_for<T, F, Fut>(self, resource: &str, mut attempt: F) -> Result<T, Error>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, Error>>,

@@ -12,6 +12,8 @@ use redquorum_benches::{RedquorumLocker, Workload, run};
 
 use crate::exit;
 use crate::nodes_arg::NodesArg;
+use crate::progress;
+use crate::verbosity::Verbosity;
 
 /// Which workload `redquorum bench` runs.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -41,18 +43,19 @@ pub(crate) struct BenchArgs {
     /// How long each critical section lasts (contended, pingpong).
     #[arg(long, default_value = "1ms", value_parser = humantime::parse_duration)]
     hold: Duration,
-    /// Print one JSON object instead of text.
+    /// Print one JSON object on stdout instead of text (nothing else goes to stdout).
     #[arg(long)]
     json: bool,
     /// How many local nodes to start when no --nodes are given.
     #[arg(short = 'n', long, default_value_t = 5)]
     node_count: usize,
-    /// Take locks without fencing tokens (one round trip fewer per acquisition).
+    /// Take locks with fencing off: the acquire proposes no token (the bench
+    /// never asks for one, so no write-back is measured either way).
     #[arg(long)]
     no_fence: bool,
 }
 
-pub(crate) async fn run_bench(nodes: &NodesArg, args: BenchArgs) -> ExitCode {
+pub(crate) async fn run_bench(nodes: &NodesArg, args: BenchArgs, verbosity: Verbosity) -> ExitCode {
     let workload = match args.workload {
         WorkloadArg::Sequential => Workload::Sequential,
         WorkloadArg::Parallel => Workload::Parallel {
@@ -96,13 +99,23 @@ pub(crate) async fn run_bench(nodes: &NodesArg, args: BenchArgs) -> ExitCode {
     }
     let tag = format!("bench:{}:{}", std::process::id(), workload.name());
     let locker = Arc::new(RedquorumLocker(redlock));
+    let bar = progress::timed(verbosity, args.duration, workload.name());
+    let ticker = progress::tick_over_time(&bar);
     let sample = run(locker, workload, args.duration, &tag).await;
+    bar.finish_and_clear();
+    ticker.abort();
     let handoff = matches!(
         workload,
         Workload::Contended { .. } | Workload::PingPong { .. }
     );
     if args.json {
-        println!("{}", sample.to_json(handoff));
+        match serde_json::to_string(&sample.report(handoff)) {
+            Ok(json) => println!("{json}"),
+            Err(e) => {
+                eprintln!("redquorum bench: cannot write the JSON report: {e}");
+                return exit::SOFTWARE.into();
+            }
+        }
     } else {
         let us = redquorum_benches::Sample::us;
         println!(

@@ -8,7 +8,6 @@
 //! one lock master is killed, and restarted once the lock TTL has passed.
 
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -21,6 +20,7 @@ use redquorum_harness::Cluster;
 
 use crate::exit;
 use crate::nodes_arg::NodesArg;
+use crate::verbosity::Verbosity;
 
 /// Options of `redquorum demo`.
 #[derive(Debug, clap::Args)]
@@ -54,7 +54,7 @@ const COUNTERS: usize = 64;
 /// Bound on segment passes per checkout, so every buyer ends.
 const SEGMENT_PASSES: usize = 30;
 
-pub(crate) async fn run(nodes: &NodesArg, args: DemoArgs) -> ExitCode {
+pub(crate) async fn run(nodes: &NodesArg, args: DemoArgs, verbosity: Verbosity) -> ExitCode {
     if args.buyers == 0 || args.segments == 0 || args.coupons < 1 {
         eprintln!("redquorum demo: --buyers, --segments and --coupons must be at least 1");
         return exit::USAGE.into();
@@ -112,7 +112,7 @@ pub(crate) async fn run(nodes: &NodesArg, args: DemoArgs) -> ExitCode {
         .map(|buyer| tokio::spawn(buy(Arc::clone(&sale), store.client.clone(), buyer)))
         .collect();
     let chaos = chaos(&sale, nodes.local());
-    let progress = progress(&sale);
+    let progress = progress(&sale, verbosity);
     let (_, chaos_log) = tokio::join!(
         async {
             futures::future::join_all(buyers).await;
@@ -450,28 +450,18 @@ async fn chaos(sale: &Sale, cluster: Option<&Cluster>) -> ChaosLog {
     log
 }
 
-/// A progress bar on a terminal (stderr), until every buyer is done.
-fn progress(sale: &Arc<Sale>) -> tokio::task::JoinHandle<()> {
+/// The buyers-done bar (stderr, hidden off a terminal or with `-q`),
+/// updated every 100 ms until every buyer is done.
+fn progress(sale: &Arc<Sale>, verbosity: Verbosity) -> tokio::task::JoinHandle<()> {
     let sale = Arc::clone(sale);
+    let bar = crate::progress::counter(verbosity, sale.buyers as u64, "buyers");
     tokio::spawn(async move {
-        if !std::io::stderr().is_terminal() {
-            return;
-        }
         loop {
             let finished = sale.finished.load(Ordering::Relaxed);
-            let done = sale.done.load(Ordering::Relaxed);
-            let width = 40;
-            let filled = done * width / sale.buyers.max(1);
-            eprint!(
-                "\r[{}{}] {done}/{} buyers, {} sold ",
-                "#".repeat(filled),
-                ".".repeat(width - filled),
-                sale.buyers,
-                sale.sold.load(Ordering::Relaxed)
-            );
-            let _ = std::io::stderr().flush();
+            bar.set_position(sale.done.load(Ordering::Relaxed) as u64);
+            bar.set_message(format!("{} sold", sale.sold.load(Ordering::Relaxed)));
             if finished {
-                eprintln!();
+                bar.finish_and_clear();
                 return;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;

@@ -18,7 +18,7 @@ use crate::nodes_arg::NodesArg;
 #[derive(Debug, clap::Args)]
 pub(crate) struct ElectArgs {
     #[command(flatten)]
-    lease: LeaseArgs,
+    pub(crate) lease: LeaseArgs,
     /// Give up if not leader within this long (exit 75, or 69 when a quorum
     /// cannot be reached); 0s makes one attempt [default: campaign as long as
     /// it takes].

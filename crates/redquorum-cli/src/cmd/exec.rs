@@ -24,7 +24,7 @@ use redquorum::{AtRisk, Error, LockOptions, Redlock};
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::arg_values;
-use crate::cmd::common;
+use crate::cmd::{common, min_hold};
 use crate::exit;
 use crate::guard;
 use crate::nodes_arg::NodesArg;
@@ -57,10 +57,10 @@ pub(crate) struct LeaseArgs {
     /// the system's roots.
     #[arg(long, value_name = "FILE")]
     tls_ca: Option<PathBuf>,
-    /// No redquorum messages on stderr except errors (a lock held elsewhere
-    /// is not an error: it exits 75 silently).
-    #[arg(long, short)]
-    quiet: bool,
+    /// The global `--quiet`/`-q` (main.rs): no redquorum messages on stderr
+    /// except errors (a lock held elsewhere is not an error: it exits 75 silently).
+    #[arg(skip)]
+    pub(crate) quiet: bool,
     /// Prefix of the lock key on each node.
     #[arg(long, default_value = "lock:")]
     key_prefix: String,
@@ -70,7 +70,7 @@ pub(crate) struct LeaseArgs {
 #[derive(Debug, clap::Args)]
 pub(crate) struct ExecArgs {
     #[command(flatten)]
-    lease: LeaseArgs,
+    pub(crate) lease: LeaseArgs,
     /// How long to keep trying to take the lock, e.g. 500ms, 10s, 2m
     /// [default: one attempt].
     #[arg(long, value_parser = arg_values::duration)]
@@ -79,6 +79,11 @@ pub(crate) struct ExecArgs {
     /// at most K commands run at once, across hosts [default: the lock].
     #[arg(long, short = 'n', value_name = "K", value_parser = arg_values::permits)]
     permits: Option<usize>,
+    /// Keep the lock (or permit) until this long after it was acquired,
+    /// even when the command ends sooner (cron: one run per schedule window;
+    /// see min_hold.rs) [default: release when the command ends].
+    #[arg(long, value_parser = arg_values::duration)]
+    min_hold: Option<Duration>,
     /// The resource to lock.
     #[arg(value_parser = arg_values::non_empty)]
     resource: String,
@@ -96,7 +101,7 @@ enum End {
 
 pub(crate) async fn run(nodes: &NodesArg, args: ExecArgs) -> ExitCode {
     let runner = match Runner::new(nodes, &args.lease, "exec") {
-        Ok(runner) => runner,
+        Ok(runner) => runner.with_min_hold(args.min_hold),
         Err(code) => return code,
     };
     let redlock = match runner.waiting(args.wait) {
@@ -136,6 +141,8 @@ pub(crate) struct Runner {
     quiet: bool,
     /// The subcommand, for messages: "exec", "elect".
     name: &'static str,
+    /// Keep the hold this long after it was acquired (`exec --min-hold`).
+    min_hold: Option<Duration>,
 }
 
 impl Runner {
@@ -167,7 +174,13 @@ impl Runner {
             plan,
             quiet: args.quiet,
             name,
+            min_hold: None,
         })
+    }
+
+    /// Keeps each hold at least `min_hold` after it was acquired.
+    pub(crate) fn with_min_hold(self, min_hold: Option<Duration>) -> Self {
+        Self { min_hold, ..self }
     }
 
     /// The `Redlock`, to acquire with.
@@ -223,6 +236,7 @@ impl Runner {
     /// lease ends if the lease is at risk, releases once it has ended.
     pub(crate) async fn run<H: Hold>(&self, mut hold: H, command: &[OsString]) -> ExitCode {
         let name = self.name;
+        let acquired = Instant::now();
         hold.auto_extend();
         let lease = hold.lease();
         // The acquisition itself may have used up most of the validity.
@@ -270,6 +284,10 @@ impl Runner {
                 exit::SOFTWARE
             }
         };
+        if let Some(min_hold) = self.min_hold {
+            let resource = hold.resource().to_owned();
+            min_hold::hold_until(&lease, &resource, acquired + min_hold, self.quiet).await;
+        }
         self.release(hold).await;
         ExitCode::from(code)
     }

@@ -7,6 +7,9 @@ pub(crate) mod elect;
 pub(crate) mod exec;
 pub(crate) mod leader;
 pub(crate) mod list;
+pub(crate) mod min_hold;
+#[cfg(feature = "mutants")]
+pub(crate) mod mutants;
 pub(crate) mod nodes;
 pub(crate) mod release;
 pub(crate) mod status;

@@ -2,8 +2,11 @@
 //! development that outlives the command (daemonized, with pid files), and a
 //! state file so `down` finds them again.
 //!
-//! These nodes keep nothing on disk: fine for development, not for the
-//! safety assumption that a node never forgets a granted key (docs/safety.md).
+//! By default these nodes keep nothing on disk: fine for development, not
+//! for the safety assumption that a node never forgets a granted key
+//! (docs/safety.md). With `--durable` each node writes an AOF fsynced on
+//! every write, so the library counts it as durable (its votes count at
+//! once, also under the delayed-restart rule).
 
 use std::fs;
 use std::net::TcpListener;
@@ -45,6 +48,12 @@ enum Action {
         /// The first node's port; the others follow it.
         #[arg(long, default_value_t = 7301)]
         base_port: u16,
+        /// Persist every write before acknowledging it (AOF with
+        /// `appendfsync always`): the nodes then count as durable, so a
+        /// client with `max_ttl` set can lock at once instead of waiting
+        /// `max_ttl` for fresh nodes. `down` deletes the data.
+        #[arg(long)]
+        durable: bool,
     },
     /// Stop the nodes started by `up` and remove their state.
     Down,
@@ -68,7 +77,11 @@ impl Failure {
 pub(crate) fn run(args: NodesArgs) -> ExitCode {
     let dir = args.dir.unwrap_or_else(default_dir);
     let result = match args.action {
-        Action::Up { count, base_port } => up(&dir, count, base_port),
+        Action::Up {
+            count,
+            base_port,
+            durable,
+        } => up(&dir, count, base_port, durable),
         Action::Down => down(&dir),
     };
     match result {
@@ -90,8 +103,8 @@ fn default_dir() -> PathBuf {
     }
 }
 
-fn up(dir: &Path, count: u16, base_port: u16) -> Result<(), Failure> {
-    if count == 0 || count % 2 == 0 {
+fn up(dir: &Path, count: u16, base_port: u16, durable: bool) -> Result<(), Failure> {
+    if count == 0 || count.is_multiple_of(2) {
         return Err(Failure::new(
             exit::USAGE,
             format!("-n {count}: use an odd number of nodes (1, 3, 5, ...)"),
@@ -138,20 +151,25 @@ fn up(dir: &Path, count: u16, base_port: u16) -> Result<(), Failure> {
     // Write the state first, so `down` can clean up even if a start fails half-way.
     write_state(dir, &ports)?;
     for &port in &ports {
-        if let Err(failure) = start_node(&server, dir, port) {
+        if let Err(failure) = start_node(&server, dir, port, durable) {
             let _ = down(dir);
             return Err(failure);
         }
     }
     eprintln!(
-        "redquorum nodes: {count} nodes up on 127.0.0.1:{base_port}-{last} (state in {}); export this:",
+        "redquorum nodes: {count} {} nodes up on 127.0.0.1:{base_port}-{last} (state in {}); export this:",
+        if durable {
+            "durable (AOF, fsync always)"
+        } else {
+            "non-durable"
+        },
         dir.display()
     );
     println!("{}", export_line(&ports));
     Ok(())
 }
 
-fn start_node(server: &Path, dir: &Path, port: u16) -> Result<(), Failure> {
+fn start_node(server: &Path, dir: &Path, port: u16, durable: bool) -> Result<(), Failure> {
     let node_dir = dir.join(format!("node-{port}"));
     fs::create_dir_all(&node_dir).map_err(|e| {
         Failure::new(
@@ -161,7 +179,12 @@ fn start_node(server: &Path, dir: &Path, port: u16) -> Result<(), Failure> {
     })?;
     let status = Command::new(server)
         .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-        .args(["--daemonize", "yes", "--save", "", "--appendonly", "no"])
+        .args(["--daemonize", "yes", "--save", ""])
+        .args(if durable {
+            ["--appendonly", "yes", "--appendfsync", "always"].as_slice()
+        } else {
+            ["--appendonly", "no"].as_slice()
+        })
         .arg("--dir")
         .arg(&node_dir)
         .arg("--pidfile")
@@ -313,7 +336,7 @@ mod tests {
     #[test]
     fn up_refuses_an_even_count() {
         let dir = tempfile::tempdir().unwrap();
-        let failure = up(dir.path(), 4, 7301).expect_err("refused");
+        let failure = up(dir.path(), 4, 7301, false).expect_err("refused");
         assert_eq!(failure.code, exit::USAGE);
     }
 }

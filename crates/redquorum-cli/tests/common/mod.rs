@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 use std::fs;
+use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
@@ -150,4 +151,35 @@ pub(crate) fn plant_holder(
     nodes
         .command(index, &["PEXPIRE", &key, &ttl.as_millis().to_string()])
         .unwrap();
+}
+
+/// The first of `n` consecutive free loopback ports (for `nodes up --base-port`).
+pub(crate) fn free_base_port(n: u16) -> u16 {
+    for _ in 0..50 {
+        let base = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        if base.checked_add(n).is_some()
+            && (base..base + n).all(|p| TcpListener::bind(("127.0.0.1", p)).is_ok())
+        {
+            return base;
+        }
+    }
+    panic!("no {n} free consecutive ports");
+}
+
+/// Runs `nodes down` when dropped, so daemonized nodes never outlive a failed test.
+pub(crate) struct NodesDownOnDrop(pub(crate) std::path::PathBuf);
+
+impl Drop for NodesDownOnDrop {
+    fn drop(&mut self) {
+        if self.0.exists() {
+            let _ = Command::new(BIN)
+                .args(["nodes", "down", "--dir"])
+                .arg(&self.0)
+                .output();
+        }
+    }
 }

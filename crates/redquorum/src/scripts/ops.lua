@@ -364,7 +364,7 @@ end
 function ops.i(keys, _)
   local lock, fence = keys[1], keys[2]
   local flat = redis.call('hgetall', lock)
-  local fields, expiries, meta = {}, {}, {}
+  local fields, expiries, meta, delays = {}, {}, {}, {}
   local now = clock()
   for i = 1, #flat, 2 do
     local field, value = flat[i], flat[i + 1]
@@ -373,15 +373,24 @@ function ops.i(keys, _)
       expiries[token] = tonumber(value) - now
     elseif prefix == 'm:' then
       meta[token] = value
-    elseif prefix ~= 'd:' then
+    elseif prefix == 'd:' then
+      delays[token] = tonumber(value)
+    else
       fields[field] = value
+    end
+  end
+  -- As load() would see it: an expired hold with a lock-delay blocks.
+  local blocked_until = tonumber(fields.blocked) or 0
+  for token, left in pairs(expiries) do
+    if left <= 0 and delays[token] then
+      blocked_until = math.max(blocked_until, now + left + delays[token])
     end
   end
   local counter = redis.pcall('get', fence)
   if type(counter) ~= 'string' then
     counter = ''
   end
-  local blocked = math.max(0, (tonumber(fields.blocked) or 0) - now)
+  local blocked = math.max(0, blocked_until - now)
   local answer = {
     fields.kind or '', fields.owner or '', fields.intent or '', counter,
     redis.call('pttl', lock), blocked,

@@ -1,0 +1,68 @@
+//! The global `-v`/`-q` flags: how much the library logs (through a
+//! `tracing` subscriber on stderr) and whether progress bars are drawn.
+//!
+//! stdout carries only a command's output (`--json` output stays pure
+//! JSON); logs and progress go to stderr.
+
+use tracing_subscriber::filter::LevelFilter;
+
+/// How talkative a run is, from the global flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Verbosity {
+    /// `-q`: errors only, no progress.
+    quiet: bool,
+    /// The number of `-v`s.
+    verbose: u8,
+}
+
+impl Verbosity {
+    pub(crate) fn new(quiet: bool, verbose: u8) -> Self {
+        Self { quiet, verbose }
+    }
+
+    /// The library's log level: errors with `-q`, warnings by default
+    /// (a replica among the nodes, an evicting node), then info, debug
+    /// (each node's outcome) and trace with `-v`, `-vv`, `-vvv`.
+    pub(crate) fn level(self) -> LevelFilter {
+        match (self.quiet, self.verbose) {
+            (true, _) => LevelFilter::ERROR,
+            (false, 0) => LevelFilter::WARN,
+            (false, 1) => LevelFilter::INFO,
+            (false, 2) => LevelFilter::DEBUG,
+            (false, _) => LevelFilter::TRACE,
+        }
+    }
+
+    /// Whether progress bars may be drawn (they are also hidden when
+    /// stderr is not a terminal).
+    pub(crate) fn shows_progress(self) -> bool {
+        !self.quiet
+    }
+
+    /// Sends the library's `tracing` events to stderr at [`level`](Self::level).
+    pub(crate) fn install(self) {
+        // Fails only if a subscriber is already installed, which nothing here does.
+        let _ = tracing_subscriber::fmt()
+            .with_max_level(self.level())
+            .with_writer(std::io::stderr)
+            .with_target(false)
+            .without_time()
+            .try_init();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quiet_wins_and_each_v_adds_a_level() {
+        assert_eq!(Verbosity::new(true, 3).level(), LevelFilter::ERROR);
+        assert_eq!(Verbosity::new(false, 0).level(), LevelFilter::WARN);
+        assert_eq!(Verbosity::new(false, 1).level(), LevelFilter::INFO);
+        assert_eq!(Verbosity::new(false, 2).level(), LevelFilter::DEBUG);
+        assert_eq!(Verbosity::new(false, 9).level(), LevelFilter::TRACE);
+        assert!(!Verbosity::new(true, 0).shows_progress());
+        assert!(Verbosity::new(false, 0).shows_progress());
+    }
+}

@@ -1,0 +1,183 @@
+//! `docs/getting-started.md` as a newcomer follows it: `redquorum nodes up
+//! --durable` on a fresh set of nodes, the guide's `Cargo.toml` dependencies
+//! resolved from a project next to the clone, and the guide's program run
+//! against the nodes it printed. The guide's program is the library's
+//! `getting_started` example, byte for byte (checked here), so CI builds it.
+//!
+//! Not run here: `git clone`, `tests/ensure-redis.sh` and `cargo install`
+//! (CI itself is a fresh clone with redis-server installed by the same
+//! script, and the binary under test is the one `cargo install` builds).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{BIN, NodesDownOnDrop, free_base_port};
+
+const GUIDE: &str = include_str!("../../../docs/getting-started.md");
+const EXAMPLE: &str = include_str!("../../redquorum/examples/getting_started.rs");
+
+/// The body of the guide's fenced blocks of `language`, in order.
+fn blocks<'a>(language: &str) -> Vec<&'a str> {
+    let fence = format!("```{language}\n");
+    let mut found = Vec::new();
+    let mut rest = GUIDE;
+    while let Some(start) = rest.find(&fence) {
+        let body = &rest[start + fence.len()..];
+        let end = body.find("```").expect("a closed block");
+        found.push(&body[..end]);
+        rest = &body[end..][3..];
+    }
+    found
+}
+
+/// The workspace root (the clone of step 1).
+fn clone_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .expect("crates/redquorum-cli is two levels down")
+        .to_path_buf()
+}
+
+/// The library's examples directory in this build's target dir.
+fn example_binary(name: &str) -> PathBuf {
+    let deps = std::env::current_exe().expect("the test binary");
+    let profile = deps
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps");
+    profile.join("examples").join(name)
+}
+
+/// Builds the example if this test run did not (e.g. `cargo test -p redquorum-cli`).
+fn built_example(name: &str) -> PathBuf {
+    let binary = example_binary(name);
+    if !binary.exists() {
+        let status = Command::new(env!("CARGO"))
+            .current_dir(clone_dir())
+            .args(["build", "--offline", "-p", "redquorum", "--example", name])
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "cargo build --example {name} failed");
+    }
+    binary
+}
+
+/// `redquorum nodes up ...` as the guide writes it, on free ports and a
+/// state dir of the test's own; the `REDQUORUM_NODES` value it exports.
+fn nodes_up(guide_args: &[&str], state: &Path) -> String {
+    let base = free_base_port(5);
+    let up = Command::new(BIN)
+        .args(guide_args)
+        .args(["--base-port", &base.to_string()])
+        .arg("--dir")
+        .arg(state)
+        .output()
+        .expect("redquorum runs");
+    assert!(up.status.success(), "{up:?}");
+    let stdout = String::from_utf8(up.stdout).expect("UTF-8");
+    stdout
+        .trim()
+        .strip_prefix("export REDQUORUM_NODES=")
+        .unwrap_or_else(|| panic!("no export line: {stdout:?}"))
+        .to_owned()
+}
+
+fn run_example(name: &str, nodes: &str) -> Output {
+    Command::new(built_example(name))
+        .env("REDQUORUM_NODES", nodes)
+        .output()
+        .expect("the example runs")
+}
+
+#[test]
+fn the_guides_program_is_the_getting_started_example() {
+    let rust = blocks("rust,no_run");
+    assert_eq!(
+        rust.first().copied(),
+        Some(EXAMPLE),
+        "the guide's step 3 differs from the example"
+    );
+}
+
+#[test]
+fn the_guides_steps_lock_on_fresh_durable_nodes() {
+    // Step 1: the `nodes up` line of the guide's first shell block.
+    let steps = blocks("sh")[0];
+    let up_line = steps
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("eval \"$(redquorum "))
+        .and_then(|l| l.split(")\"").next())
+        .expect("an eval \"$(redquorum nodes up ...)\" step");
+    let guide_args: Vec<&str> = up_line.split_whitespace().collect();
+    assert_eq!(guide_args[..2], ["nodes", "up"], "{up_line}");
+    assert!(guide_args.contains(&"--durable"), "{up_line}");
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("nodes");
+    let _down = NodesDownOnDrop(state.clone());
+    let nodes = nodes_up(&guide_args, &state);
+
+    // Step 2: the guide's dependencies resolve from a project next to the clone.
+    let project = dir.path().join("myapp");
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    std::os::unix::fs::symlink(clone_dir(), dir.path().join("redquorum")).unwrap();
+    let manifest = format!(
+        "[package]\nname = \"myapp\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n{}",
+        blocks("toml")[0]
+    );
+    std::fs::write(project.join("Cargo.toml"), manifest).unwrap();
+    std::fs::write(project.join("src/main.rs"), EXAMPLE).unwrap();
+    let metadata = Command::new(env!("CARGO"))
+        .current_dir(&project)
+        .args(["metadata", "--offline", "--format-version", "1"])
+        .output()
+        .expect("cargo runs");
+    assert!(
+        metadata.status.success(),
+        "the guide's [dependencies] do not resolve: {}",
+        String::from_utf8_lossy(&metadata.stderr)
+    );
+
+    // Step 3: the program, with the guide's max_ttl, locks at once.
+    let run = run_example("getting_started", &nodes);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(
+        stdout.starts_with("locked orders:user-42 (quorum 3 of 5)\n"),
+        "{stdout}"
+    );
+    assert!(stdout.ends_with("released\n"), "{stdout}");
+
+    // Step 7.
+    let down = Command::new(BIN)
+        .args(["nodes", "down", "--dir"])
+        .arg(&state)
+        .output()
+        .unwrap();
+    assert!(down.status.success(), "{down:?}");
+}
+
+#[test]
+fn without_durable_the_same_program_waits_out_and_fails_as_the_guide_says() {
+    // "Without --durable, freshly started nodes ... would wait its 10 s and
+    // fail with WaitTimeout": the delayed-restart rule, as documented.
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("nodes");
+    let _down = NodesDownOnDrop(state.clone());
+    let nodes = nodes_up(&["nodes", "up"], &state);
+    let run = run_example("getting_started", &nodes);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success(), "non-durable fresh nodes voted");
+    // `main` returning the error prints its Debug form.
+    assert!(stderr.contains("WaitTimeout"), "{stderr}");
+    assert!(
+        stderr.contains("RecentRestart"),
+        "not refused as recent restarts: {stderr}"
+    );
+}
