@@ -46,8 +46,16 @@ struct Cli {
 enum Command {
     /// A flash sale on local nodes: locks keep 0 oversold while a master is killed.
     Demo(cmd::demo::DemoArgs),
-    /// Run a command while holding a lock (a distributed flock): redquorum exec RESOURCE -- CMD [ARGS...]
+    /// Run a command while holding a lock (a distributed flock), or with -n K one of K permits: redquorum exec [-n K] RESOURCE -- CMD [ARGS...]
     Exec(cmd::exec::ExecArgs),
+    /// Campaign to lead an election, then run a command while leader: redquorum elect NAME -- CMD [ARGS...]
+    Elect(cmd::elect::ElectArgs),
+    /// Show who leads an election, once or (--watch) as it changes.
+    Leader(cmd::leader::LeaderArgs),
+    /// Force-release a resource whoever holds it, and raise its fence counter (needs --force).
+    Release(cmd::release::ReleaseArgs),
+    /// List the resources held under a name prefix.
+    List(cmd::list::ListArgs),
     /// Show who holds a resource's lock on each node, the time left, and each node's health.
     Status(cmd::status::StatusArgs),
     /// Start or stop local redis-server nodes for development.
@@ -98,9 +106,16 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Demo(args) => cmd::demo::run(&nodes, args, verbosity).await,
             Command::Exec(mut args) => {
-                args.quiet = cli.quiet;
+                args.lease.quiet = cli.quiet;
                 cmd::exec::run(&nodes, args).await
             }
+            Command::Elect(mut args) => {
+                args.lease.quiet = cli.quiet;
+                cmd::elect::run(&nodes, args).await
+            }
+            Command::Leader(args) => cmd::leader::run(&nodes, args).await,
+            Command::Release(args) => cmd::release::run(&nodes, args).await,
+            Command::List(args) => cmd::list::run(&nodes, args).await,
             Command::Status(args) => cmd::status::run(&nodes, args).await,
             Command::Nodes(args) => cmd::nodes::run(args),
             Command::Torture(args) => cmd::torture::run(&nodes, *args).await,
