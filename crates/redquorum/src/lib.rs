@@ -37,7 +37,8 @@
 //! One engine: every lock kind is a thin type over one lease core, one
 //! quorum fan-out and one node entry point that batches any operation.
 //!
-//! - The handle: `redlock.rs` ([`Redlock`]), `builder.rs`
+//! - The handle: `redlock.rs` ([`Redlock`]), `shutdown.rs`
+//!   ([`Redlock::shutdown`]), `builder.rs`
 //!   ([`RedlockBuilder`], validation into [`BuildError`]), `node_source.rs`
 //!   (a builder's nodes: URLs or fred configs), `config.rs`
 //!   ([`RedlockConfig`]: settings as data, deserialisable with the `serde`
@@ -140,6 +141,7 @@ mod scoped;
 mod script;
 mod semaphore;
 mod settle;
+mod shutdown;
 mod sync;
 mod tally;
 mod tls;
