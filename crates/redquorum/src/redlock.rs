@@ -150,7 +150,7 @@ impl Redlock {
     /// let lock = redlock.lock("reports").await?;
     /// let inspection = redlock.inspect("reports").await?;
     /// let (_, view) = inspection.nodes().next().unwrap();
-    /// let info = view?.holds()[0].owner_info().cloned().unwrap();
+    /// let info = view.expect("node read").holds()[0].owner_info().cloned().unwrap();
     /// assert_eq!(info.note(), "nightly report");
     /// lock.release().await?;
     /// # Ok(()) }
