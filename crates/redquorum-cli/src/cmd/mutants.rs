@@ -221,10 +221,10 @@ fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan) {
             },
         ),
         Mutant::MinorityQuorum => (
-            "brief and to-deadline holders on one resource; a client group cut off from some nodes (its grants then leave nodes free)",
+            "16 brief holders in 4 groups on one resource: attempts from different groups race and split the votes",
             Plan {
-                holders: vec![(Holder::ToDeadline, 1), (Holder::Brief, 1)],
-                kinds: vec![FaultKind::Partition],
+                clients: 16,
+                groups: 4,
                 ..base
             },
         ),

@@ -105,16 +105,32 @@ impl Plan {
     }
 
     fn redlock(&self, urls: Vec<String>, prefix: &str) -> Result<Redlock, String> {
-        Redlock::builder()
+        let builder = Redlock::builder()
             .nodes(urls)
             .ttl(self.ttl)
             .wait(self.ttl / 2)
             .node_timeout(Duration::from_millis(100))
             .retry_delay(Duration::from_millis(5))
             .retry_jitter(Duration::from_millis(20))
-            .key_prefix(prefix.to_owned())
-            .build()
-            .map_err(|e| e.to_string())
+            .key_prefix(prefix.to_owned());
+        // Local nodes run AOF everysec and the nemesis kills them. Redis then
+        // acknowledges a write it has not written while a background fsync is
+        // slow (it postpones the write up to 2 s), so a kill -9 on a busy disk
+        // can lose a granted hold (the first soak on the one engine found an
+        // overlap that way). Assumption (c) then needs the delayed-restart
+        // rule, which the lock enforces itself with `max_ttl`.
+        let builder = if self.delayed_restart() {
+            builder.max_ttl(self.ttl)
+        } else {
+            builder
+        };
+        builder.build().map_err(|e| e.to_string())
+    }
+
+    /// Whether the lock enforces the delayed-restart rule: when the nemesis
+    /// kills local (AOF everysec) nodes.
+    fn delayed_restart(&self) -> bool {
+        self.given.is_empty() && self.kinds.contains(&FaultKind::Kill)
     }
 
     fn workload(&self) -> WorkloadConfig {
@@ -194,10 +210,24 @@ impl Plan {
         let prefix = format!("redquorum-torture:{}:{run}:", std::process::id());
         let keys = LockKeys::prefixed(&prefix);
         // Built once here so a bad configuration is an error, not a panic in a group.
-        drop(
-            self.redlock(proxies.urls(), &prefix)
-                .map_err(Stopped::Setup)?,
-        );
+        let redlock = self
+            .redlock(proxies.urls(), &prefix)
+            .map_err(Stopped::Setup)?;
+        if self.delayed_restart() {
+            // Fresh nodes vote only once up for the TTL: start the clock then,
+            // not while every attempt is refused.
+            let deadline = Instant::now() + self.ttl + Duration::from_secs(5);
+            while Instant::now() < deadline
+                && redlock
+                    .health()
+                    .await
+                    .iter()
+                    .any(|(_, h)| h.refusal().is_some())
+            {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+        drop(redlock);
         let workload = self.workload();
         let store = ProtectedStore::new(&store_addr);
         for resource in &workload.resources {
@@ -379,5 +409,63 @@ async fn progress(
             next += every;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(kinds: Vec<FaultKind>, given: Vec<String>) -> Plan {
+        Plan {
+            given,
+            node_count: 3,
+            persistence: Persistence::AofEverySec,
+            fast_clocks: None,
+            clock_ahead: None,
+            store: None,
+            // Longer than this test's nodes have been up.
+            ttl: Duration::from_secs(30),
+            duration: Duration::from_secs(1),
+            clients: 1,
+            resources: 1,
+            groups: 1,
+            kinds,
+            fault_nodes: (1, 1),
+            fault_gap: (Duration::ZERO, Duration::ZERO),
+            fault_length: Duration::from_millis(100),
+            client_pause: Duration::from_millis(100),
+            holders: vec![(Holder::Brief, 1)],
+            fenced_store: true,
+            check_before_write: true,
+            pause_past: Duration::from_millis(100),
+            seed: 1,
+            quiet: true,
+            mutant: None,
+            command: String::new(),
+        }
+    }
+
+    /// AOF everysec can lose an acknowledged write to a kill -9 on a busy
+    /// disk, so with the kill nemesis on local nodes the lock must not count
+    /// a node that has been up for less than the TTL; without kills, or on
+    /// given nodes, it counts them at once.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn with_kills_on_local_nodes_a_node_up_less_than_the_ttl_does_not_vote() {
+        let cluster = Cluster::builder(3)
+            .persistence(Persistence::AofEverySec)
+            .start()
+            .expect("nodes");
+        let killing = plan(vec![FaultKind::Kill, FaultKind::Stall], Vec::new());
+        let refused = killing.redlock(cluster.urls(), "t:k:").unwrap();
+        assert!(refused.try_lock("r").await.is_err());
+        let calm = plan(vec![FaultKind::Stall], Vec::new());
+        let counted = calm.redlock(cluster.urls(), "t:c:").unwrap();
+        counted
+            .try_lock("r")
+            .await
+            .expect("fresh nodes vote")
+            .forget();
+        assert!(!plan(vec![FaultKind::Kill], cluster.urls()).delayed_restart());
     }
 }
