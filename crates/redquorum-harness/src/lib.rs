@@ -20,6 +20,8 @@
 //! - `proxy.rs`: [`FaultProxy`] / [`Proxies`]: latency, stall, reset, refuse.
 //! - `nemesis.rs`: [`Nemesis`], random faults one at a time.
 //! - `history.rs`: [`History`], [`Session`]: what each client did, on one clock.
+//! - `locker.rs`: [`Locker`], [`Grant`], [`Refusal`]: the one way a workload
+//!   or a benchmark drives a lock library.
 //! - `workload.rs`: [`run_workload`] over a [`Locker`], the [`ProtectedStore`].
 //! - `checker.rs`: [`check`] → [`Verdict`] of [`Violation`]s.
 //! - `resp.rs`: [`RespConn`], a tiny blocking RESP2 client for checks and faults.
@@ -35,6 +37,7 @@ mod clock;
 mod cluster;
 mod error;
 mod history;
+mod locker;
 mod nemesis;
 mod proxy;
 mod resp;
@@ -47,11 +50,11 @@ pub use clock::{FaketimeSupport, faketime_cache_dir, faketime_support};
 pub use cluster::{Cluster, Persistence, redis_server_path};
 pub use error::HarnessError;
 pub use history::{History, Outcome, Session};
+pub use locker::{Grant, Locker, Refusal};
 pub use nemesis::{FaultKind, FaultLog, Nemesis, NemesisConfig};
 pub use proxy::{FaultProxy, Proxies, ProxyMode};
 pub use resp::{Reply, RespConn};
 pub use tls::{TlsCluster, unrelated_ca_pem};
 pub use workload::{
-    Grant, Locker, ProtectedStore, WorkloadConfig, find_leaks, leaks_after, run_workload,
-    run_workload_into,
+    ProtectedStore, WorkloadConfig, find_leaks, leaks_after, run_workload, run_workload_into,
 };

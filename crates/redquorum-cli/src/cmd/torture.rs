@@ -2,8 +2,9 @@
 //! checker's verdict, as a readable (or JSON) report.
 //!
 //! The workload runner and checker live in the harness, generic over its
-//! `Locker` trait; this file adapts `redquorum::Redlock` to it (the harness
-//! cannot depend on the library, which dev-depends on the harness).
+//! `Locker` trait; the library is driven through the same adapter as the
+//! benchmarks (`redquorum_benches::RedquorumLocker`), with the owner and
+//! fencing tokens in each grant for the checker.
 
 mod report;
 
@@ -12,10 +13,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use redquorum::{Error, Lock, Redlock};
+use redquorum::Redlock;
+use redquorum_benches::RedquorumLocker;
 use redquorum_harness::{
-    Cluster, FaultKind, Grant, History, Locker, Nemesis, NemesisConfig, Persistence,
-    ProtectedStore, Proxies, WorkloadConfig, check, leaks_after, run_workload_into,
+    Cluster, FaultKind, History, Nemesis, NemesisConfig, Persistence, ProtectedStore, Proxies,
+    WorkloadConfig, check, leaks_after, run_workload_into,
 };
 
 use crate::exit;
@@ -51,41 +53,6 @@ pub(crate) struct TortureArgs {
     /// Random seed for clients and nemesis.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-}
-
-/// `redquorum::Redlock` as the workload's lock.
-struct RedlockLocker(Redlock);
-
-impl Locker for RedlockLocker {
-    type Held = Lock;
-
-    async fn acquire(&self, resource: &str) -> Result<Grant<Lock>, String> {
-        match self.0.lock(resource).await {
-            Ok(lock) => {
-                let owner = lock.owner().to_string();
-                let deadline = lock.deadline();
-                // The checker verifies tokens strictly increase in grant order.
-                let fence = lock.fence().await.ok().map(|token| token.get());
-                Ok(Grant::new(lock, owner, deadline).with_fence(fence))
-            }
-            Err(e) => Err(refusal(&e).to_owned()),
-        }
-    }
-
-    async fn release(&self, lock: Lock) {
-        // A failed release leaves the key to its TTL; the leak check covers it.
-        let _ = lock.release().await;
-    }
-}
-
-fn refusal(error: &Error) -> &'static str {
-    match error {
-        Error::Contended { .. } => "contended",
-        Error::Unavailable { .. } => "unavailable",
-        Error::Expired { .. } => "expired",
-        Error::WaitTimeout { last, .. } => refusal(last),
-        _ => "other",
-    }
 }
 
 pub(crate) async fn run(nodes: &NodesArg, args: TortureArgs) -> ExitCode {
@@ -194,7 +161,7 @@ async fn torture(nodes: &NodesArg, args: TortureArgs) -> Result<ExitCode, String
             nemesis_config,
         ))
     };
-    let locker = Arc::new(RedlockLocker(redlock));
+    let locker = Arc::new(RedquorumLocker::for_history(redlock));
     let finished = Arc::new(AtomicBool::new(false));
     let history = History::new();
     let progress = tokio::spawn(progress(
