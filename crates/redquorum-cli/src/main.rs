@@ -100,7 +100,7 @@ fn main() -> ExitCode {
             }
             Command::Status(args) => cmd::status::run(&nodes, args).await,
             Command::Nodes(args) => cmd::nodes::run(args),
-            Command::Torture(args) => cmd::torture::run(&nodes, args).await,
+            Command::Torture(args) => cmd::torture::run(&nodes, args, verbosity).await,
             Command::Bench(args) => cmd::bench::run_bench(&nodes, args, verbosity).await,
             Command::Guard(_) => unreachable!("the guard runs before the runtime starts"),
         }

@@ -10,7 +10,6 @@ mod report;
 
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use redquorum::Redlock;
@@ -22,6 +21,8 @@ use redquorum_harness::{
 
 use crate::exit;
 use crate::nodes_arg::NodesArg;
+use crate::progress;
+use crate::verbosity::Verbosity;
 
 /// Options of `redquorum torture`.
 #[derive(Debug, clap::Args)]
@@ -38,7 +39,8 @@ pub(crate) struct TortureArgs {
     /// Faults: `all`, or a comma list of kill,pause,latency,stall,reset,clock.
     #[arg(long, default_value = "all")]
     nemesis: String,
-    /// Print the report as JSON (the last line stays `sessions=N violations=N leaked=N`).
+    /// Print the report as one JSON object on stdout (nothing else goes to
+    /// stdout; the `sessions=N violations=N leaked=N` line goes to stderr).
     #[arg(long)]
     json: bool,
     /// Lock TTL: short, so faults bite.
@@ -55,8 +57,8 @@ pub(crate) struct TortureArgs {
     seed: u64,
 }
 
-pub(crate) async fn run(nodes: &NodesArg, args: TortureArgs) -> ExitCode {
-    match torture(nodes, args).await {
+pub(crate) async fn run(nodes: &NodesArg, args: TortureArgs, verbosity: Verbosity) -> ExitCode {
+    match torture(nodes, args, verbosity).await {
         Ok(code) => code,
         Err(problem) => {
             eprintln!("redquorum torture: {problem}");
@@ -65,7 +67,11 @@ pub(crate) async fn run(nodes: &NodesArg, args: TortureArgs) -> ExitCode {
     }
 }
 
-async fn torture(nodes: &NodesArg, args: TortureArgs) -> Result<ExitCode, String> {
+async fn torture(
+    nodes: &NodesArg,
+    args: TortureArgs,
+    verbosity: Verbosity,
+) -> Result<ExitCode, String> {
     let kinds = match FaultKind::parse_list(&args.nemesis) {
         Ok(kinds) => kinds,
         Err(e) => {
@@ -162,14 +168,10 @@ async fn torture(nodes: &NodesArg, args: TortureArgs) -> Result<ExitCode, String
         ))
     };
     let locker = Arc::new(RedquorumLocker::for_history(redlock));
-    let finished = Arc::new(AtomicBool::new(false));
     let history = History::new();
-    let progress = tokio::spawn(progress(
-        history.clone(),
-        started,
-        args.duration,
-        finished.clone(),
-    ));
+    let bar = progress::timed(verbosity, args.duration, "torture");
+    let ticker = progress::tick_over_time(&bar);
+    let counter = tokio::spawn(count_sessions(bar.clone(), history.clone()));
     let history = tokio::select! {
         history = run_workload_into(history, locker, store.clone(), &config) => history,
         _ = tokio::signal::ctrl_c() => {
@@ -179,8 +181,9 @@ async fn torture(nodes: &NodesArg, args: TortureArgs) -> Result<ExitCode, String
             return Ok(ExitCode::from(130));
         }
     };
-    finished.store(true, Ordering::SeqCst);
-    let _ = progress.await;
+    bar.finish_and_clear();
+    ticker.abort();
+    counter.abort();
     let faults = match nemesis {
         Some(nemesis) => tokio::task::spawn_blocking(move || nemesis.stop())
             .await
@@ -204,11 +207,14 @@ async fn torture(nodes: &NodesArg, args: TortureArgs) -> Result<ExitCode, String
     let verdict = check(&sessions, &values, &leaks);
     let report = report::Report::new(&sessions, &faults, &verdict, &leaks, started.elapsed());
     if args.json {
-        println!("{}", report.json());
+        // stdout stays one JSON object; the summary line goes to stderr.
+        let json = report.json().map_err(|e| format!("the JSON report: {e}"))?;
+        println!("{json}");
+        eprintln!("{}", report.last_line());
     } else {
         print!("{}", report.text());
+        println!("{}", report.last_line());
     }
-    println!("{}", report.last_line());
     Ok(if verdict.is_ok() {
         ExitCode::SUCCESS
     } else {
@@ -226,25 +232,11 @@ fn reset_store(store: &ProtectedStore, resources: &[String]) -> Result<(), Strin
     Ok(())
 }
 
-/// A line on stderr every few seconds, so a long run shows it is alive.
-async fn progress(
-    history: History,
-    started: Instant,
-    duration: Duration,
-    finished: Arc<AtomicBool>,
-) {
-    let every = Duration::from_secs(5);
-    let mut next = started + every;
-    while !finished.load(Ordering::SeqCst) {
-        if Instant::now() >= next {
-            let elapsed = started.elapsed().min(duration).as_secs();
-            eprintln!(
-                "torture: {elapsed}s / {}s, {} sessions",
-                duration.as_secs(),
-                history.len()
-            );
-            next += every;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+/// Shows the sessions recorded so far on the progress bar, every 100 ms.
+async fn count_sessions(bar: indicatif::ProgressBar, history: History) {
+    let mut ticks = tokio::time::interval(Duration::from_millis(100));
+    while !bar.is_finished() {
+        ticks.tick().await;
+        bar.set_message(format!("{} sessions", history.len()));
     }
 }

@@ -1,11 +1,14 @@
 //! The torture report: counts from the history, the nemesis log and the
-//! verdict, as text or JSON (hand-written: a few flat fields do not need serde).
+//! verdict, as text or JSON (serde); latency percentiles from an HDR
+//! histogram.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use redquorum_benches::Latencies;
 use redquorum_harness::{FaultLog, LeakedKey, Outcome, Session, Verdict};
+use serde::Serialize;
 
 /// Examples shown per violation kind.
 const EXAMPLES: usize = 3;
@@ -22,8 +25,8 @@ pub(super) struct Report {
     violations: BTreeMap<&'static str, usize>,
     examples: Vec<(&'static str, String)>,
     leaked: Vec<String>,
-    /// Acquire latency (start → grant) of granted sessions, sorted.
-    latencies: Vec<Duration>,
+    /// Acquire latency (start → grant) of granted sessions.
+    latencies: Latencies,
     elapsed: Duration,
 }
 
@@ -37,11 +40,11 @@ impl Report {
     ) -> Self {
         let mut refused = BTreeMap::new();
         let (mut granted, mut completed, mut abandoned, mut indeterminate) = (0, 0, 0, 0);
-        let mut latencies = Vec::new();
+        let mut latencies = Latencies::default();
         for s in sessions {
             if let Some(grant) = s.grant {
                 granted += 1;
-                latencies.push(grant.saturating_sub(s.start));
+                latencies.record(grant.saturating_sub(s.start));
             }
             match &s.outcome {
                 Outcome::Completed => completed += 1,
@@ -51,7 +54,6 @@ impl Report {
                 _ => {}
             }
         }
-        latencies.sort();
         let mut examples = Vec::new();
         let mut shown: BTreeMap<&'static str, usize> = BTreeMap::new();
         for v in &verdict.violations {
@@ -94,12 +96,12 @@ impl Report {
         }
     }
 
+    /// The `p` quantile of the acquire latencies (zero when none was granted).
     fn percentile(&self, p: f64) -> Duration {
         if self.latencies.is_empty() {
             return Duration::ZERO;
         }
-        let rank = ((self.latencies.len() - 1) as f64 * p).round() as usize;
-        self.latencies[rank.min(self.latencies.len() - 1)]
+        Duration::from_secs_f64(self.latencies.quantile_us(p) / 1e6)
     }
 
     pub(super) fn text(&self) -> String {
@@ -178,53 +180,34 @@ impl Report {
         out
     }
 
-    pub(super) fn json(&self) -> String {
-        let map = |m: &BTreeMap<&str, u64>| {
-            let fields: Vec<String> = m.iter().map(|(k, n)| format!("{}:{n}", quote(k))).collect();
-            format!("{{{}}}", fields.join(","))
+    /// The report as one JSON object (the fields of [`JsonReport`]).
+    pub(super) fn json(&self) -> Result<String, serde_json::Error> {
+        let ms = |d: Duration| round(d.as_secs_f64() * 1e3, 2);
+        let report = JsonReport {
+            elapsed_s: round(self.elapsed.as_secs_f64(), 1),
+            sessions: self.sessions,
+            granted: self.granted,
+            completed: self.completed,
+            abandoned: self.abandoned,
+            indeterminate: self.indeterminate,
+            refused: &self.refused,
+            acquire_success_rate: round(self.success_rate(), 4),
+            acquire_latency_ms: LatencyMs {
+                p50: ms(self.percentile(0.5)),
+                p99: ms(self.percentile(0.99)),
+                max: ms(self.percentile(1.0)),
+            },
+            faults: &self.faults,
+            fault_errors: &self.fault_errors,
+            violations: &self.violations,
+            violation_examples: self
+                .examples
+                .iter()
+                .map(|(kind, detail)| Example { kind, detail })
+                .collect(),
+            leaked: &self.leaked,
         };
-        let list = |items: &[String]| {
-            let quoted: Vec<String> = items.iter().map(|s| quote(s)).collect();
-            format!("[{}]", quoted.join(","))
-        };
-        let refused: BTreeMap<&str, u64> = self
-            .refused
-            .iter()
-            .map(|(k, n)| (k.as_str(), *n as u64))
-            .collect();
-        let violations: BTreeMap<&str, u64> = self
-            .violations
-            .iter()
-            .map(|(k, n)| (*k, *n as u64))
-            .collect();
-        let examples: Vec<String> = self
-            .examples
-            .iter()
-            .map(|(kind, text)| format!("{{\"kind\":{},\"detail\":{}}}", quote(kind), quote(text)))
-            .collect();
-        let ms = |d: Duration| d.as_secs_f64() * 1e3;
-        format!(
-            "{{\"elapsed_s\":{:.1},\"sessions\":{},\"granted\":{},\"completed\":{},\"abandoned\":{},\
-             \"indeterminate\":{},\"refused\":{},\"acquire_success_rate\":{:.4},\
-             \"acquire_latency_ms\":{{\"p50\":{:.2},\"p99\":{:.2},\"max\":{:.2}}},\"faults\":{},\
-             \"fault_errors\":{},\"violations\":{},\"violation_examples\":[{}],\"leaked\":{}}}",
-            self.elapsed.as_secs_f64(),
-            self.sessions,
-            self.granted,
-            self.completed,
-            self.abandoned,
-            self.indeterminate,
-            map(&refused),
-            self.success_rate(),
-            ms(self.percentile(0.5)),
-            ms(self.percentile(0.99)),
-            ms(self.percentile(1.0)),
-            map(&self.faults),
-            list(&self.fault_errors),
-            map(&violations),
-            examples.join(","),
-            list(&self.leaked),
-        )
+        serde_json::to_string(&report)
     }
 
     pub(super) fn last_line(&self) -> String {
@@ -237,33 +220,48 @@ impl Report {
     }
 }
 
-/// A JSON string literal.
-fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+/// `redquorum torture --json`: one object, field by field as documented in
+/// docs/torture.md.
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    elapsed_s: f64,
+    sessions: usize,
+    granted: usize,
+    completed: usize,
+    abandoned: usize,
+    indeterminate: usize,
+    refused: &'a BTreeMap<String, usize>,
+    acquire_success_rate: f64,
+    acquire_latency_ms: LatencyMs,
+    faults: &'a BTreeMap<&'static str, u64>,
+    fault_errors: &'a [String],
+    violations: &'a BTreeMap<&'static str, usize>,
+    violation_examples: Vec<Example<'a>>,
+    leaked: &'a [String],
+}
+
+#[derive(Serialize)]
+struct LatencyMs {
+    p50: f64,
+    p99: f64,
+    max: f64,
+}
+
+#[derive(Serialize)]
+struct Example<'a> {
+    kind: &'a str,
+    detail: &'a str,
+}
+
+/// `value` rounded to `decimals` places.
+fn round(value: f64, decimals: i32) -> f64 {
+    let scale = 10f64.powi(decimals);
+    (value * scale).round() / scale
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn quote_escapes_json_specials() {
-        assert_eq!(quote("a\"b\\c\nd\u{1}"), "\"a\\\"b\\\\c\\nd\\u0001\"");
-    }
 
     #[test]
     fn last_line_counts_sessions_violations_and_leaks() {
@@ -281,7 +279,11 @@ mod tests {
         let verdict = redquorum_harness::check(&sessions, &values, std::slice::from_ref(&leak));
         let report = Report::new(&sessions, &FaultLog::default(), &verdict, &[leak], ms(10));
         assert_eq!(report.last_line(), "sessions=2 violations=2 leaked=1");
-        assert!(report.json().contains("\"overlap\":1"));
+        let json: serde_json::Value = serde_json::from_str(&report.json().unwrap()).unwrap();
+        assert_eq!(json["violations"]["overlap"], 1);
+        assert_eq!(json["sessions"], 2);
+        assert_eq!(json["acquire_latency_ms"]["p50"], 1.0);
+        assert_eq!(json["leaked"][0], "k on n:1 (pttl 5 ms)");
         assert!(report.text().contains("overlap 1"));
     }
 }
