@@ -43,7 +43,10 @@ fn a_short_torture_prints_only_json_on_stdout_and_the_summary_line_on_stderr() {
         "no fault injected: {json}"
     );
     assert_eq!(json["violations"], serde_json::json!({}), "{json}");
-    assert!(json["acquire_latency_ms"]["p99"].as_f64().is_some(), "{json}");
+    assert!(
+        json["acquire_latency_ms"]["p99"].as_f64().is_some(),
+        "{json}"
+    );
     // The machine-readable summary is stderr's last line.
     let last = stderr.lines().last().unwrap_or_default();
     assert_eq!(
