@@ -1,8 +1,8 @@
 //! The global `-q`/`-v` flags on real nodes, one of which may evict lock
 //! keys: the library's warning reaches stderr by default and with `-v`,
-//! never with `-q`; `-vv` adds each node's probe and each acquire's
-//! outcomes; stdout carries only the command's output (`status --json`
-//! stays one JSON object).
+//! never with `-q`; `-v` adds a line per acquire, extension and release,
+//! `-vv` each node's probe and each acquire's per-node outcomes; stdout
+//! carries only the command's output (`status --json` stays one JSON object).
 
 mod common;
 
@@ -66,4 +66,34 @@ fn q_and_v_together_are_a_usage_error() {
         .output()
         .expect("redquorum runs");
     assert_eq!(output.status.code(), Some(64), "{output:?}");
+}
+
+#[test]
+fn v_shows_one_line_per_acquire_extend_and_release() {
+    let nodes = cluster(3);
+    let exec = |flags: &[&str]| {
+        let output = redquorum(&nodes)
+            .args(flags)
+            .args(["exec", "--ttl", "2s", "r", "--", "true"])
+            .output()
+            .expect("redquorum runs");
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8(output.stderr).expect("UTF-8")
+    };
+    let quiet = exec(&[]);
+    assert!(!quiet.contains("redquorum.acquire"), "{quiet}");
+    let verbose = exec(&["-v"]);
+    let acquires: Vec<&str> = verbose
+        .lines()
+        .filter(|l| l.contains("redquorum.acquire{") && l.contains("result=\"acquired\""))
+        .collect();
+    assert_eq!(acquires.len(), 1, "{verbose}");
+    assert!(
+        verbose
+            .lines()
+            .any(|l| l.contains("redquorum.release{") && l.contains("result=\"released\"")),
+        "{verbose}"
+    );
+    // Per-node outcomes are debug detail (-vv), not -v's.
+    assert!(!verbose.contains("node outcomes"), "{verbose}");
 }
