@@ -2,7 +2,7 @@
 //! and the floor (a raw fred fan-out of the same scripts, no lock logic).
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use fred::clients::Client;
 use fred::interfaces::ClientLike;
@@ -82,7 +82,7 @@ impl RedquorumLocker {
 ///
 /// ```
 /// let error = redquorum::Error::Lost { resource: "r".into() };
-/// assert_eq!(redquorum_benches::refusal_kind(&error), "other");
+/// assert_eq!(redquorum_benches::refusal_kind(&error), "lost");
 /// ```
 #[must_use]
 pub fn refusal_kind(error: &Error) -> &'static str {
@@ -90,6 +90,8 @@ pub fn refusal_kind(error: &Error) -> &'static str {
         Error::Contended { .. } => "contended",
         Error::Unavailable { .. } => "unavailable",
         Error::Expired { .. } => "expired",
+        Error::NotHeld { .. } => "not-held",
+        Error::Lost { .. } => "lost",
         Error::WaitTimeout { last, .. } => refusal_kind(last),
         _ => "other",
     }
@@ -110,10 +112,20 @@ impl Locker for RedquorumLocker {
         }
         let owner = lock.owner().to_string();
         let deadline = lock.deadline();
-        // The checker verifies tokens strictly increase in grant order. A
-        // holder whose write-back fails (its lease ran out first) has none.
+        // The one place a workload reads the lock's fencing token (the
+        // checker requires tokens to increase in grant order, and the store
+        // refuses stale ones). The write-back may fail (the lease ran out
+        // first, or no quorum confirmed it): then the holder has no token,
+        // and does not touch a fenced store.
         let fence = lock.fence().await.ok().map(|token| token.get());
         Ok(Grant::new(lock, owner, deadline).with_fence(fence))
+    }
+
+    async fn extend(&self, lock: &mut Lock) -> Result<Instant, Refusal> {
+        match lock.extend().await {
+            Ok(_) => Ok(lock.deadline()),
+            Err(e) => Err(Refusal::new(refusal_kind(&e), e.to_string())),
+        }
     }
 
     async fn release(&self, held: Lock) -> Result<(), String> {
@@ -212,7 +224,7 @@ impl Locker for Floor {
     type Held = (String, String);
 
     async fn acquire(&self, resource: &str) -> Result<Grant<(String, String)>, Refusal> {
-        let start = std::time::Instant::now();
+        let start = Instant::now();
         let token = format!("floor-{}", self.counter.fetch_add(1, Ordering::Relaxed));
         let key = format!("floor:{{{resource}}}");
         // One acquire: code, 2 keys, 5 arguments (kind, token, ttl, owner, flags).

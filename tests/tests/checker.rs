@@ -8,7 +8,7 @@ mod workload;
 
 use std::time::Duration;
 
-use redquorum::Redlock;
+use redquorum::{Redlock, RedlockBuilder};
 use redquorum_harness::{
     Cluster, History, Outcome, Persistence, ProtectedStore, Session, Verdict, check,
     faketime_support,
@@ -18,12 +18,19 @@ const TTL: Duration = Duration::from_secs(10);
 const SHORT_TTL: Duration = Duration::from_millis(1500);
 
 fn redlock(urls: Vec<String>, ttl: Duration) -> Redlock {
-    Redlock::builder()
+    redlock_with(urls, ttl, |builder| builder)
+}
+
+fn redlock_with(
+    urls: Vec<String>,
+    ttl: Duration,
+    configure: impl FnOnce(RedlockBuilder) -> RedlockBuilder,
+) -> Redlock {
+    let builder = Redlock::builder()
         .nodes(urls)
         .ttl(ttl)
-        .node_timeout(Duration::from_millis(100))
-        .build()
-        .expect("valid configuration")
+        .node_timeout(Duration::from_millis(100));
+    configure(builder).build().expect("valid configuration")
 }
 
 /// Records a granted lock as a session that completed (write at grant time).
@@ -172,6 +179,8 @@ async fn a_holder_ignoring_its_validity_is_caught_as_stale_write_and_lost_update
     let a = redlock.try_lock("gc").await.expect("A locks");
     let mut a_session = session(&history, 0, start, &a);
     let a_read = store.read_blocking("gc").unwrap();
+    a_session.read = Some(a_read);
+    a_session.read_at = Some(history.now());
     let a_deadline = a.deadline();
     a.forget();
     tokio::time::sleep_until((a_deadline + Duration::from_millis(100)).into()).await;
@@ -193,13 +202,17 @@ async fn a_holder_ignoring_its_validity_is_caught_as_stale_write_and_lost_update
     let (b_start, b) = b_lock;
     let mut b_session = session(&history, 1, b_start, &b);
     let b_read = store.read_blocking("gc").unwrap();
+    b_session.read = Some(b_read);
+    b_session.read_at = Some(history.now());
     b_session.write_start = Some(history.now());
+    b_session.wrote = Some(b_read + 1);
     store.write_blocking("gc", b_read + 1).unwrap();
     b_session.write_end = Some(history.now());
     b_session.release = Some(history.now());
     b.release().await.expect("B releases");
     // A wakes up and writes from its stale read, ignoring its validity.
     a_session.write_start = Some(history.now());
+    a_session.wrote = Some(a_read + 1);
     store.write_blocking("gc", a_read + 1).unwrap();
     a_session.write_end = Some(history.now());
     a_session.release = Some(history.now());
@@ -209,7 +222,90 @@ async fn a_holder_ignoring_its_validity_is_caught_as_stale_write_and_lost_update
     let verdict = check(&[a_session, b_session], &values, &[]);
     assert_eq!(verdict.count("stale-write"), 1, "{:?}", verdict.violations);
     assert_eq!(verdict.count("lost-update"), 1, "{:?}", verdict.violations);
+    assert_eq!(verdict.count("counter"), 1, "{:?}", verdict.violations);
     assert_eq!(verdict.count("overlap"), 0, "the lock itself behaved");
+    // The lost update names both sessions: B's update lost, overwritten by A.
+    let lost = verdict
+        .violations
+        .iter()
+        .find(|v| v.kind() == "lost-update")
+        .unwrap();
+    let text = lost.to_string();
+    assert!(
+        text.contains("client 1") && text.contains("client 0"),
+        "{text}"
+    );
+}
+
+/// The same GC pause against a fenced store: A's stale write is refused,
+/// nothing is lost, and a stale write the store did accept is named.
+#[tokio::test]
+async fn a_fenced_store_refuses_the_paused_holders_stale_write() {
+    let store_node = Cluster::start(1).expect("store");
+    let store = ProtectedStore::new(&store_node.host_port(0));
+    store.reset_blocking("gc").unwrap();
+    // A (token 10) reads; B (token 11) reads and writes; A writes last.
+    assert_eq!(store.read_fenced_blocking("gc", Some(10)).unwrap(), Some(0));
+    assert_eq!(store.read_fenced_blocking("gc", Some(11)).unwrap(), Some(0));
+    assert!(store.write_fenced_blocking("gc", 1, Some(11)).unwrap());
+    assert!(
+        !store.write_fenced_blocking("gc", 1, Some(10)).unwrap(),
+        "stale token accepted"
+    );
+    assert_eq!(store.read_blocking("gc").unwrap(), 1);
+    // Had the store accepted it, the checker names it.
+    let ms = Duration::from_millis;
+    let mut b = Session::granted(1, "gc", "b", ms(0), ms(10), ms(500));
+    (b.fence, b.read, b.read_at, b.wrote) = (Some(11), Some(0), Some(ms(11)), Some(1));
+    (b.write_start, b.write_end) = (Some(ms(12)), Some(ms(13)));
+    let mut a = Session::granted(0, "gc", "a", ms(0), ms(1), ms(5));
+    (a.fence, a.read, a.read_at, a.wrote) = (Some(10), Some(0), Some(ms(2)), Some(1));
+    (a.write_start, a.write_end) = (Some(ms(20)), Some(ms(21)));
+    let verdict = check(&[a, b], &[("gc".to_owned(), 1)].into_iter().collect(), &[]);
+    assert_eq!(verdict.count("stale-write"), 1, "{:?}", verdict.violations);
+    assert_eq!(verdict.count("lost-update"), 1, "{:?}", verdict.violations);
+}
+
+/// A hold left behind by an attempt nobody unwound (planted in the
+/// library's lock record, as a missing unwind would leave it) is seen by the
+/// key audit and named, long before its TTL would hide it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_left_by_an_attempt_that_was_never_unwound_is_an_orphan() {
+    use redquorum_harness::{AuditConfig, Evidence, KeyAudit, check_evidence};
+    let cluster = std::sync::Arc::new(Cluster::start(3).expect("nodes"));
+    let ttl = Duration::from_secs(2);
+    let mut config = AuditConfig::new(ttl);
+    config.min_age = Duration::from_millis(200);
+    // 800 ms left under a 2 s TTL: the hold was set 1.2 s ago, past the 1 s slack.
+    let now = common::node_ms(&cluster, 1).expect("node time");
+    let expiry = (now + 800).to_string();
+    cluster
+        .command(
+            1,
+            &["HSET", "lock:{orphan}", "kind", "lock", "h:nobody", &expiry],
+        )
+        .unwrap();
+    cluster
+        .command(1, &["PEXPIRE", "lock:{orphan}", "800"])
+        .unwrap();
+    let audit = KeyAudit::start(cluster.clone(), config);
+    let seen = tokio::task::spawn_blocking(move || {
+        assert!(
+            audit.wait_rounds(1, Duration::from_secs(5)),
+            "the audit never read the nodes"
+        );
+        audit.stop()
+    })
+    .await
+    .unwrap();
+    let values = no_values();
+    let evidence = Evidence {
+        keys: &seen,
+        ..Evidence::new(&[], &values)
+    };
+    let verdict = check_evidence(&evidence);
+    assert_eq!(verdict.count("orphan-key"), 1, "{seen:?}");
+    assert!(verdict.violations[0].to_string().contains("never granted"));
 }
 
 /// Two of three nodes run their clocks 10x fast, far beyond the 1% drift factor.
@@ -227,7 +323,11 @@ async fn node_clocks_far_faster_than_the_drift_factor_are_caught_as_an_overlap()
         .fast_clock(2, 10.0)
         .start()
         .expect("nodes with fast clocks");
-    let redlock = redlock(cluster.urls(), Duration::from_secs(3));
+    // The library would refuse these nodes' votes (clock_watch.rs): turned
+    // off, so that the checker is shown to catch what such clocks do.
+    let redlock = redlock_with(cluster.urls(), Duration::from_secs(3), |b| {
+        b.check_node_clocks(false)
+    });
     let history = History::new();
     let start = history.now();
     let a = redlock.try_lock("clock").await.expect("A locks");
@@ -258,4 +358,107 @@ async fn a_lock_key_without_expiry_is_reported_as_leaked() {
     let verdict = check(&[], &no_values(), &leaks);
     assert_eq!(verdict.count("leaked"), 1);
     assert!(verdict.violations[0].to_string().contains("lock:forever"));
+}
+
+/// Audits the cluster once (at least one full read of every node, after
+/// `settle` has returned) with no minimum age, and returns every (key, owner) seen.
+async fn audit_once(cluster: &std::sync::Arc<Cluster>, ttl: Duration) -> Vec<(String, String)> {
+    use redquorum_harness::{AuditConfig, KeyAudit};
+    let mut config = AuditConfig::new(ttl);
+    config.min_age = Duration::ZERO;
+    let audit = KeyAudit::start(cluster.clone(), config);
+    let seen = tokio::task::spawn_blocking(move || {
+        assert!(
+            audit.wait_rounds(2, Duration::from_secs(5)),
+            "the audit never read the nodes"
+        );
+        audit.stop()
+    })
+    .await
+    .unwrap();
+    let mut pairs: Vec<(String, String)> = seen.into_iter().map(|l| (l.key, l.owner)).collect();
+    pairs.sort();
+    pairs.dedup();
+    pairs
+}
+
+/// The audit reads the library's own lock record (one hash per name, each
+/// hold a `h:<token>` field; the fence counter beside it): every live hold
+/// is an owner, of any kind, and neither the record's other fields nor the
+/// fence counter are.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_key_audit_sees_every_hold_of_the_librarys_lock_records() {
+    let cluster = std::sync::Arc::new(Cluster::start(3).expect("nodes"));
+    let redlock = redlock(cluster.urls(), TTL);
+    let plain = redlock.try_lock("plain").await.expect("plain lock");
+    plain
+        .fence()
+        .await
+        .expect("a fencing token (writes the fence counter)");
+    let reader_a = redlock.try_read_lock("shared").await.expect("reader A");
+    let reader_b = redlock.try_read_lock("shared").await.expect("reader B");
+    let everywhere = [
+        (plain.key(), plain.owner().to_string()),
+        (reader_a.key(), reader_a.owner().to_string()),
+        (reader_b.key(), reader_b.owner().to_string()),
+    ];
+    for (key, owner) in &everywhere {
+        // A straggler's acquire lands moments after the quorum was decided.
+        let landed = common::eventually(Duration::from_secs(5), || async {
+            common::held_on(&cluster, key, owner) == cluster.len()
+        })
+        .await;
+        assert!(landed, "{owner} never held {key} on every node");
+    }
+    let seen = audit_once(&cluster, TTL).await;
+    let mut expected: Vec<(String, String)> = everywhere
+        .iter()
+        .map(|(key, owner)| ((*key).to_owned(), owner.clone()))
+        .collect();
+    expected.sort();
+    assert_eq!(seen, expected);
+    assert!(
+        common::pttl(&cluster, 0, &redlock.fence_key("plain")) > 0,
+        "no fence counter"
+    );
+    plain.forget();
+    reader_a.forget();
+    reader_b.forget();
+}
+
+/// A clock jump on a node moves each hold's expiry in the lock record, not
+/// only the key's TTL: of two readers, the one with less time left than the
+/// jump is gone on that node (the library decides by those expiries), the
+/// other is not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clock_jump_expires_the_holds_it_passes_in_a_lock_record() {
+    let cluster = std::sync::Arc::new(Cluster::start(3).expect("nodes"));
+    let short = redlock(cluster.urls(), Duration::from_secs(3));
+    let long = redlock(cluster.urls(), Duration::from_secs(30));
+    let brief = short.try_read_lock("shared").await.expect("brief reader");
+    let lasting = long.try_read_lock("shared").await.expect("lasting reader");
+    let key = brief.key().to_owned();
+    for owner in [brief.owner().to_string(), lasting.owner().to_string()] {
+        let landed = common::eventually(Duration::from_secs(5), || async {
+            common::held_on(&cluster, &key, &owner) == cluster.len()
+        })
+        .await;
+        assert!(landed, "{owner} never held {key} on every node");
+    }
+    for node in 0..cluster.len() {
+        let touched = cluster
+            .clock_jump(node, Duration::from_secs(5), "lock:*")
+            .expect("clock jump");
+        assert_eq!(touched, 2, "node {node}: the record and its fence counter");
+    }
+    let seen = audit_once(&cluster, Duration::from_secs(30)).await;
+    assert_eq!(seen, vec![(key.clone(), lasting.owner().to_string())]);
+    assert_eq!(common::hold_counts(&cluster, &key), vec![1; cluster.len()]);
+    let left = common::pttl(&cluster, 0, &key);
+    assert!(
+        (0..=25_000).contains(&left),
+        "the key's TTL did not shrink: {left} ms"
+    );
+    brief.forget();
+    lasting.forget();
 }

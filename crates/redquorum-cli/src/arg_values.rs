@@ -1,5 +1,6 @@
 //! Command-line values checked where they are parsed: durations in a range
-//! that every later computation can hold, and names that must not be empty.
+//! that every later computation can hold, names that must not be empty, and
+//! counts of at least one.
 //!
 //! A bad value is a clap error, so it exits 64 with clap's message naming the
 //! option, before any node is contacted.
@@ -42,6 +43,23 @@ pub(crate) fn non_empty(text: &str) -> Result<String, String> {
     Ok(text.to_owned())
 }
 
+/// A count of one or more (`--limit`).
+pub(crate) fn count(text: &str) -> Result<usize, String> {
+    let value: usize = text
+        .parse()
+        .map_err(|_| format!("{text:?} is not a whole number"))?;
+    if value == 0 {
+        return Err("must be at least 1".to_owned());
+    }
+    Ok(value)
+}
+
+/// A semaphore's permit count (`exec -n K`): one or more, since a semaphore
+/// with no permits would admit no one.
+pub(crate) fn permits(text: &str) -> Result<usize, String> {
+    count(text).map_err(|e| format!("{e} (a semaphore with no permits admits no one)"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,5 +90,15 @@ mod tests {
         );
         assert_eq!(non_empty("r"), Ok("r".to_owned()));
         assert!(non_empty("").is_err());
+    }
+
+    #[test]
+    fn counts_and_permits_are_whole_numbers_from_one() {
+        assert_eq!(count("1"), Ok(1));
+        assert_eq!(permits("3"), Ok(3));
+        assert!(count("0").unwrap_err().contains("at least 1"));
+        assert!(permits("0").unwrap_err().contains("admits no one"));
+        assert!(count("-1").unwrap_err().contains("not a whole number"));
+        assert!(count("two").is_err());
     }
 }

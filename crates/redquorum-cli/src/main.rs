@@ -47,19 +47,30 @@ struct Cli {
 enum Command {
     /// A flash sale on local nodes: locks keep 0 oversold while a master is killed.
     Demo(cmd::demo::DemoArgs),
-    /// Run a command while holding a lock (a distributed flock): redquorum exec RESOURCE -- CMD [ARGS...]
+    /// Run a command while holding a lock (a distributed flock), or with -n K one of K permits: redquorum exec [-n K] RESOURCE -- CMD [ARGS...]
     Exec(cmd::exec::ExecArgs),
+    /// Campaign to lead an election, then run a command while leader: redquorum elect NAME -- CMD [ARGS...]
+    Elect(cmd::elect::ElectArgs),
+    /// Show who leads an election, once or (--watch) as it changes.
+    Leader(cmd::leader::LeaderArgs),
+    /// Force-release a resource whoever holds it, and raise its fence counter (needs --force).
+    Release(cmd::release::ReleaseArgs),
+    /// List the resources held under a name prefix.
+    List(cmd::list::ListArgs),
     /// Show who holds a resource's lock on each node, the time left, and each node's health.
     Status(cmd::status::StatusArgs),
     /// Start or stop local redis-server nodes for development.
     Nodes(cmd::nodes::NodesArgs),
     /// Run clients against the nodes under random faults and check mutual exclusion.
-    Torture(cmd::torture::TortureArgs),
+    Torture(Box<cmd::torture::TortureArgs>),
     /// Measure lock throughput, latency and hand-off on the nodes (see docs/performance.md).
     Bench(cmd::bench::BenchArgs),
     /// Internal: the process between `exec` and its command (see guard.rs).
     #[command(name = guard::SUBCOMMAND, hide = true)]
     Guard(guard::GuardArgs),
+    /// Run torture against each planted bug; fails unless every one is caught (feature `mutants`).
+    #[cfg(feature = "mutants")]
+    Mutants(cmd::mutants::MutantsArgs),
 }
 
 fn main() -> ExitCode {
@@ -96,14 +107,23 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Demo(args) => cmd::demo::run(&nodes, args, verbosity).await,
             Command::Exec(mut args) => {
-                args.quiet = cli.quiet;
+                args.lease.quiet = cli.quiet;
                 cmd::exec::run(&nodes, args).await
             }
+            Command::Elect(mut args) => {
+                args.lease.quiet = cli.quiet;
+                cmd::elect::run(&nodes, args).await
+            }
+            Command::Leader(args) => cmd::leader::run(&nodes, args).await,
+            Command::Release(args) => cmd::release::run(&nodes, args).await,
+            Command::List(args) => cmd::list::run(&nodes, args).await,
             Command::Status(args) => cmd::status::run(&nodes, args).await,
             Command::Nodes(args) => cmd::nodes::run(args),
-            Command::Torture(args) => cmd::torture::run(&nodes, args, verbosity).await,
+            Command::Torture(args) => cmd::torture::run(&nodes, *args).await,
             Command::Bench(args) => cmd::bench::run_bench(&nodes, args, verbosity).await,
             Command::Guard(_) => unreachable!("the guard runs before the runtime starts"),
+            #[cfg(feature = "mutants")]
+            Command::Mutants(args) => cmd::mutants::run(args).await,
         }
     })
 }

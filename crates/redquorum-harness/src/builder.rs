@@ -18,6 +18,7 @@ pub struct ClusterBuilder {
     n: usize,
     persistence: Persistence,
     clocks: Vec<(usize, f64)>,
+    controlled: Vec<(usize, std::time::Duration)>,
 }
 
 impl ClusterBuilder {
@@ -26,6 +27,7 @@ impl ClusterBuilder {
             n,
             persistence: Persistence::None,
             clocks: Vec::new(),
+            controlled: Vec::new(),
         }
     }
 
@@ -57,6 +59,22 @@ impl ClusterBuilder {
         self
     }
 
+    /// Node `index`'s wall clock can be moved at run time
+    /// ([`Cluster::set_clock_offset`]); it starts `offset` ahead of real time.
+    /// Default: no node's clock is controlled.
+    ///
+    /// [`start`](Self::start) then needs [`faketime_support`](crate::faketime_support).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = redquorum_harness::Cluster::builder(3).controlled_clock(0, std::time::Duration::ZERO);
+    /// ```
+    pub fn controlled_clock(mut self, index: usize, offset: std::time::Duration) -> Self {
+        self.controlled.push((index, offset));
+        self
+    }
+
     /// Starts the nodes.
     ///
     /// # Errors
@@ -71,6 +89,6 @@ impl ClusterBuilder {
     /// assert!(cluster.is_running(0));
     /// ```
     pub fn start(self) -> Result<Cluster, HarnessError> {
-        Cluster::start_built(self.n, self.persistence, &self.clocks)
+        Cluster::start_built(self.n, self.persistence, &self.clocks, &self.controlled)
     }
 }

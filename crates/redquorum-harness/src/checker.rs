@@ -1,13 +1,23 @@
-//! The checker: pure logic over a recorded history, proving per resource
-//! (1) no two holders' exclusive windows overlap, (2) no lost update on the
-//! protected value, (3) no lock key outlived the run plus the max TTL, and
-//! (4) fencing tokens strictly increase in grant order, when present. It also
-//! flags a holder that wrote after its validity ended (the assumption a
-//! paused client breaks).
+//! The checker: pure logic over a recorded run, proving per resource
+//! (1) no two holders' exclusive windows overlap (extensions included),
+//! (2) no update is lost: no two accepted read-modify-writes read the same
+//! value (each lost one is named with the session that overwrote it), and
+//! the protected counter equals the accepted writes, (3) fencing tokens
+//! strictly increase in grant order, and a fenced store never accepts a
+//! write whose token is below one it accepted before, (4) no lock key
+//! outlived the run plus the max TTL, and (5) from the key audit taken
+//! during the run, no lock key lived on after its owner's attempt was
+//! unwound or its lease released. Unfenced holders that write after their
+//! deadline (the assumption a paused client breaks) are flagged too.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
+use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
+use crate::audit::KeyLife;
+use crate::fault_log::FaultEvent;
 use crate::history::{Outcome, Session};
 
 /// A lock key found on a node after the run plus the max TTL.
@@ -18,7 +28,7 @@ use crate::history::{Outcome, Session};
 /// let leak = redquorum_harness::LeakedKey { node: "127.0.0.1:7001".into(), key: "lock:a".into(), pttl_ms: 900 };
 /// assert!(leak.to_string().contains("lock:a"));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LeakedKey {
     /// The node, `host:port`.
     pub node: String,
@@ -54,30 +64,42 @@ impl fmt::Display for LeakedKey {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Violation {
-    /// `second` was granted before `first`'s exclusive window ended.
+    /// `second` was granted (or extended) inside `first`'s exclusive window.
     Overlap {
         /// The earlier holder.
         first: Box<Session>,
         /// The holder granted inside the earlier one's window.
         second: Box<Session>,
     },
-    /// A holder started its protected write after its validity had ended.
+    /// An unfenced holder started its protected write after its deadline, or
+    /// a fenced store accepted a write whose token is below one it had
+    /// already accepted (`by`).
     StaleWrite {
         /// The session.
         session: Box<Session>,
+        /// The session whose higher token the store had accepted first.
+        by: Option<Box<Session>>,
     },
-    /// The protected value is not the number of completed critical sections.
+    /// Two accepted read-modify-writes read the same value: `lost`'s update
+    /// was overwritten by `by`'s.
     LostUpdate {
+        /// The session whose update was lost (it wrote first).
+        lost: Box<Session>,
+        /// The session that wrote the same value over it.
+        by: Box<Session>,
+    },
+    /// The protected value is not the number of accepted writes.
+    CounterMismatch {
         /// The resource.
         resource: String,
-        /// Completed sessions (each added one).
+        /// Accepted writes (each added one).
         completed: u64,
         /// Sessions whose write may or may not have landed.
         indeterminate: u64,
         /// The value found.
         value: i64,
     },
-    /// A lock key left on a node.
+    /// A lock key left on a node after the run.
     Leaked(LeakedKey),
     /// A later grant carried a fencing token not above an earlier one's.
     FenceNotIncreasing {
@@ -86,10 +108,19 @@ pub enum Violation {
         /// The later grant.
         later: Box<Session>,
     },
+    /// A lock key lived on after its owner's attempt was unwound or its
+    /// lease released (no fault on that node explains it).
+    OrphanKey {
+        /// What the audit saw.
+        key: KeyLife,
+        /// The owner's session, when the owner was granted.
+        owner: Option<Box<Session>>,
+    },
 }
 
 impl Violation {
-    /// A short name for counting: `overlap`, `stale-write`, `lost-update`, `leaked`, `fence`.
+    /// A short name for counting: `overlap`, `stale-write`, `lost-update`,
+    /// `counter`, `leaked`, `fence`, `orphan-key`.
     ///
     /// # Examples
     ///
@@ -104,8 +135,61 @@ impl Violation {
             Violation::Overlap { .. } => "overlap",
             Violation::StaleWrite { .. } => "stale-write",
             Violation::LostUpdate { .. } => "lost-update",
+            Violation::CounterMismatch { .. } => "counter",
             Violation::Leaked(_) => "leaked",
             Violation::FenceNotIncreasing { .. } => "fence",
+            Violation::OrphanKey { .. } => "orphan-key",
+        }
+    }
+
+    /// When the run first showed it (history clock); `None` for what is only
+    /// seen after the run (counter, leak). An orphan key counts from its
+    /// last sighting, an upper bound.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use redquorum_harness::{Session, Violation};
+    /// let ms = Duration::from_millis;
+    /// let a = Session::granted(0, "r", "a", ms(0), ms(1), ms(100));
+    /// let b = Session::granted(1, "r", "b", ms(0), ms(50), ms(150));
+    /// let v = Violation::Overlap { first: Box::new(a), second: Box::new(b) };
+    /// assert_eq!(v.at(), Some(ms(50)));
+    /// ```
+    #[must_use]
+    pub fn at(&self) -> Option<Duration> {
+        match self {
+            Violation::Overlap { second, .. } => second.grant,
+            Violation::StaleWrite { session, .. } => session.write_start,
+            Violation::LostUpdate { by, .. } => by.write_end,
+            Violation::FenceNotIncreasing { later, .. } => later.grant,
+            Violation::OrphanKey { key, .. } => Some(key.last_seen),
+            Violation::CounterMismatch { .. } | Violation::Leaked(_) => None,
+        }
+    }
+
+    /// The sessions involved, for showing the faults around them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use redquorum_harness::{LeakedKey, Violation};
+    /// let v = Violation::Leaked(LeakedKey { node: "n".into(), key: "k".into(), pttl_ms: 1 });
+    /// assert!(v.sessions().is_empty());
+    /// ```
+    #[must_use]
+    pub fn sessions(&self) -> Vec<&Session> {
+        match self {
+            Violation::Overlap { first, second } => vec![first, second],
+            Violation::StaleWrite { session, by } => std::iter::once(session)
+                .chain(by.as_ref())
+                .map(|s| &**s)
+                .collect(),
+            Violation::LostUpdate { lost, by } => vec![lost, by],
+            Violation::FenceNotIncreasing { earlier, later } => vec![earlier, later],
+            Violation::OrphanKey { owner, .. } => owner.iter().map(|s| &**s).collect(),
+            Violation::CounterMismatch { .. } | Violation::Leaked(_) => Vec::new(),
         }
     }
 }
@@ -118,22 +202,34 @@ impl fmt::Display for Violation {
                 "overlap on {:?}:\n  first:  {first}\n  second: {second}",
                 first.resource
             ),
-            Violation::StaleWrite { session } => {
-                write!(
-                    f,
-                    "write after validity on {:?}:\n  {session}",
-                    session.resource
-                )
-            }
-            Violation::LostUpdate {
+            Violation::StaleWrite { session, by: None } => write!(
+                f,
+                "write after the deadline on {:?}:\n  {session}",
+                session.resource
+            ),
+            Violation::StaleWrite {
+                session,
+                by: Some(by),
+            } => write!(
+                f,
+                "stale write accepted on {:?} (its fencing token is below one accepted before it):\n  stale:  {session}\n  after:  {by}",
+                session.resource
+            ),
+            Violation::LostUpdate { lost, by } => write!(
+                f,
+                "lost update on {:?}: both read {}, the second write overwrote the first:\n  lost: {lost}\n  by:   {by}",
+                lost.resource,
+                lost.read.unwrap_or_default()
+            ),
+            Violation::CounterMismatch {
                 resource,
                 completed,
                 indeterminate,
                 value,
             } => write!(
                 f,
-                "lost update on {resource:?}: value {value}, but {completed} critical sections \
-                 completed (+{indeterminate} indeterminate)"
+                "counter on {resource:?}: value {value}, but {completed} writes were accepted \
+                 (+{indeterminate} indeterminate)"
             ),
             Violation::Leaked(leak) => write!(f, "leaked key {leak}"),
             Violation::FenceNotIncreasing { earlier, later } => write!(
@@ -141,6 +237,13 @@ impl fmt::Display for Violation {
                 "fencing token did not increase on {:?}:\n  earlier: {earlier}\n  later:   {later}",
                 earlier.resource
             ),
+            Violation::OrphanKey { key, owner } => {
+                write!(f, "orphan key {key}")?;
+                match owner {
+                    Some(owner) => write!(f, "\n  owner released: {owner}"),
+                    None => f.write_str("\n  owner never granted (an unwound attempt)"),
+                }
+            }
         }
     }
 }
@@ -201,6 +304,51 @@ impl Verdict {
     }
 }
 
+/// Everything a run leaves for the checker.
+///
+/// # Examples
+///
+/// ```
+/// let values = Default::default();
+/// let evidence = redquorum_harness::Evidence::new(&[], &values);
+/// assert!(redquorum_harness::check_evidence(&evidence).is_ok());
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Evidence<'a> {
+    /// The history.
+    pub sessions: &'a [Session],
+    /// Each resource's protected value after the run.
+    pub protected: &'a BTreeMap<String, i64>,
+    /// Lock keys found after the run plus the max TTL.
+    pub leaked: &'a [LeakedKey],
+    /// What the key audit saw during the run.
+    pub keys: &'a [KeyLife],
+    /// The faults injected (they excuse a key that lingers on their node).
+    pub faults: &'a [FaultEvent],
+    /// How long an ended owner's key may linger before it is an orphan
+    /// (the unwind or release in flight). Default: 1 s.
+    pub slack: Duration,
+}
+
+impl<'a> Evidence<'a> {
+    /// Sessions and protected values only.
+    ///
+    /// # Examples
+    ///
+    /// See [`Evidence`].
+    #[must_use]
+    pub fn new(sessions: &'a [Session], protected: &'a BTreeMap<String, i64>) -> Self {
+        Self {
+            sessions,
+            protected,
+            leaked: &[],
+            keys: &[],
+            faults: &[],
+            slack: Duration::from_secs(1),
+        }
+    }
+}
+
 /// Checks a history against the protected values (`resource` → value read
 /// after the run) and the lock keys found after the run plus the max TTL.
 ///
@@ -224,9 +372,22 @@ pub fn check(
     protected: &BTreeMap<String, i64>,
     leaked: &[LeakedKey],
 ) -> Verdict {
+    check_evidence(&Evidence {
+        leaked,
+        ..Evidence::new(sessions, protected)
+    })
+}
+
+/// Checks everything a run left: see the module doc for the properties.
+///
+/// # Examples
+///
+/// See [`Evidence`] and [`check`].
+#[must_use]
+pub fn check_evidence(evidence: &Evidence<'_>) -> Verdict {
     let mut violations = Vec::new();
     let mut by_resource: BTreeMap<&str, Vec<&Session>> = BTreeMap::new();
-    for s in sessions {
+    for s in evidence.sessions {
         by_resource.entry(&s.resource).or_default().push(s);
     }
     for (resource, list) in &by_resource {
@@ -235,39 +396,15 @@ pub fn check(
         granted.sort_by_key(|s| s.grant);
         check_overlaps(&granted, &mut violations);
         check_fences(&granted, &mut violations);
-        for s in &granted {
-            if let (Some(write), Some(end)) = (s.write_start, s.validity_end) {
-                if write > end {
-                    violations.push(Violation::StaleWrite {
-                        session: Box::new((*s).clone()),
-                    });
-                }
-            }
-        }
-        let completed = list
-            .iter()
-            .filter(|s| s.outcome == Outcome::Completed)
-            .count() as u64;
-        let indeterminate = list
-            .iter()
-            .filter(|s| matches!(s.outcome, Outcome::Indeterminate(_)))
-            .count() as u64;
-        let value = protected.get(*resource).copied().unwrap_or(0);
-        let in_range =
-            u64::try_from(value).is_ok_and(|v| v >= completed && v <= completed + indeterminate);
-        if !in_range {
-            violations.push(Violation::LostUpdate {
-                resource: (*resource).to_owned(),
-                completed,
-                indeterminate,
-                value,
-            });
-        }
+        check_stale_writes(&granted, &mut violations);
+        check_lost_updates(&granted, &mut violations);
+        let value = evidence.protected.get(*resource).copied().unwrap_or(0);
+        check_counter(resource, list, value, &mut violations);
     }
     // A protected value for a resource nobody completed must still be zero.
-    for (resource, value) in protected {
+    for (resource, value) in evidence.protected {
         if !by_resource.contains_key(resource.as_str()) && *value != 0 {
-            violations.push(Violation::LostUpdate {
+            violations.push(Violation::CounterMismatch {
                 resource: resource.clone(),
                 completed: 0,
                 indeterminate: 0,
@@ -275,28 +412,33 @@ pub fn check(
             });
         }
     }
-    violations.extend(leaked.iter().cloned().map(Violation::Leaked));
+    violations.extend(evidence.leaked.iter().cloned().map(Violation::Leaked));
+    check_orphans(evidence, &mut violations);
     Verdict { violations }
 }
 
-/// Sweep in grant order, keeping the window that reaches furthest so far.
+/// Sweeps every exclusive window (grant and extensions) in start order,
+/// against the windows of other sessions still open at its start.
 fn check_overlaps(granted: &[&Session], violations: &mut Vec<Violation>) {
-    let mut reach: Option<(&Session, std::time::Duration)> = None;
-    for s in granted {
-        let (Some(grant), Some(until)) = (s.grant, s.exclusive_until()) else {
-            continue;
-        };
-        if let Some((holder, end)) = reach {
-            if grant < end {
+    let mut windows: Vec<(Duration, Duration, usize)> = granted
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| s.windows().into_iter().map(move |(a, b)| (a, b, i)))
+        .collect();
+    windows.sort();
+    let mut open: Vec<(Duration, usize)> = Vec::new();
+    let mut reported = std::collections::HashSet::new();
+    for (from, until, i) in windows {
+        open.retain(|(end, _)| *end > from);
+        for &(_, j) in &open {
+            if j != i && reported.insert((j, i)) {
                 violations.push(Violation::Overlap {
-                    first: Box::new(holder.clone()),
-                    second: Box::new((*s).clone()),
+                    first: Box::new(granted[j].clone()),
+                    second: Box::new(granted[i].clone()),
                 });
             }
         }
-        if reach.is_none_or(|(_, end)| until > end) {
-            reach = Some((s, until));
-        }
+        open.push((until, i));
     }
 }
 
@@ -307,6 +449,147 @@ fn check_fences(granted: &[&Session], violations: &mut Vec<Violation>) {
             violations.push(Violation::FenceNotIncreasing {
                 earlier: Box::new((*pair[0]).clone()),
                 later: Box::new((*pair[1]).clone()),
+            });
+        }
+    }
+}
+
+/// Unfenced: a write begun after the deadline. Fenced: an accepted write
+/// begun after an access with a higher token had been accepted.
+fn check_stale_writes(granted: &[&Session], violations: &mut Vec<Violation>) {
+    let wrote = |s: &Session| matches!(s.outcome, Outcome::Completed | Outcome::Indeterminate(_));
+    for s in granted.iter().filter(|s| s.fence.is_none() && wrote(s)) {
+        if let (Some(write), Some(end)) = (s.write_start, s.deadline()) {
+            if write > end {
+                violations.push(Violation::StaleWrite {
+                    session: Box::new((*s).clone()),
+                    by: None,
+                });
+            }
+        }
+    }
+    // Accepted fenced accesses: (end, token, session); reads count, since a
+    // fenced read raises the store's token as a write does.
+    let mut accesses: Vec<(Duration, u64, &Session)> = Vec::new();
+    for s in granted.iter().filter(|s| s.fence.is_some()) {
+        let token = s.fence.unwrap_or_default();
+        if let (Some(at), Some(_)) = (s.read_at, s.read) {
+            accesses.push((at, token, s));
+        }
+        if let (Outcome::Completed, Some(end)) = (&s.outcome, s.write_end) {
+            accesses.push((end, token, s));
+        }
+    }
+    accesses.sort_by_key(|(end, token, _)| (*end, *token));
+    let mut writes: Vec<&&Session> = granted
+        .iter()
+        .filter(|s| s.fence.is_some() && s.outcome == Outcome::Completed && s.write_start.is_some())
+        .collect();
+    writes.sort_by_key(|s| s.write_start);
+    let mut highest: Option<(u64, &Session)> = None;
+    let mut next = 0;
+    for w in writes {
+        let start = w.write_start.unwrap_or_default();
+        while next < accesses.len() && accesses[next].0 < start {
+            let (_, token, s) = accesses[next];
+            if highest.is_none_or(|(h, _)| token > h) {
+                highest = Some((token, s));
+            }
+            next += 1;
+        }
+        if let Some((token, by)) = highest {
+            if w.fence.unwrap_or_default() < token {
+                violations.push(Violation::StaleWrite {
+                    session: Box::new((*w).clone()),
+                    by: Some(Box::new(by.clone())),
+                });
+            }
+        }
+    }
+}
+
+/// Two accepted read-modify-writes that wrote the same value read the same
+/// one: the first write was overwritten.
+fn check_lost_updates(granted: &[&Session], violations: &mut Vec<Violation>) {
+    let mut by_value: HashMap<i64, Vec<&Session>> = HashMap::new();
+    for s in granted.iter().filter(|s| s.outcome == Outcome::Completed) {
+        if let (Some(_), Some(wrote)) = (s.read, s.wrote) {
+            by_value.entry(wrote).or_default().push(s);
+        }
+    }
+    let mut clashes: Vec<Vec<&Session>> = by_value.into_values().filter(|v| v.len() > 1).collect();
+    clashes.sort_by_key(|v| v.iter().map(|s| s.write_end).min());
+    for mut writers in clashes {
+        writers.sort_by_key(|s| s.write_end);
+        for by in &writers[1..] {
+            violations.push(Violation::LostUpdate {
+                lost: Box::new(writers[0].clone()),
+                by: Box::new((*by).clone()),
+            });
+        }
+    }
+}
+
+fn check_counter(resource: &str, list: &[&Session], value: i64, violations: &mut Vec<Violation>) {
+    let completed = list
+        .iter()
+        .filter(|s| s.outcome == Outcome::Completed)
+        .count() as u64;
+    let indeterminate = list
+        .iter()
+        .filter(|s| matches!(s.outcome, Outcome::Indeterminate(_)))
+        .count() as u64;
+    let in_range =
+        u64::try_from(value).is_ok_and(|v| v >= completed && v <= completed + indeterminate);
+    if !in_range {
+        violations.push(Violation::CounterMismatch {
+            resource: resource.to_owned(),
+            completed,
+            indeterminate,
+            value,
+        });
+    }
+}
+
+/// A key seen by the audit after its owner's release (granted owner) or
+/// older than the slack (an attempt that was never granted, so it should
+/// have been unwound), unless a fault on that node explains the delay.
+fn check_orphans(evidence: &Evidence<'_>, violations: &mut Vec<Violation>) {
+    let owners: HashMap<&str, &Session> = evidence
+        .sessions
+        .iter()
+        .filter(|s| s.grant.is_some() && !s.owner.is_empty())
+        .map(|s| (s.owner.as_str(), s))
+        .collect();
+    let excused = |node: usize, from: Duration, until: Duration| {
+        evidence.faults.iter().any(|f| {
+            f.kind.delays_commands()
+                && (f.nodes.is_empty() || f.nodes.contains(&node))
+                && f.overlaps(from, until)
+        })
+    };
+    for key in evidence.keys {
+        let set_at = key.last_seen.saturating_sub(key.age);
+        let orphan = match owners.get(key.owner.as_str()) {
+            Some(owner) => {
+                let ended = owner.release.or(owner.deadline()).unwrap_or_default();
+                key.last_seen > ended + evidence.slack && !excused(key.node, ended, key.last_seen)
+            }
+            None => {
+                key.age > evidence.slack
+                    && !excused(
+                        key.node,
+                        set_at.saturating_sub(evidence.slack),
+                        key.last_seen,
+                    )
+            }
+        };
+        if orphan {
+            violations.push(Violation::OrphanKey {
+                key: key.clone(),
+                owner: owners
+                    .get(key.owner.as_str())
+                    .map(|s| Box::new((*s).clone())),
             });
         }
     }
@@ -366,11 +649,11 @@ mod tests {
     }
 
     #[test]
-    fn a_value_below_the_completed_count_is_a_lost_update() {
+    fn a_value_below_the_completed_count_is_a_counter_mismatch() {
         let a = Session::granted(0, "r", "a", ms(0), ms(1), ms(100));
         let b = Session::granted(1, "r", "b", ms(0), ms(100), ms(200));
         let verdict = check(&[a, b], &values(&[("r", 1)]), &[]);
-        assert_eq!(verdict.count("lost-update"), 1);
+        assert_eq!(verdict.count("counter"), 1);
         assert_eq!(verdict.violations.len(), 1);
     }
 
@@ -382,17 +665,14 @@ mod tests {
         assert!(check(&[a.clone(), b.clone()], &values(&[("r", 1)]), &[]).is_ok());
         assert!(check(&[a.clone(), b.clone()], &values(&[("r", 2)]), &[]).is_ok());
         assert_eq!(
-            check(&[a, b], &values(&[("r", 3)]), &[]).count("lost-update"),
+            check(&[a, b], &values(&[("r", 3)]), &[]).count("counter"),
             1
         );
     }
 
     #[test]
     fn a_value_without_sessions_must_be_zero() {
-        assert_eq!(
-            check(&[], &values(&[("r", 1)]), &[]).count("lost-update"),
-            1
-        );
+        assert_eq!(check(&[], &values(&[("r", 1)]), &[]).count("counter"), 1);
         assert!(check(&[], &values(&[("r", 0)]), &[]).is_ok());
     }
 
@@ -432,6 +712,127 @@ mod tests {
         };
         let verdict = check(&[], &BTreeMap::new(), std::slice::from_ref(&leak));
         assert_eq!(verdict.violations, vec![Violation::Leaked(leak)]);
+    }
+
+    /// An accepted read-modify-write: read `read`, wrote `read + 1`.
+    fn rmw(client: usize, owner: &str, grant: u64, end: u64, read: i64) -> Session {
+        let mut s = Session::granted(client, "r", owner, ms(grant), ms(grant), ms(end));
+        s.read = Some(read);
+        s.read_at = Some(ms(grant));
+        s.wrote = Some(read + 1);
+        s.write_start = Some(ms(end - 1));
+        s.write_end = Some(ms(end - 1));
+        s
+    }
+
+    #[test]
+    fn two_writes_from_the_same_read_are_a_lost_update_naming_both() {
+        let a = rmw(0, "a", 0, 100, 0);
+        let b = rmw(1, "b", 100, 200, 1);
+        let c = rmw(2, "c", 200, 300, 1); // read before b's write landed: b's update is lost
+        let verdict = check(&[a, b.clone(), c.clone()], &values(&[("r", 2)]), &[]);
+        // The counter is one short too.
+        assert_eq!(verdict.count("counter"), 1);
+        assert_eq!(
+            verdict.violations[..1],
+            [Violation::LostUpdate {
+                lost: Box::new(b),
+                by: Box::new(c)
+            }]
+        );
+        assert!(verdict.violations[0].to_string().contains("both read 1"));
+    }
+
+    #[test]
+    fn a_fenced_write_below_an_accepted_token_is_a_stale_write() {
+        let mut a = rmw(0, "a", 0, 100, 0);
+        a.fence = Some(10);
+        let mut b = rmw(1, "b", 100, 200, 1);
+        b.fence = Some(20);
+        // c was granted later (not overlapping) yet carries a lower token, and was accepted.
+        let mut c = rmw(2, "c", 200, 300, 2);
+        c.fence = Some(15);
+        let verdict = check(&[a, b.clone(), c.clone()], &values(&[("r", 3)]), &[]);
+        assert_eq!(verdict.count("stale-write"), 1, "{:?}", verdict.violations);
+        assert_eq!(verdict.count("fence"), 1);
+        assert!(
+            matches!(&verdict.violations[1], Violation::StaleWrite { by: Some(by), .. } if **by == b)
+        );
+        // A refused stale write is fencing working: no violation but the fence order.
+        c.outcome = Outcome::Rejected;
+        let verdict = check(&[c], &values(&[("r", 0)]), &[]);
+        assert!(verdict.is_ok(), "{:?}", verdict.violations);
+    }
+
+    #[test]
+    fn an_extension_inside_another_holders_window_is_an_overlap() {
+        let mut a = Session::granted(0, "r", "a", ms(0), ms(0), ms(100));
+        a.extensions.push(crate::Extension {
+            at: ms(150),
+            until: ms(400),
+        });
+        a.release = Some(ms(300));
+        let b = Session::granted(1, "r", "b", ms(100), ms(110), ms(200));
+        let verdict = check(&[a, b], &values(&[("r", 2)]), &[]);
+        assert_eq!(verdict.count("overlap"), 1, "{:?}", verdict.violations);
+    }
+
+    fn life(node: usize, owner: &str, last_seen: u64, age: u64) -> KeyLife {
+        KeyLife {
+            node,
+            key: "lock:r".into(),
+            owner: owner.into(),
+            first_seen: ms(last_seen),
+            last_seen: ms(last_seen),
+            age: ms(age),
+        }
+    }
+
+    #[test]
+    fn a_key_outliving_its_release_or_its_unwind_is_an_orphan_unless_a_fault_explains_it() {
+        let a = Session::granted(0, "r", "a", ms(0), ms(0), ms(100));
+        let keys = [
+            life(0, "a", 1200, 1200), // a released at 100: an orphan at 1200 (slack 1 s)
+            life(1, "a", 900, 900),   // within the slack
+            life(2, "never", 3000, 1500), // an unwound attempt's key, 1.5 s old
+            life(3, "never-2", 3000, 500), // younger than the slack
+            life(4, "never-3", 3000, 1500), // but node 4 was stalled meanwhile
+        ];
+        let faults = [FaultEvent::new(
+            crate::FaultKind::Stall,
+            vec![4],
+            ms(2000),
+            ms(2100),
+        )];
+        let protected = values(&[("r", 1)]);
+        let sessions = [a];
+        let evidence = Evidence {
+            keys: &keys,
+            faults: &faults,
+            ..Evidence::new(&sessions, &protected)
+        };
+        let verdict = check_evidence(&evidence);
+        let nodes: Vec<usize> = verdict
+            .violations
+            .iter()
+            .filter_map(|v| match v {
+                Violation::OrphanKey { key, .. } => Some(key.node),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(nodes, vec![0, 2], "{:?}", verdict.violations);
+        // A script flush is no excuse: it cannot hold a command back.
+        let flush = [FaultEvent::new(
+            crate::FaultKind::ScriptFlush,
+            vec![2],
+            ms(2000),
+            ms(2000),
+        )];
+        let evidence = Evidence {
+            faults: &flush,
+            ..evidence
+        };
+        assert_eq!(check_evidence(&evidence).count("orphan-key"), 3);
     }
 
     /// Holders one after another, each granted at or after the previous window's end.

@@ -10,7 +10,11 @@ use std::path::{Path, PathBuf};
 use crate::error::HarnessError;
 
 /// Shifts every matching key's TTL down by `ARGV[1]` ms (deleting keys with
-/// less left): to the keys, the node's clock jumped forward.
+/// less left): to the keys, the node's clock jumped forward. A lock record
+/// (the library's layout: a hash whose `h:<token>` fields hold each hold's
+/// expiry in node time, with `intent-exp` and `blocked` likewise) has those
+/// times moved `ARGV[1]` ms earlier too, since the library decides liveness
+/// by them, not by the key's TTL.
 pub(crate) const TTL_SHIFT_LUA: &str = r"
 local delta = tonumber(ARGV[1])
 local cursor = '0'
@@ -22,6 +26,15 @@ repeat
     local left = redis.call('PTTL', key)
     if left > 0 then
       if left > delta then
+        if redis.call('TYPE', key)['ok'] == 'hash' then
+          local flat = redis.call('HGETALL', key)
+          for i = 1, #flat, 2 do
+            local field = flat[i]
+            if string.sub(field, 1, 2) == 'h:' or field == 'intent-exp' or field == 'blocked' then
+              redis.call('HSET', key, field, tonumber(flat[i + 1]) - delta)
+            end
+          end
+        end
         redis.call('PEXPIRE', key, left - delta)
       else
         redis.call('DEL', key)

@@ -34,11 +34,15 @@ struct LocalNode {
     clock: Option<FastClock>,
 }
 
-/// How a fast-clock node is started: which binary, which preload, which rate.
+/// How a fast-clock node is started: which binary, which preload, which
+/// rate, and for a node whose clock the harness moves at run time, the
+/// libfaketime timestamp file it rewrites.
 #[derive(Debug, Clone)]
 struct FastClock {
     support: crate::clock::FaketimeSupport,
     rate: f64,
+    /// Set for a controlled clock (read on every clock call: FAKETIME_NO_CACHE).
+    file: Option<PathBuf>,
 }
 
 /// Where the nodes come from.
@@ -160,9 +164,10 @@ impl Cluster {
         n: usize,
         persistence: Persistence,
         clocks: &[(usize, f64)],
+        controlled: &[(usize, Duration)],
     ) -> Result<Self, HarnessError> {
         let binary = redis_server_path()?;
-        let support = if clocks.is_empty() {
+        let support = if clocks.is_empty() && controlled.is_empty() {
             None
         } else {
             Some(crate::clock::faketime_support()?)
@@ -184,7 +189,7 @@ impl Cluster {
                 action: "create node dir",
                 source,
             })?;
-            let clock = clocks
+            let mut clock = clocks
                 .iter()
                 .rev()
                 .find(|(i, _)| *i == index)
@@ -192,7 +197,29 @@ impl Cluster {
                 .map(|((_, rate), support)| FastClock {
                     support: support.clone(),
                     rate: *rate,
+                    file: None,
                 });
+            if let Some((_, offset)) = controlled.iter().rev().find(|(i, _)| *i == index) {
+                let support = support.clone().ok_or_else(|| {
+                    HarnessError::FaketimeUnavailable(
+                        "no libfaketime for a controlled clock".into(),
+                    )
+                })?;
+                let file = dir.join("faketime");
+                let rate = clock.as_ref().map_or(1.0, |c| c.rate);
+                write_clock_file(&file, offset.as_secs_f64(), rate).map_err(|source| {
+                    HarnessError::Io {
+                        node: index,
+                        action: "write the faketime file",
+                        source,
+                    }
+                })?;
+                clock = Some(FastClock {
+                    support,
+                    rate,
+                    file: Some(file),
+                });
+            }
             nodes.push(LocalNode {
                 port: 0,
                 dir,
@@ -741,10 +768,102 @@ impl Cluster {
         self.command(index, &["CLIENT", "UNPAUSE"]).map(drop)
     }
 
+    /// True when node `index`'s clock can be moved at run time (see
+    /// [`ClusterBuilder::controlled_clock`](crate::ClusterBuilder::controlled_clock)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let cluster = redquorum_harness::Cluster::start(1).unwrap();
+    /// assert!(!cluster.has_controlled_clock(0));
+    /// ```
+    #[must_use]
+    pub fn has_controlled_clock(&self, index: usize) -> bool {
+        self.local(index).is_ok_and(|nodes| {
+            nodes[index]
+                .clock
+                .as_ref()
+                .is_some_and(|c| c.file.is_some())
+        })
+    }
+
+    /// Sets node `index`'s wall clock to real time plus `offset_ms` (negative:
+    /// behind), at once: a clock jump, forward or back, as NTP stepping or a
+    /// strobing clock does. Only for a node started with a controlled clock.
+    ///
+    /// # Errors
+    ///
+    /// [`HarnessError::FaketimeUnavailable`] for a node without a controlled
+    /// clock; I/O errors writing its timestamp file.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let cluster = redquorum_harness::Cluster::start(1).unwrap();
+    /// assert!(cluster.set_clock_offset(0, 20).is_err());
+    /// ```
+    pub fn set_clock_offset(&self, index: usize, offset_ms: i64) -> Result<(), HarnessError> {
+        let nodes = self.local(index)?;
+        let Some((file, rate)) = nodes[index]
+            .clock
+            .as_ref()
+            .and_then(|c| c.file.clone().map(|f| (f, c.rate)))
+        else {
+            return Err(HarnessError::FaketimeUnavailable(format!(
+                "node {index} was not started with a controlled clock"
+            )));
+        };
+        write_clock_file(&file, offset_ms as f64 / 1e3, rate).map_err(|source| HarnessError::Io {
+            node: index,
+            action: "write the faketime file",
+            source,
+        })
+    }
+
+    /// Empties node `index`'s script cache (`SCRIPT FLUSH`): the next
+    /// EVALSHA there answers NOSCRIPT.
+    ///
+    /// # Errors
+    ///
+    /// Connection failure.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let cluster = redquorum_harness::Cluster::start(1).unwrap();
+    /// cluster.flush_scripts(0).unwrap();
+    /// ```
+    pub fn flush_scripts(&self, index: usize) -> Result<(), HarnessError> {
+        self.command(index, &["SCRIPT", "FLUSH"]).map(drop)
+    }
+
+    /// Deletes every key matching `pattern` on node `index`: the node forgets
+    /// the locks it granted (outside Redlock's assumptions). Returns how many.
+    ///
+    /// # Errors
+    ///
+    /// Connection failure or a script error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let cluster = redquorum_harness::Cluster::start(1).unwrap();
+    /// cluster.command(0, &["SET", "lock:a", "x"]).unwrap();
+    /// assert_eq!(cluster.forget_keys(0, "lock:*").unwrap(), 1);
+    /// ```
+    pub fn forget_keys(&self, index: usize, pattern: &str) -> Result<i64, HarnessError> {
+        let script = "local n = 0 local c = '0' repeat local p = redis.call('SCAN', c, 'MATCH', ARGV[1], 'COUNT', 1000) c = p[1] for _, k in ipairs(p[2]) do redis.call('DEL', k) n = n + 1 end until c == '0' return n";
+        Ok(self
+            .command(index, &["EVAL", script, "0", pattern])?
+            .as_int()
+            .unwrap_or(0))
+    }
+
     /// Jumps node `index`'s clock forward by `delta` as far as keys matching
     /// `pattern` are concerned: each TTL shrinks by `delta` (keys with less left
-    /// are deleted). Works on any Redis, no process control needed. Returns how
-    /// many keys it touched.
+    /// are deleted), and in the library's lock records (hashes) each hold's
+    /// expiry moves `delta` earlier. Works on any Redis, no process control
+    /// needed. Returns how many keys it touched.
     ///
     /// # Errors
     ///
@@ -876,10 +995,24 @@ impl Cluster {
                     *persistence,
                     major_version(&clock.support.redis_server) >= 7,
                 );
+                // Under libfaketime every clock call can read a file, so
+                // loading a large AOF is slow: rewrite it from 1 MB on (Redis
+                // waits for 64 MB), or after a long run a killed node takes
+                // longer than the ready timeout to come back.
                 command
+                    .args(["--auto-aof-rewrite-min-size", "1mb"])
                     .env("LD_PRELOAD", &clock.support.library)
-                    .env("FAKETIME", format!("+0 x{}", clock.rate))
                     .env("FAKETIME_DONT_RESET", "1");
+                match &clock.file {
+                    None => command.env("FAKETIME", format!("+0 x{}", clock.rate)),
+                    // Re-read on every call, so an offset written later takes
+                    // effect at once; monotonic time stays real (Redis's
+                    // timers), only the wall clock that expiry uses moves.
+                    Some(file) => command
+                        .env("FAKETIME_TIMESTAMP_FILE", file)
+                        .env("FAKETIME_NO_CACHE", "1")
+                        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1"),
+                };
                 command
             }
         };
@@ -1069,6 +1202,14 @@ fn parse_host_port(url: &str) -> Option<(String, u16)> {
     let authority = rest.split('/').next()?;
     let (host, port) = authority.rsplit_once(':')?;
     Some((host.to_owned(), port.parse().ok()?))
+}
+
+/// Writes a libfaketime timestamp file: an offset in seconds and a rate.
+fn write_clock_file(file: &Path, offset_s: f64, rate: f64) -> std::io::Result<()> {
+    // Written whole and renamed, so the node never reads half a line.
+    let temp = file.with_extension("tmp");
+    std::fs::write(&temp, format!("{offset_s:+.3} x{rate}\n"))?;
+    std::fs::rename(&temp, file)
 }
 
 #[cfg(test)]

@@ -7,6 +7,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use serde::{Deserialize, Serialize};
+
 /// How a session ended.
 ///
 /// # Examples
@@ -16,7 +18,8 @@ use std::time::{Duration, Instant};
 /// let s = Session::refused(0, "r", std::time::Duration::ZERO, "contended");
 /// assert_eq!(s.outcome, Outcome::NotAcquired("contended".into()));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "kind", content = "why")]
 #[non_exhaustive]
 pub enum Outcome {
     /// Locked, wrote the protected value, released.
@@ -27,6 +30,94 @@ pub enum Outcome {
     Abandoned,
     /// Granted, but the protected write failed in a way that leaves its effect unknown.
     Indeterminate(String),
+    /// Granted, but the fenced store refused the read or the write: a higher
+    /// fencing token had been seen there (fencing doing its job).
+    Rejected,
+}
+
+/// How a holder uses its lease (the workload's mix, see `WorkloadConfig::holders`).
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(redquorum_harness::Holder::default(), redquorum_harness::Holder::Brief);
+/// ```
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Holder {
+    /// Reads, holds a few ms, writes with a safe margin left, releases.
+    #[default]
+    Brief,
+    /// Uses the lease until just before its deadline: a lease that is too
+    /// long then overlaps the next holder.
+    ToDeadline,
+    /// Pauses (a GC pause) until past its deadline, extends, and writes only
+    /// if the extension succeeded: a lease revived after it lapsed shows as a
+    /// lost update.
+    Extending,
+    /// Pauses past its deadline and writes anyway, unaware (the GC victim):
+    /// breaks assumption (b) on purpose; fencing must refuse its write.
+    Paused,
+}
+
+impl Holder {
+    /// Every kind.
+    pub const ALL: [Holder; 4] = [
+        Holder::Brief,
+        Holder::ToDeadline,
+        Holder::Extending,
+        Holder::Paused,
+    ];
+
+    /// The kebab-case name.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(redquorum_harness::Holder::ToDeadline.name(), "to-deadline");
+    /// ```
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Holder::Brief => "brief",
+            Holder::ToDeadline => "to-deadline",
+            Holder::Extending => "extending",
+            Holder::Paused => "paused",
+        }
+    }
+}
+
+impl std::str::FromStr for Holder {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|h| h.name() == s)
+            .ok_or_else(|| format!("unknown holder {s:?} (brief, to-deadline, extending, paused)"))
+    }
+}
+
+/// A successful extension: from when it was asked for to the new deadline.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// let e = redquorum_harness::Extension { at: Duration::ZERO, until: Duration::from_secs(1) };
+/// assert!(e.until > e.at);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Extension {
+    /// When the extension was sent.
+    #[serde(with = "micros")]
+    pub at: Duration,
+    /// The deadline it granted.
+    #[serde(with = "micros")]
+    pub until: Duration,
 }
 
 /// One client's attempt to lock a resource and use it.
@@ -42,11 +133,17 @@ pub enum Outcome {
 /// assert_eq!(s.outcome, Outcome::Completed);
 /// assert_eq!(s.exclusive_until(), Some(Duration::from_millis(900)));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Session {
     /// Which client (task) ran it.
     pub client: usize,
+    /// The client's group (its own proxies and runtime, faulted together).
+    #[serde(default)]
+    pub group: usize,
+    /// How the holder used its lease.
+    #[serde(default)]
+    pub holder: Holder,
     /// The locked resource.
     pub resource: String,
     /// The lock's owner token ("" when not granted).
@@ -54,17 +151,38 @@ pub struct Session {
     /// The fencing token, when the lock hands one out.
     pub fence: Option<u64>,
     /// When the acquire started.
+    #[serde(with = "micros")]
     pub start: Duration,
     /// When the lock was granted.
+    #[serde(with = "micros::option", default)]
     pub grant: Option<Duration>,
     /// When the client's validity ended (its deadline).
+    #[serde(with = "micros::option", default)]
     pub validity_end: Option<Duration>,
     /// When the protected write started (the holder used the resource until then).
+    #[serde(with = "micros::option", default)]
     pub write_start: Option<Duration>,
     /// When the protected write finished.
+    #[serde(with = "micros::option", default)]
     pub write_end: Option<Duration>,
     /// When the release started (the lock may be free from then on).
+    #[serde(with = "micros::option", default)]
     pub release: Option<Duration>,
+    /// Extensions granted while held, in order (`validity_end` stays the first lease's end).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<Extension>,
+    /// When the protected read finished.
+    #[serde(with = "micros::option", default)]
+    pub read_at: Option<Duration>,
+    /// The protected value read (the start of the read-modify-write).
+    #[serde(default)]
+    pub read: Option<i64>,
+    /// The value the holder wrote (`read + 1` for an honest holder).
+    #[serde(default)]
+    pub wrote: Option<i64>,
+    /// How long the holder paused inside its critical section (GC-pause model).
+    #[serde(with = "micros::option", default)]
+    pub paused: Option<Duration>,
     /// How it ended.
     pub outcome: Outcome,
 }
@@ -82,6 +200,8 @@ impl Session {
     pub fn refused(client: usize, resource: &str, start: Duration, why: &str) -> Self {
         Self {
             client,
+            group: 0,
+            holder: Holder::Brief,
             resource: resource.to_owned(),
             owner: String::new(),
             fence: None,
@@ -91,6 +211,11 @@ impl Session {
             write_start: None,
             write_end: None,
             release: None,
+            extensions: Vec::new(),
+            read_at: None,
+            read: None,
+            wrote: None,
+            paused: None,
             outcome: Outcome::NotAcquired(why.to_owned()),
         }
     }
@@ -117,6 +242,8 @@ impl Session {
     ) -> Self {
         Self {
             client,
+            group: 0,
+            holder: Holder::Brief,
             resource: resource.to_owned(),
             owner: owner.to_owned(),
             fence: None,
@@ -126,6 +253,11 @@ impl Session {
             write_start: Some(grant),
             write_end: Some(grant),
             release: Some(validity_end),
+            extensions: Vec::new(),
+            read_at: None,
+            read: None,
+            wrote: None,
+            paused: None,
             outcome: Outcome::Completed,
         }
     }
@@ -144,6 +276,80 @@ impl Session {
         let end = self.validity_end?;
         self.grant?;
         Some(self.release.map_or(end, |release| release.min(end)))
+    }
+
+    /// The intervals in which this session may assume it holds the lock
+    /// alone: from the grant to the first deadline, then from each
+    /// extension's request to its new deadline, each cut at the release.
+    /// Empty if not granted.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use redquorum_harness::{Extension, Session};
+    /// let ms = Duration::from_millis;
+    /// let mut s = Session::granted(0, "r", "a", ms(0), ms(10), ms(900));
+    /// s.extensions.push(Extension { at: ms(1200), until: ms(2000) });
+    /// s.release = Some(ms(1500));
+    /// assert_eq!(s.windows(), vec![(ms(10), ms(900)), (ms(1200), ms(1500))]);
+    /// assert_eq!(s.deadline(), Some(ms(2000)));
+    /// ```
+    #[must_use]
+    pub fn windows(&self) -> Vec<(Duration, Duration)> {
+        let Some(grant) = self.grant else {
+            return Vec::new();
+        };
+        let cut = |end: Duration| self.release.map_or(end, |release| release.min(end));
+        let mut windows = Vec::with_capacity(1 + self.extensions.len());
+        if let Some(end) = self.validity_end {
+            windows.push((grant, cut(end)));
+        }
+        for e in &self.extensions {
+            windows.push((e.at, cut(e.until)));
+        }
+        windows.retain(|(from, until)| until > from);
+        windows
+    }
+
+    /// The last deadline: the last extension's, else `validity_end`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let s = redquorum_harness::Session::refused(0, "r", std::time::Duration::ZERO, "contended");
+    /// assert_eq!(s.deadline(), None);
+    /// ```
+    #[must_use]
+    pub fn deadline(&self) -> Option<Duration> {
+        self.extensions
+            .last()
+            .map(|e| e.until)
+            .or(self.validity_end)
+    }
+
+    /// True when the session held until within a tenth of its lease of the
+    /// deadline (what a too-long lease needs to show).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let ms = Duration::from_millis;
+    /// let mut s = redquorum_harness::Session::granted(0, "r", "a", ms(0), ms(0), ms(1000));
+    /// s.release = Some(ms(950));
+    /// assert!(s.ran_near_deadline());
+    /// s.release = Some(ms(500));
+    /// assert!(!s.ran_near_deadline());
+    /// ```
+    #[must_use]
+    pub fn ran_near_deadline(&self) -> bool {
+        match (self.grant, self.deadline(), self.release) {
+            (Some(grant), Some(end), Some(release)) if end > grant => {
+                release + (end - grant) / 10 >= end
+            }
+            _ => false,
+        }
     }
 }
 
@@ -214,6 +420,19 @@ impl History {
             epoch: Instant::now(),
             sessions: Arc::default(),
         }
+    }
+
+    /// The instant all times are measured from.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let history = redquorum_harness::History::new();
+    /// assert!(history.epoch() <= std::time::Instant::now());
+    /// ```
+    #[must_use]
+    pub fn epoch(&self) -> Instant {
+        self.epoch
     }
 
     /// Now, as an offset from the epoch.
@@ -300,5 +519,43 @@ impl History {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone()
+    }
+}
+
+/// Durations as whole microseconds in JSON: short lines, exact round trips
+/// of everything the history records (its clock is read in microseconds' detail).
+pub(crate) mod micros {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(crate) fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        u64::deserialize(d).map(Duration::from_micros)
+    }
+
+    pub(crate) mod option {
+        use std::time::Duration;
+
+        use serde::{Deserialize, Deserializer, Serializer};
+
+        pub(crate) fn serialize<S: Serializer>(
+            d: &Option<Duration>,
+            s: S,
+        ) -> Result<S::Ok, S::Error> {
+            match d {
+                Some(d) => super::serialize(d, s),
+                None => s.serialize_none(),
+            }
+        }
+
+        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+            d: D,
+        ) -> Result<Option<Duration>, D::Error> {
+            Option::<u64>::deserialize(d).map(|m| m.map(Duration::from_micros))
+        }
     }
 }

@@ -17,13 +17,21 @@
 //!   DEBUG SLEEP, CLIENT PAUSE, data-dir rollback, clock jump).
 //! - `builder.rs`: [`ClusterBuilder`], per-node settings (fast clocks).
 //! - `clock.rs`: libfaketime discovery ([`faketime_support`]) and the TTL-shift script.
-//! - `proxy.rs`: [`FaultProxy`] / [`Proxies`]: latency, stall, reset, refuse.
-//! - `nemesis.rs`: [`Nemesis`], random faults one at a time.
-//! - `history.rs`: [`History`], [`Session`]: what each client did, on one clock.
+//! - `proxy.rs`: [`FaultProxy`] / [`Proxies`]: latency, stall, reset, refuse;
+//!   one proxy per node for each client group (per-client partitions).
+//! - `nemesis.rs`: [`Nemesis`], random faults one at a time; [`FaultKind`].
+//! - `fault_log.rs`: [`FaultLog`], [`FaultEvent`]: what struck where and when.
+//! - `history.rs`: [`History`], [`Session`], [`Holder`]: what each client did, on one clock.
+//! - `history_file.rs`: [`HistoryFile`]: a run saved as JSON lines, read back to re-check.
 //! - `locker.rs`: [`Locker`], [`Grant`], [`Refusal`]: the one way a workload
 //!   or a benchmark drives a lock library.
-//! - `workload.rs`: [`run_workload`] over a [`Locker`], the [`ProtectedStore`].
-//! - `checker.rs`: [`check`] → [`Verdict`] of [`Violation`]s.
+//! - `workload.rs`: [`run_workload`] / [`run_workload_groups`] over a [`Locker`].
+//! - `client_group.rs`: [`ClientPauser`], stop-the-world pauses of a client group.
+//! - `store.rs`: [`ProtectedStore`], the counters the holders update (fenced or not).
+//! - `audit.rs`: [`KeyAudit`], lock keys read on the nodes during the run; [`LockKeys`].
+//! - `leaks.rs`: [`leaks_after`], lock keys left after the run.
+//! - `checker.rs`: [`check`] / [`check_evidence`] → [`Verdict`] of [`Violation`]s.
+//! - `exercised.rs`: [`Exercised`], what a run tested, and whether it was vacuous.
 //! - `resp.rs`: [`RespConn`], a tiny blocking RESP2 client for checks and faults.
 //! - `error.rs`: [`HarnessError`].
 //! - `tls.rs`: [`TlsCluster`], TLS nodes with certificates generated at start.
@@ -31,30 +39,42 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
+mod audit;
 mod builder;
 mod checker;
+mod client_group;
 mod clock;
 mod cluster;
 mod error;
+mod exercised;
+mod fault_log;
 mod history;
+mod history_file;
+mod leaks;
 mod locker;
 mod nemesis;
 mod proxy;
 mod resp;
+mod store;
 mod tls;
 mod workload;
 
+pub use audit::{AuditConfig, KeyAudit, KeyLife, LockKeys};
 pub use builder::ClusterBuilder;
-pub use checker::{LeakedKey, Verdict, Violation, check};
+pub use checker::{Evidence, LeakedKey, Verdict, Violation, check, check_evidence};
+pub use client_group::ClientPauser;
 pub use clock::{FaketimeSupport, faketime_cache_dir, faketime_support};
 pub use cluster::{Cluster, Persistence, redis_server_path};
 pub use error::HarnessError;
-pub use history::{History, Outcome, Session};
+pub use exercised::Exercised;
+pub use fault_log::{FaultEvent, FaultLog};
+pub use history::{Extension, History, Holder, Outcome, Session};
+pub use history_file::{HistoryFile, RunInfo};
+pub use leaks::{find_leaks, leaks_after, lock_keys_after};
 pub use locker::{Grant, Locker, Refusal};
-pub use nemesis::{FaultKind, FaultLog, Nemesis, NemesisConfig};
-pub use proxy::{FaultProxy, Proxies, ProxyMode};
+pub use nemesis::{FaultKind, Nemesis, NemesisConfig};
+pub use proxy::{FaultProxy, NodeProxies, Proxies, ProxyMode};
 pub use resp::{Reply, RespConn};
+pub use store::ProtectedStore;
 pub use tls::{TlsCluster, unrelated_ca_pem};
-pub use workload::{
-    ProtectedStore, WorkloadConfig, find_leaks, leaks_after, run_workload, run_workload_into,
-};
+pub use workload::{WorkloadConfig, run_workload, run_workload_groups, run_workload_into};

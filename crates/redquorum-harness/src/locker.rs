@@ -137,6 +137,24 @@ pub trait Locker: Send + Sync + 'static {
         resource: &str,
     ) -> impl Future<Output = Result<Grant<Self::Held>, Refusal>> + Send;
 
+    /// Extends the lease; returns the new deadline. By default unsupported
+    /// (an extending holder of the torture workload then never writes).
+    ///
+    /// # Errors
+    ///
+    /// The lease could not be extended (it is lost).
+    ///
+    /// # Cancel safety
+    ///
+    /// The workloads never drop it mid-way.
+    fn extend(
+        &self,
+        held: &mut Self::Held,
+    ) -> impl Future<Output = Result<Instant, Refusal>> + Send {
+        let _ = held;
+        async { Err(Refusal::new("other", "extend unsupported")) }
+    }
+
     /// Releases what `acquire` granted.
     ///
     /// # Errors

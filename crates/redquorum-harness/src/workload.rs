@@ -1,142 +1,28 @@
 //! The workload runner: K clients × M resources, each critical section a
 //! read-modify-write of a protected counter kept in a separate Redis (so an
-//! overlap loses an update), recorded into a [`History`].
+//! overlap loses an update, and the checker names it), recorded into a
+//! [`History`]. Holders come in a mix of kinds ([`Holder`]): brief ones,
+//! ones that use the lease until just before its deadline, and ones that
+//! pause past it (a GC pause) and then extend or write anyway.
+//!
+//! Clients run on the caller's runtime ([`run_workload`]), or in groups,
+//! each group on a runtime and thread of its own with its own lock client
+//! ([`run_workload_groups`]): a group can then be paused as a whole, as a
+//! stop-the-world pause freezes a client process.
 //!
 //! The runner is generic over [`Locker`] (`locker.rs`), so that this crate
 //! does not depend on the lock library (which dev-depends on this crate for
 //! its doc tests).
 
-use std::collections::BTreeMap;
-use std::io;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
 
-use crate::checker::LeakedKey;
-use crate::cluster::Cluster;
-use crate::error::HarnessError;
-use crate::history::{History, Outcome, Session};
+use crate::client_group::ClientPauser;
+use crate::history::{Extension, History, Holder, Outcome, Session};
 use crate::locker::{Grant, Locker};
-use crate::resp::RespConn;
-
-/// The protected values: one counter per resource in a Redis the faults do not touch.
-///
-/// # Examples
-///
-/// ```
-/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// let store_node = redquorum_harness::Cluster::start(1)?;
-/// let store = redquorum_harness::ProtectedStore::new(&store_node.host_port(0));
-/// store.write_blocking("r", 3)?;
-/// assert_eq!(store.read_blocking("r")?, 3);
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone)]
-pub struct ProtectedStore {
-    addr: String,
-}
-
-impl ProtectedStore {
-    /// A store on the Redis at `host:port`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let store = redquorum_harness::ProtectedStore::new("127.0.0.1:6379");
-    /// ```
-    #[must_use]
-    pub fn new(addr: &str) -> Self {
-        Self {
-            addr: addr.to_owned(),
-        }
-    }
-
-    fn key(resource: &str) -> String {
-        format!("protected:{resource}")
-    }
-
-    fn conn(&self) -> io::Result<RespConn> {
-        RespConn::connect_addr(&self.addr, Duration::from_secs(2))
-    }
-
-    /// Reads `resource`'s counter (0 when unset).
-    ///
-    /// # Errors
-    ///
-    /// I/O errors or a non-integer value.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # let node = redquorum_harness::Cluster::start(1).unwrap();
-    /// let store = redquorum_harness::ProtectedStore::new(&node.host_port(0));
-    /// assert_eq!(store.read_blocking("fresh").unwrap(), 0);
-    /// ```
-    pub fn read_blocking(&self, resource: &str) -> io::Result<i64> {
-        let reply = self.conn()?.command(&["GET", &Self::key(resource)])?;
-        match reply.as_text() {
-            None => Ok(0),
-            Some(text) => text
-                .parse()
-                .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, text)),
-        }
-    }
-
-    /// Writes `resource`'s counter.
-    ///
-    /// # Errors
-    ///
-    /// I/O errors.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # let node = redquorum_harness::Cluster::start(1).unwrap();
-    /// let store = redquorum_harness::ProtectedStore::new(&node.host_port(0));
-    /// store.write_blocking("r", 1).unwrap();
-    /// ```
-    pub fn write_blocking(&self, resource: &str, value: i64) -> io::Result<()> {
-        self.conn()?
-            .command(&["SET", &Self::key(resource), &value.to_string()])
-            .map(drop)
-    }
-
-    /// Every resource's counter.
-    ///
-    /// # Errors
-    ///
-    /// I/O errors.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # let node = redquorum_harness::Cluster::start(1).unwrap();
-    /// let store = redquorum_harness::ProtectedStore::new(&node.host_port(0));
-    /// let values = store.values(&["a".to_owned()]).unwrap();
-    /// assert_eq!(values["a"], 0);
-    /// ```
-    pub fn values(&self, resources: &[String]) -> io::Result<BTreeMap<String, i64>> {
-        resources
-            .iter()
-            .map(|r| Ok((r.clone(), self.read_blocking(r)?)))
-            .collect()
-    }
-
-    async fn read(&self, resource: &str) -> io::Result<i64> {
-        let (store, resource) = (self.clone(), resource.to_owned());
-        tokio::task::spawn_blocking(move || store.read_blocking(&resource))
-            .await
-            .map_err(io::Error::other)?
-    }
-
-    async fn write(&self, resource: &str, value: i64) -> io::Result<()> {
-        let (store, resource) = (self.clone(), resource.to_owned());
-        tokio::task::spawn_blocking(move || store.write_blocking(&resource, value))
-            .await
-            .map_err(io::Error::other)?
-    }
-}
+use crate::store::ProtectedStore;
 
 /// What the workload does.
 ///
@@ -154,15 +40,23 @@ pub struct WorkloadConfig {
     pub resources: Vec<String>,
     /// How long clients keep starting sessions. Default: 3 s.
     pub duration: Duration,
-    /// Hold time range inside the critical section (uniform). Default: 0–50 ms.
+    /// Hold time range of a brief holder (uniform). Default: 0–50 ms.
     pub hold: (Duration, Duration),
     /// An honest holder writes only with at least this much validity left. Default: 250 ms.
     pub write_margin: Duration,
     /// Pause after a failed acquire, at most (uniform from 0). Default: 20 ms.
     pub backoff: Duration,
-    /// When set, holders ignore their validity: each sleeps until this long
-    /// *past* its deadline before writing (the GC-pause model). Default: none.
-    pub pause_past_validity: Option<Duration>,
+    /// The holder mix: each session draws a kind with these weights. Default: brief only.
+    pub holders: Vec<(Holder, u32)>,
+    /// How far past its deadline a pausing holder sleeps. Default: 100 ms.
+    pub pause_past_validity: Duration,
+    /// Holders check their deadline before writing (honest). Off: every
+    /// holder writes whatever its lease says, as the clients in Jepsen's
+    /// lock tests do. Default: on.
+    pub check_before_write: bool,
+    /// Reads and writes carry the fencing token (when the lock has one),
+    /// and the store refuses tokens below the highest it has seen. Default: off.
+    pub fenced_store: bool,
     /// Random seed (clients use `seed + index`). Default: 1.
     pub seed: u64,
 }
@@ -176,7 +70,10 @@ impl Default for WorkloadConfig {
             hold: (Duration::ZERO, Duration::from_millis(50)),
             write_margin: Duration::from_millis(250),
             backoff: Duration::from_millis(20),
-            pause_past_validity: None,
+            holders: vec![(Holder::Brief, 1)],
+            pause_past_validity: Duration::from_millis(100),
+            check_before_write: true,
+            fenced_store: false,
             seed: 1,
         }
     }
@@ -192,11 +89,11 @@ impl Default for WorkloadConfig {
 ///
 /// ```
 /// # use std::time::{Duration, Instant};
-/// # use redquorum_harness::{Grant, Locker, Refusal};
+/// # use redquorum_harness::{Grant, Locker};
 /// # struct Local;
 /// # impl Locker for Local {
 /// #     type Held = ();
-/// #     async fn acquire(&self, _r: &str) -> Result<Grant<()>, Refusal> {
+/// #     async fn acquire(&self, _r: &str) -> Result<Grant<()>, redquorum_harness::Refusal> {
 /// #         Ok(Grant::new((), "me".into(), Instant::now() + Duration::from_secs(60)))
 /// #     }
 /// #     async fn release(&self, _held: ()) -> Result<(), String> { Ok(()) }
@@ -238,15 +135,8 @@ pub async fn run_workload_into<L: Locker>(
     let until = Instant::now() + config.duration;
     let tasks: Vec<_> = (0..config.clients)
         .map(|client| {
-            let (locker, store, history, config) = (
-                locker.clone(),
-                store.clone(),
-                history.clone(),
-                config.clone(),
-            );
-            tokio::spawn(async move {
-                client_loop(client, &*locker, &store, &history, &config, until).await;
-            })
+            let run = Client::new(client, 0, &locker, &store, &history, config, until);
+            tokio::spawn(run.run())
         })
         .collect();
     for task in tasks {
@@ -255,149 +145,286 @@ pub async fn run_workload_into<L: Locker>(
     history
 }
 
-async fn client_loop<L: Locker>(
-    client: usize,
-    locker: &L,
-    store: &ProtectedStore,
-    history: &History,
+/// Runs the workload in `groups` client groups, each on a thread and
+/// runtime of its own with its own lock client from `make(group)` (built on
+/// that runtime), client `c` in group `c % groups`. `pauser` can then stop
+/// a group's runtime as a whole (see [`ClientPauser`]).
+///
+/// # Cancel safety
+///
+/// Not cancel safe: dropping it leaves the groups running to their end.
+///
+/// # Examples
+///
+/// ```
+/// # use std::time::{Duration, Instant};
+/// # use redquorum_harness::{ClientPauser, Grant, History, Locker};
+/// # struct Local;
+/// # impl Locker for Local {
+/// #     type Held = ();
+/// #     async fn acquire(&self, _r: &str) -> Result<Grant<()>, redquorum_harness::Refusal> {
+/// #         Ok(Grant::new((), "me".into(), Instant::now() + Duration::from_secs(60)))
+/// #     }
+/// #     async fn release(&self, _held: ()) -> Result<(), String> { Ok(()) }
+/// # }
+/// # #[tokio::main] async fn main() {
+/// let node = redquorum_harness::Cluster::start(1).unwrap();
+/// let store = redquorum_harness::ProtectedStore::new(&node.host_port(0));
+/// let config = redquorum_harness::WorkloadConfig {
+///     clients: 2, duration: Duration::from_millis(100), ..Default::default()
+/// };
+/// let pauser = ClientPauser::default();
+/// let history = redquorum_harness::run_workload_groups(History::new(), 2, |_| Local, store, &config, &pauser).await;
+/// assert!(history.sessions().iter().any(|s| s.group == 1));
+/// # }
+/// ```
+pub async fn run_workload_groups<L, F>(
+    history: History,
+    groups: usize,
+    make: F,
+    store: ProtectedStore,
     config: &WorkloadConfig,
+    pauser: &ClientPauser,
+) -> History
+where
+    L: Locker,
+    F: Fn(usize) -> L + Send + Sync + 'static,
+{
+    let groups = groups.max(1);
+    let until = Instant::now() + config.duration;
+    let make = Arc::new(make);
+    let threads: Vec<_> = (0..groups)
+        .filter_map(|group| {
+            let (make, store, history, config) =
+                (make.clone(), store.clone(), history.clone(), config.clone());
+            let pauses = pauser.register(group);
+            std::thread::Builder::new()
+                .name(format!("client-group-{group}"))
+                .spawn(move || {
+                    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                    else {
+                        return;
+                    };
+                    runtime.block_on(async move {
+                        crate::client_group::serve_pauses(pauses);
+                        let locker = Arc::new(make(group));
+                        let tasks: Vec<_> = (group..config.clients)
+                            .step_by(groups)
+                            .map(|client| {
+                                let run = Client::new(
+                                    client, group, &locker, &store, &history, &config, until,
+                                );
+                                tokio::spawn(run.run())
+                            })
+                            .collect();
+                        for task in tasks {
+                            let _ = task.await;
+                        }
+                    });
+                })
+                .ok()
+        })
+        .collect();
+    let _ = tokio::task::spawn_blocking(move || {
+        for thread in threads {
+            let _ = thread.join();
+        }
+    })
+    .await;
+    pauser.clear();
+    history
+}
+
+/// One client's loop: lock a random resource, use it as its holder kind says, repeat.
+struct Client<L: Locker> {
+    client: usize,
+    group: usize,
+    locker: Arc<L>,
+    store: ProtectedStore,
+    history: History,
+    config: WorkloadConfig,
     until: Instant,
-) {
-    let mut rng = rand::rngs::StdRng::seed_from_u64(config.seed.wrapping_add(client as u64));
-    while Instant::now() < until && !config.resources.is_empty() {
-        let resource = &config.resources[rng.gen_range(0..config.resources.len())];
-        let start = history.now();
-        match locker.acquire(resource).await {
-            Err(refusal) => {
-                history.record(Session::refused(client, resource, start, refusal.kind));
-                let pause = rng.gen_range(Duration::ZERO..=config.backoff);
-                tokio::time::sleep(pause).await;
+}
+
+impl<L: Locker> Client<L> {
+    fn new(
+        client: usize,
+        group: usize,
+        locker: &Arc<L>,
+        store: &ProtectedStore,
+        history: &History,
+        config: &WorkloadConfig,
+        until: Instant,
+    ) -> Self {
+        Self {
+            client,
+            group,
+            locker: Arc::clone(locker),
+            store: store.clone(),
+            history: history.clone(),
+            config: config.clone(),
+            until,
+        }
+    }
+
+    async fn run(self) {
+        let config = &self.config;
+        let mut rng =
+            rand::rngs::StdRng::seed_from_u64(config.seed.wrapping_add(self.client as u64));
+        let total: u32 = config.holders.iter().map(|(_, w)| w).sum();
+        while Instant::now() < self.until && !config.resources.is_empty() {
+            let resource = &config.resources[rng.gen_range(0..config.resources.len())];
+            let holder = pick(&config.holders, rng.gen_range(0..total.max(1)));
+            let start = self.history.now();
+            match self.locker.acquire(resource).await {
+                Err(refusal) => {
+                    let mut session = Session::refused(self.client, resource, start, refusal.kind);
+                    session.group = self.group;
+                    session.holder = holder;
+                    self.history.record(session);
+                    let pause = rng.gen_range(Duration::ZERO..=config.backoff);
+                    tokio::time::sleep(pause).await;
+                }
+                Ok(grant) => {
+                    let hold = rng.gen_range(config.hold.0..=config.hold.1);
+                    let session = self
+                        .critical_section(resource, start, grant, holder, hold)
+                        .await;
+                    self.history.record(session);
+                }
             }
-            Ok(grant) => {
-                let hold = rng.gen_range(config.hold.0..=config.hold.1);
-                let session = critical_section(
-                    client, resource, start, grant, hold, locker, store, history, config,
-                )
-                .await;
-                history.record(session);
+        }
+    }
+
+    async fn critical_section(
+        &self,
+        resource: &str,
+        start: Duration,
+        grant: Grant<L::Held>,
+        holder: Holder,
+        hold: Duration,
+    ) -> Session {
+        let (history, config) = (&self.history, &self.config);
+        let Grant {
+            mut held,
+            owner,
+            fence,
+            mut deadline,
+        } = grant;
+        let mut session = Session::granted(
+            self.client,
+            resource,
+            &owner,
+            start,
+            history.now(),
+            history.at(deadline),
+        );
+        session.group = self.group;
+        session.holder = holder;
+        session.fence = fence;
+        session.write_start = None;
+        session.write_end = None;
+        session.outcome = Outcome::Abandoned;
+        let store_fence = fence.filter(|_| config.fenced_store);
+        if config.fenced_store && fence.is_none() {
+            // No token (fencing's write-back failed): a fenced resource cannot
+            // be touched, so the holder gives up before reading.
+            session.release = Some(history.now());
+            // A failed release leaves the key to its TTL; the leak check covers it.
+            let _ = self.locker.release(held).await;
+            return session;
+        }
+        match self.store.read(resource, store_fence).await {
+            Ok(Some(value)) => {
+                session.read = Some(value);
+                session.read_at = Some(history.now());
+                let write = self
+                    .use_lease(holder, hold, &mut held, &mut deadline, &mut session)
+                    .await;
+                if write {
+                    session.write_start = Some(history.now());
+                    session.wrote = Some(value + 1);
+                    session.outcome = match self.store.write(resource, value + 1, store_fence).await
+                    {
+                        Ok(true) => Outcome::Completed,
+                        Ok(false) => Outcome::Rejected,
+                        Err(e) => Outcome::Indeterminate(e.to_string()),
+                    };
+                    session.write_end = Some(history.now());
+                }
+                if holder == Holder::ToDeadline {
+                    // Use the lease until just before its deadline: a lease
+                    // that is too long then overlaps the next holder.
+                    let tail = Duration::from_millis(2);
+                    tokio::time::sleep_until(
+                        (deadline.checked_sub(tail).unwrap_or(deadline)).into(),
+                    )
+                    .await;
+                }
+            }
+            Ok(None) => session.outcome = Outcome::Rejected,
+            Err(_) => {}
+        }
+        session.release = Some(history.now());
+        let _ = self.locker.release(held).await;
+        session
+    }
+
+    /// Holds the lock as `holder` does; returns whether to write now.
+    async fn use_lease(
+        &self,
+        holder: Holder,
+        hold: Duration,
+        held: &mut L::Held,
+        deadline: &mut Instant,
+        session: &mut Session,
+    ) -> bool {
+        let config = &self.config;
+        match holder {
+            Holder::Brief => tokio::time::sleep(hold).await,
+            Holder::ToDeadline => {
+                // Write with twice the margin left (an honest holder's check
+                // then passes on a loaded machine), then hold on to the end.
+                let write_at = deadline
+                    .checked_sub(config.write_margin * 2)
+                    .unwrap_or(*deadline);
+                tokio::time::sleep_until(write_at.into()).await;
+            }
+            Holder::Paused | Holder::Extending => {
+                // The GC-pause model: stop until after the lease ended.
+                let before = Instant::now();
+                tokio::time::sleep_until((*deadline + config.pause_past_validity).into()).await;
+                session.paused = Some(before.elapsed());
+                if holder == Holder::Paused {
+                    // Unaware of the pause, it writes from its old read.
+                    return true;
+                }
+                let at = self.history.now();
+                match self.locker.extend(held).await {
+                    Ok(until) => {
+                        *deadline = until;
+                        session.extensions.push(Extension {
+                            at,
+                            until: self.history.at(until),
+                        });
+                    }
+                    Err(_) => return false,
+                }
             }
         }
+        !config.check_before_write || Instant::now() + config.write_margin <= *deadline
     }
 }
 
-#[allow(clippy::too_many_arguments)] // one call site; a struct would only rename these
-async fn critical_section<L: Locker>(
-    client: usize,
-    resource: &str,
-    start: Duration,
-    grant: Grant<L::Held>,
-    hold: Duration,
-    locker: &L,
-    store: &ProtectedStore,
-    history: &History,
-    config: &WorkloadConfig,
-) -> Session {
-    let granted = history.now();
-    let mut session = Session::granted(
-        client,
-        resource,
-        &grant.owner,
-        start,
-        granted,
-        history.at(grant.deadline),
-    );
-    session.fence = grant.fence;
-    session.write_start = None;
-    session.write_end = None;
-    session.outcome = Outcome::Abandoned;
-    if let Ok(value) = store.read(resource).await {
-        tokio::time::sleep(hold).await;
-        if let Some(past) = config.pause_past_validity {
-            // The GC-pause model: the holder stops the world and resumes after its lease ended.
-            tokio::time::sleep_until((grant.deadline + past).into()).await;
+/// The holder kind whose weight range holds `ticket`.
+fn pick(holders: &[(Holder, u32)], mut ticket: u32) -> Holder {
+    for (holder, weight) in holders {
+        if ticket < *weight {
+            return *holder;
         }
-        let honest_ok = Instant::now() + config.write_margin <= grant.deadline;
-        if honest_ok || config.pause_past_validity.is_some() {
-            session.write_start = Some(history.now());
-            session.outcome = match store.write(resource, value + 1).await {
-                Ok(()) => Outcome::Completed,
-                Err(e) => Outcome::Indeterminate(e.to_string()),
-            };
-            session.write_end = Some(history.now());
-        }
+        ticket -= weight;
     }
-    session.release = Some(history.now());
-    // A failed release leaves the key to its TTL; the leak check covers it.
-    let _ = locker.release(grant.held).await;
-    session
-}
-
-/// Lock keys matching `pattern` still on any node, as leaks. Call it after the
-/// run, every fault healed, and the max TTL waited out.
-///
-/// # Errors
-///
-/// A node that cannot be read.
-///
-/// # Examples
-///
-/// ```
-/// let cluster = redquorum_harness::Cluster::start(1).unwrap();
-/// cluster.command(0, &["SET", "lock:x", "o", "PX", "60000"]).unwrap();
-/// let leaks = redquorum_harness::find_leaks(&cluster, "lock:*").unwrap();
-/// assert_eq!(leaks.len(), 1);
-/// ```
-pub fn find_leaks(cluster: &Cluster, pattern: &str) -> Result<Vec<LeakedKey>, HarnessError> {
-    let mut leaks = Vec::new();
-    for index in 0..cluster.len() {
-        for (key, pttl_ms) in cluster.keys(index, pattern)? {
-            leaks.push(LeakedKey {
-                node: cluster.host_port(index),
-                key,
-                pttl_ms,
-            });
-        }
-    }
-    Ok(leaks)
-}
-
-/// Lock keys matching `pattern` (fence counters, `*:fence`, excepted: they
-/// outlive locks on purpose) that are still on a node after `within`.
-///
-/// Polls instead of sleeping a fixed time: it returns as soon as no lock key
-/// is left, and a key still there at the deadline (no expiry, or set late
-/// with a long one) is reported. Call it after the run with every fault
-/// healed, with `within` a little above the largest TTL. Blocks the thread.
-///
-/// # Errors
-///
-/// A node that cannot be read.
-///
-/// # Examples
-///
-/// ```
-/// use std::time::Duration;
-/// let cluster = redquorum_harness::Cluster::start(1).unwrap();
-/// cluster.command(0, &["SET", "lock:short", "o", "PX", "100"]).unwrap();
-/// cluster.command(0, &["SET", "lock:forever", "o"]).unwrap();
-/// let leaks = redquorum_harness::leaks_after(&cluster, "lock:*", Duration::from_secs(1)).unwrap();
-/// assert_eq!(leaks.len(), 1);
-/// assert_eq!(leaks[0].key, "lock:forever");
-/// ```
-pub fn leaks_after(
-    cluster: &Cluster,
-    pattern: &str,
-    within: std::time::Duration,
-) -> Result<Vec<LeakedKey>, HarnessError> {
-    let deadline = std::time::Instant::now() + within;
-    loop {
-        let leaks: Vec<LeakedKey> = find_leaks(cluster, pattern)?
-            .into_iter()
-            .filter(|leak| !leak.key.ends_with(":fence"))
-            .collect();
-        if leaks.is_empty() || std::time::Instant::now() >= deadline {
-            return Ok(leaks);
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    Holder::Brief
 }

@@ -37,6 +37,7 @@ use futures::future::BoxFuture;
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
 
+use crate::mutants::{self, Mutant};
 use crate::op::{self, Op, Reply};
 use crate::queue::{MAX_IN_FLIGHT, Queued, State};
 use crate::script;
@@ -230,9 +231,13 @@ impl Batcher {
     /// again, the script is loaded for the next calls.
     async fn after_noscript(&self, seq: u64, ops: &[Op], noscript: FredError) -> Vec<Reply> {
         let mut replies = vec![Err(noscript); ops.len()];
+        let late = mutants::is_active(Mutant::NoscriptAfterUnwind);
+        if late {
+            mutants::late_fallback(&self.client).await;
+        }
         let again = {
             let mut state = self.lock();
-            let last = state.sent == seq;
+            let last = state.sent == seq || late;
             let again: Vec<usize> = (0..ops.len())
                 .filter(|&i| last || !ops[i].creates_hold())
                 .collect();

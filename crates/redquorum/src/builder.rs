@@ -64,6 +64,7 @@ pub struct RedlockBuilder {
     /// Enables the delayed-restart rule (see health.rs).
     max_ttl: Option<Duration>,
     health_check_interval: Duration,
+    check_node_clocks: bool,
 }
 
 impl Default for RedlockBuilder {
@@ -77,6 +78,7 @@ impl Default for RedlockBuilder {
             tls_roots: Vec::new(),
             max_ttl: None,
             health_check_interval: crate::eligibility::DEFAULT_INTERVAL,
+            check_node_clocks: true,
         }
     }
 }
@@ -259,6 +261,22 @@ impl RedlockBuilder {
         self
     }
 
+    /// Whether each probe checks the node's clock against the local one and
+    /// refuses the votes of a node whose clock jumped, stopped or ran off
+    /// by more than the drift factor, until it has been stable for the
+    /// longest lease (`max_ttl`, else the TTL). Default: on. Turn it off only
+    /// to study what such a clock does (the torture tests do).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = redquorum::Redlock::builder().check_node_clocks(false);
+    /// ```
+    pub fn check_node_clocks(mut self, on: bool) -> Self {
+        self.check_node_clocks = on;
+        self
+    }
+
     /// The lock options set so far (read by `config.rs`).
     pub(crate) fn options(&self) -> &LockOptions {
         &self.options
@@ -353,6 +371,10 @@ impl RedlockBuilder {
                     self.node_timeout,
                     self.max_ttl,
                     self.health_check_interval,
+                    // A node whose clock misbehaved votes again once every
+                    // lease it may have granted meanwhile has ended.
+                    (self.drift_factor, self.max_ttl.unwrap_or(self.options.ttl)),
+                    self.check_node_clocks,
                 )
             })
             .collect();

@@ -11,6 +11,7 @@ use fred::types::{Key, Value};
 
 use crate::fence::FenceToken;
 use crate::keys::ResourceKeys;
+use crate::mutants::{self, Mutant};
 use crate::op::{Code, Op};
 use crate::token::OwnerToken;
 
@@ -168,16 +169,26 @@ impl Claim {
             self.delay.clone(),
             Value::from(fences as i64),
         ];
-        args.extend(self.locks.iter().map(|(_, kind)| Value::from_static_str(kind.name())));
+        args.extend(
+            self.locks
+                .iter()
+                .map(|(_, kind)| Value::from_static_str(kind.name())),
+        );
         Op {
             code: Code::Acquire,
-            keys: self.lock_keys().chain(self.fences[..fences].iter().cloned()).collect(),
+            keys: self
+                .lock_keys()
+                .chain(self.fences[..fences].iter().cloned())
+                .collect(),
             args,
         }
     }
 
     /// Owner-checked: our hold lasts another TTL.
     pub(crate) fn extend(&self) -> Op {
+        if mutants::is_active(Mutant::RevivingExtend) {
+            return self.acquire(false);
+        }
         Op {
             code: Code::Extend,
             keys: self.lock_keys().collect(),
@@ -200,7 +211,10 @@ impl Claim {
     pub(crate) fn commit(&self, token: FenceToken) -> Op {
         Op {
             code: Code::Commit,
-            keys: self.lock_keys().chain(self.fences.iter().cloned()).collect(),
+            keys: self
+                .lock_keys()
+                .chain(self.fences.iter().cloned())
+                .collect(),
             args: vec![
                 self.token_value.clone(),
                 Value::from(token.get().to_string()),
@@ -265,6 +279,20 @@ pub(crate) fn force_release(keys: &ResourceKeys) -> Op {
     }
 }
 
+/// Raises the fence counter of `keys` to `token`, whoever holds (a commit
+/// of no lock: the second round of a force-release).
+pub(crate) fn raise_fence(keys: &ResourceKeys, token: i64) -> Op {
+    Op {
+        code: Code::Commit,
+        keys: vec![keys.fence.clone()],
+        args: vec![
+            Value::from_static_str(""),
+            Value::from(token.to_string()),
+            Value::from(0),
+        ],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,7 +316,10 @@ mod tests {
         let plain = claim(Kind::Lock);
         let args = texts(&plain.acquire(true));
         assert_eq!(args[0], plain.token.to_string());
-        assert_eq!(args[1..], ["1500", "", "p", "", "0", "1", "lock"].map(String::from));
+        assert_eq!(
+            args[1..],
+            ["1500", "", "p", "", "0", "1", "lock"].map(String::from)
+        );
         let keys = vec![plain.keys.lock.clone(), plain.keys.fence.clone()];
         assert_eq!(plain.acquire(true).keys, keys);
         // Unfenced: no fence key, and 0 fences.
@@ -313,7 +344,10 @@ mod tests {
             .and_key("lock:{r}:slot:0".into(), Kind::Slot);
         let acquire = two.acquire(true);
         assert_eq!(acquire.keys.len(), 5, "3 locks, 2 fences");
-        assert_eq!(texts(&acquire)[6..], ["2", "lock", "lock", "slot"].map(String::from));
+        assert_eq!(
+            texts(&acquire)[6..],
+            ["2", "lock", "lock", "slot"].map(String::from)
+        );
         assert_eq!(two.extend().keys.len(), 3);
         assert_eq!(two.release().keys.len(), 3);
         let commit = two.commit(FenceToken::new(7));

@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 use fred::types::config::Server;
 use tokio::sync::broadcast::{self, error::TryRecvError};
 
+use crate::clock_watch::{ClockSample, ClockWatch};
 use crate::health::{Durability, Ineligible, NodeHealth, Probe, Role};
 use crate::sync::lock;
 
@@ -72,6 +73,10 @@ pub(crate) const DEFAULT_INTERVAL: Duration = Duration::from_secs(5);
 pub(crate) struct Eligibility {
     max_ttl: Option<Duration>,
     interval: Duration,
+    /// The clock rule (clock_watch.rs): the drift allowance, and how long a
+    /// node's clock must be stable after a fault before it votes again;
+    /// `None` when clocks are not checked.
+    clock_rule: Option<(f64, Duration)>,
     state: Mutex<State>,
     /// Reconnection events as seen by the vote path (the checker task has its own receiver).
     reconnects: Mutex<broadcast::Receiver<Server>>,
@@ -88,6 +93,7 @@ struct State {
     reconnects_seen_by_checker: u64,
     /// `reconnects_seen` when the last successful probe started; `None` before the first.
     probed_through: Option<u64>,
+    clock: ClockWatch,
 }
 
 impl Eligibility {
@@ -95,6 +101,7 @@ impl Eligibility {
         Self {
             max_ttl: None,
             interval: DEFAULT_INTERVAL,
+            clock_rule: None,
             state: Mutex::new(State::default()),
             reconnects: Mutex::new(reconnects),
         }
@@ -105,6 +112,12 @@ impl Eligibility {
     pub(crate) fn configure(&mut self, max_ttl: Option<Duration>, interval: Duration) {
         self.max_ttl = max_ttl;
         self.interval = interval;
+    }
+
+    /// Sets the clock rule: a node whose clock is off by more than
+    /// `drift_factor` is refused until stable for `stable_for`.
+    pub(crate) fn configure_clock(&mut self, drift_factor: f64, stable_for: Duration) {
+        self.clock_rule = Some((drift_factor, stable_for));
     }
 
     /// The time between periodic probes.
@@ -129,27 +142,42 @@ impl Eligibility {
 
     /// Stores a completed probe that started at `epoch` (and at `started` in
     /// time); returns the previous probe, to log changes only.
-    pub(crate) fn record(&self, probe: Probe, epoch: u64, started: Instant) -> Probe {
+    pub(crate) fn record(
+        &self,
+        probe: Probe,
+        epoch: u64,
+        started: Instant,
+    ) -> (Probe, Option<Ineligible>) {
         let mut state = lock(&self.state);
+        let mut clock_fault = None;
+        if let (Some(node_us), Some((drift_factor, _))) = (probe.server_time_us, self.clock_rule) {
+            let sample = ClockSample {
+                sent: started,
+                answered: Instant::now(),
+                node_us,
+            };
+            clock_fault = state.clock.record(sample, drift_factor);
+        }
         state.started_at = probe.uptime.map(|uptime| assumed_start(started, uptime));
         state.probed_through = Some(state.probed_through.map_or(epoch, |p| p.max(epoch)));
-        std::mem::replace(&mut state.probe, probe)
+        (std::mem::replace(&mut state.probe, probe), clock_fault)
     }
 
     /// Why this node's vote is refused now, if it is. Cheap: no I/O.
     pub(crate) fn refusal(&self) -> Option<Ineligible> {
         self.drain_reconnects();
         let state = lock(&self.state);
+        let now = Instant::now();
+        let clock_fault = self
+            .clock_rule
+            .and_then(|(_, stable_for)| state.clock.refusal(stable_for, now));
+        if clock_fault.is_some() {
+            return clock_fault;
+        }
         let verified = state
             .probed_through
             .is_some_and(|p| p >= state.reconnects_seen);
-        refusal(
-            &state.probe,
-            state.started_at,
-            verified,
-            self.max_ttl,
-            Instant::now(),
-        )
+        refusal(&state.probe, state.started_at, verified, self.max_ttl, now)
     }
 
     /// The server's run id, once a probe has read it.

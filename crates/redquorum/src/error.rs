@@ -250,9 +250,15 @@ pub enum Error {
         /// Time from acquisition to the limit.
         held: Duration,
     },
-    /// `lock_any` was given no resources to choose from.
-    #[error("lock_any needs at least one resource")]
+    /// `lock_any` or `lock_all` was given no resources.
+    #[error("no resources given: lock_any and lock_all need at least one")]
     NoResources,
+    /// A semaphore was asked for with no permits.
+    #[error("semaphore {resource:?} needs at least one permit")]
+    ZeroPermits {
+        /// The semaphore's name.
+        resource: String,
+    },
     /// A reentrant owner id was not 32 hex digits (the id itself is not shown:
     /// it is a capability over that owner's locks).
     #[error("invalid reentrant owner id: expected 32 hex digits")]

@@ -49,6 +49,16 @@ pub enum Ineligible {
         /// The configured node whose vote counts for this server.
         as_node: NodeId,
     },
+    /// The node's clock did not advance at the rate of real time between two
+    /// probes (it jumped, stopped, or ran fast or slow beyond the drift
+    /// allowance): keys it expires may expire early. Refused until its clock
+    /// has been stable for the longest lease.
+    ClockUnstable {
+        /// How far the node's clock advanced between the probes, in ms.
+        node_ms: i64,
+        /// How far the local monotonic clock advanced, at most, in ms.
+        local_ms: u64,
+    },
 }
 
 impl fmt::Display for Ineligible {
@@ -68,6 +78,10 @@ impl fmt::Display for Ineligible {
             Self::SameServer { as_node } => {
                 write!(f, "the same server as {as_node} (one master, one vote)")
             }
+            Self::ClockUnstable { node_ms, local_ms } => write!(
+                f,
+                "its clock advanced {node_ms} ms while at most {local_ms} ms passed here"
+            ),
         }
     }
 }
@@ -78,6 +92,7 @@ impl Ineligible {
         match self {
             Self::Replica => "replica",
             Self::RecentRestart { .. } => "recent_restart",
+            Self::ClockUnstable { .. } => "clock_unstable",
             Self::Unverified => "unverified",
             Self::UnknownUptime => "unknown_uptime",
             Self::SameServer { .. } => "same_server",
@@ -270,6 +285,8 @@ pub(crate) struct Probe {
     pub(crate) uptime: Option<Duration>,
     /// The server's `run_id`: two node URLs with the same one are one server.
     pub(crate) run_id: Option<String>,
+    /// The node's clock (`server_time_usec`), µs since the Unix epoch.
+    pub(crate) server_time_us: Option<i64>,
 }
 
 impl Probe {
@@ -303,6 +320,7 @@ impl Probe {
                 .and_then(|s| s.parse().ok())
                 .map(Duration::from_secs),
             run_id: field("run_id").filter(|id| !id.is_empty()),
+            server_time_us: field("server_time_usec").and_then(|s| s.parse().ok()),
         }
     }
 

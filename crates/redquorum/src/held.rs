@@ -201,6 +201,19 @@ impl Held {
     /// Releases on every node; returns on how many it was released. Stops
     /// the watchdog first (awaiting any extension in flight), so no
     /// extension follows the release.
+    /// Owner-checked: stores `meta` as the hold's owner information on a
+    /// quorum (an elected leader's new value).
+    pub(crate) async fn set_meta(&self, meta: &str) -> Result<(), Error> {
+        if self.lease.check_expired() {
+            return Err(self.lost());
+        }
+        let result = self.quorum.set_meta(&self.claim, meta).await;
+        if matches!(result, Err(Error::NotHeld { .. })) {
+            self.lease.declare_lost(LostReason::NotHeld);
+        }
+        result
+    }
+
     pub(crate) async fn release(&mut self) -> Result<usize, Error> {
         crate::observe::validity_at_release(self.validity());
         if let Some(watchdog) = self.watchdog.take() {

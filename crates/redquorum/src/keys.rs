@@ -5,7 +5,7 @@
 //! `<prefix>{<escaped name>}<suffix>`: the name, with `%`, `{` and `}`
 //! percent-encoded, sits in a hash tag that nothing else can close, and the
 //! suffix after it is the library's (none for the lock itself, `:fence` for
-//! the fence counter). Two different names therefore never share a key,
+//! the fence counter, `:slot:<i>` for a semaphore's slots). Two different names therefore never share a key,
 //! whatever they contain (`x:fence`, braces, newlines, a megabyte). The
 //! prefix is configuration and may not contain braces.
 
@@ -13,6 +13,7 @@ use fred::types::Key;
 
 /// The suffix of a resource's fence counter key.
 const FENCE_SUFFIX: &str = ":fence";
+const SLOT_SUFFIX: &str = ":slot:";
 
 /// Prefix of the release notification channels (followed by the lock key).
 pub(crate) const CHANNEL_PREFIX: &str = "redquorum:released:";
@@ -33,6 +34,37 @@ pub(crate) fn escape(name: &str) -> String {
 }
 
 /// The keys of one resource on every node.
+/// The name back from its escaped form.
+pub(crate) fn unescape(escaped: &str) -> String {
+    escaped
+        .replace("%7D", "}")
+        .replace("%7B", "{")
+        .replace("%25", "%")
+}
+
+/// A SCAN pattern matching the lock key of every name that starts with
+/// `name_prefix` (and, with the same start, its fence and slot keys).
+pub(crate) fn scan_pattern(prefix: &str, name_prefix: &str) -> String {
+    let mut pattern = String::new();
+    for c in format!("{prefix}{{{}", escape(name_prefix)).chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('*');
+    pattern
+}
+
+/// The resource name of `key` if it is a lock key (not a fence or slot key).
+pub(crate) fn resource_of(prefix: &str, key: &str) -> Option<String> {
+    let escaped = key
+        .strip_prefix(prefix)?
+        .strip_prefix('{')?
+        .strip_suffix('}')?;
+    (!escaped.contains('}')).then(|| unescape(escaped))
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct ResourceKeys {
     /// The lock itself: one hash for every lock kind.
@@ -52,6 +84,11 @@ impl ResourceKeys {
     }
 
     /// The lock key as text (names are UTF-8, so keys are too).
+    /// The lock of a semaphore's slot `index` (semaphore.rs).
+    pub(crate) fn slot(&self, index: usize) -> Key {
+        Key::from(format!("{}{SLOT_SUFFIX}{index}", self.lock_str()))
+    }
+
     pub(crate) fn lock_str(&self) -> &str {
         self.lock.as_str().unwrap_or_default()
     }
@@ -82,6 +119,7 @@ mod tests {
         let keys = ResourceKeys::new("lock:", "orders:42");
         assert_eq!(keys.lock_str(), "lock:{orders:42}");
         assert_eq!(keys.fence.as_str(), Some("lock:{orders:42}:fence"));
+        assert_eq!(keys.slot(3).as_str(), Some("lock:{orders:42}:slot:3"));
         assert_eq!(lock_key("lock:", "a}b{c%"), "lock:{a%7Db%7Bc%25}");
         assert_eq!(channel("lock:{x}"), "redquorum:released:lock:{x}");
     }
@@ -106,11 +144,14 @@ mod tests {
     }
 
     /// Decodes an escaped name (the inverse of `escape`), for the property below.
-    fn unescape(escaped: &str) -> String {
-        escaped
-            .replace("%7D", "}")
-            .replace("%7B", "{")
-            .replace("%25", "%")
+    #[test]
+    fn a_listing_matches_names_by_prefix_and_reads_back_only_lock_keys() {
+        assert_eq!(scan_pattern("lock:", "jobs*"), "lock:{jobs\\**");
+        assert_eq!(scan_pattern("lock:", "a}"), "lock:{a%7D*");
+        assert_eq!(resource_of("lock:", "lock:{a%7Db}"), Some("a}b".to_owned()));
+        assert_eq!(resource_of("lock:", "lock:{a}:fence"), None);
+        assert_eq!(resource_of("lock:", "lock:{a}:slot:0"), None);
+        assert_eq!(resource_of("lock:", "other:{a}"), None);
     }
 
     proptest! {

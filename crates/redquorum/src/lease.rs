@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
+use crate::mutants::{self, Mutant};
 use crate::token::OwnerToken;
 
 /// Why a lease was lost.
@@ -144,7 +145,7 @@ impl Shared {
             if state.lost.is_some() {
                 return false;
             }
-            if now >= state.deadline {
+            if now >= state.deadline && !mutants::is_active(Mutant::RevivingExtend) {
                 state.lost = Some(LostReason::Expired);
                 return true;
             }
@@ -159,7 +160,10 @@ impl Shared {
     /// Declares the lease `Expired` if its deadline has passed; returns
     /// whether the lease is lost (for any reason).
     pub(crate) fn check_expired(&self) -> bool {
-        if self.lost_reason().is_none() && Instant::now() >= self.deadline() {
+        if self.lost_reason().is_none()
+            && Instant::now() >= self.deadline()
+            && !mutants::is_active(Mutant::RevivingExtend)
+        {
             self.declare_lost(LostReason::Expired);
         }
         self.lost_reason().is_some()

@@ -37,7 +37,8 @@
 //! One engine: every lock kind is a thin type over one lease core, one
 //! quorum fan-out and one node entry point that batches any operation.
 //!
-//! - The handle: `redlock.rs` ([`Redlock`]), `builder.rs`
+//! - The handle: `redlock.rs` ([`Redlock`]), `shutdown.rs`
+//!   ([`Redlock::shutdown`]), `builder.rs`
 //!   ([`RedlockBuilder`], validation into [`BuildError`]), `node_source.rs`
 //!   (a builder's nodes: URLs or fred configs), `config.rs`
 //!   ([`RedlockConfig`]: settings as data, deserialisable with the `serde`
@@ -46,8 +47,12 @@
 //! - The lock kinds, thin types over the lease core: `lock.rs` ([`Lock`],
 //!   `try_lock`, `lock`), `rwlock.rs` ([`ReadLock`], [`WriteLock`]),
 //!   `reentrant.rs` ([`ReentrantOwner`], [`ReentrantLock`]), `any_of.rs`
-//!   (`lock_any`), `scoped.rs` ([`Redlock::with_lock`]); `lock_api.rs` writes
-//!   their shared methods once.
+//!   (`lock_any`), `multi_lock.rs` ([`MultiLock`], `lock_all`),
+//!   `semaphore.rs` ([`Semaphore`], [`Permit`]), `election.rs`
+//!   ([`Election`], [`Leadership`]) with `leader.rs` ([`Leader`], who leads),
+//!   `scoped.rs`
+//!   ([`Redlock::with_lock`]); `lock_api.rs` writes their shared methods
+//!   once.
 //! - The lease core: `held.rs` (extend, release, fencing write-back, drop);
 //!   `lease.rs` (the lease state, [`LostReason`], [`AtRisk`]) and
 //!   `lease_watch.rs` ([`LeaseWatch`]: `lost`, `at_risk`); `watchdog.rs` (the
@@ -67,27 +72,34 @@
 //!   `connection.rs` (URLs, lock-safe fred settings), `batcher.rs` (group
 //!   commit, NOSCRIPT handling) over `queue.rs` (its queue, as pure state),
 //!   `script.rs` (the script cache), `probe.rs` (health probes),
-//!   `eligibility.rs` (probe results and which votes count), `health.rs`
+//!   `eligibility.rs` (probe results and which votes count), `clock_watch.rs`
+//!   (node clocks against the local one), `health.rs`
 //!   ([`NodeHealth`], [`Ineligible`]), `tls.rs` (custom trust roots).
 //! - Results: `outcome.rs` ([`NodeOutcome`], [`Outcomes`], [`NodeError`]),
 //!   `error.rs` ([`Error`], [`BuildError`]), `observe.rs` (metrics),
 //!   `inspect.rs` ([`Redlock::inspect`]: who holds a resource, read-only),
-//!   `owner_info.rs` ([`OwnerInfo`]: who took a hold).
+//!   `owner_info.rs` ([`OwnerInfo`]: who took a hold), `admin.rs`
+//!   ([`Redlock::list`], [`Redlock::force_release`]).
 //! - Around the lock: `fenced_write.rs` ([`FencedWriter`], the check on a
 //!   Redis-backed resource), `token.rs` ([`OwnerToken`]), `sync.rs`.
+//! - `mutants.rs`: planted bugs for testing the torture checker (feature
+//!   `mutants`, off by default; compiled away without it).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![deny(rustdoc::broken_intra_doc_links)]
 
+mod admin;
 mod any_of;
 mod backoff;
 mod batcher;
 mod builder;
 mod claim;
+mod clock_watch;
 mod config;
 mod connection;
 mod drop_guard;
+mod election;
 mod eligibility;
 mod env;
 mod error;
@@ -97,10 +109,17 @@ mod health;
 mod held;
 mod inspect;
 mod keys;
+mod leader;
 mod lease;
 mod lease_watch;
 mod lock;
 mod lock_api;
+mod multi_lock;
+#[cfg(feature = "mutants")]
+pub mod mutants;
+#[cfg(not(feature = "mutants"))]
+#[allow(dead_code, unreachable_pub)]
+mod mutants;
 mod node;
 mod node_id;
 mod node_source;
@@ -120,7 +139,9 @@ mod registry;
 mod rwlock;
 mod scoped;
 mod script;
+mod semaphore;
 mod settle;
+mod shutdown;
 mod sync;
 mod tally;
 mod tls;
@@ -133,14 +154,17 @@ mod watchdog;
 
 pub use builder::RedlockBuilder;
 pub use config::RedlockConfig;
+pub use election::{Election, Leadership};
 pub use error::{BuildError, Error, FencedWriteError};
 pub use fence::FenceToken;
 pub use fenced_write::FencedWriter;
 pub use health::{Durability, Ineligible, NodeHealth, Role};
 pub use inspect::{HoldView, Inspection, NodeView};
+pub use leader::Leader;
 pub use lease::{AtRisk, LostReason};
 pub use lease_watch::LeaseWatch;
 pub use lock::Lock;
+pub use multi_lock::MultiLock;
 pub use node_id::NodeId;
 pub use options::{LockOptions, WatchdogOptions};
 pub use outcome::{NodeError, NodeOutcome, Outcomes};
@@ -148,6 +172,7 @@ pub use owner_info::OwnerInfo;
 pub use redlock::Redlock;
 pub use reentrant::{ReentrantLock, ReentrantOwner};
 pub use rwlock::{ReadLock, WriteLock};
+pub use semaphore::{Permit, Semaphore};
 pub use token::OwnerToken;
 
 /// The Redis client redquorum is built on, re-exported because its types

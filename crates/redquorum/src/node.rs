@@ -51,12 +51,17 @@ impl Node {
         node_timeout: Duration,
         max_ttl: Option<Duration>,
         interval: Duration,
+        clock_rule: (f64, Duration),
+        check_clock: bool,
     ) -> Self {
         let tls = connection::is_tls(&config);
         let client = connection::client(config, node_timeout);
         // Subscribed before connect(), so the first connection counts as one.
         let mut eligibility = Eligibility::new(client.reconnect_rx());
         eligibility.configure(max_ttl, interval);
+        if check_clock {
+            eligibility.configure_clock(clock_rule.0, clock_rule.1);
+        }
         Self {
             batcher: Arc::new(Batcher::new(client.clone(), node_timeout)),
             id,
@@ -78,6 +83,34 @@ impl Node {
             .run(op)
             .await
             .map_err(|error| self.link.explain(error))
+    }
+
+    /// The keys matching `pattern` (a SCAN glob), up to about `limit` of
+    /// them, in at most `max_calls` SCAN calls (an operator's listing:
+    /// bounded, never a KEYS).
+    pub(crate) async fn scan(
+        &self,
+        pattern: &str,
+        limit: usize,
+        max_calls: usize,
+    ) -> Result<Vec<String>, fred::error::Error> {
+        let scan = fred::types::CustomCommand::new_static("SCAN", None, false);
+        let mut cursor = "0".to_owned();
+        let mut found = Vec::new();
+        for _ in 0..max_calls {
+            let args = vec![cursor.as_str(), "MATCH", pattern, "COUNT", "1000"];
+            let (next, keys): (String, Vec<String>) = self
+                .client
+                .custom(scan.clone(), args)
+                .await
+                .map_err(|error| self.link.explain(error))?;
+            found.extend(keys);
+            cursor = next;
+            if cursor == "0" || found.len() >= limit {
+                break;
+            }
+        }
+        Ok(found)
     }
 
     /// Starts the connection task and the background tasks that keep the

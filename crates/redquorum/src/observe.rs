@@ -48,6 +48,8 @@ pub(crate) const RELEASE_TOTAL: &str = "redquorum_release_total";
 pub(crate) const VOTE_REFUSED_TOTAL: &str = "redquorum_vote_refused_total";
 /// Whether a node's votes count (1) or not (0).
 pub(crate) const NODE_ELIGIBLE: &str = "redquorum_node_eligible";
+/// Counter: clock faults a node's probes saw (jumps, stops, fast or slow).
+pub(crate) const NODE_CLOCK_FAULTS: &str = "redquorum_node_clock_faults_total";
 /// A blocking acquire's whole wait, by result.
 pub(crate) const ACQUIRE_WAIT_SECONDS: &str = "redquorum_acquire_wait_seconds";
 /// Blocking acquires in progress.
@@ -114,6 +116,11 @@ pub(crate) fn describe() {
         Unit::Count,
         "Node votes not counted by the health rules (replica, recent restart, ...), by node and reason"
     );
+    describe_counter!(
+        NODE_CLOCK_FAULTS,
+        Unit::Count,
+        "Clock faults the health probes saw on a node (a jump, a stop, a clock fast or slow beyond the drift factor), by node"
+    );
     describe_gauge!(
         NODE_ELIGIBLE,
         "1 when the node's votes count, 0 when the health rules refuse them; set after each probe"
@@ -175,6 +182,11 @@ pub(crate) fn node_eligible(node: &NodeId, eligible: bool) {
     } else {
         0.0
     });
+}
+
+/// Counts a clock fault seen on `node` (clock_watch.rs).
+pub(crate) fn node_clock_fault(node: &NodeId) {
+    metrics::counter!(NODE_CLOCK_FAULTS, "node" => node.to_string()).increment(1);
 }
 
 /// Records how much validity a lock had left when its holder released it:

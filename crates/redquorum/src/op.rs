@@ -6,6 +6,8 @@
 use fred::error::{Error as FredError, ErrorKind};
 use fred::types::{Key, Value};
 
+use crate::mutants::{self, Mutant};
+
 /// The function of `ops.lua` an operation runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Code {
@@ -31,7 +33,9 @@ impl Code {
     fn name(self) -> &'static str {
         match self {
             Code::Acquire => "a",
+            Code::Extend if mutants::is_active(Mutant::NoOwnerCheck) => "E",
             Code::Extend => "e",
+            Code::Release if mutants::is_active(Mutant::NoOwnerCheck) => "R",
             Code::Release => "r",
             Code::Commit => "c",
             Code::Propose => "p",
@@ -210,7 +214,13 @@ mod tests {
         assert!(op(Code::Release, &[], &[]).must_run());
         assert!(op(Code::Extend, &[], &[]).must_run());
         assert!(op(Code::ForceRelease, &[], &[]).must_run());
-        for code in [Code::Acquire, Code::Commit, Code::Propose, Code::SetMeta, Code::Inspect] {
+        for code in [
+            Code::Acquire,
+            Code::Commit,
+            Code::Propose,
+            Code::SetMeta,
+            Code::Inspect,
+        ] {
             assert!(!op(code, &[], &[]).must_run(), "{code:?}");
         }
     }

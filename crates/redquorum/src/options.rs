@@ -170,7 +170,12 @@ impl LockOptions {
                 max: MAX_DURATION,
             });
         }
-        for wait in [self.wait, self.retry_delay, self.retry_jitter, self.lock_delay] {
+        for wait in [
+            self.wait,
+            self.retry_delay,
+            self.retry_jitter,
+            self.lock_delay,
+        ] {
             if wait > MAX_DURATION {
                 return Err(BuildError::WaitOutOfRange {
                     wait,

@@ -44,7 +44,11 @@ pub(crate) async fn probe(client: &Client, id: &NodeId, eligibility: &Eligibilit
         }
     };
     let probe = Probe::parse(info.as_deref(), appendfsync.as_deref());
-    let previous = eligibility.record(probe.clone(), epoch, started);
+    let (previous, clock_fault) = eligibility.record(probe.clone(), epoch, started);
+    if let Some(fault) = clock_fault {
+        tracing::warn!(node = %id, %fault, "node clock misbehaved: its votes are refused until it is stable");
+        crate::observe::node_clock_fault(id);
+    }
     // Warn once per change, not at every probe: the uptime always changes.
     if previous.settings() != probe.settings() || previous.run_id.is_none() {
         log(id, &probe);

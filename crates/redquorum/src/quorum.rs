@@ -13,10 +13,12 @@ use std::time::Instant;
 use futures::stream::{FuturesUnordered, StreamExt};
 use tokio::runtime::Handle;
 
-use crate::claim::Claim;
+use crate::claim::{self, Claim};
 use crate::drop_guard::DropGuard;
 use crate::error::Error;
 use crate::fence::{self, FenceToken};
+use crate::keys::ResourceKeys;
+use crate::mutants::{self, Mutant};
 use crate::node_id::NodeId;
 use crate::nodes::Nodes;
 use crate::notify::Notifier;
@@ -133,7 +135,7 @@ impl Quorum {
         let op = claim.acquire(fenced);
         let (decision, votes) = self.gather(|| op.clone(), Until::Decided).await;
         let elapsed = start.elapsed();
-        if !self.is_granted(decision, elapsed, claim.ttl) {
+        if !self.is_granted(decision, elapsed, claim.ttl) && !mutants::is_active(Mutant::NoUnwind) {
             // Stragglers' acquires were sent on the same connections before
             // this unwind, so a late grant is always followed by its undoing.
             self.unwind(claim, &votes).await;
@@ -205,6 +207,9 @@ impl Quorum {
     /// the claim still holds (fence.rs has why).
     pub(crate) async fn commit(&self, claim: &Claim, token: FenceToken) -> Result<(), Error> {
         self.check_open()?;
+        if mutants::is_active(Mutant::FenceWithoutWriteBack) {
+            return Ok(());
+        }
         let op = claim.commit(token);
         let (decision, votes) = self.gather(|| op.clone(), Until::Decided).await;
         match decision {
@@ -232,6 +237,49 @@ impl Quorum {
                 resource: claim.resource.clone(),
                 outcomes: self.outcomes(votes),
             }),
+        }
+    }
+
+    /// Owner-checked: stores `meta` as the claim's owner information on a
+    /// quorum (an elected leader's new value); observers are woken.
+    pub(crate) async fn set_meta(&self, claim: &Claim, meta: &str) -> Result<(), Error> {
+        self.check_open()?;
+        let op = claim.set_meta(meta);
+        let (decision, votes) = self.gather(|| op.clone(), Until::Decided).await;
+        let (resource, outcomes) = (claim.resource.clone(), self.outcomes(votes));
+        match decision {
+            Decision::Won => Ok(()),
+            Decision::Contended => Err(Error::NotHeld { resource, outcomes }),
+            Decision::Unavailable | Decision::Pending => {
+                Err(Error::Unavailable { resource, outcomes })
+            }
+        }
+    }
+
+    /// Force-releases `resource` (`keys`) on every node, then writes the
+    /// highest raised fence counter back to a quorum, so that every later
+    /// holder's token is above the one returned.
+    pub(crate) async fn force_release(
+        &self,
+        resource: &str,
+        keys: &ResourceKeys,
+    ) -> Result<i64, Error> {
+        self.check_open()?;
+        self.nodes.first_connect().await;
+        let op = claim::force_release(keys);
+        let (decision, votes) = self.gather(|| op.clone(), Until::Everyone).await;
+        let unavailable = |votes| Error::Unavailable {
+            resource: resource.to_owned(),
+            outcomes: self.outcomes(votes),
+        };
+        if decision != Decision::Won {
+            return Err(unavailable(votes));
+        }
+        let highest = votes.iter().map(|v| v.value).max().unwrap_or(0);
+        let raise = claim::raise_fence(keys, highest);
+        match self.gather(|| raise.clone(), Until::Decided).await {
+            (Decision::Won, _) => Ok(highest),
+            (_, votes) => Err(unavailable(votes)),
         }
     }
 

@@ -7,7 +7,6 @@ use crate::claim::{Claim, Kind};
 use crate::error::{BuildError, Error};
 use crate::held::Held;
 use crate::keys::{self, ResourceKeys};
-use crate::lease::LostReason;
 use crate::node_id::NodeId;
 use crate::notify::Notifier;
 use crate::options::{LockOptions, WatchdogOptions};
@@ -151,7 +150,7 @@ impl Redlock {
     /// let lock = redlock.lock("reports").await?;
     /// let inspection = redlock.inspect("reports").await?;
     /// let (_, view) = inspection.nodes().next().unwrap();
-    /// let info = view?.holds()[0].owner_info().cloned().unwrap();
+    /// let info = view.expect("node read").holds()[0].owner_info().cloned().unwrap();
     /// assert_eq!(info.note(), "nightly report");
     /// lock.release().await?;
     /// # Ok(()) }
@@ -287,52 +286,6 @@ impl Redlock {
         let keys = self.resource_keys(resource);
         keys.fence.as_str().unwrap_or_default().to_owned()
     }
-
-    /// Releases every lock this process holds through this `Redlock` (and
-    /// its clones: they share the nodes), waits for the releases, then
-    /// closes the connections and stops every background task. Call it
-    /// before `main` returns: a lock merely dropped is released by a
-    /// background task, which a returning `main` cuts short, leaving the
-    /// lock held until its TTL.
-    ///
-    /// Afterwards every lock of this `Redlock` is lost
-    /// ([`LostReason::Released`]), and new lock calls fail with
-    /// [`Error::Shutdown`]. Each release is bounded by the node timeout.
-    ///
-    /// # Cancel safety
-    ///
-    /// Not cancel safe: dropped mid-way, some locks may be left to their
-    /// TTL and some connections open; call it again to finish.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = redquorum_harness::Cluster::start(3)?;
-    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
-    /// let lock = redlock.lock("report").await?;
-    /// let lease = lock.lease();
-    /// std::mem::forget(lock); // even a lock whose value is gone
-    /// redlock.shutdown().await;
-    /// assert!(!lease.is_valid());
-    /// assert!(matches!(redlock.try_lock("report").await, Err(redquorum::Error::Shutdown)));
-    /// # Ok(()) }
-    /// ```
-    pub async fn shutdown(&self) {
-        self.quorum.shut_down();
-        let holds = self.quorum.holds().take_all();
-        let releases = holds.iter().map(|(claim, lease)| {
-            lease.declare_lost(LostReason::Released);
-            self.quorum.release(claim)
-        });
-        for result in futures::future::join_all(releases).await {
-            if let Err(error) = result {
-                tracing::warn!(%error, "release at shutdown failed; the lock expires with its ttl");
-            }
-        }
-        self.notifier.stop();
-        self.quorum.nodes().stop().await;
-    }
 }
 
 /// What the lock kinds share: claims, taking them, waiting for them.
@@ -412,5 +365,15 @@ impl Redlock {
     /// The shared coordinator.
     pub(crate) fn shared_quorum(&self) -> &Arc<Quorum> {
         &self.quorum
+    }
+
+    /// The release notifications (an election's observers wait on them).
+    pub(crate) fn notifier(&self) -> &Arc<Notifier> {
+        &self.notifier
+    }
+
+    /// The prefix of every key.
+    pub(crate) fn key_prefix(&self) -> &str {
+        &self.key_prefix
     }
 }

@@ -21,7 +21,7 @@ use crate::node_id::NodeId;
 
 /// Every lock operation of every kind, one or several per call.
 pub(crate) static OPS: LazyLock<Script> =
-    LazyLock::new(|| Script::from_lua(include_str!("scripts/ops.lua")));
+    LazyLock::new(|| Script::from_lua(crate::mutants::ops_source(include_str!("scripts/ops.lua"))));
 
 /// Run on the protected resource, not on the lock nodes: write if the token is current.
 pub(crate) static FENCED_WRITE: LazyLock<Script> =

@@ -3,6 +3,7 @@
 //! The decision is made the moment it can no longer change: won once `N/2+1`
 //! nodes agreed, lost once the nodes still out cannot lift us to a quorum.
 
+use crate::mutants::{self, Mutant};
 use crate::outcome::NodeOutcome;
 
 /// Where a quorum operation stands after the answers seen so far.
@@ -29,6 +30,9 @@ pub(crate) struct Tally {
 
 /// The majority of `nodes`: `N/2 + 1`.
 pub(crate) fn quorum(nodes: usize) -> usize {
+    if mutants::is_active(Mutant::MinorityQuorum) {
+        return nodes / 2;
+    }
     nodes / 2 + 1
 }
 

@@ -1,6 +1,5 @@
 //! Shared by the scenario and checker tests: `redquorum::Redlock` as the
-//! harness's `Locker` (through `redquorum_benches::RedquorumLocker`, as the
-//! CLI drives it), and a scenario runner (workload + faults + checker).
+//! harness's `Locker`, and a scenario runner (workload + faults + checker).
 #![allow(dead_code, unreachable_pub)]
 
 use std::sync::Arc;
@@ -9,12 +8,14 @@ use std::time::Duration;
 use redquorum::Redlock;
 use redquorum_benches::RedquorumLocker;
 use redquorum_harness::{
-    Cluster, History, ProtectedStore, Proxies, Verdict, WorkloadConfig, check, leaks_after,
-    run_workload,
+    AuditConfig, ClientPauser, Cluster, Evidence, Exercised, FaultLog, History, KeyAudit, Nemesis,
+    NemesisConfig, ProtectedStore, Proxies, Verdict, WorkloadConfig, check, check_evidence,
+    leaks_after, run_workload, run_workload_groups,
 };
 
 /// The lock under test, as the workload sees it: the one adapter every
-/// driver uses, with the owner and fencing tokens in each grant.
+/// driver uses (`redquorum_benches`), with the owner and fencing tokens in
+/// each grant.
 pub fn locker(redlock: Redlock) -> RedquorumLocker {
     RedquorumLocker::for_history(redlock)
 }
@@ -33,19 +34,37 @@ pub struct Setup {
     pub ttl: Duration,
 }
 
+/// The scenarios' lock settings, through the given (proxy) URLs.
+fn redlock(urls: Vec<String>, ttl: Duration) -> Redlock {
+    Redlock::builder()
+        .nodes(urls)
+        .ttl(ttl)
+        .wait(ttl / 2)
+        .node_timeout(Duration::from_millis(100))
+        .retry_delay(Duration::from_millis(5))
+        .retry_jitter(Duration::from_millis(20))
+        .build()
+        .expect("valid configuration")
+}
+
+/// What a run under the nemesis left.
+pub struct NemesisRun {
+    pub history: History,
+    pub verdict: Verdict,
+    pub faults: FaultLog,
+    pub exercised: Exercised,
+}
+
 impl Setup {
     pub fn new(cluster: Cluster, ttl: Duration) -> Self {
-        let proxies = Proxies::start(&cluster).expect("fault proxies");
+        Self::with_groups(cluster, ttl, 1)
+    }
+
+    /// Clients in `groups` groups, each behind proxies of its own.
+    pub fn with_groups(cluster: Cluster, ttl: Duration, groups: usize) -> Self {
+        let proxies = Proxies::start_groups(&cluster, groups).expect("fault proxies");
         let store_node = Cluster::start(1).expect("protected store node");
-        let redlock = Redlock::builder()
-            .nodes(proxies.urls())
-            .ttl(ttl)
-            .wait(ttl / 2)
-            .node_timeout(Duration::from_millis(100))
-            .retry_delay(Duration::from_millis(5))
-            .retry_jitter(Duration::from_millis(20))
-            .build()
-            .expect("valid configuration");
+        let redlock = redlock(proxies.urls(), ttl);
         Self {
             cluster: Arc::new(cluster),
             proxies: Arc::new(proxies),
@@ -87,6 +106,66 @@ impl Setup {
         self.proxies.heal_all();
         let verdict = self.check(&history, &config.resources).await;
         (history, verdict, result)
+    }
+
+    /// Runs the workload in the setup's client groups (each on its own
+    /// runtime, so a client pause freezes one group) under a nemesis, with
+    /// the key audit on; heals, waits out the TTL and checks everything.
+    pub async fn run_nemesis(&self, config: &WorkloadConfig, nemesis: NemesisConfig) -> NemesisRun {
+        let history = History::new();
+        let pauser = ClientPauser::default();
+        let mut audit_config = AuditConfig::new(self.ttl);
+        audit_config.min_age = self.ttl / 4;
+        audit_config.epoch = history.epoch();
+        let audit = KeyAudit::start(self.cluster.clone(), audit_config);
+        let nemesis = Nemesis::start(
+            self.cluster.clone(),
+            self.proxies.clone(),
+            NemesisConfig {
+                clients: Some(pauser.clone()),
+                epoch: Some(history.epoch()),
+                ..nemesis
+            },
+        );
+        let urls: Vec<Vec<String>> = (0..self.proxies.groups())
+            .map(|g| self.proxies.urls_for(g))
+            .collect();
+        let ttl = self.ttl;
+        let make = move |group: usize| locker(redlock(urls[group].clone(), ttl));
+        let groups = self.proxies.groups();
+        let history =
+            run_workload_groups(history, groups, make, self.store(), config, &pauser).await;
+        let faults = tokio::task::spawn_blocking(move || nemesis.stop())
+            .await
+            .expect("join the nemesis");
+        self.proxies.heal_all();
+        let cluster = self.cluster.clone();
+        let (leaks, keys) = tokio::task::spawn_blocking(move || {
+            let leaks = leaks_after(&cluster, "lock:*", ttl + Duration::from_secs(3));
+            (leaks, audit.stop())
+        })
+        .await
+        .expect("join the leak check");
+        let leaks = leaks.expect("scan nodes for leaks");
+        let values = self
+            .store()
+            .values(&config.resources)
+            .expect("read protected values");
+        let sessions = history.sessions();
+        let verdict = check_evidence(&Evidence {
+            leaked: &leaks,
+            keys: &keys,
+            faults: &faults.events,
+            slack: ttl / 2,
+            ..Evidence::new(&sessions, &values)
+        });
+        let exercised = Exercised::measure(&sessions, &faults.events);
+        NemesisRun {
+            history,
+            verdict,
+            faults,
+            exercised,
+        }
     }
 
     /// Waits (bounded) for the lock keys to expire, then checks. The bound is

@@ -1,11 +1,14 @@
-//! What `exec` and `status` share: the node list from `--nodes`, and a
-//! `Redlock` builder on it.
+//! What the commands that talk to the nodes share: the node list from
+//! `--nodes`, and a `Redlock` builder on it.
 
-use std::path::Path;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use redquorum::{Redlock, RedlockBuilder};
 
+use crate::arg_values;
 use crate::exit;
 use crate::nodes_arg::NodesArg;
 
@@ -43,4 +46,63 @@ pub(crate) fn builder(
         builder = builder.tls_root_certificate(certificate);
     }
     Ok(builder)
+}
+
+/// The TTL of a `Redlock` that takes no lease (the builder requires one).
+const NO_LEASE_TTL: Duration = Duration::from_secs(10);
+
+/// How the commands that take no lease of their own (`leader`, `release`,
+/// `list`) reach the nodes.
+#[derive(Debug, clap::Args)]
+pub(crate) struct AdminArgs {
+    /// Prefix of the lock keys on each node.
+    #[arg(long, default_value = "lock:")]
+    key_prefix: String,
+    /// Connect and answer timeout per node.
+    #[arg(long, default_value = "500ms", value_parser = arg_values::positive_duration)]
+    timeout: Duration,
+    /// Trust this CA certificate (PEM or DER) for rediss:// nodes instead of
+    /// the system's roots.
+    #[arg(long, value_name = "FILE")]
+    tls_ca: Option<PathBuf>,
+}
+
+/// The `Redlock` of a command that takes no lease of its own, on the given
+/// nodes with `args`. `ttl` only paces `Election::observe` and must be above
+/// `--timeout`; without it, one that passes the builder's checks. Any bad
+/// option is a usage error, reported here.
+pub(crate) fn admin_redlock(
+    nodes: &NodesArg,
+    command: &str,
+    args: &AdminArgs,
+    ttl: Option<Duration>,
+) -> Result<Redlock, ExitCode> {
+    let ttl = ttl.unwrap_or(NO_LEASE_TTL.max(args.timeout * 2));
+    let usage = |message: String| {
+        eprintln!("redquorum {command}: {message}");
+        ExitCode::from(exit::USAGE)
+    };
+    let urls = given_urls(nodes, command)?;
+    builder(&urls, &args.key_prefix, args.tls_ca.as_deref())
+        .map_err(usage)?
+        .ttl(ttl)
+        .node_timeout(args.timeout)
+        .build()
+        .map_err(|e| usage(e.to_string()))
+}
+
+/// Writes `line` to stdout and flushes it (a reader at the other end of a
+/// pipe sees it at once), without `println!`'s panic on a closed pipe.
+/// `Err` is the exit status to end with: 0 when the reader has gone (as
+/// `redquorum leader --watch | head -1` does), 70 for any other failure.
+pub(crate) fn print_line(command: &str, line: &str) -> Result<(), ExitCode> {
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{line}").and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(ExitCode::SUCCESS),
+        Err(e) => {
+            eprintln!("redquorum {command}: cannot write to stdout: {e}");
+            Err(exit::SOFTWARE.into())
+        }
+    }
 }

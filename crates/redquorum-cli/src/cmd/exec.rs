@@ -1,41 +1,44 @@
 //! `redquorum exec`: a distributed `flock(1)`. Runs a command while holding
-//! the lock, auto-extended, and maps every outcome to an exit status (DESIGN §6).
+//! the lock (with `-n K`, one of K permits of a semaphore), auto-extended,
+//! and maps every outcome to an exit status (DESIGN §6).
 //!
-//! The command runs under a guard process (`guard.rs`) so that it, and
-//! everything it starts, dies with `redquorum`; when the lease is at risk
-//! (`stop_plan.rs`) the whole tree below the guard is stopped before the
-//! validity ends (`guarded.rs`).
+//! [`Runner::run`] is the one path that runs a command under a hold, for
+//! every kind of hold ([`Hold`]: a lock, a permit, a leadership; `elect`
+//! uses it too). The command runs under a guard process (`guard.rs`) so
+//! that it, and everything it starts, dies with `redquorum`; when the lease
+//! is at risk (`stop_plan.rs`) the whole tree below the guard is stopped
+//! before the validity ends (`guarded.rs`).
 
 mod guarded;
+mod hold;
 mod stop_plan;
 
+use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
-use redquorum::{AtRisk, Error, Lock, LockOptions, Redlock};
+use redquorum::{AtRisk, Error, LockOptions, Redlock};
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::arg_values;
-use crate::cmd::common;
+use crate::cmd::{common, min_hold};
 use crate::exit;
 use crate::guard;
 use crate::nodes_arg::NodesArg;
 use guarded::{Guarded, Stopped};
+use hold::Hold;
 use stop_plan::StopPlan;
 
-/// Options of `redquorum exec`.
+/// The options of every command that runs a command under a lease (`exec`,
+/// `elect`): the lease, when to stop the command, and how to reach the nodes.
 #[derive(Debug, clap::Args)]
-pub(crate) struct ExecArgs {
+pub(crate) struct LeaseArgs {
     /// The lease on each node; the watchdog extends it when half of it is left.
     #[arg(long, default_value = "10s", value_parser = arg_values::positive_duration)]
     ttl: Duration,
-    /// How long to keep trying to take the lock, e.g. 500ms, 10s, 2m
-    /// [default: one attempt].
-    #[arg(long, value_parser = arg_values::duration)]
-    wait: Option<Duration>,
     /// Stop the command (SIGTERM) when less validity than this is left and no
     /// extension has succeeded; must be below half the TTL
     /// [default: a quarter of the TTL].
@@ -58,14 +61,29 @@ pub(crate) struct ExecArgs {
     /// except errors (a lock held elsewhere is not an error: it exits 75 silently).
     #[arg(skip)]
     pub(crate) quiet: bool,
-    /// Keep the lock until this long after it was acquired, even when the
-    /// command ends sooner (cron: one run per schedule window; see min_hold.rs)
-    /// [default: release when the command ends].
-    #[arg(long, value_parser = arg_values::duration)]
-    min_hold: Option<Duration>,
     /// Prefix of the lock key on each node.
     #[arg(long, default_value = "lock:")]
     key_prefix: String,
+}
+
+/// Options of `redquorum exec`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ExecArgs {
+    #[command(flatten)]
+    pub(crate) lease: LeaseArgs,
+    /// How long to keep trying to take the lock, e.g. 500ms, 10s, 2m
+    /// [default: one attempt].
+    #[arg(long, value_parser = arg_values::duration)]
+    wait: Option<Duration>,
+    /// Take one of K permits of the semaphore RESOURCE instead of its lock:
+    /// at most K commands run at once, across hosts [default: the lock].
+    #[arg(long, short = 'n', value_name = "K", value_parser = arg_values::permits)]
+    permits: Option<usize>,
+    /// Keep the lock (or permit) until this long after it was acquired,
+    /// even when the command ends sooner (cron: one run per schedule window;
+    /// see min_hold.rs) [default: release when the command ends].
+    #[arg(long, value_parser = arg_values::duration)]
+    min_hold: Option<Duration>,
     /// The resource to lock.
     #[arg(value_parser = arg_values::non_empty)]
     resource: String,
@@ -82,127 +100,239 @@ enum End {
 }
 
 pub(crate) async fn run(nodes: &NodesArg, args: ExecArgs) -> ExitCode {
-    let plan = match StopPlan::new(args.ttl, args.stop_margin, args.kill_after) {
-        Ok(plan) => plan,
-        Err(message) => {
-            eprintln!("redquorum exec: {message}");
-            return exit::USAGE.into();
-        }
+    let runner = match Runner::new(nodes, &args.lease, "exec") {
+        Ok(runner) => runner.with_min_hold(args.min_hold),
+        Err(code) => return code,
     };
-    let redlock = match redlock(nodes, &args, &plan) {
+    let redlock = match runner.waiting(args.wait) {
         Ok(redlock) => redlock,
         Err(code) => return code,
     };
-    let mut lock = match acquire(&redlock, &args).await {
-        Ok(lock) => lock,
-        Err(code) => return code,
-    };
-    let acquired = Instant::now();
-    lock.auto_extend();
-    let lease = lock.lease();
-    // The acquisition itself may have used up most of the validity.
-    if lease.is_at_risk() {
-        eprintln!(
-            "redquorum exec: lease on {:?} at risk as soon as acquired ({:?} left); not running the command",
-            args.resource,
-            lease.validity()
-        );
-        release(lock, args.quiet).await;
-        return exit::SOFTWARE.into();
-    }
-    let env = match child_env(&lock).await {
-        Ok(env) => env,
-        Err(error) => {
-            eprintln!(
-                "redquorum exec: no fencing token for {:?}: {error}",
-                args.resource
-            );
-            release(lock, args.quiet).await;
-            return ExitCode::from(fence_exit_code(&error));
-        }
-    };
-    let mut guarded = match Guarded::spawn(&args.command.command, &env) {
-        Ok(guarded) => guarded,
-        Err(e) => {
-            eprintln!("redquorum exec: cannot start the command's guard: {e}");
-            release(lock, args.quiet).await;
-            return exit::SOFTWARE.into();
-        }
-    };
-    let code = match supervise(&mut guarded, lease.at_risk()).await {
-        Ok(End::Exited(status)) => exit::shell_status(status.code(), status.signal()),
-        Ok(End::AtRisk(risk)) => {
-            eprintln!(
-                "redquorum exec: lease on {:?} at risk ({risk}); stopping the command",
-                args.resource
-            );
-            stop(&mut guarded, &plan, lease.deadline(), args.quiet).await;
-            exit::SOFTWARE
-        }
-        Err(e) => {
-            eprintln!("redquorum exec: {e}; stopping the command");
-            stop(&mut guarded, &plan, lease.deadline(), args.quiet).await;
-            exit::SOFTWARE
-        }
-    };
-    if let Some(min_hold) = args.min_hold {
-        crate::cmd::min_hold::hold_until(&lock, acquired + min_hold, args.quiet).await;
-    }
-    release(lock, args.quiet).await;
-    ExitCode::from(code)
-}
-
-/// A `Redlock` on the given nodes with exec's options; a bad configuration
-/// (or an unreadable `--tls-ca`) is a usage error.
-fn redlock(nodes: &NodesArg, args: &ExecArgs, plan: &StopPlan) -> Result<Redlock, ExitCode> {
-    let urls = common::given_urls(nodes, "exec")?;
-    let usage = |message: String| {
-        eprintln!("redquorum exec: {message}");
-        ExitCode::from(exit::USAGE)
-    };
-    let mut builder =
-        common::builder(&urls, &args.key_prefix, args.tls_ca.as_deref()).map_err(usage)?;
-    builder = builder.ttl(args.ttl);
-    if let Some(max_ttl) = args.max_ttl {
-        builder = builder.max_ttl(max_ttl);
-    }
-    builder
-        .build()
-        .and_then(|redlock| redlock.with_watchdog(&plan.watchdog()))
-        .map_err(|e| usage(e.to_string()))
-}
-
-/// One attempt by default; with `--wait`, retries until it runs out.
-async fn acquire(redlock: &Redlock, args: &ExecArgs) -> Result<Lock, ExitCode> {
-    let attempt = match args.wait {
-        None => redlock.try_lock(&args.resource).await,
-        Some(wait) => {
-            let options = LockOptions {
-                wait,
-                ..*redlock.options()
+    let command = &args.command.command;
+    let resource = &args.resource;
+    match args.permits {
+        None => {
+            let lock = match args.wait {
+                None => redlock.try_lock(resource).await,
+                Some(_) => redlock.lock(resource).await,
             };
-            match redlock.with_options(&options) {
-                Ok(waiting) => waiting.lock(&args.resource).await,
-                Err(e) => {
-                    eprintln!("redquorum exec: {e}");
-                    return Err(exit::USAGE.into());
-                }
-            }
+            runner.run_acquired(lock, command).await
         }
-    };
-    attempt.map_err(|error| {
-        let code = acquire_exit_code(&error);
+        Some(permits) => {
+            let semaphore = match redlock.semaphore(resource, permits) {
+                Ok(semaphore) => semaphore,
+                Err(error) => return runner.not_acquired(&error),
+            };
+            let permit = match args.wait {
+                None => semaphore.try_acquire().await,
+                Some(_) => semaphore.acquire().await,
+            };
+            runner.run_acquired(permit, command).await
+        }
+    }
+}
+
+/// What running a command under a hold needs: the checked timing, a
+/// `Redlock` whose watchdog carries it out, and how to report.
+#[derive(Debug)]
+pub(crate) struct Runner {
+    redlock: Redlock,
+    plan: StopPlan,
+    quiet: bool,
+    /// The subcommand, for messages: "exec", "elect".
+    name: &'static str,
+    /// Keep the hold this long after it was acquired (`exec --min-hold`).
+    min_hold: Option<Duration>,
+}
+
+impl Runner {
+    /// Checks the timing and builds the `Redlock`; a bad configuration (or
+    /// an unreadable `--tls-ca`) is a usage error, reported here.
+    pub(crate) fn new(
+        nodes: &NodesArg,
+        args: &LeaseArgs,
+        name: &'static str,
+    ) -> Result<Self, ExitCode> {
+        let usage = |message: String| {
+            eprintln!("redquorum {name}: {message}");
+            ExitCode::from(exit::USAGE)
+        };
+        let plan = StopPlan::new(args.ttl, args.stop_margin, args.kill_after).map_err(usage)?;
+        let urls = common::given_urls(nodes, name)?;
+        let mut builder =
+            common::builder(&urls, &args.key_prefix, args.tls_ca.as_deref()).map_err(usage)?;
+        builder = builder.ttl(args.ttl);
+        if let Some(max_ttl) = args.max_ttl {
+            builder = builder.max_ttl(max_ttl);
+        }
+        let redlock = builder
+            .build()
+            .and_then(|redlock| redlock.with_watchdog(&plan.watchdog()))
+            .map_err(|e| usage(e.to_string()))?;
+        Ok(Self {
+            redlock,
+            plan,
+            quiet: args.quiet,
+            name,
+            min_hold: None,
+        })
+    }
+
+    /// Keeps each hold at least `min_hold` after it was acquired.
+    pub(crate) fn with_min_hold(self, min_hold: Option<Duration>) -> Self {
+        Self { min_hold, ..self }
+    }
+
+    /// The `Redlock`, to acquire with.
+    pub(crate) fn redlock(&self) -> &Redlock {
+        &self.redlock
+    }
+
+    /// Whether `--quiet` was given.
+    pub(crate) fn is_quiet(&self) -> bool {
+        self.quiet
+    }
+
+    /// The `Redlock` whose blocking acquires retry for `wait` (the library's
+    /// default when not given).
+    fn waiting(&self, wait: Option<Duration>) -> Result<Redlock, ExitCode> {
+        let Some(wait) = wait else {
+            return Ok(self.redlock.clone());
+        };
+        let options = LockOptions {
+            wait,
+            ..*self.redlock.options()
+        };
+        self.redlock.with_options(&options).map_err(|e| {
+            eprintln!("redquorum {}: {e}", self.name);
+            ExitCode::from(exit::USAGE)
+        })
+    }
+
+    /// Runs `command` under the hold if it was acquired; the exit status
+    /// for why not otherwise.
+    pub(crate) async fn run_acquired<H: Hold>(
+        &self,
+        acquired: Result<H, Error>,
+        command: &[OsString],
+    ) -> ExitCode {
+        match acquired {
+            Ok(hold) => self.run(hold, command).await,
+            Err(error) => self.not_acquired(&error),
+        }
+    }
+
+    /// Reports a failed acquisition; its exit status (DESIGN §6).
+    pub(crate) fn not_acquired(&self, error: &Error) -> ExitCode {
+        let code = acquire_exit_code(error);
         // A lock held elsewhere is the expected outcome of a cron dedup: not an error.
-        if !(args.quiet && code == exit::TEMPFAIL) {
-            eprintln!("redquorum exec: {error}");
+        if !(self.quiet && code == exit::TEMPFAIL) {
+            eprintln!("redquorum {}: {error}", self.name);
         }
         ExitCode::from(code)
-    })
+    }
+
+    /// Runs `command` under `hold`, auto-extended: stops it before the
+    /// lease ends if the lease is at risk, releases once it has ended.
+    pub(crate) async fn run<H: Hold>(&self, mut hold: H, command: &[OsString]) -> ExitCode {
+        let name = self.name;
+        let acquired = Instant::now();
+        hold.auto_extend();
+        let lease = hold.lease();
+        // The acquisition itself may have used up most of the validity.
+        if lease.is_at_risk() {
+            eprintln!(
+                "redquorum {name}: lease on {:?} at risk as soon as acquired ({:?} left); not running the command",
+                hold.resource(),
+                lease.validity()
+            );
+            self.release(hold).await;
+            return exit::SOFTWARE.into();
+        }
+        let env = match child_env(&hold).await {
+            Ok(env) => env,
+            Err(error) => {
+                eprintln!(
+                    "redquorum {name}: no fencing token for {:?}: {error}",
+                    hold.resource()
+                );
+                self.release(hold).await;
+                return ExitCode::from(fence_exit_code(&error));
+            }
+        };
+        let mut guarded = match Guarded::spawn(command, &env) {
+            Ok(guarded) => guarded,
+            Err(e) => {
+                eprintln!("redquorum {name}: cannot start the command's guard: {e}");
+                self.release(hold).await;
+                return exit::SOFTWARE.into();
+            }
+        };
+        let code = match supervise(&mut guarded, lease.at_risk()).await {
+            Ok(End::Exited(status)) => exit::shell_status(status.code(), status.signal()),
+            Ok(End::AtRisk(risk)) => {
+                eprintln!(
+                    "redquorum {name}: lease on {:?} at risk ({risk}); stopping the command",
+                    hold.resource()
+                );
+                self.stop(&mut guarded, lease.deadline()).await;
+                exit::SOFTWARE
+            }
+            Err(e) => {
+                eprintln!("redquorum {name}: {e}; stopping the command");
+                self.stop(&mut guarded, lease.deadline()).await;
+                exit::SOFTWARE
+            }
+        };
+        if let Some(min_hold) = self.min_hold {
+            let resource = hold.resource().to_owned();
+            min_hold::hold_until(&lease, &resource, acquired + min_hold, self.quiet).await;
+        }
+        self.release(hold).await;
+        ExitCode::from(code)
+    }
+
+    /// Stops the command's tree: SIGTERM now, SIGKILL per the plan, a slack
+    /// before `deadline` at the latest.
+    async fn stop(&self, guarded: &mut Guarded, deadline: Instant) {
+        let kill_at = self.plan.kill_at(Instant::now(), deadline);
+        match guarded.stop(kill_at, deadline).await {
+            Stopped::Terminated => {}
+            Stopped::Killed if self.quiet => {}
+            Stopped::Killed => {
+                eprintln!(
+                    "redquorum {}: the command did not end on SIGTERM; it was killed",
+                    self.name
+                );
+            }
+            Stopped::TooLate => eprintln!(
+                "redquorum {}: the command's processes did not all end before the lease ran out",
+                self.name
+            ),
+        }
+    }
+
+    /// Stops the watchdog (awaiting any extension in flight), then releases.
+    async fn release<H: Hold>(&self, hold: H) {
+        let resource = hold.resource().to_owned();
+        // A lease that is lost or over has nothing left to release: its
+        // refusal (not held) says no more than the at-risk message did.
+        let expected_refusal = !hold.lease().is_valid();
+        if let Err(e) = hold.release().await
+            && !self.quiet
+            && !(expected_refusal && matches!(e, Error::NotHeld { .. }))
+        {
+            eprintln!(
+                "redquorum {}: release of {resource:?} failed ({e}); the keys expire with their ttl",
+                self.name
+            );
+        }
+    }
 }
 
 /// 69 when too few nodes answered (also as the last error of a wait), 75 when
 /// the lock is busy or came too late, 64 for a bad resource.
-fn acquire_exit_code(error: &Error) -> u8 {
+pub(crate) fn acquire_exit_code(error: &Error) -> u8 {
     match error {
         Error::Unavailable { .. } => exit::UNAVAILABLE,
         Error::Contended { .. } | Error::Expired { .. } => exit::TEMPFAIL,
@@ -210,21 +340,22 @@ fn acquire_exit_code(error: &Error) -> u8 {
             Error::Unavailable { .. } => exit::UNAVAILABLE,
             _ => exit::TEMPFAIL,
         },
-        Error::EmptyResource => exit::USAGE,
+        Error::EmptyResource | Error::ZeroPermits { .. } => exit::USAGE,
         _ => exit::SOFTWARE,
     }
 }
 
-/// The command's environment: the resource, and the fencing token for
-/// commands that write to a resource checking it.
-async fn child_env(lock: &Lock) -> Result<Vec<(&'static str, String)>, Error> {
-    let mut env = vec![("REDQUORUM_RESOURCE", lock.resource().to_owned())];
+/// The command's environment: the resource, the fencing token for commands
+/// that write to a resource checking it, and what the kind of hold adds.
+async fn child_env<H: Hold>(hold: &H) -> Result<Vec<(&'static str, String)>, Error> {
+    let mut env = vec![("REDQUORUM_RESOURCE", hold.resource().to_owned())];
     // Asked for now: the token's write-back to a quorum (one round trip).
-    match lock.fence().await {
+    match hold.fence().await {
         Ok(fence) => env.push(("REDQUORUM_FENCE", fence.to_string())),
         Err(Error::FencingOff { .. }) => {}
         Err(error) => return Err(error),
     }
+    env.extend(hold.extra_env());
     Ok(env)
 }
 
@@ -261,34 +392,6 @@ async fn supervise(
             Some(()) = hangup.recv() => Signal::SIGHUP,
         };
         guarded.send(forward);
-    }
-}
-
-/// Stops the command's tree: SIGTERM now, SIGKILL per the plan, a slack
-/// before `deadline` at the latest.
-async fn stop(guarded: &mut Guarded, plan: &StopPlan, deadline: Instant, quiet: bool) {
-    let kill_at = plan.kill_at(Instant::now(), deadline);
-    match guarded.stop(kill_at, deadline).await {
-        Stopped::Terminated => {}
-        Stopped::Killed if quiet => {}
-        Stopped::Killed => {
-            eprintln!("redquorum exec: the command did not end on SIGTERM; it was killed");
-        }
-        Stopped::TooLate => eprintln!(
-            "redquorum exec: the command's processes did not all end before the lease ran out"
-        ),
-    }
-}
-
-/// Stops the watchdog (awaiting any extension in flight), then releases.
-async fn release(lock: Lock, quiet: bool) {
-    let resource = lock.resource().to_owned();
-    if let Err(e) = lock.release().await
-        && !quiet
-    {
-        eprintln!(
-            "redquorum exec: release of {resource:?} failed ({e}); the keys expire with their ttl"
-        );
     }
 }
 

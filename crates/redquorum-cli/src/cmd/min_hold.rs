@@ -10,7 +10,7 @@
 
 use std::time::Instant;
 
-use redquorum::Lock;
+use redquorum::LeaseWatch;
 use tokio::signal::unix::{SignalKind, signal};
 
 /// Waits until `until` while the watchdog keeps `lock` alive. Returns
@@ -18,8 +18,7 @@ use tokio::signal::unix::{SignalKind, signal};
 /// (it can no longer promise the window: at once if it already was, since
 /// `exec` has said so; otherwise said on stderr unless `quiet`), or on
 /// SIGINT, SIGTERM or SIGHUP (an operator stopping the hold).
-pub(crate) async fn hold_until(lock: &Lock, until: Instant, quiet: bool) {
-    let lease = lock.lease();
+pub(crate) async fn hold_until(lease: &LeaseWatch, resource: &str, until: Instant, quiet: bool) {
     if Instant::now() >= until || lease.is_at_risk() {
         return;
     }
@@ -37,7 +36,7 @@ pub(crate) async fn hold_until(lock: &Lock, until: Instant, quiet: bool) {
             if !quiet {
                 eprintln!(
                     "redquorum exec: lease on {:?} at risk during --min-hold ({risk}); releasing early",
-                    lock.resource()
+                    resource
                 );
             }
         }

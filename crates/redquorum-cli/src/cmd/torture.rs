@@ -1,52 +1,99 @@
-//! `redquorum torture`: the workload under a random nemesis, then the
-//! checker's verdict, as a readable (or JSON) report.
+//! `redquorum torture`: clients in groups, each behind its own fault
+//! proxies, under a random nemesis, then the checker's verdict and what the
+//! run exercised, as a readable (or JSON) report. A run that tested nothing
+//! meaningful fails instead of passing; `--history` keeps the run and
+//! `--recheck` checks a kept one again.
 //!
 //! The workload runner and checker live in the harness, generic over its
-//! `Locker` trait; the library is driven through the same adapter as the
-//! benchmarks (`redquorum_benches::RedquorumLocker`), with the owner and
-//! fencing tokens in each grant for the checker.
+//! `Locker` trait; the library is driven through the adapter the benchmarks
+//! use too (`redquorum_benches::RedquorumLocker::for_history`: each grant
+//! with its owner and fencing tokens for the checker).
 
-mod report;
+pub(crate) mod plan;
+pub(crate) mod report;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use redquorum::Redlock;
-use redquorum_benches::RedquorumLocker;
-use redquorum_harness::{
-    Cluster, FaultKind, History, Nemesis, NemesisConfig, Persistence, ProtectedStore, Proxies,
-    WorkloadConfig, check, leaks_after, run_workload_into,
-};
+use redquorum_harness::{FaultKind, HistoryFile, Holder, Persistence};
 
 use crate::exit;
 use crate::nodes_arg::NodesArg;
-use crate::progress;
-use crate::verbosity::Verbosity;
+use plan::{Plan, Stopped};
+use report::Report;
+
+/// The run found a violation (a leaked key counts).
+pub(crate) const VIOLATION: u8 = 1;
+/// The run tested nothing meaningful (no grant, no fault while held, 0 s, ...).
+pub(crate) const VACUOUS: u8 = 2;
 
 /// Options of `redquorum torture`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct TortureArgs {
-    /// How long clients keep locking.
-    #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
-    duration: Duration,
-    /// Concurrent clients.
-    #[arg(long, default_value_t = 32)]
-    clients: usize,
-    /// Resources the clients contend for.
+    /// How long clients keep locking [default: 60s; 25m with --soak].
+    #[arg(long, value_parser = humantime::parse_duration)]
+    duration: Option<Duration>,
+    /// Concurrent clients [default: 32; 96 with --soak].
+    #[arg(long)]
+    clients: Option<usize>,
+    /// Resources the clients contend for [default: 4; 64 with --soak].
+    #[arg(long)]
+    resources: Option<usize>,
+    /// Client groups, each with its own fault proxies and runtime (partitions
+    /// and pauses hit one group).
     #[arg(long, default_value_t = 4)]
-    resources: usize,
-    /// Faults: `all`, or a comma list of kill,pause,latency,stall,reset,clock.
-    #[arg(long, default_value = "all")]
-    nemesis: String,
-    /// Print the report as one JSON object on stdout (nothing else goes to
-    /// stdout; the `sessions=N violations=N leaked=N` line goes to stderr).
+    groups: usize,
+    /// Faults: `all` (kill,pause,latency,stall,reset,clock,partition,
+    /// script-flush,strobe: within the assumptions), `none`, or a comma list
+    /// of those and client-pause (fenced holders only), forget (outside the
+    /// assumptions) [default: all; all,client-pause with --soak].
+    #[arg(long)]
+    nemesis: Option<String>,
+    /// Each fault hits exactly N nodes (default: 1 to N/2 at random; more
+    /// than N/2 is outside the assumptions).
+    #[arg(long)]
+    fault_nodes: Option<usize>,
+    /// Fixed quiet time between faults (default: 0 to 300 ms at random).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    fault_gap: Option<Duration>,
+    /// Longest fault (default: ttl / 2).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    fault_length: Option<Duration>,
+    /// Longest client pause (default: 2 × ttl).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    client_pause: Option<Duration>,
+    /// Holder mix as kind=weight: brief, to-deadline, extending, paused
+    /// [default: brief=12,to-deadline=2,extending=1,paused=1; brief=30,... with --soak].
+    #[arg(long)]
+    holders: Option<String>,
+    /// The protected store ignores fencing tokens (paused holders then lose updates).
+    #[arg(long)]
+    no_fencing: bool,
+    /// Holders write without checking their deadline first (as Jepsen's lock clients do).
+    #[arg(long)]
+    unchecked_writes: bool,
+    /// How far past its deadline a paused holder sleeps (default: ttl / 2).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pause_past: Option<Duration>,
+    /// Every local node's clock runs this many times as fast (libfaketime), e.g. 1.008.
+    #[arg(long)]
+    fast_clocks: Option<f64>,
+    /// Node 0's wall clock runs this far ahead (libfaketime).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    clock_ahead: Option<Duration>,
+    /// The long run: 25 minutes, 96 clients, 64 resources, mostly brief
+    /// holders, every fault within the assumptions plus client pauses
+    /// (the store is fenced).
+    #[arg(long)]
+    soak: bool,
+    /// Print the report as JSON (the last line stays `sessions=N violations=N leaked=N`).
     #[arg(long)]
     json: bool,
     /// Lock TTL: short, so faults bite.
     #[arg(long, default_value = "2s", value_parser = humantime::parse_duration)]
     ttl: Duration,
-    /// How many local nodes to start when no --nodes are given.
+    /// How many local nodes to start when no --nodes are given (odd).
     #[arg(short = 'n', long, default_value_t = 5)]
     node_count: usize,
     /// `host:port` of a Redis for the protected counters (default: a local one started here).
@@ -55,188 +102,226 @@ pub(crate) struct TortureArgs {
     /// Random seed for clients and nemesis.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Write the run (sessions, faults, key audit) to FILE as JSON lines.
+    #[arg(long, value_name = "FILE")]
+    history: Option<PathBuf>,
+    /// Check a history written by --history again, instead of running.
+    #[arg(long, value_name = "FILE", conflicts_with = "history")]
+    recheck: Option<PathBuf>,
+    /// Plant a bug in the library for this run (needs the `mutants` feature).
+    #[cfg(feature = "mutants")]
+    #[arg(long)]
+    mutant: Option<redquorum::mutants::Mutant>,
 }
 
-pub(crate) async fn run(nodes: &NodesArg, args: TortureArgs, verbosity: Verbosity) -> ExitCode {
-    match torture(nodes, args, verbosity).await {
-        Ok(code) => code,
+pub(crate) async fn run(nodes: &NodesArg, args: TortureArgs) -> ExitCode {
+    if let Some(path) = &args.recheck {
+        return recheck(path, args.json);
+    }
+    let plan = match plan(nodes, &args) {
+        Ok(plan) => plan,
         Err(problem) => {
             eprintln!("redquorum torture: {problem}");
-            exit::UNAVAILABLE.into()
+            return exit::USAGE.into();
         }
+    };
+    #[cfg(feature = "mutants")]
+    redquorum::mutants::activate(args.mutant);
+    let ran = match plan.execute().await {
+        Ok(ran) => ran,
+        Err(Stopped::Interrupted) => {
+            eprintln!("torture: interrupted; the nemesis and the local nodes are stopped");
+            return ExitCode::from(130);
+        }
+        Err(Stopped::Setup(problem)) => {
+            eprintln!("redquorum torture: {problem}");
+            return exit::UNAVAILABLE.into();
+        }
+    };
+    if let Some(path) = &args.history {
+        if let Err(e) = ran.file.save(path) {
+            eprintln!("redquorum torture: --history {}: {e}", path.display());
+        }
+    }
+    let report = Report::new(&ran);
+    finish(&report, args.json)
+}
+
+/// Prints the report and its last line; the exit status says what it found.
+fn finish(report: &Report, json: bool) -> ExitCode {
+    if json {
+        println!("{}", report.json());
+    } else {
+        print!("{}", report.text());
+    }
+    println!("{}", report.last_line());
+    if report.violation_total() > 0 {
+        ExitCode::from(VIOLATION)
+    } else if !report.vacuous.is_empty() {
+        eprintln!(
+            "redquorum torture: the run was vacuous, it proves nothing: {}",
+            report.vacuous.join("; ")
+        );
+        ExitCode::from(VACUOUS)
+    } else {
+        ExitCode::SUCCESS
     }
 }
 
-async fn torture(
-    nodes: &NodesArg,
-    args: TortureArgs,
-    verbosity: Verbosity,
-) -> Result<ExitCode, String> {
-    let kinds = match FaultKind::parse_list(&args.nemesis) {
-        Ok(kinds) => kinds,
+/// `--recheck FILE`: the checker again over a saved run.
+fn recheck(path: &std::path::Path, json: bool) -> ExitCode {
+    let file = match HistoryFile::load(path) {
+        Ok(file) => file,
         Err(e) => {
-            eprintln!("redquorum torture: --nemesis: {e}");
-            return Ok(exit::USAGE.into());
+            eprintln!("redquorum torture: --recheck {}: {e}", path.display());
+            return exit::USAGE.into();
         }
     };
-    if args.clients == 0 || args.resources == 0 || args.ttl < Duration::from_millis(200) {
-        eprintln!("redquorum torture: need --clients ≥ 1, --resources ≥ 1 and --ttl ≥ 200ms");
-        return Ok(exit::USAGE.into());
-    }
-    // Local nodes keep an AOF (fsync every second): a killed node restarts at
-    // once yet remembers its keys, so kill stays within Redlock's assumptions.
+    let verdict = file.check();
+    let exercised = redquorum_harness::Exercised::measure(&file.sessions, &file.faults);
+    let kinds: Vec<FaultKind> = file
+        .info
+        .nemesis
+        .iter()
+        .filter_map(|k| k.parse().ok())
+        .collect();
+    let duration = Duration::from_millis(file.info.duration_ms);
+    let vacuous = exercised.vacuous(duration, &kinds, &[]);
+    let elapsed = file
+        .sessions
+        .iter()
+        .filter_map(|s| s.release.or(Some(s.start)))
+        .max()
+        .unwrap_or_default();
+    eprintln!(
+        "torture: re-checking {} ({} sessions, {} faults, {} audited keys)",
+        path.display(),
+        file.sessions.len(),
+        file.faults.len(),
+        file.keys.len()
+    );
+    let ran = plan::Ran {
+        file,
+        verdict,
+        exercised,
+        vacuous,
+        fault_errors: Vec::new(),
+        elapsed,
+    };
+    finish(&Report::new(&ran), json)
+}
+
+/// The run's plan from the command line; `Err` is a usage error.
+fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String> {
     let given: Vec<String> = nodes
         .0
         .iter()
         .map(|u| u.trim().to_owned())
         .filter(|u| !u.is_empty())
         .collect();
-    let cluster = if given.is_empty() {
-        Cluster::start_with(args.node_count, Persistence::AofEverySec)
+    let count = if given.is_empty() {
+        args.node_count
     } else {
-        Cluster::external(given)
+        given.len()
+    };
+    if count == 0 || count % 2 == 0 {
+        return Err(format!(
+            "{count} nodes: Redlock needs an odd number of nodes (a majority of an even count tolerates no more failures than the odd count below it)"
+        ));
     }
-    .map_err(|e| e.to_string())?;
-    let cluster = Arc::new(cluster);
-    let local_store = match &args.store {
-        Some(_) => None,
-        None => Some(Cluster::start(1).map_err(|e| format!("protected store: {e}"))?),
-    };
-    let store_addr = args
-        .store
-        .clone()
-        .or_else(|| local_store.as_ref().map(|c| c.host_port(0)))
-        .unwrap_or_default();
-    let proxies = Arc::new(Proxies::start(&cluster).map_err(|e| format!("fault proxies: {e}"))?);
-    let prefix = format!("redquorum-torture:{}:", std::process::id());
-    let redlock = Redlock::builder()
-        .nodes(proxies.urls())
-        .ttl(args.ttl)
-        .wait(args.ttl / 2)
-        .node_timeout(Duration::from_millis(100))
-        .retry_delay(Duration::from_millis(5))
-        .retry_jitter(Duration::from_millis(20))
-        .key_prefix(prefix.clone())
-        .build()
-        .map_err(|e| e.to_string())?;
-    let resources: Vec<String> = (0..args.resources).map(|i| format!("r{i}")).collect();
-    let store = ProtectedStore::new(&store_addr);
-    reset_store(&store, &resources)?;
-    let config = WorkloadConfig {
-        clients: args.clients,
-        resources: resources.clone(),
-        duration: args.duration,
-        hold: (Duration::ZERO, Duration::from_millis(50)),
-        // Write only with a quarter of the TTL left: margin for a loaded machine.
-        write_margin: args.ttl / 4,
-        seed: args.seed,
-        ..WorkloadConfig::default()
-    };
-    let nemesis_config = NemesisConfig {
-        kinds: kinds.clone(),
-        // Up to a minority of the nodes at once.
-        max_nodes: cluster.len() / 2,
-        max_fault: args.ttl / 2,
-        // Within the drift budget (ttl × 0.01 + 2 ms): a legal clock error.
-        max_clock_jump: args.ttl / 100,
-        key_pattern: format!("{prefix}*"),
-        seed: args.seed,
-        ..NemesisConfig::default()
-    };
-    eprintln!(
-        "torture: {} nodes{}, {} clients × {} resources, ttl {:?}, nemesis {}, for {:?}",
-        cluster.len(),
-        if cluster.is_external() {
-            " (given)"
-        } else {
-            " (local, AOF everysec)"
-        },
-        args.clients,
-        args.resources,
-        args.ttl,
-        kinds.iter().map(|k| k.name()).collect::<Vec<_>>().join(","),
-        args.duration
-    );
-    let started = Instant::now();
-    let nemesis = if kinds.is_empty() {
-        None
+    let soak = args.soak;
+    let nemesis = args
+        .nemesis
+        .as_deref()
+        .unwrap_or(if soak { "all,client-pause" } else { "all" });
+    let kinds = FaultKind::parse_list(nemesis).map_err(|e| format!("--nemesis: {e}"))?;
+    let holders = parse_holders(args.holders.as_deref().unwrap_or(if soak {
+        "brief=30,to-deadline=1,extending=1,paused=1"
     } else {
-        Some(Nemesis::start(
-            cluster.clone(),
-            proxies.clone(),
-            nemesis_config,
-        ))
-    };
-    let locker = Arc::new(RedquorumLocker::for_history(redlock));
-    let history = History::new();
-    let bar = progress::timed(verbosity, args.duration, "torture");
-    let ticker = progress::tick_over_time(&bar);
-    let counter = tokio::spawn(count_sessions(bar.clone(), history.clone()));
-    let history = tokio::select! {
-        history = run_workload_into(history, locker, store.clone(), &config) => history,
-        _ = tokio::signal::ctrl_c() => {
-            // Returning drops the nemesis (which resumes any paused node) and
-            // the local cluster (which kills its nodes): nothing is left behind.
-            eprintln!("torture: interrupted; stopping the nemesis and the local nodes");
-            return Ok(ExitCode::from(130));
+        "brief=12,to-deadline=2,extending=1,paused=1"
+    }))?;
+    let duration = args
+        .duration
+        .unwrap_or(Duration::from_secs(if soak { 25 * 60 } else { 60 }));
+    let clients = args.clients.unwrap_or(if soak { 96 } else { 32 });
+    let resources = args.resources.unwrap_or(if soak { 64 } else { 4 });
+    if clients == 0 || resources == 0 || args.groups == 0 || args.ttl < Duration::from_millis(200) {
+        return Err("need --clients, --resources and --groups ≥ 1 and --ttl ≥ 200ms".into());
+    }
+    let minority = count / 2;
+    let fault_nodes = match args.fault_nodes {
+        Some(n) if n == 0 || n > count => return Err(format!("--fault-nodes must be 1..={count}")),
+        Some(n) => {
+            if n > minority {
+                eprintln!(
+                    "torture: --fault-nodes {n} of {count} is a majority: outside Redlock's assumptions"
+                );
+            }
+            (n, n)
         }
+        None => (1, minority.max(1)),
     };
-    bar.finish_and_clear();
-    ticker.abort();
-    counter.abort();
-    let faults = match nemesis {
-        Some(nemesis) => tokio::task::spawn_blocking(move || nemesis.stop())
-            .await
-            .map_err(|e| e.to_string())?,
-        None => Default::default(),
-    };
-    proxies.heal_all();
-    eprintln!("torture: faults healed; waiting for the lock keys to expire");
-    // The TTL, plus 3 s for commands still in flight (a chunk the proxy was
-    // delaying when healed lands up to its max latency later).
-    let leaks = leaks_after(
-        &cluster,
-        &format!("{prefix}*"),
-        args.ttl + Duration::from_secs(3),
-    )
-    .map_err(|e| e.to_string())?;
-    let values = store
-        .values(&resources)
-        .map_err(|e| format!("protected store: {e}"))?;
-    let sessions = history.sessions();
-    let verdict = check(&sessions, &values, &leaks);
-    let report = report::Report::new(&sessions, &faults, &verdict, &leaks, started.elapsed());
-    if args.json {
-        // stdout stays one JSON object; the summary line goes to stderr.
-        let json = report.json().map_err(|e| format!("the JSON report: {e}"))?;
-        println!("{json}");
-        eprintln!("{}", report.last_line());
-    } else {
-        print!("{}", report.text());
-        println!("{}", report.last_line());
-    }
-    Ok(if verdict.is_ok() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
+    let fault_gap = args
+        .fault_gap
+        .map_or((Duration::ZERO, Duration::from_millis(300)), |gap| {
+            (gap, gap)
+        });
+    Ok(Plan {
+        given,
+        node_count: args.node_count,
+        // Local nodes keep an AOF (fsync every second): a killed node restarts
+        // at once yet remembers its keys, so kill stays within the assumptions.
+        persistence: Persistence::AofEverySec,
+        fast_clocks: args.fast_clocks,
+        clock_ahead: args.clock_ahead,
+        store: args.store.clone(),
+        ttl: args.ttl,
+        duration,
+        clients,
+        resources,
+        groups: args.groups.min(clients),
+        kinds,
+        fault_nodes,
+        fault_gap,
+        fault_length: args.fault_length.unwrap_or(args.ttl / 2),
+        client_pause: args.client_pause.unwrap_or(args.ttl * 2),
+        holders,
+        fenced_store: !args.no_fencing,
+        check_before_write: !args.unchecked_writes,
+        pause_past: args.pause_past.unwrap_or(args.ttl / 2),
+        seed: args.seed,
+        quiet: false,
+        mutant: mutant_name(args),
+        command: std::env::args().collect::<Vec<_>>().join(" "),
     })
 }
 
-/// Starts every protected counter at zero (a given store may hold an old run's).
-fn reset_store(store: &ProtectedStore, resources: &[String]) -> Result<(), String> {
-    for resource in resources {
-        store
-            .write_blocking(resource, 0)
-            .map_err(|e| format!("protected store: {e}"))?;
-    }
-    Ok(())
+#[cfg(feature = "mutants")]
+fn mutant_name(args: &TortureArgs) -> Option<String> {
+    args.mutant.map(|m| m.to_string())
 }
 
-/// Shows the sessions recorded so far on the progress bar, every 100 ms.
-async fn count_sessions(bar: indicatif::ProgressBar, history: History) {
-    let mut ticks = tokio::time::interval(Duration::from_millis(100));
-    while !bar.is_finished() {
-        ticks.tick().await;
-        bar.set_message(format!("{} sessions", history.len()));
+#[cfg(not(feature = "mutants"))]
+fn mutant_name(_args: &TortureArgs) -> Option<String> {
+    None
+}
+
+/// `brief=5,to-deadline=2` → weights per holder kind.
+pub(crate) fn parse_holders(list: &str) -> Result<Vec<(Holder, u32)>, String> {
+    let holders: Vec<(Holder, u32)> = list
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|item| {
+            let (name, weight) = item.split_once('=').unwrap_or((item, "1"));
+            let weight = weight
+                .parse()
+                .map_err(|_| format!("--holders: bad weight in {item:?}"))?;
+            Ok((name.parse().map_err(|e| format!("--holders: {e}"))?, weight))
+        })
+        .collect::<Result<_, String>>()?;
+    if holders.iter().all(|(_, w)| *w == 0) {
+        return Err("--holders: no holder kind has a weight".into());
     }
+    Ok(holders)
 }

@@ -9,6 +9,7 @@
 --
 -- One resource is one lock, whatever its kind: a hash at its lock key.
 --   kind        'lock' | 'write' | 'read' | 'reentrant' | 'permit' | 'slot'
+--               | 'leader'
 --   owner       reentrant only: the owner id that all its holds share
 --   h:<token>   one per hold: its expiry, in node time (ms)
 --   m:<token>   the hold's owner information (host:pid:note), if given
@@ -214,7 +215,9 @@ function ops.a(keys, args)
     if delay > 0 then
       redis.call('hset', lock, 'd:' .. token, delay)
     end
-    announce[lock] = nil -- taken again in this call: it was never free
+    -- Taken again in this call: it was never free. A new leader is
+    -- announced instead (its observers wake), tagged apart from its release.
+    announce[lock] = kind == 'leader' and ('+' .. token) or nil
   end
   if not string.find(flags, 'p', 1, true) then
     return 1
@@ -335,7 +338,8 @@ function ops.m(keys, args)
     return 0
   end
   redis.call('hset', lock, 'm:' .. token, args[2])
-  announce[lock] = token
+  -- Tagged with the value: each node's copy of one change wakes once.
+  announce[lock] = token .. ':' .. args[2]
   return 1
 end
 
@@ -344,8 +348,7 @@ end
 -- ousted holder is below every later one. Returns the new counter value.
 function ops.f(keys, _)
   local lock, fence = keys[1], keys[2]
-  if redis.call('exists', lock) == 1 then
-    redis.call('del', lock)
+  if redis.call('del', lock) == 1 then
     announce[lock] = 'forced'
   end
   local proposal = propose(fence)
@@ -361,7 +364,7 @@ end
 function ops.i(keys, _)
   local lock, fence = keys[1], keys[2]
   local flat = redis.call('hgetall', lock)
-  local fields, expiries, meta = {}, {}, {}
+  local fields, expiries, meta, delays = {}, {}, {}, {}
   local now = clock()
   for i = 1, #flat, 2 do
     local field, value = flat[i], flat[i + 1]
@@ -370,15 +373,24 @@ function ops.i(keys, _)
       expiries[token] = tonumber(value) - now
     elseif prefix == 'm:' then
       meta[token] = value
-    elseif prefix ~= 'd:' then
+    elseif prefix == 'd:' then
+      delays[token] = tonumber(value)
+    else
       fields[field] = value
+    end
+  end
+  -- As load() would see it: an expired hold with a lock-delay blocks.
+  local blocked_until = tonumber(fields.blocked) or 0
+  for token, left in pairs(expiries) do
+    if left <= 0 and delays[token] then
+      blocked_until = math.max(blocked_until, now + left + delays[token])
     end
   end
   local counter = redis.pcall('get', fence)
   if type(counter) ~= 'string' then
     counter = ''
   end
-  local blocked = math.max(0, (tonumber(fields.blocked) or 0) - now)
+  local blocked = math.max(0, blocked_until - now)
   local answer = {
     fields.kind or '', fields.owner or '', fields.intent or '', counter,
     redis.call('pttl', lock), blocked,

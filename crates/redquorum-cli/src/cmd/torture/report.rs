@@ -1,289 +1,332 @@
-//! The torture report: counts from the history, the nemesis log and the
-//! verdict, as text or JSON (serde); latency percentiles from an HDR
-//! histogram.
+//! The torture report: what the run did and exercised, the faults, the
+//! checker's verdict with examples and the faults around each, and the
+//! damage to the protected data, as text or JSON.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use redquorum_benches::Latencies;
-use redquorum_harness::{FaultLog, LeakedKey, Outcome, Session, Verdict};
+use hdrhistogram::Histogram;
 use serde::Serialize;
+
+use redquorum_harness::{Exercised, FaultEvent, Outcome, Verdict, Violation};
+
+use super::plan::Ran;
 
 /// Examples shown per violation kind.
 const EXAMPLES: usize = 3;
+/// Faults shown around one example.
+const FAULTS_AROUND: usize = 8;
 
-pub(super) struct Report {
+#[derive(Debug, Serialize)]
+pub(crate) struct Report {
+    elapsed_s: f64,
+    mutant: Option<String>,
     sessions: usize,
     granted: usize,
     completed: usize,
     abandoned: usize,
+    rejected: usize,
     indeterminate: usize,
     refused: BTreeMap<String, usize>,
+    acquire_success_rate: f64,
+    acquire_latency_ms: Latency,
+    exercised: Exercised,
     faults: BTreeMap<&'static str, u64>,
     fault_errors: Vec<String>,
-    violations: BTreeMap<&'static str, usize>,
-    examples: Vec<(&'static str, String)>,
+    pub(crate) violations: BTreeMap<&'static str, usize>,
+    /// Seconds into the run when the first violation showed.
+    pub(crate) first_violation_s: Option<f64>,
+    damage: Damage,
+    examples: Vec<Example>,
     leaked: Vec<String>,
-    /// Acquire latency (start → grant) of granted sessions.
-    latencies: Latencies,
-    elapsed: Duration,
+    pub(crate) vacuous: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct Latency {
+    p50: f64,
+    p99: f64,
+    max: f64,
+}
+
+/// What happened to the protected data (Jepsen's measure: lost acknowledged updates).
+#[derive(Debug, Serialize)]
+struct Damage {
+    accepted_writes: usize,
+    lost_updates: usize,
+    lost_update_rate: f64,
+    stale_writes_accepted: usize,
+    stale_writes_refused: usize,
+}
+
+#[derive(Debug, Serialize)]
+struct Example {
+    kind: &'static str,
+    detail: String,
+    faults_around: Vec<String>,
 }
 
 impl Report {
-    pub(super) fn new(
-        sessions: &[Session],
-        faults: &FaultLog,
-        verdict: &Verdict,
-        leaks: &[LeakedKey],
-        elapsed: Duration,
-    ) -> Self {
+    pub(crate) fn new(ran: &Ran) -> Self {
+        let sessions = &ran.file.sessions;
         let mut refused = BTreeMap::new();
-        let (mut granted, mut completed, mut abandoned, mut indeterminate) = (0, 0, 0, 0);
-        let mut latencies = Latencies::default();
+        let (mut abandoned, mut indeterminate) = (0, 0);
+        let mut latency = Histogram::<u64>::new(3).expect("3 significant figures is valid");
         for s in sessions {
             if let Some(grant) = s.grant {
-                granted += 1;
-                latencies.record(grant.saturating_sub(s.start));
+                let _ = latency.record(grant.saturating_sub(s.start).as_micros() as u64);
             }
             match &s.outcome {
-                Outcome::Completed => completed += 1,
                 Outcome::Abandoned => abandoned += 1,
                 Outcome::Indeterminate(_) => indeterminate += 1,
                 Outcome::NotAcquired(kind) => *refused.entry(kind.clone()).or_default() += 1,
                 _ => {}
             }
         }
-        let mut examples = Vec::new();
-        let mut shown: BTreeMap<&'static str, usize> = BTreeMap::new();
-        for v in &verdict.violations {
-            let count = shown.entry(v.kind()).or_default();
-            if *count < EXAMPLES {
-                *count += 1;
-                examples.push((v.kind(), v.to_string()));
-            }
-        }
+        let verdict = &ran.verdict;
+        let elapsed = ran.elapsed;
+        let first = verdict
+            .violations
+            .iter()
+            .map(|v| v.at().unwrap_or(elapsed))
+            .min();
+        let ex = &ran.exercised;
+        let lost_updates = verdict.count("lost-update");
+        let ms = |us: u64| us as f64 / 1e3;
         Self {
+            elapsed_s: elapsed.as_secs_f64(),
+            mutant: ran.file.info.mutant.clone(),
             sessions: sessions.len(),
-            granted,
-            completed,
+            granted: ex.granted,
+            completed: ex.completed,
             abandoned,
+            rejected: ex.rejected,
             indeterminate,
             refused,
-            faults: faults
-                .injected
-                .iter()
-                .map(|(k, n)| (k.name(), *n))
-                .collect(),
-            fault_errors: faults.errors.clone(),
+            acquire_success_rate: if sessions.is_empty() {
+                0.0
+            } else {
+                ex.granted as f64 / sessions.len() as f64
+            },
+            acquire_latency_ms: Latency {
+                p50: ms(latency.value_at_quantile(0.5)),
+                p99: ms(latency.value_at_quantile(0.99)),
+                max: ms(latency.max()),
+            },
+            exercised: ex.clone(),
+            faults: count_faults(&ran.file.faults),
+            fault_errors: ran.fault_errors.clone(),
             violations: verdict.by_kind(),
-            examples,
-            leaked: leaks.iter().map(ToString::to_string).collect(),
-            latencies,
-            elapsed,
+            first_violation_s: first.map(|t| t.as_secs_f64()),
+            damage: Damage {
+                accepted_writes: ex.completed,
+                lost_updates,
+                lost_update_rate: if ex.completed == 0 {
+                    0.0
+                } else {
+                    lost_updates as f64 / ex.completed as f64
+                },
+                stale_writes_accepted: verdict.count("stale-write"),
+                stale_writes_refused: ex.rejected,
+            },
+            examples: examples(verdict, &ran.file.faults),
+            leaked: ran.file.leaked.iter().map(ToString::to_string).collect(),
+            vacuous: ran.vacuous.clone(),
         }
     }
 
-    fn violation_total(&self) -> usize {
+    pub(crate) fn violation_total(&self) -> usize {
         self.violations.values().sum()
     }
 
-    fn success_rate(&self) -> f64 {
-        if self.sessions == 0 {
-            0.0
-        } else {
-            self.granted as f64 / self.sessions as f64
-        }
+    pub(crate) fn json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
     }
 
-    /// The `p` quantile of the acquire latencies (zero when none was granted).
-    fn percentile(&self, p: f64) -> Duration {
-        if self.latencies.is_empty() {
-            return Duration::ZERO;
-        }
-        Duration::from_secs_f64(self.latencies.quantile_us(p) / 1e6)
-    }
-
-    pub(super) fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let mut out = String::new();
-        let ms = |d: Duration| format!("{:.1} ms", d.as_secs_f64() * 1e3);
+        let list = |items: Vec<String>| {
+            if items.is_empty() {
+                "none".to_owned()
+            } else {
+                items.join(", ")
+            }
+        };
         let _ = writeln!(
             out,
-            "\n== redquorum torture report ({:.0} s) ==",
-            self.elapsed.as_secs_f64()
+            "\n== redquorum torture report ({:.0} s){} ==",
+            self.elapsed_s,
+            self.mutant
+                .as_ref()
+                .map_or(String::new(), |m| format!(", mutant {m}"))
         );
         let _ = writeln!(
             out,
-            "sessions      {} (granted {}, completed {}, abandoned before write {}, indeterminate {})",
-            self.sessions, self.granted, self.completed, self.abandoned, self.indeterminate
+            "sessions      {} (granted {}, accepted writes {}, gave up before the write {}, \
+             refused by the fenced store {}, indeterminate {})",
+            self.sessions,
+            self.granted,
+            self.completed,
+            self.abandoned,
+            self.rejected,
+            self.indeterminate
         );
-        let refused: Vec<String> = self
-            .refused
-            .iter()
-            .map(|(k, n)| format!("{k} {n}"))
-            .collect();
         let _ = writeln!(
             out,
             "refused       {}",
-            if refused.is_empty() {
-                "none".into()
-            } else {
-                refused.join(", ")
-            }
+            list(
+                self.refused
+                    .iter()
+                    .map(|(k, n)| format!("{k} {n}"))
+                    .collect()
+            )
+        );
+        let l = &self.acquire_latency_ms;
+        let _ = writeln!(
+            out,
+            "acquire       success {:.1}%, latency p50 {:.1} ms p99 {:.1} ms max {:.1} ms",
+            self.acquire_success_rate * 100.0,
+            l.p50,
+            l.p99,
+            l.max
+        );
+        let ex = &self.exercised;
+        let _ = writeln!(
+            out,
+            "exercised     {} granted, {} ran to within 10% of their deadline, {} paused, \
+             {} lost their lease",
+            ex.granted, ex.near_deadline, ex.paused, ex.lost_leases
         );
         let _ = writeln!(
             out,
-            "acquire       success {:.1}%, latency p50 {} p99 {} max {}",
-            self.success_rate() * 100.0,
-            ms(self.percentile(0.5)),
-            ms(self.percentile(0.99)),
-            ms(self.percentile(1.0))
+            "  struck while a lock was held: {}",
+            list(
+                ex.faults_while_held
+                    .iter()
+                    .map(|(k, n)| format!("{} {n}", k.name()))
+                    .collect()
+            )
         );
-        let faults: Vec<String> = self
-            .faults
-            .iter()
-            .map(|(k, n)| format!("{k} {n}"))
-            .collect();
         let _ = writeln!(
             out,
             "faults        {}",
-            if faults.is_empty() {
-                "none".into()
-            } else {
-                faults.join(", ")
-            }
+            list(
+                self.faults
+                    .iter()
+                    .map(|(k, n)| format!("{k} {n}"))
+                    .collect()
+            )
         );
         for e in &self.fault_errors {
-            let _ = writeln!(out, "  fault error: {e}");
+            let _ = writeln!(out, "  note: {e}");
         }
-        let violations: Vec<String> = self
-            .violations
-            .iter()
-            .map(|(k, n)| format!("{k} {n}"))
-            .collect();
+        let d = &self.damage;
         let _ = writeln!(
             out,
-            "violations    {}",
-            if violations.is_empty() {
-                "none".into()
-            } else {
-                violations.join(", ")
-            }
+            "damage        {} lost updates of {} accepted writes ({:.2}%), stale writes accepted {}, \
+             refused by fencing {}",
+            d.lost_updates,
+            d.accepted_writes,
+            d.lost_update_rate * 100.0,
+            d.stale_writes_accepted,
+            d.stale_writes_refused
         );
-        for (kind, text) in &self.examples {
-            let _ = writeln!(out, "  [{kind}] {}", text.replace('\n', "\n    "));
+        let _ = writeln!(
+            out,
+            "violations    {}{}",
+            list(
+                self.violations
+                    .iter()
+                    .map(|(k, n)| format!("{k} {n}"))
+                    .collect()
+            ),
+            self.first_violation_s
+                .map_or(String::new(), |t| format!(" (first at {t:.1} s)"))
+        );
+        for example in &self.examples {
+            let _ = writeln!(
+                out,
+                "  [{}] {}",
+                example.kind,
+                example.detail.replace('\n', "\n    ")
+            );
+            for fault in &example.faults_around {
+                let _ = writeln!(out, "      fault around it: {fault}");
+            }
         }
         let _ = writeln!(out, "leaked keys   {}", self.leaked.len());
         for leak in self.leaked.iter().take(EXAMPLES) {
             let _ = writeln!(out, "  {leak}");
         }
+        for why in &self.vacuous {
+            let _ = writeln!(out, "VACUOUS       {why}");
+        }
         out
     }
 
-    /// The report as one JSON object (the fields of [`JsonReport`]).
-    pub(super) fn json(&self) -> Result<String, serde_json::Error> {
-        let ms = |d: Duration| round(d.as_secs_f64() * 1e3, 2);
-        let report = JsonReport {
-            elapsed_s: round(self.elapsed.as_secs_f64(), 1),
-            sessions: self.sessions,
-            granted: self.granted,
-            completed: self.completed,
-            abandoned: self.abandoned,
-            indeterminate: self.indeterminate,
-            refused: &self.refused,
-            acquire_success_rate: round(self.success_rate(), 4),
-            acquire_latency_ms: LatencyMs {
-                p50: ms(self.percentile(0.5)),
-                p99: ms(self.percentile(0.99)),
-                max: ms(self.percentile(1.0)),
-            },
-            faults: &self.faults,
-            fault_errors: &self.fault_errors,
-            violations: &self.violations,
-            violation_examples: self
-                .examples
-                .iter()
-                .map(|(kind, detail)| Example { kind, detail })
-                .collect(),
-            leaked: &self.leaked,
-        };
-        serde_json::to_string(&report)
-    }
-
-    pub(super) fn last_line(&self) -> String {
+    pub(crate) fn last_line(&self) -> String {
         format!(
-            "sessions={} violations={} leaked={}",
+            "sessions={} violations={} leaked={}{}",
             self.sessions,
             self.violation_total(),
-            self.leaked.len()
+            self.leaked.len(),
+            if self.vacuous.is_empty() {
+                ""
+            } else {
+                " vacuous"
+            }
         )
     }
 }
 
-/// `redquorum torture --json`: one object, field by field as documented in
-/// docs/torture.md.
-#[derive(Serialize)]
-struct JsonReport<'a> {
-    elapsed_s: f64,
-    sessions: usize,
-    granted: usize,
-    completed: usize,
-    abandoned: usize,
-    indeterminate: usize,
-    refused: &'a BTreeMap<String, usize>,
-    acquire_success_rate: f64,
-    acquire_latency_ms: LatencyMs,
-    faults: &'a BTreeMap<&'static str, u64>,
-    fault_errors: &'a [String],
-    violations: &'a BTreeMap<&'static str, usize>,
-    violation_examples: Vec<Example<'a>>,
-    leaked: &'a [String],
-}
-
-#[derive(Serialize)]
-struct LatencyMs {
-    p50: f64,
-    p99: f64,
-    max: f64,
-}
-
-#[derive(Serialize)]
-struct Example<'a> {
-    kind: &'a str,
-    detail: &'a str,
-}
-
-/// `value` rounded to `decimals` places.
-fn round(value: f64, decimals: i32) -> f64 {
-    let scale = 10f64.powi(decimals);
-    (value * scale).round() / scale
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn last_line_counts_sessions_violations_and_leaks() {
-        let ms = Duration::from_millis;
-        let sessions = vec![
-            Session::granted(0, "r", "a", ms(0), ms(1), ms(100)),
-            Session::granted(1, "r", "b", ms(0), ms(50), ms(150)),
-        ];
-        let leak = LeakedKey {
-            node: "n:1".into(),
-            key: "k".into(),
-            pttl_ms: 5,
-        };
-        let values = [("r".to_owned(), 2)].into_iter().collect();
-        let verdict = redquorum_harness::check(&sessions, &values, std::slice::from_ref(&leak));
-        let report = Report::new(&sessions, &FaultLog::default(), &verdict, &[leak], ms(10));
-        assert_eq!(report.last_line(), "sessions=2 violations=2 leaked=1");
-        let json: serde_json::Value = serde_json::from_str(&report.json().unwrap()).unwrap();
-        assert_eq!(json["violations"]["overlap"], 1);
-        assert_eq!(json["sessions"], 2);
-        assert_eq!(json["acquire_latency_ms"]["p50"], 1.0);
-        assert_eq!(json["leaked"][0], "k on n:1 (pttl 5 ms)");
-        assert!(report.text().contains("overlap 1"));
+fn count_faults(faults: &[FaultEvent]) -> BTreeMap<&'static str, u64> {
+    let mut counts = BTreeMap::new();
+    for f in faults {
+        *counts.entry(f.kind.name()).or_default() += 1;
     }
+    counts
+}
+
+/// Up to [`EXAMPLES`] violations per kind, each with the faults in force
+/// from a second before its sessions started to a second after they ended.
+fn examples(verdict: &Verdict, faults: &[FaultEvent]) -> Vec<Example> {
+    let mut shown: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut out = Vec::new();
+    for v in &verdict.violations {
+        let count = shown.entry(v.kind()).or_default();
+        if *count >= EXAMPLES {
+            continue;
+        }
+        *count += 1;
+        out.push(Example {
+            kind: v.kind(),
+            detail: v.to_string(),
+            faults_around: around(v, faults),
+        });
+    }
+    out
+}
+
+fn around(v: &Violation, faults: &[FaultEvent]) -> Vec<String> {
+    let sessions = v.sessions();
+    let from = sessions.iter().map(|s| s.start).min();
+    let until = sessions
+        .iter()
+        .filter_map(|s| s.release.or(s.deadline()).or(s.grant))
+        .max();
+    let (from, until) = match (from, until, v) {
+        (Some(from), Some(until), _) => (from, until),
+        (_, _, Violation::OrphanKey { key, .. }) => {
+            (key.last_seen.saturating_sub(key.age), key.last_seen)
+        }
+        _ => return Vec::new(),
+    };
+    let second = Duration::from_secs(1);
+    faults
+        .iter()
+        .filter(|f| f.overlaps(from.saturating_sub(second), until + second))
+        .take(FAULTS_AROUND)
+        .map(ToString::to_string)
+        .collect()
 }

@@ -1,0 +1,71 @@
+//! `redquorum release --force`: an operator's way out when a holder is stuck
+//! or gone. Deletes every hold on a resource on every node and raises its
+//! fence counter (`Redlock::force_release`), so the ousted holder's token is
+//! below every later one.
+
+use std::process::ExitCode;
+
+use redquorum::Error;
+
+use crate::arg_values;
+use crate::cmd::common;
+use crate::exit;
+use crate::nodes_arg::NodesArg;
+
+/// Options of `redquorum release`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ReleaseArgs {
+    /// Required: release whoever holds RESOURCE (without it nothing is done).
+    #[arg(long)]
+    force: bool,
+    #[command(flatten)]
+    nodes: common::AdminArgs,
+    /// The resource to release.
+    #[arg(value_parser = arg_values::non_empty)]
+    resource: String,
+}
+
+pub(crate) async fn run(nodes: &NodesArg, args: ReleaseArgs) -> ExitCode {
+    // Only the holder may release; an operator overriding that says so.
+    if !args.force {
+        eprintln!(
+            "redquorum release: refusing without --force. `redquorum release --force {resource:?}` \
+             would delete every hold on {resource:?} on every node, whoever holds it (a running \
+             holder loses it: `redquorum exec` stops its command at its next extension), and \
+             raise its fence counter so that the ousted holder's fencing token is refused",
+            resource = args.resource
+        );
+        return exit::USAGE.into();
+    }
+    let redlock = match common::admin_redlock(nodes, "release", &args.nodes, None) {
+        Ok(redlock) => redlock,
+        Err(code) => return code,
+    };
+    let code = match redlock.force_release(&args.resource).await {
+        Ok(fence) => {
+            eprintln!(
+                "redquorum release: force-released {:?}; its fence counter is now {fence}, \
+                 above every token issued before",
+                args.resource
+            );
+            // stdout is the token alone, for scripts; the sentence is for people.
+            if let Err(code) = common::print_line("release", &fence.to_string()) {
+                return code;
+            }
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!(
+                "redquorum release: {:?} may still be held: {error}",
+                args.resource
+            );
+            ExitCode::from(match error {
+                Error::Unavailable { .. } => exit::UNAVAILABLE,
+                Error::EmptyResource => exit::USAGE,
+                _ => exit::SOFTWARE,
+            })
+        }
+    };
+    redlock.shutdown().await;
+    code
+}

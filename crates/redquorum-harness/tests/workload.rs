@@ -1,0 +1,78 @@
+//! The workload against a fenced store: a holder without a fencing token
+//! (the lock's write-back failed) must not touch the store, since a fenced
+//! resource cannot check an unfenced write.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use redquorum_harness::{
+    Cluster, Grant, Locker, Outcome, ProtectedStore, Refusal, WorkloadConfig, run_workload,
+};
+
+/// Grants every request at once for a minute; hands out increasing fencing
+/// tokens, or none.
+struct Granting {
+    tokens: bool,
+    next: AtomicU64,
+}
+
+impl Locker for Granting {
+    type Held = ();
+
+    async fn acquire(&self, _resource: &str) -> Result<Grant<()>, Refusal> {
+        let fence = self
+            .tokens
+            .then(|| self.next.fetch_add(1, Ordering::SeqCst) + 1);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        Ok(Grant::new((), "owner".into(), deadline).with_fence(fence))
+    }
+
+    async fn release(&self, _held: ()) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+async fn run(tokens: bool) -> (Vec<redquorum_harness::Session>, i64) {
+    let cluster = Cluster::start(1).expect("store node");
+    let store = ProtectedStore::new(&cluster.host_port(0));
+    store.reset_blocking("r").unwrap();
+    let config = WorkloadConfig {
+        clients: 1,
+        resources: vec!["r".into()],
+        duration: Duration::from_millis(200),
+        fenced_store: true,
+        ..WorkloadConfig::default()
+    };
+    let locker = Arc::new(Granting {
+        tokens,
+        next: AtomicU64::new(0),
+    });
+    let history = run_workload(locker, store.clone(), &config).await;
+    let value = store.read_blocking("r").unwrap();
+    (history.sessions(), value)
+}
+
+#[tokio::test]
+async fn a_holder_without_a_fencing_token_leaves_a_fenced_store_alone() {
+    let (sessions, value) = run(false).await;
+    assert!(!sessions.is_empty());
+    for session in &sessions {
+        assert_eq!(session.read, None, "{session:?}");
+        assert_eq!(session.write_start, None, "{session:?}");
+        assert_eq!(session.outcome, Outcome::Abandoned, "{session:?}");
+        assert!(session.release.is_some(), "{session:?}");
+    }
+    assert_eq!(value, 0);
+}
+
+#[tokio::test]
+async fn holders_with_tokens_write_to_a_fenced_store() {
+    let (sessions, value) = run(true).await;
+    let completed = sessions
+        .iter()
+        .filter(|s| s.outcome == Outcome::Completed)
+        .count();
+    assert!(completed > 0, "{sessions:?}");
+    assert_eq!(value, completed as i64);
+}

@@ -1,0 +1,230 @@
+//! Planted bugs (mutants), for proving that the torture checker can fail.
+//!
+//! Built only with the `mutants` cargo feature, which is off by default and
+//! must never be on in a release build. Without it [`is_active`] is the
+//! constant `false`, so every hook (`if mutants::is_active(Mutant::X) { .. }`)
+//! is dead code the compiler removes, and the lock script is `ops.lua` as
+//! written. With it, one mutant at a time is selected for the whole process
+//! by [`activate`], and `redquorum mutants` runs the torture checker against
+//! each one: a mutant the checker does not catch is a hole in the test bed.
+//!
+//! Hook sites on the one engine (each a line or a guard):
+//! - `validity.rs` (`validity`): validity-unreduced, long-lease;
+//! - `tally.rs` (`quorum`): minority-quorum;
+//! - `quorum.rs` (`acquire`: the unwind; `commit`: the write-back):
+//!   no-unwind, fence-without-write-back;
+//! - `op.rs` (`Code::name`: codes `R`, `E`) with `scripts/mutants_prelude.lua`,
+//!   put before `ops.lua` by `script.rs` (`OPS`) in mutants builds only:
+//!   no-owner-check;
+//! - `claim.rs` (`extend`: sent as an acquire) and `lease.rs`
+//!   (`check_expired`, `extended`: expiry is not final): reviving-extend;
+//! - `batcher.rs` (`after_noscript`): noscript-after-unwind.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// One planted bug.
+///
+/// # Examples
+///
+/// ```
+/// # #[cfg(feature = "mutants")] {
+/// use redquorum::mutants::Mutant;
+/// let mutant: Mutant = "no-unwind".parse().unwrap();
+/// assert_eq!(mutant.to_string(), "no-unwind");
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Mutant {
+    /// The validity is the whole TTL: not reduced by the time the acquire
+    /// took nor by the clock-drift allowance.
+    ValidityUnreduced,
+    /// The validity is three times the TTL.
+    LongLease,
+    /// A failed acquisition is not unwound: its keys stay for their TTL.
+    NoUnwind,
+    /// Release and extend (and the unwind) act on the lock's hold whoever
+    /// owns it.
+    NoOwnerCheck,
+    /// A quorum of `N/2` nodes instead of `N/2 + 1`.
+    MinorityQuorum,
+    /// The fencing token is the highest proposal, never written back to a quorum.
+    FenceWithoutWriteBack,
+    /// A lease whose deadline passed is not lost: its extension is still
+    /// sent, and takes the lock again on nodes where the hold expired
+    /// (revives a lost lease).
+    RevivingExtend,
+    /// After a NOSCRIPT reply, the script is reloaded and the fallback EVAL
+    /// sent late, after the caller may have unwound or released on that
+    /// node (the previous engine's order).
+    NoscriptAfterUnwind,
+}
+
+impl Mutant {
+    /// Every mutant, in the order `redquorum mutants` runs them.
+    pub const ALL: [Mutant; 8] = [
+        Mutant::ValidityUnreduced,
+        Mutant::LongLease,
+        Mutant::NoUnwind,
+        Mutant::NoOwnerCheck,
+        Mutant::MinorityQuorum,
+        Mutant::FenceWithoutWriteBack,
+        Mutant::RevivingExtend,
+        Mutant::NoscriptAfterUnwind,
+    ];
+
+    /// The kebab-case name.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[cfg(feature = "mutants")]
+    /// assert_eq!(redquorum::mutants::Mutant::LongLease.name(), "long-lease");
+    /// ```
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Mutant::ValidityUnreduced => "validity-unreduced",
+            Mutant::LongLease => "long-lease",
+            Mutant::NoUnwind => "no-unwind",
+            Mutant::NoOwnerCheck => "no-owner-check",
+            Mutant::MinorityQuorum => "minority-quorum",
+            Mutant::FenceWithoutWriteBack => "fence-without-write-back",
+            Mutant::RevivingExtend => "reviving-extend",
+            Mutant::NoscriptAfterUnwind => "noscript-after-unwind",
+        }
+    }
+}
+
+impl fmt::Display for Mutant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Mutant {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::ALL.iter().map(|m| m.name()).collect();
+                format!("unknown mutant {s:?} (mutants: {})", names.join(", "))
+            })
+    }
+}
+
+#[cfg(feature = "mutants")]
+static ACTIVE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Selects the planted bug for the whole process (`None`: the real library).
+///
+/// # Examples
+///
+/// ```
+/// # #[cfg(feature = "mutants")] {
+/// redquorum::mutants::activate(None);
+/// # }
+/// ```
+#[cfg(feature = "mutants")]
+pub fn activate(mutant: Option<Mutant>) {
+    let index = mutant.map_or(0, |m| {
+        1 + Mutant::ALL.iter().position(|&x| x == m).unwrap_or(0)
+    });
+    ACTIVE.store(index, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// The mutant selected by [`activate`], if any.
+///
+/// # Examples
+///
+/// ```
+/// # #[cfg(feature = "mutants")] {
+/// redquorum::mutants::activate(None);
+/// assert_eq!(redquorum::mutants::active(), None);
+/// # }
+/// ```
+#[cfg(feature = "mutants")]
+#[must_use]
+pub fn active() -> Option<Mutant> {
+    match ACTIVE.load(std::sync::atomic::Ordering::SeqCst) {
+        0 => None,
+        index => Mutant::ALL.get(index - 1).copied(),
+    }
+}
+
+/// True when `mutant` is planted in this process.
+#[cfg(feature = "mutants")]
+pub(crate) fn is_active(mutant: Mutant) -> bool {
+    active() == Some(mutant)
+}
+
+/// Always false: without the feature no mutant exists, and hooks compile away.
+#[cfg(not(feature = "mutants"))]
+#[inline(always)]
+pub(crate) const fn is_active(_mutant: Mutant) -> bool {
+    false
+}
+
+/// The lock script's source: with the feature, `scripts/mutants_prelude.lua`
+/// first (it turns the planted operation codes into ordinary ones acting on
+/// another owner's hold); without it, `ops.lua` as written.
+pub(crate) fn ops_source(source: &'static str) -> String {
+    #[cfg(feature = "mutants")]
+    {
+        format!("{}\n{source}", include_str!("scripts/mutants_prelude.lua"))
+    }
+    #[cfg(not(feature = "mutants"))]
+    {
+        source.to_owned()
+    }
+}
+
+/// `NoscriptAfterUnwind`: the old engine's order. The script is reloaded at
+/// once (so calls sent meanwhile, like the attempt's unwind, run by EVALSHA
+/// and find nothing to undo) and the fallback EVAL is held back a while.
+pub(crate) async fn late_fallback(client: &fred::clients::Client) {
+    use fred::interfaces::LuaInterface;
+    let _: Result<String, _> = client
+        .script_load(crate::script::body(&crate::script::OPS))
+        .await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse_back_to_their_mutant() {
+        for mutant in Mutant::ALL {
+            assert_eq!(mutant.name().parse::<Mutant>(), Ok(mutant));
+        }
+        assert!("bogus".parse::<Mutant>().is_err());
+    }
+
+    #[cfg(not(feature = "mutants"))]
+    #[test]
+    fn without_the_feature_no_mutant_is_ever_active() {
+        assert!(Mutant::ALL.iter().all(|&m| !is_active(m)));
+    }
+
+    #[cfg(not(feature = "mutants"))]
+    #[test]
+    fn without_the_feature_the_lock_script_is_ops_lua_as_written() {
+        let ops = include_str!("scripts/ops.lua");
+        assert_eq!(ops_source(ops), ops);
+    }
+
+    #[cfg(feature = "mutants")]
+    #[test]
+    fn with_the_feature_the_prelude_comes_before_ops_lua_unchanged() {
+        let ops = include_str!("scripts/ops.lua");
+        let source = ops_source(ops);
+        assert!(source.starts_with("-- Mutants only"));
+        assert!(source.ends_with(ops));
+    }
+}

@@ -1,0 +1,140 @@
+//! An operator's calls on real nodes: owner information read back, listing
+//! held resources by prefix, force-release that fences the ousted holder
+//! off, lock-delay after an unclean loss.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{cluster, eventually, redlock};
+use redquorum::{Error, LockOptions, OwnerInfo};
+
+#[tokio::test]
+async fn owner_information_is_stored_with_the_hold_and_read_back_per_node() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(10))
+        .with_owner_info(OwnerInfo::here("nightly: report, v2"));
+    let lock = redlock.try_lock("report").await.unwrap();
+    common::assert_held_on(&nodes, &lock, 3).await;
+    let inspection = redlock.inspect("report").await.unwrap();
+    for (node, view) in inspection.nodes() {
+        let view = view.unwrap_or_else(|e| panic!("{node}: {e}"));
+        assert_eq!(view.kind(), Some("lock"));
+        let hold = &view.holds()[0];
+        assert_eq!(hold.token(), lock.owner().to_string());
+        let info = hold.owner_info().expect("stored");
+        assert_eq!(
+            (info.note(), info.pid()),
+            ("nightly: report, v2", std::process::id())
+        );
+    }
+    lock.release().await.unwrap();
+}
+
+#[tokio::test]
+async fn list_finds_held_resources_of_every_kind_by_prefix_and_is_bounded() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(10));
+    let a = redlock.try_lock("jobs:a").await.unwrap();
+    let b = redlock.try_read_lock("jobs:b*[x]").await.unwrap();
+    let c = redlock
+        .semaphore("jobs:c}", 2)
+        .unwrap()
+        .try_acquire()
+        .await
+        .unwrap();
+    let d = redlock.try_lock("mail").await.unwrap();
+    let starred = redlock.try_lock("jobs*").await.unwrap();
+    let listed = redlock.list("jobs:", 100).await.unwrap();
+    assert_eq!(listed, ["jobs:a", "jobs:b*[x]", "jobs:c}"]);
+    assert_eq!(
+        redlock.list("jobs*", 100).await.unwrap(),
+        ["jobs*"],
+        "glob characters are literal"
+    );
+    assert_eq!(redlock.list("jobs:", 2).await.unwrap().len(), 2);
+    b.release().await.unwrap();
+    assert_eq!(
+        redlock.list("jobs:", 100).await.unwrap(),
+        ["jobs:a", "jobs:c}"]
+    );
+    nodes.kill(1).unwrap();
+    nodes.kill(2).unwrap();
+    let err = redlock.list("jobs:", 100).await.unwrap_err();
+    assert!(matches!(err, Error::Unavailable { .. }), "{err}");
+    drop((a, c, d, starred));
+}
+
+#[tokio::test]
+async fn force_release_frees_the_resource_and_fences_the_ousted_holder_off() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(10));
+    let mut stuck = redlock.try_write_lock("ledger").await.unwrap();
+    let lease = stuck.lease();
+    let fence = redlock.force_release("ledger").await.unwrap();
+    assert_eq!(
+        common::kinds(&nodes, &redlock.key("ledger")),
+        [None, None, None]
+    );
+    // The ousted holder can neither get a token nor extend.
+    let err = stuck.fence().await.unwrap_err();
+    assert!(matches!(err, Error::Lost { .. }), "{err}");
+    assert!(stuck.extend().await.is_err());
+    assert!(!lease.is_valid());
+    let next = redlock.try_lock("ledger").await.expect("free at once");
+    assert!(next.fence().await.unwrap() > fence);
+    next.release().await.unwrap();
+    nodes.kill(0).unwrap();
+    nodes.kill(1).unwrap();
+    let err = redlock.force_release("ledger").await.unwrap_err();
+    assert!(matches!(err, Error::Unavailable { .. }), "{err}");
+}
+
+#[tokio::test]
+async fn a_lock_delay_blocks_a_vanished_holders_resource_but_not_a_released_one() {
+    const TTL: Duration = Duration::from_millis(400);
+    const DELAY: Duration = Duration::from_millis(1500);
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, TTL)
+        .with_options(&LockOptions {
+            ttl: TTL,
+            lock_delay: DELAY,
+            ..Default::default()
+        })
+        .unwrap();
+    // A clean release frees the resource at once.
+    let released = redlock.try_lock("press").await.unwrap();
+    released.release().await.unwrap();
+    redlock
+        .try_lock("press")
+        .await
+        .expect("no delay after a release")
+        .forget();
+    // The holder above vanished (forgotten: no release). After its TTL the
+    // resource stays blocked for the delay, on every node.
+    let vanished_at = Instant::now();
+    let blocked = eventually(Duration::from_secs(2), || async {
+        let inspection = redlock.inspect("press").await.unwrap();
+        inspection
+            .nodes()
+            .all(|(_, view)| view.is_ok_and(|v| v.holds().is_empty() && v.blocked().is_some()))
+    })
+    .await;
+    assert!(blocked, "no lock-delay recorded after the hold expired");
+    let err = redlock.try_lock("press").await.unwrap_err();
+    assert!(matches!(err, Error::Contended { .. }), "{err}");
+    let free = eventually(Duration::from_secs(5), || async {
+        redlock
+            .try_lock("press")
+            .await
+            .map(|lock| lock.forget())
+            .is_ok()
+    })
+    .await;
+    assert!(free, "still blocked long after the delay");
+    assert!(
+        vanished_at.elapsed() >= DELAY,
+        "granted after {:?}, before the {DELAY:?} delay",
+        vanished_at.elapsed()
+    );
+}

@@ -1,0 +1,114 @@
+//! Leader election on real nodes: one leader at a time, increasing epochs,
+//! observers that see every change, and a leader that vanishes or is cut
+//! off.
+
+mod common;
+
+use std::pin::pin;
+use std::time::Duration;
+
+use common::{cluster, redlock};
+use futures::StreamExt;
+use redquorum::{Error, Leader, LostReason};
+
+async fn next_leader<S>(leaders: &mut S) -> Option<Leader>
+where
+    S: futures::Stream<Item = Result<Option<Leader>, Error>> + Unpin,
+{
+    tokio::time::timeout(Duration::from_secs(5), leaders.next())
+        .await
+        .expect("an observer is woken within 5 s")
+        .expect("the stream goes on")
+        .expect("a quorum was read")
+}
+
+#[tokio::test]
+async fn one_leader_at_a_time_epochs_increase_and_observers_see_each_change() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(10));
+    let election = redlock.election("scheduler").unwrap();
+    let mut leaders = pin!(election.observe());
+    assert_eq!(next_leader(&mut leaders).await, None);
+
+    let first = election.campaign("host-a").await.unwrap();
+    let contender = tokio::spawn({
+        let election = election.clone();
+        async move { election.campaign("host-b").await }
+    });
+    assert_eq!(next_leader(&mut leaders).await.unwrap().value(), "host-a");
+    let err = election.try_campaign("host-c").await.unwrap_err();
+    assert!(matches!(err, Error::Contended { .. }), "{err}");
+    // A plain lock on the name is excluded too: one name, one lock.
+    assert!(matches!(
+        redlock.try_lock("scheduler").await,
+        Err(Error::Contended { .. })
+    ));
+
+    first.proclaim("host-a, ready").await.unwrap();
+    assert_eq!(
+        next_leader(&mut leaders).await.unwrap().value(),
+        "host-a, ready"
+    );
+    let first_epoch = first.epoch().await.unwrap();
+    first.resign().await.unwrap();
+
+    let second = tokio::time::timeout(Duration::from_secs(5), contender)
+        .await
+        .expect("the contender is woken by the resignation")
+        .unwrap()
+        .unwrap();
+    // The observer may see "no leader" between the two; it ends on host-b.
+    let mut seen = next_leader(&mut leaders).await;
+    if seen.is_none() {
+        seen = next_leader(&mut leaders).await;
+    }
+    let seen = seen.expect("host-b leads");
+    assert_eq!(seen.value(), "host-b");
+    assert_eq!(seen.token(), second.owner().to_string());
+    assert!(second.epoch().await.unwrap() > first_epoch);
+    second.resign().await.unwrap();
+    assert_eq!(next_leader(&mut leaders).await, None);
+}
+
+#[tokio::test]
+async fn a_vanished_leader_is_replaced_after_its_lease_with_a_greater_epoch() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_millis(500));
+    let election = redlock.election("primary").unwrap();
+    let gone = election.try_campaign("crashed").await.unwrap();
+    let stale_epoch = gone.epoch().await.unwrap();
+    // The process "crashes": no release, no more extensions.
+    gone.forget();
+    let mut leaders = pin!(election.observe());
+    assert_eq!(next_leader(&mut leaders).await.unwrap().value(), "crashed");
+    let next = tokio::time::timeout(Duration::from_secs(5), election.campaign("standby"))
+        .await
+        .expect("elected once the lease ran out")
+        .unwrap();
+    assert!(next.epoch().await.unwrap() > stale_epoch);
+    let mut seen = next_leader(&mut leaders).await;
+    if seen.is_none() {
+        seen = next_leader(&mut leaders).await; // polled: the expiry, then the new leader
+    }
+    assert_eq!(seen.unwrap().value(), "standby");
+    next.resign().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_leader_cut_off_from_a_majority_loses_its_lease_and_cannot_proclaim() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_millis(800));
+    let election = redlock.election("writer").unwrap();
+    let leadership = election.campaign("alone").await.unwrap();
+    let lease = leadership.lease();
+    nodes.kill(1).unwrap();
+    nodes.kill(2).unwrap();
+    let reason = tokio::time::timeout(Duration::from_secs(5), lease.lost())
+        .await
+        .expect("the watchdog gives the lease up by its deadline");
+    assert_ne!(reason, LostReason::Released);
+    let err = leadership.proclaim("still me?").await.unwrap_err();
+    assert!(matches!(err, Error::Lost { .. }), "{err}");
+    let err = election.leader().await.unwrap_err();
+    assert!(matches!(err, Error::Unavailable { .. }), "{err}");
+}
