@@ -314,6 +314,10 @@ async fn client_process_pauses_lose_no_update_with_a_fenced_store() {
     let config = WorkloadConfig {
         fenced_store: true,
         holders: vec![(Holder::Brief, 3), (Holder::ToDeadline, 1)],
+        // One resource per two clients: the paused group nearly always holds
+        // one when its pause starts (with two resources a run of three
+        // pauses could miss every hold and prove nothing).
+        resources: ["a", "b", "c", "d"].map(String::from).to_vec(),
         ..config()
     };
     let nemesis = NemesisConfig {
