@@ -36,7 +36,7 @@ impl Leader {
         self.info.as_ref().map_or("", OwnerInfo::note)
     }
 
-    /// The leadership's token (its [`Leadership::owner`]).
+    /// The leadership's token (its [`Leadership::owner`](crate::Leadership::owner)).
     ///
     /// # Examples
     ///

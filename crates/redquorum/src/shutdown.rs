@@ -14,7 +14,7 @@ impl Redlock {
     ///
     /// Afterwards every lock of this `Redlock` is lost
     /// ([`LostReason::Released`]), and new lock calls fail with
-    /// [`Error::Shutdown`]. Each release is bounded by the node timeout.
+    /// [`Error::Shutdown`](crate::Error::Shutdown). Each release is bounded by the node timeout.
     ///
     /// # Cancel safety
     ///
