@@ -6,6 +6,10 @@ tests/ensure-redis.sh
 # libfaketime and a libc-malloc redis-server for the fast-clock scenario, which must run, not skip.
 tests/ensure-faketime.sh
 export REDQUORUM_REQUIRE_FAKETIME=1
+# `cargo install` from the clone works (docs/getting-started.md, step 1): a debug build in this
+# target dir (under a minute, not a release build), and the guide's test runs the installed command.
+cargo install --locked --debug --path crates/redquorum-cli --root target/install --target-dir target
+export REDQUORUM_GUIDE_BIN="$PWD/target/install/bin/redquorum"
 # Unit, integration (real nodes) and doc tests of the whole workspace.
 cargo test --workspace --all-targets
 cargo test --workspace --doc

@@ -19,11 +19,12 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use redquorum::{LockOptions, Redlock};
 use redquorum_benches::{
-    CommandStats, Floor, Locker, RedquorumLocker, Sample, Workload, median, round3, run,
+    CommandStats, Floor, Grant, Locker, RedquorumLocker, Refusal, Sample, Workload, median, round3,
+    run,
 };
 use redquorum_harness::Cluster;
 
@@ -42,11 +43,16 @@ struct Rslock(rslock::LockManager);
 impl Locker for Rslock {
     type Held = rslock::LockGuard;
 
-    async fn acquire(&self, resource: &str) -> Result<rslock::LockGuard, String> {
-        self.0
+    async fn acquire(&self, resource: &str) -> Result<Grant<rslock::LockGuard>, Refusal> {
+        let guard = self
+            .0
             .acquire(resource, TTL)
             .await
-            .map_err(|e| e.to_string())
+            .map_err(|e| Refusal::new("other", e.to_string()))?;
+        // Its validity counts from before its first send; this deadline, from
+        // after the grant, is a little late (the bench keeps no history).
+        let validity = Duration::from_millis(guard.lock.validity_time as u64);
+        Ok(Grant::new(guard, String::new(), Instant::now() + validity))
     }
 
     async fn release(&self, held: rslock::LockGuard) -> Result<(), String> {
@@ -288,8 +294,8 @@ async fn repeat(results: &mut Results, urls: &[String], plan: Plan, round: usize
             .await
             .expect("floor connects"),
     );
-    let ours = Arc::new(RedquorumLocker(redlock(five, true)));
-    let unfenced = Arc::new(RedquorumLocker(redlock(five, false)));
+    let ours = Arc::new(RedquorumLocker::new(redlock(five, true)));
+    let unfenced = Arc::new(RedquorumLocker::new(redlock(five, false)));
     let peer = Arc::new(rslock(five));
     warm_up(&floor).await;
     warm_up(&ours).await;
@@ -312,7 +318,7 @@ async fn repeat(results: &mut Results, urls: &[String], plan: Plan, round: usize
                 .await
                 .expect("floor connects"),
         );
-        let ours = Arc::new(RedquorumLocker(redlock(nodes, true)));
+        let ours = Arc::new(RedquorumLocker::new(redlock(nodes, true)));
         let peer = Arc::new(rslock(nodes));
         warm_up(&floor).await;
         warm_up(&ours).await;

@@ -10,7 +10,9 @@
 //!
 //! - `workload.rs`: [`Workload`] (A sequential, B parallel, C contended, C2
 //!   ping-pong), [`run`], [`Sample`], [`Report`] (the JSON figures).
-//! - `locker.rs`: [`Locker`], [`RedquorumLocker`], [`Floor`].
+//! - `locker.rs`: [`RedquorumLocker`], [`Floor`]: the libraries behind
+//!   the harness's [`Locker`] trait (re-exported here), the one way every
+//!   benchmark and workload drives a lock.
 //! - `redis_stats.rs`: [`CommandStats`] (requests from `INFO commandstats`).
 //! - `cpu.rs`: [`process_cpu`] (`getrusage`); `stats.rs`: [`Latencies`]
 //!   (an HDR histogram), [`median`].
@@ -25,7 +27,8 @@ mod stats;
 mod workload;
 
 pub use cpu::process_cpu;
-pub use locker::{Floor, Locker, RedquorumLocker};
+pub use locker::{Floor, RedquorumLocker, refusal_kind};
 pub use redis_stats::CommandStats;
+pub use redquorum_harness::{Grant, Locker, Refusal};
 pub use stats::{Latencies, median};
 pub use workload::{Report, Sample, Workload, round3, run};

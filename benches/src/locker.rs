@@ -1,43 +1,131 @@
-//! What a workload drives: the `Locker` trait, redquorum behind it, and the
-//! floor (a raw fred fan-out of the same scripts, no lock logic).
+//! The lock libraries behind the harness's one [`Locker`] trait: redquorum,
+//! and the floor (a raw fred fan-out of the same scripts, no lock logic).
 
-use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use fred::clients::Client;
 use fred::interfaces::ClientLike;
 use fred::prelude::{Config, ConnectionConfig, PerformanceConfig, ReconnectPolicy};
 use fred::types::Value;
 use fred::types::scripts::Script;
-use redquorum::{Lock, Redlock};
+use redquorum::{Error, Lock, Redlock};
+use redquorum_harness::{Grant, Locker, Refusal};
 
-/// A lock library as a workload sees it: take a resource (waiting while it
-/// is held, with the library's own waiting strategy) and give it back.
-pub trait Locker: Send + Sync + 'static {
-    /// What a successful acquire hands back, for the release.
-    type Held: Send + 'static;
-
-    /// Takes `resource`, waiting (the library's way) while another holds it.
-    fn acquire(&self, resource: &str) -> impl Future<Output = Result<Self::Held, String>> + Send;
-
-    /// Releases what `acquire` returned.
-    fn release(&self, held: Self::Held) -> impl Future<Output = Result<(), String>> + Send;
-
-    /// The commands this library sends itself, as named by `INFO
-    /// commandstats`; everything else seen there ran inside its scripts.
-    fn client_commands(&self) -> &'static [&'static str];
+/// redquorum: `Redlock::lock` then `Lock::release`, as every driver of the
+/// library uses it (`redquorum bench`, `redquorum torture`, the side-by-side
+/// bench, the scenario tests).
+///
+/// [`new`](Self::new) measures the lock alone: its grants carry neither the
+/// owner token nor the fencing token (nothing is formatted or asked for
+/// beyond the lock). [`for_history`](Self::for_history) is for the torture
+/// workload and its checker: each grant carries the owner token and the
+/// fencing token (`Lock::fence`, one write-back to a quorum per grant).
+#[derive(Debug, Clone)]
+pub struct RedquorumLocker {
+    redlock: Redlock,
+    for_history: bool,
 }
 
-/// redquorum: `Redlock::lock` then `Lock::release`.
-#[derive(Debug, Clone)]
-pub struct RedquorumLocker(pub Redlock);
+impl RedquorumLocker {
+    /// The lock alone, for benchmarks.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// # let cluster = redquorum_harness::Cluster::start(3).unwrap();
+    /// use redquorum_benches::{Locker, RedquorumLocker};
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build().unwrap();
+    /// let locker = RedquorumLocker::new(redlock);
+    /// let grant = locker.acquire("r").await.unwrap();
+    /// assert_eq!(grant.fence, None);
+    /// locker.release(grant.held).await.unwrap();
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn new(redlock: Redlock) -> Self {
+        Self {
+            redlock,
+            for_history: false,
+        }
+    }
+
+    /// Grants with the owner and fencing tokens, for a history checker.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// # let cluster = redquorum_harness::Cluster::start(3).unwrap();
+    /// use redquorum_benches::{Locker, RedquorumLocker};
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build().unwrap();
+    /// let locker = RedquorumLocker::for_history(redlock);
+    /// let grant = locker.acquire("r").await.unwrap();
+    /// assert!(grant.fence.is_some());
+    /// assert_eq!(grant.owner.len(), 32);
+    /// locker.release(grant.held).await.unwrap();
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn for_history(redlock: Redlock) -> Self {
+        Self {
+            redlock,
+            for_history: true,
+        }
+    }
+}
+
+/// A one-word kind for a refused acquire, as reports group them.
+///
+/// # Examples
+///
+/// ```
+/// let error = redquorum::Error::Lost { resource: "r".into() };
+/// assert_eq!(redquorum_benches::refusal_kind(&error), "lost");
+/// ```
+#[must_use]
+pub fn refusal_kind(error: &Error) -> &'static str {
+    match error {
+        Error::Contended { .. } => "contended",
+        Error::Unavailable { .. } => "unavailable",
+        Error::Expired { .. } => "expired",
+        Error::NotHeld { .. } => "not-held",
+        Error::Lost { .. } => "lost",
+        Error::WaitTimeout { last, .. } => refusal_kind(last),
+        _ => "other",
+    }
+}
 
 impl Locker for RedquorumLocker {
     type Held = Lock;
 
-    async fn acquire(&self, resource: &str) -> Result<Lock, String> {
-        self.0.lock(resource).await.map_err(|e| e.to_string())
+    async fn acquire(&self, resource: &str) -> Result<Grant<Lock>, Refusal> {
+        let lock = self
+            .redlock
+            .lock(resource)
+            .await
+            .map_err(|e| Refusal::new(refusal_kind(&e), e.to_string()))?;
+        if !self.for_history {
+            let deadline = lock.deadline();
+            return Ok(Grant::new(lock, String::new(), deadline));
+        }
+        let owner = lock.owner().to_string();
+        let deadline = lock.deadline();
+        // The one place a workload reads the lock's fencing token (the
+        // checker requires tokens to increase in grant order, and the store
+        // refuses stale ones). The write-back may fail (the lease ran out
+        // first, or no quorum confirmed it): then the holder has no token,
+        // and does not touch a fenced store.
+        let fence = lock.fence().await.ok().map(|token| token.get());
+        Ok(Grant::new(lock, owner, deadline).with_fence(fence))
+    }
+
+    async fn extend(&self, lock: &mut Lock) -> Result<Instant, Refusal> {
+        match lock.extend().await {
+            Ok(_) => Ok(lock.deadline()),
+            Err(e) => Err(Refusal::new(refusal_kind(&e), e.to_string())),
+        }
     }
 
     async fn release(&self, held: Lock) -> Result<(), String> {
@@ -65,6 +153,7 @@ impl Locker for RedquorumLocker {
 #[derive(Debug)]
 pub struct Floor {
     clients: Vec<Client>,
+    ttl: Duration,
     ttl_ms: i64,
     counter: AtomicU64,
 }
@@ -113,6 +202,7 @@ impl Floor {
         }
         Ok(Self {
             clients,
+            ttl,
             ttl_ms: i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX),
             counter: AtomicU64::new(0),
         })
@@ -133,7 +223,8 @@ impl Floor {
 impl Locker for Floor {
     type Held = (String, String);
 
-    async fn acquire(&self, resource: &str) -> Result<(String, String), String> {
+    async fn acquire(&self, resource: &str) -> Result<Grant<(String, String)>, Refusal> {
+        let start = Instant::now();
         let token = format!("floor-{}", self.counter.fetch_add(1, Ordering::Relaxed));
         let key = format!("floor:{{{resource}}}");
         // One acquire: code, 2 keys, 5 arguments (kind, token, ttl, owner, flags).
@@ -148,8 +239,10 @@ impl Locker for Floor {
             Value::from_static_str("p"),
         ];
         self.fan_out(vec![key.clone(), format!("{key}:fence")], args)
-            .await?;
-        Ok((key, token))
+            .await
+            .map_err(|e| Refusal::new("unavailable", e))?;
+        let deadline = start + self.ttl;
+        Ok(Grant::new((key, token.clone()), token, deadline))
     }
 
     async fn release(&self, (key, token): (String, String)) -> Result<(), String> {

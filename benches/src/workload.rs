@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::locker::Locker;
 use crate::stats::Latencies;
+use redquorum_harness::Locker;
 
 /// What to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -302,7 +302,7 @@ async fn fresh_cycles<L: Locker>(locker: &L, prefix: &str, end: Instant) -> Tall
         i += 1;
         let t0 = Instant::now();
         let held = match locker.acquire(&resource).await {
-            Ok(held) => held,
+            Ok(grant) => grant.held,
             Err(e) => {
                 tally.error(format!("acquire: {e}"));
                 continue;
@@ -347,7 +347,7 @@ async fn contended_cycles<L: Locker>(
         }
         let t0 = Instant::now();
         let held = match tokio::time::timeout_at(give_up.into(), locker.acquire(resource)).await {
-            Ok(Ok(held)) => held,
+            Ok(Ok(grant)) => grant.held,
             Ok(Err(e)) => {
                 tally.error(format!("acquire: {e}"));
                 break;

@@ -200,6 +200,116 @@ async fn a_real_exporter_shows_every_documented_metric_and_what_the_alerts_read(
     assert!(documented.iter().any(|n| n == "redquorum_lease_lost_total"));
 }
 
+/// The identifiers of `expr` that PromQL reads as metric names: not a
+/// function (followed by `(`), not a keyword, not a label (inside `{...}`
+/// or a `by (...)` list), not a range or number. A threshold written as a
+/// name (`> ttl / 10`, which PromQL reads as a metric called `ttl`) shows up
+/// here.
+fn selectors(expr: &str) -> Vec<String> {
+    // Operators, and the aggregations (`sum by (le) (...)` puts no `(` right after `sum`).
+    const KEYWORDS: &[&str] = &[
+        "by",
+        "without",
+        "on",
+        "ignoring",
+        "and",
+        "or",
+        "unless",
+        "bool",
+        "offset",
+        "sum",
+        "min",
+        "max",
+        "avg",
+        "count",
+        "group",
+        "stddev",
+        "stdvar",
+        "topk",
+        "bottomk",
+        "quantile",
+        "count_values",
+    ];
+    // Drop label matchers and ranges.
+    let mut plain = String::new();
+    let mut depth = 0;
+    for c in expr.chars() {
+        match c {
+            '{' | '[' => depth += 1,
+            '}' | ']' => depth -= 1,
+            c if depth == 0 => plain.push(c),
+            _ => {}
+        }
+    }
+    let chars: Vec<char> = plain.chars().collect();
+    let mut found = Vec::new();
+    let mut label_list = false;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_ascii_alphabetic() || c == '_' {
+            let start = i;
+            while i < chars.len()
+                && (chars[i].is_ascii_alphanumeric() || chars[i] == '_' || chars[i] == ':')
+            {
+                i += 1;
+            }
+            let word: String = chars[start..i].iter().collect();
+            let next = chars[i..].iter().find(|c| !c.is_whitespace());
+            if ["by", "without", "on", "ignoring"].contains(&word.as_str()) {
+                label_list = true;
+            } else if label_list || next == Some(&'(') || KEYWORDS.contains(&word.as_str()) {
+                // a label of a by (...) list, or a function
+            } else {
+                found.push(word);
+            }
+            continue;
+        }
+        if c == ')' {
+            label_list = false;
+        }
+        if c.is_ascii_digit() || c == '.' {
+            // a number (possibly 1e3): skip it whole
+            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '.') {
+                i += 1;
+            }
+            continue;
+        }
+        i += 1;
+    }
+    found
+}
+
+#[test]
+fn every_name_an_alert_reads_is_a_redquorum_metric() {
+    let expressions = alert_expressions();
+    assert!(expressions.len() >= 4, "{expressions:?}");
+    for expr in &expressions {
+        let names = selectors(expr);
+        assert!(!names.is_empty(), "{expr:?} reads no metric");
+        for name in names {
+            assert!(
+                name.starts_with("redquorum_"),
+                "{expr:?} reads {name:?}, which is not a metric (a threshold written as a name?)"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_selector_reader_finds_names_that_are_not_metrics() {
+    assert_eq!(
+        selectors("histogram_quantile(0.99, redquorum_acquire_seconds) > ttl / 10"),
+        ["redquorum_acquire_seconds", "ttl"]
+    );
+    assert_eq!(
+        selectors(
+            "histogram_quantile(0.99, sum by (le) (rate(redquorum_a_bucket{result=\"x\"}[5m]))) > 1e3"
+        ),
+        ["redquorum_a_bucket"]
+    );
+}
+
 #[test]
 fn metric_names_are_read_from_expressions() {
     let names = metric_names(

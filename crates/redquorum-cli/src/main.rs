@@ -34,8 +34,9 @@ struct Cli {
     /// for `exec` none of its own messages that are not errors.
     #[arg(short, long, global = true)]
     quiet: bool,
-    /// More of the library's logs on stderr: -v info, -vv debug (each
-    /// node's answer), -vvv trace. Default: warnings.
+    /// More of the library's logs on stderr: -v a line per acquire,
+    /// extension and release, -vv debug (each node's answer), -vvv trace.
+    /// Default: warnings.
     #[arg(short, long, global = true, action = clap::ArgAction::Count, conflicts_with = "quiet")]
     verbose: u8,
     #[command(subcommand)]

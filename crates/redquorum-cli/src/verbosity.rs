@@ -5,6 +5,7 @@
 //! JSON); logs and progress go to stderr.
 
 use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::fmt::format::FmtSpan;
 
 /// How talkative a run is, from the global flags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,10 +41,19 @@ impl Verbosity {
     }
 
     /// Sends the library's `tracing` events to stderr at [`level`](Self::level).
+    /// From `-v` on, each closing span is a line too: one per acquire
+    /// attempt, extension and release, with its result and duration (the
+    /// library's spans are at INFO; observability.md).
     pub(crate) fn install(self) {
+        let spans = if self.level() >= LevelFilter::INFO {
+            FmtSpan::CLOSE
+        } else {
+            FmtSpan::NONE
+        };
         // Fails only if a subscriber is already installed, which nothing here does.
         let _ = tracing_subscriber::fmt()
             .with_max_level(self.level())
+            .with_span_events(spans)
             .with_writer(std::io::stderr)
             .with_target(false)
             .without_time()

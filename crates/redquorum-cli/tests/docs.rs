@@ -1,4 +1,6 @@
 //! The docs say what the binary does: every JSON sample in `docs/` parses,
+//! the `status --json` and `bench --json` samples have the fields the real
+//! commands print,
 //! and every `--flag` that `docs/cli.md` gives a command is in that
 //! command's `--help` (or among the global options).
 
@@ -7,7 +9,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::process::Command;
 
-use common::BIN;
+use common::{BIN, cluster, plant_holder, redquorum};
 
 const DOCS: [(&str, &str); 4] = [
     ("docs/cli.md", include_str!("../../../docs/cli.md")),
@@ -53,6 +55,101 @@ fn every_json_sample_in_the_docs_parses() {
     assert!(
         samples >= 1,
         "no JSON sample found: the check checks nothing"
+    );
+}
+
+/// Where `sample` and `real` differ in shape: an object's keys, and within
+/// both, each value that is an object or a non-empty array in both (nulls
+/// and scalars may differ: they are the run's values).
+fn shape_differences(
+    path: &str,
+    sample: &serde_json::Value,
+    real: &serde_json::Value,
+) -> Vec<String> {
+    use serde_json::Value;
+    match (sample, real) {
+        (Value::Object(s), Value::Object(r)) => {
+            let keys =
+                |o: &serde_json::Map<String, Value>| o.keys().cloned().collect::<BTreeSet<_>>();
+            let (sk, rk) = (keys(s), keys(r));
+            let mut differences: Vec<String> = sk
+                .symmetric_difference(&rk)
+                .map(|k| {
+                    let side = if sk.contains(k) {
+                        "only in the sample"
+                    } else {
+                        "missing from the sample"
+                    };
+                    format!("{path}.{k}: {side}")
+                })
+                .collect();
+            for key in sk.intersection(&rk) {
+                differences.extend(shape_differences(
+                    &format!("{path}.{key}"),
+                    &s[key],
+                    &r[key],
+                ));
+            }
+            differences
+        }
+        (Value::Array(s), Value::Array(r)) => match (s.first(), r.first()) {
+            (Some(s), Some(r)) => shape_differences(&format!("{path}[0]"), s, r),
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
+}
+
+#[test]
+fn the_status_json_sample_has_the_fields_status_prints() {
+    let sample = json_blocks(CLI_MD)
+        .into_iter()
+        .find(|block| block.contains("\"fence_key\""))
+        .expect("docs/cli.md has a status --json sample");
+    let sample: serde_json::Value = serde_json::from_str(sample).expect("the sample parses");
+    let nodes = cluster(3);
+    for node in 0..3 {
+        plant_holder(
+            &nodes,
+            node,
+            "reports:nightly",
+            "a125138db4ff2adfc278a4be2795c700",
+            std::time::Duration::from_secs(30),
+        );
+    }
+    let output = redquorum(&nodes)
+        .args(["status", "--json", "reports:nightly"])
+        .output()
+        .expect("redquorum runs");
+    assert!(output.status.success(), "{output:?}");
+    let real: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("status --json is JSON");
+    let differences = shape_differences("", &sample, &real);
+    assert!(
+        differences.is_empty(),
+        "docs/cli.md's status --json sample differs from the real output: {differences:#?}\nreal: {real:#}"
+    );
+}
+
+#[test]
+fn the_bench_json_sample_has_the_fields_bench_prints() {
+    let sample = json_blocks(CLI_MD)
+        .into_iter()
+        .find(|block| block.contains("\"cycles_per_sec\""))
+        .expect("docs/cli.md has a bench --json sample");
+    let sample: serde_json::Value = serde_json::from_str(sample).expect("the sample parses");
+    let output = Command::new(BIN)
+        .env_remove("REDQUORUM_NODES")
+        .args(["bench", "--duration", "300ms", "-n", "3", "--json"])
+        .output()
+        .expect("redquorum runs");
+    assert!(output.status.success(), "{output:?}");
+    let real: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("bench --json is JSON");
+    let differences = shape_differences("", &sample, &real);
+    assert!(
+        differences.is_empty(),
+        "docs/cli.md's bench --json sample differs from the real output: {differences:#?}\nreal: {real:#}"
     );
 }
 

@@ -4,9 +4,11 @@
 //! against the nodes it printed. The guide's program is the library's
 //! `getting_started` example, byte for byte (checked here), so CI builds it.
 //!
-//! Not run here: `git clone`, `tests/ensure-redis.sh` and `cargo install`
-//! (CI itself is a fresh clone with redis-server installed by the same
-//! script, and the binary under test is the one `cargo install` builds).
+//! Not run here: `git clone` and `tests/ensure-redis.sh` (CI itself is a
+//! fresh clone with redis-server installed by the same script). `cargo
+//! install` is run by `tests/run.sh`, which points `REDQUORUM_GUIDE_BIN` at
+//! the installed command so these steps run it; without that variable they
+//! run the binary cargo built for this test.
 
 mod common;
 
@@ -14,6 +16,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use common::{BIN, NodesDownOnDrop, free_base_port};
+
+/// The `redquorum` the guide's steps run: the one `cargo install` put in
+/// place when `REDQUORUM_GUIDE_BIN` names it (tests/run.sh), else this
+/// build's.
+fn redquorum() -> Command {
+    match std::env::var_os("REDQUORUM_GUIDE_BIN") {
+        Some(installed) => Command::new(installed),
+        None => Command::new(BIN),
+    }
+}
 
 const GUIDE: &str = include_str!("../../../docs/getting-started.md");
 const EXAMPLE: &str = include_str!("../../redquorum/examples/getting_started.rs");
@@ -69,7 +81,7 @@ fn built_example(name: &str) -> PathBuf {
 /// state dir of the test's own; the `REDQUORUM_NODES` value it exports.
 fn nodes_up(guide_args: &[&str], state: &Path) -> String {
     let base = free_base_port(5);
-    let up = Command::new(BIN)
+    let up = redquorum()
         .args(guide_args)
         .args(["--base-port", &base.to_string()])
         .arg("--dir")
@@ -155,7 +167,7 @@ fn the_guides_steps_lock_on_fresh_durable_nodes() {
     assert!(stdout.ends_with("released\n"), "{stdout}");
 
     // Step 7.
-    let down = Command::new(BIN)
+    let down = redquorum()
         .args(["nodes", "down", "--dir"])
         .arg(&state)
         .output()

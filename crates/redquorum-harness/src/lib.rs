@@ -23,6 +23,8 @@
 //! - `fault_log.rs`: [`FaultLog`], [`FaultEvent`]: what struck where and when.
 //! - `history.rs`: [`History`], [`Session`], [`Holder`]: what each client did, on one clock.
 //! - `history_file.rs`: [`HistoryFile`]: a run saved as JSON lines, read back to re-check.
+//! - `locker.rs`: [`Locker`], [`Grant`], [`Refusal`]: the one way a workload
+//!   or a benchmark drives a lock library.
 //! - `workload.rs`: [`run_workload`] / [`run_workload_groups`] over a [`Locker`].
 //! - `client_group.rs`: [`ClientPauser`], stop-the-world pauses of a client group.
 //! - `store.rs`: [`ProtectedStore`], the counters the holders update (fenced or not).
@@ -49,6 +51,7 @@ mod fault_log;
 mod history;
 mod history_file;
 mod leaks;
+mod locker;
 mod nemesis;
 mod proxy;
 mod resp;
@@ -68,11 +71,10 @@ pub use fault_log::{FaultEvent, FaultLog};
 pub use history::{Extension, History, Holder, Outcome, Session};
 pub use history_file::{HistoryFile, RunInfo};
 pub use leaks::{find_leaks, leaks_after, lock_keys_after};
+pub use locker::{Grant, Locker, Refusal};
 pub use nemesis::{FaultKind, Nemesis, NemesisConfig};
 pub use proxy::{FaultProxy, NodeProxies, Proxies, ProxyMode};
 pub use resp::{Reply, RespConn};
 pub use store::ProtectedStore;
 pub use tls::{TlsCluster, unrelated_ca_pem};
-pub use workload::{
-    Grant, Locker, WorkloadConfig, run_workload, run_workload_groups, run_workload_into,
-};
+pub use workload::{WorkloadConfig, run_workload, run_workload_groups, run_workload_into};

@@ -10,11 +10,10 @@
 //! ([`run_workload_groups`]): a group can then be paused as a whole, as a
 //! stop-the-world pause freezes a client process.
 //!
-//! The runner is generic over [`Locker`] so that this crate does not depend
-//! on the lock library (which dev-depends on this crate for its doc tests):
-//! the tests and the CLI each wrap `redquorum::Redlock` in a few lines.
+//! The runner is generic over [`Locker`] (`locker.rs`), so that this crate
+//! does not depend on the lock library (which dev-depends on this crate for
+//! its doc tests).
 
-use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -22,118 +21,8 @@ use rand::{Rng, SeedableRng};
 
 use crate::client_group::ClientPauser;
 use crate::history::{Extension, History, Holder, Outcome, Session};
+use crate::locker::{Grant, Locker};
 use crate::store::ProtectedStore;
-
-/// A granted lock, as the workload sees it.
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct Grant<H> {
-    /// The lock value, handed back to [`Locker::release`].
-    pub held: H,
-    /// The owner token, for the history.
-    pub owner: String,
-    /// The fencing token, when the lock has one.
-    pub fence: Option<u64>,
-    /// When the holder must stop using the lock.
-    pub deadline: Instant,
-}
-
-impl<H> Grant<H> {
-    /// A grant without a fencing token.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let grant = redquorum_harness::Grant::new((), "owner".into(), std::time::Instant::now());
-    /// assert!(grant.fence.is_none());
-    /// ```
-    pub fn new(held: H, owner: String, deadline: Instant) -> Self {
-        Self {
-            held,
-            owner,
-            fence: None,
-            deadline,
-        }
-    }
-
-    /// Adds the lock's fencing token, which the checker then requires to increase.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let grant = redquorum_harness::Grant::new((), "o".into(), std::time::Instant::now()).with_fence(Some(9));
-    /// assert_eq!(grant.fence, Some(9));
-    /// ```
-    #[must_use]
-    pub fn with_fence(mut self, fence: Option<u64>) -> Self {
-        self.fence = fence;
-        self
-    }
-}
-
-/// The lock under test.
-///
-/// # Examples
-///
-/// A toy lock (one process, no expiry) shows the shape:
-///
-/// ```
-/// use std::time::{Duration, Instant};
-/// use redquorum_harness::{Grant, Locker};
-///
-/// struct Local(tokio::sync::Mutex<()>);
-/// impl Locker for Local {
-///     type Held = ();
-///     async fn acquire(&self, _resource: &str) -> Result<Grant<()>, String> {
-///         Ok(Grant::new((), "me".into(), Instant::now() + Duration::from_secs(60)))
-///     }
-///     async fn release(&self, _held: ()) {}
-/// }
-/// ```
-pub trait Locker: Send + Sync + 'static {
-    /// The held lock.
-    type Held: Send + 'static;
-
-    /// One acquire (with whatever retrying the lock does); `Err` names the
-    /// kind of refusal, e.g. `"contended"`.
-    ///
-    /// # Errors
-    ///
-    /// The lock was not granted.
-    ///
-    /// # Cancel safety
-    ///
-    /// The workload never drops it mid-way.
-    fn acquire(
-        &self,
-        resource: &str,
-    ) -> impl Future<Output = Result<Grant<Self::Held>, String>> + Send;
-
-    /// Extends the lease; returns the new deadline. By default unsupported
-    /// (an [`Holder::Extending`] holder then never writes).
-    ///
-    /// # Errors
-    ///
-    /// The lease could not be extended (it is lost).
-    ///
-    /// # Cancel safety
-    ///
-    /// The workload never drops it mid-way.
-    fn extend(
-        &self,
-        held: &mut Self::Held,
-    ) -> impl Future<Output = Result<Instant, String>> + Send {
-        let _ = held;
-        async { Err("extend unsupported".to_owned()) }
-    }
-
-    /// Releases a lock (best effort; a failure leaves the key to its TTL).
-    ///
-    /// # Cancel safety
-    ///
-    /// The workload never drops it mid-way.
-    fn release(&self, held: Self::Held) -> impl Future<Output = ()> + Send;
-}
 
 /// What the workload does.
 ///
@@ -204,10 +93,10 @@ impl Default for WorkloadConfig {
 /// # struct Local;
 /// # impl Locker for Local {
 /// #     type Held = ();
-/// #     async fn acquire(&self, _r: &str) -> Result<Grant<()>, String> {
+/// #     async fn acquire(&self, _r: &str) -> Result<Grant<()>, redquorum_harness::Refusal> {
 /// #         Ok(Grant::new((), "me".into(), Instant::now() + Duration::from_secs(60)))
 /// #     }
-/// #     async fn release(&self, _held: ()) {}
+/// #     async fn release(&self, _held: ()) -> Result<(), String> { Ok(()) }
 /// # }
 /// # #[tokio::main] async fn main() {
 /// let node = redquorum_harness::Cluster::start(1).unwrap();
@@ -273,10 +162,10 @@ pub async fn run_workload_into<L: Locker>(
 /// # struct Local;
 /// # impl Locker for Local {
 /// #     type Held = ();
-/// #     async fn acquire(&self, _r: &str) -> Result<Grant<()>, String> {
+/// #     async fn acquire(&self, _r: &str) -> Result<Grant<()>, redquorum_harness::Refusal> {
 /// #         Ok(Grant::new((), "me".into(), Instant::now() + Duration::from_secs(60)))
 /// #     }
-/// #     async fn release(&self, _held: ()) {}
+/// #     async fn release(&self, _held: ()) -> Result<(), String> { Ok(()) }
 /// # }
 /// # #[tokio::main] async fn main() {
 /// let node = redquorum_harness::Cluster::start(1).unwrap();
@@ -390,8 +279,8 @@ impl<L: Locker> Client<L> {
             let holder = pick(&config.holders, rng.gen_range(0..total.max(1)));
             let start = self.history.now();
             match self.locker.acquire(resource).await {
-                Err(kind) => {
-                    let mut session = Session::refused(self.client, resource, start, &kind);
+                Err(refusal) => {
+                    let mut session = Session::refused(self.client, resource, start, refusal.kind);
                     session.group = self.group;
                     session.holder = holder;
                     self.history.record(session);
@@ -443,7 +332,8 @@ impl<L: Locker> Client<L> {
             // No token (fencing's write-back failed): a fenced resource cannot
             // be touched, so the holder gives up before reading.
             session.release = Some(history.now());
-            self.locker.release(held).await;
+            // A failed release leaves the key to its TTL; the leak check covers it.
+            let _ = self.locker.release(held).await;
             return session;
         }
         match self.store.read(resource, store_fence).await {
@@ -478,7 +368,7 @@ impl<L: Locker> Client<L> {
             Err(_) => {}
         }
         session.release = Some(history.now());
-        self.locker.release(held).await;
+        let _ = self.locker.release(held).await;
         session
     }
 

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use redquorum_harness::{
-    Cluster, Grant, Locker, Outcome, ProtectedStore, WorkloadConfig, run_workload,
+    Cluster, Grant, Locker, Outcome, ProtectedStore, Refusal, WorkloadConfig, run_workload,
 };
 
 /// Grants every request at once for a minute; hands out increasing fencing
@@ -20,7 +20,7 @@ struct Granting {
 impl Locker for Granting {
     type Held = ();
 
-    async fn acquire(&self, _resource: &str) -> Result<Grant<()>, String> {
+    async fn acquire(&self, _resource: &str) -> Result<Grant<()>, Refusal> {
         let fence = self
             .tokens
             .then(|| self.next.fetch_add(1, Ordering::SeqCst) + 1);
@@ -28,7 +28,9 @@ impl Locker for Granting {
         Ok(Grant::new((), "owner".into(), deadline).with_fence(fence))
     }
 
-    async fn release(&self, _held: ()) {}
+    async fn release(&self, _held: ()) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 async fn run(tokens: bool) -> (Vec<redquorum_harness::Session>, i64) {

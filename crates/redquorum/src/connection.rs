@@ -70,8 +70,9 @@ pub(crate) fn parse_url(url: &str) -> Result<(Config, NodeId), BuildError> {
 
 /// Checks a fred [`Config`] given with `RedlockBuilder::node_config` and
 /// names its node. Only its server, credentials, database, RESP version and
-/// TLS settings are used: the lock-safe settings ([`settings`]) replace
-/// fred's defaults for everything else, whatever the caller set.
+/// TLS settings are kept: everything else starts from fred's defaults, and
+/// the lock-safe settings ([`settings`]) are applied over them, whatever the
+/// caller set.
 pub(crate) fn from_config(config: Config) -> Result<(Config, NodeId), BuildError> {
     let id = match &config.server {
         ServerConfig::Centralized { server } => NodeId::new(&server.host, server.port),
@@ -81,7 +82,20 @@ pub(crate) fn from_config(config: Config) -> Result<(Config, NodeId), BuildError
             });
         }
     };
-    Ok((config, id))
+    #[cfg_attr(not(feature = "tls"), allow(unused_mut))]
+    let mut kept = Config {
+        server: config.server,
+        username: config.username,
+        password: config.password,
+        database: config.database,
+        version: config.version,
+        ..Config::default()
+    };
+    #[cfg(feature = "tls")]
+    {
+        kept.tls = config.tls;
+    }
+    Ok((kept, id))
 }
 
 /// Whether connections to this node use TLS.
@@ -298,9 +312,16 @@ mod tests {
 
     #[test]
     fn from_config_takes_a_centralized_config_and_refuses_a_cluster() {
-        let (_, id) =
-            from_config(Config::from_url("redis://u:pw@127.0.0.1:7009").unwrap()).unwrap();
+        let mut given = Config::from_url("redis://u:pw@127.0.0.1:7009/2").unwrap();
+        given.blocking = fred::types::config::Blocking::Error;
+        given.fail_fast = false;
+        let (kept, id) = from_config(given).unwrap();
         assert_eq!(id.to_string(), "127.0.0.1:7009");
+        // Server, credentials and database kept; the rest is fred's default.
+        assert_eq!(kept.password.as_deref(), Some("pw"));
+        assert_eq!(kept.database, Some(2));
+        assert_eq!(kept.blocking, fred::types::config::Blocking::Block);
+        assert!(kept.fail_fast);
         let cluster = Config {
             server: ServerConfig::new_clustered(vec![("127.0.0.1", 7000)]),
             ..Default::default()

@@ -5,55 +5,24 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use redquorum::{Error, Lock, Redlock};
+use redquorum::Redlock;
+use redquorum_benches::RedquorumLocker;
 use redquorum_harness::{
-    AuditConfig, ClientPauser, Cluster, Evidence, Exercised, FaultLog, Grant, History, KeyAudit,
-    Locker, Nemesis, NemesisConfig, ProtectedStore, Proxies, Verdict, WorkloadConfig, check,
-    check_evidence, leaks_after, run_workload, run_workload_groups,
+    AuditConfig, ClientPauser, Cluster, Evidence, Exercised, FaultLog, History, KeyAudit, Nemesis,
+    NemesisConfig, ProtectedStore, Proxies, Verdict, WorkloadConfig, check, check_evidence,
+    leaks_after, run_workload, run_workload_groups,
 };
 
-/// The lock under test, as the workload sees it.
-pub struct RedlockLocker(pub Redlock);
-
-impl Locker for RedlockLocker {
-    type Held = Lock;
-
-    async fn acquire(&self, resource: &str) -> Result<Grant<Lock>, String> {
-        match self.0.lock(resource).await {
-            Ok(lock) => {
-                let owner = lock.owner().to_string();
-                let deadline = lock.deadline();
-                // The checker verifies tokens strictly increase in grant order.
-                let fence = lock.fence().await.ok().map(|token| token.get());
-                Ok(Grant::new(lock, owner, deadline).with_fence(fence))
-            }
-            Err(e) => Err(kind(&e).to_owned()),
-        }
-    }
-
-    async fn extend(&self, lock: &mut Lock) -> Result<std::time::Instant, String> {
-        match lock.extend().await {
-            Ok(_) => Ok(lock.deadline()),
-            Err(e) => Err(kind(&e).to_owned()),
-        }
-    }
-
-    async fn release(&self, lock: Lock) {
-        // A failed release leaves the key to its TTL; the leak check covers it.
-        let _ = lock.release().await;
-    }
+/// The lock under test, as the workload sees it: the one adapter every
+/// driver uses (`redquorum_benches`), with the owner and fencing tokens in
+/// each grant.
+pub fn locker(redlock: Redlock) -> RedquorumLocker {
+    RedquorumLocker::for_history(redlock)
 }
 
 /// A short name for why a lock was refused.
-pub fn kind(error: &Error) -> &'static str {
-    match error {
-        Error::Contended { .. } => "contended",
-        Error::Unavailable { .. } => "unavailable",
-        Error::Expired { .. } => "expired",
-        Error::NotHeld { .. } => "not-held",
-        Error::WaitTimeout { last, .. } => kind(last),
-        _ => "other",
-    }
+pub fn kind(error: &redquorum::Error) -> &'static str {
+    redquorum_benches::refusal_kind(error)
 }
 
 /// Nodes behind fault proxies, a separate protected store, and a Redlock through the proxies.
@@ -127,7 +96,7 @@ impl Setup {
         // Set `done` even if this future panics or is dropped, so the fault
         // thread ends and releases the cluster (whose Drop kills the nodes).
         let guard = DoneOnDrop(done);
-        let locker = Arc::new(RedlockLocker(self.redlock.clone()));
+        let locker = Arc::new(locker(self.redlock.clone()));
         let history = run_workload(locker, self.store(), config).await;
         drop(guard);
         let result = tokio::task::spawn_blocking(move || fault_thread.join())
@@ -162,7 +131,7 @@ impl Setup {
             .map(|g| self.proxies.urls_for(g))
             .collect();
         let ttl = self.ttl;
-        let make = move |group: usize| RedlockLocker(redlock(urls[group].clone(), ttl));
+        let make = move |group: usize| locker(redlock(urls[group].clone(), ttl));
         let groups = self.proxies.groups();
         let history =
             run_workload_groups(history, groups, make, self.store(), config, &pauser).await;

@@ -98,7 +98,7 @@ pub(crate) async fn run_bench(nodes: &NodesArg, args: BenchArgs, verbosity: Verb
         return exit::UNAVAILABLE.into();
     }
     let tag = format!("bench:{}:{}", std::process::id(), workload.name());
-    let locker = Arc::new(RedquorumLocker(redlock));
+    let locker = Arc::new(RedquorumLocker::new(redlock));
     let bar = progress::timed(verbosity, args.duration, workload.name());
     let ticker = progress::tick_over_time(&bar);
     let sample = run(locker, workload, args.duration, &tag).await;

@@ -13,11 +13,10 @@ use std::time::Instant;
 use redquorum::LeaseWatch;
 use tokio::signal::unix::{SignalKind, signal};
 
-/// Waits until `until` while the watchdog keeps `lock` alive; returns at
-/// once when the lease is already at risk or lost (`exec` has said so and
-/// stopped the command). Ends early,
-/// so the caller releases at once, when the lease is at risk or lost (it
-/// can no longer promise the window; said on stderr unless `quiet`), or on
+/// Waits until `until` while the watchdog keeps `lock` alive. Returns
+/// early, so the caller releases at once, when the lease is at risk or lost
+/// (it can no longer promise the window: at once if it already was, since
+/// `exec` has said so; otherwise said on stderr unless `quiet`), or on
 /// SIGINT, SIGTERM or SIGHUP (an operator stopping the hold).
 pub(crate) async fn hold_until(lease: &LeaseWatch, resource: &str, until: Instant, quiet: bool) {
     if Instant::now() >= until || lease.is_at_risk() {

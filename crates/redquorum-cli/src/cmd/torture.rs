@@ -5,9 +5,10 @@
 //! `--recheck` checks a kept one again.
 //!
 //! The workload runner and checker live in the harness, generic over its
-//! `Locker` trait; `locker.rs` adapts `redquorum::Redlock` to it.
+//! `Locker` trait; the library is driven through the adapter the benchmarks
+//! use too (`redquorum_benches::RedquorumLocker::for_history`: each grant
+//! with its owner and fencing tokens for the checker).
 
-mod locker;
 pub(crate) mod plan;
 pub(crate) mod report;
 

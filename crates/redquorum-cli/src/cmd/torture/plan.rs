@@ -15,7 +15,7 @@ use redquorum_harness::{
     RunInfo, Verdict, WorkloadConfig, faketime_support, lock_keys_after, run_workload_groups,
 };
 
-use super::locker::RedlockLocker;
+use redquorum_benches::RedquorumLocker;
 
 /// Everything a run needs, resolved from the command line or a mutant's recipe.
 #[derive(Debug, Clone)]
@@ -284,7 +284,7 @@ impl Plan {
             let redlock = plan
                 .redlock(urls[group].clone(), &prefix)
                 .expect("the same configuration was built above");
-            RedlockLocker(redlock)
+            RedquorumLocker::for_history(redlock)
         };
         let finished = Arc::new(AtomicBool::new(false));
         let quiet = self.quiet || !std::io::stderr().is_terminal();
