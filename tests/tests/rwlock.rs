@@ -49,15 +49,21 @@ async fn concurrent_readers_overlap() {
     );
     let (a, b, c) = (a.unwrap(), b.unwrap(), c.unwrap());
     assert!(a.is_valid() && b.is_valid() && c.is_valid());
-    // A grant returns at quorum: the last node's acquire lands moments later.
+    // A grant returns at quorum, and an acquire still queued for the last
+    // node when the quorum was decided is dropped unsent (nothing to undo):
+    // each reader holds on at least a quorum, never more than 3 share a node.
     let key = redlock.key("catalog");
-    let all_three = eventually(Duration::from_secs(2), || async {
-        readers(&nodes, &key) == [3, 3, 3]
-    })
-    .await;
-    assert!(all_three, "{:?}", readers(&nodes, &key));
+    for read in [&a, &b, &c] {
+        let on = common::held_on(&nodes, &key, &read.owner().to_string());
+        assert!(
+            on >= 2,
+            "a reader holds on {on} nodes: {:?}",
+            readers(&nodes, &key)
+        );
+    }
+    assert!(readers(&nodes, &key).iter().all(|&n| n <= 3));
     for read in [a, b, c] {
-        assert_eq!(read.release().await.unwrap(), 3);
+        assert!(read.release().await.unwrap() >= 2);
     }
     assert_eq!(readers(&nodes, &redlock.key("catalog")), [0, 0, 0]);
 }
