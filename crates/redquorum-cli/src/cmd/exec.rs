@@ -237,6 +237,8 @@ impl Runner {
     pub(crate) async fn run<H: Hold>(&self, mut hold: H, command: &[OsString]) -> ExitCode {
         let name = self.name;
         let acquired = Instant::now();
+        // Listened to from now on, so a signal during the command still ends the hold.
+        let stop_signals = self.min_hold.and_then(|_| min_hold::StopSignals::listen());
         hold.auto_extend();
         let lease = hold.lease();
         // The acquisition itself may have used up most of the validity.
@@ -286,7 +288,8 @@ impl Runner {
         };
         if let Some(min_hold) = self.min_hold {
             let resource = hold.resource().to_owned();
-            min_hold::hold_until(&lease, &resource, acquired + min_hold, self.quiet).await;
+            let until = acquired + min_hold;
+            min_hold::hold_until(&lease, &resource, until, self.quiet, stop_signals).await;
         }
         self.release(hold).await;
         ExitCode::from(code)
