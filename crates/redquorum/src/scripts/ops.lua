@@ -156,6 +156,20 @@ local function propose(fence)
   return proposal
 end
 
+-- The highest proposal of the fence counters keys[first] .. keys[last], or
+-- nil and the first key that does not hold a number.
+local function propose_all(keys, first, last)
+  local highest = 0
+  for i = first, last do
+    local proposal = propose(keys[i])
+    if not proposal then
+      return nil, keys[i]
+    end
+    highest = math.max(highest, proposal)
+  end
+  return highest
+end
+
 -- Lock key -> token: announced at the end of the call on
 -- 'redquorum:released:' .. key (notify.rs), so waiters wake without polling.
 local announce = {}
@@ -222,15 +236,7 @@ function ops.a(keys, args)
   if not string.find(flags, 'p', 1, true) then
     return 1
   end
-  local highest = 0
-  for i = 1, fences do
-    local proposal = propose(keys[n + i])
-    if not proposal then
-      return -2
-    end
-    highest = math.max(highest, proposal)
-  end
-  return highest
+  return propose_all(keys, n + 1, n + fences) or -2
 end
 
 -- Extend (owner-checked). KEYS lock_1 .. lock_n; ARGV token, ttl. Returns 1
@@ -318,13 +324,9 @@ end
 -- Propose a fencing token on its own (when the acquire could not): KEYS
 -- fence_1 .. fence_f. Returns the highest proposal.
 function ops.p(keys, _)
-  local highest = 0
-  for i = 1, #keys do
-    local proposal = propose(keys[i])
-    if not proposal then
-      error('fence key ' .. keys[i] .. ' does not hold a number')
-    end
-    highest = math.max(highest, proposal)
+  local highest, bad = propose_all(keys, 1, #keys)
+  if not highest then
+    error('fence key ' .. bad .. ' does not hold a number')
   end
   return highest
 end
@@ -349,13 +351,10 @@ end
 function ops.f(keys, _)
   local lock, fence = keys[1], keys[2]
   if redis.call('del', lock) == 1 then
-    announce[lock] = 'forced'
+    -- Tagged apart from any earlier force-release, whose tag waiters remember.
+    announce[lock] = 'forced:' .. clock()
   end
-  local proposal = propose(fence)
-  if not proposal then
-    error('fence key ' .. fence .. ' does not hold a number')
-  end
-  return proposal
+  return ops.p({ fence })
 end
 
 -- Inspect, read-only: KEYS lock, fence. Returns { kind, owner, intent,
