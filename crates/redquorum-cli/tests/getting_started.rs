@@ -53,28 +53,9 @@ fn clone_dir() -> PathBuf {
         .to_path_buf()
 }
 
-/// The library's examples directory in this build's target dir.
-fn example_binary(name: &str) -> PathBuf {
-    let deps = std::env::current_exe().expect("the test binary");
-    let profile = deps
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>/deps");
-    profile.join("examples").join(name)
-}
-
-/// Builds the example if this test run did not (e.g. `cargo test -p redquorum-cli`).
+/// The library's example, built fresh (also under `cargo test -p redquorum-cli`).
 fn built_example(name: &str) -> PathBuf {
-    let binary = example_binary(name);
-    if !binary.exists() {
-        let status = Command::new(env!("CARGO"))
-            .current_dir(clone_dir())
-            .args(["build", "--offline", "-p", "redquorum", "--example", name])
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "cargo build --example {name} failed");
-    }
-    binary
+    redquorum_harness::example_binary("redquorum", name).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// `redquorum nodes up ...` as the guide writes it, on free ports and a

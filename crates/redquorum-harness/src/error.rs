@@ -58,4 +58,14 @@ pub enum HarnessError {
          libc-malloc redis-server), or set REDQUORUM_LIBFAKETIME and REDQUORUM_FAKETIME_REDIS"
     )]
     FaketimeUnavailable(String),
+    /// A workspace example could not be built or located for a test.
+    #[error("example {example} of {package}: {reason}")]
+    Example {
+        /// The package that owns the example.
+        package: String,
+        /// The example's name.
+        example: String,
+        /// What went wrong (cargo's output, the OS error).
+        reason: String,
+    },
 }

@@ -34,6 +34,7 @@
 //! - `exercised.rs`: [`Exercised`], what a run tested, and whether it was vacuous.
 //! - `resp.rs`: [`RespConn`], a tiny blocking RESP2 client for checks and faults.
 //! - `error.rs`: [`HarnessError`].
+//! - `example_binary.rs`: [`example_binary`], a workspace example built fresh for a test.
 //! - `tls.rs`: [`TlsCluster`], TLS nodes with certificates generated at start.
 
 #![forbid(unsafe_code)]
@@ -46,6 +47,7 @@ mod client_group;
 mod clock;
 mod cluster;
 mod error;
+mod example_binary;
 mod exercised;
 mod fault_log;
 mod history;
@@ -66,6 +68,7 @@ pub use client_group::ClientPauser;
 pub use clock::{FaketimeSupport, faketime_cache_dir, faketime_support};
 pub use cluster::{Cluster, Persistence, redis_server_path};
 pub use error::HarnessError;
+pub use example_binary::example_binary;
 pub use exercised::Exercised;
 pub use fault_log::{FaultEvent, FaultLog};
 pub use history::{Extension, History, Holder, Outcome, Session};

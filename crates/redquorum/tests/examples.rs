@@ -1,22 +1,17 @@
 //! The programs in `examples/` run against real nodes and do what their
-//! docs say. Cargo builds a package's examples before its integration
-//! tests, so the binaries are next to this test's.
+//! docs say. Each binary is built fresh by [`example_binary`] (`cargo test
+//! --all-targets` builds examples only as test harnesses).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use redquorum_harness::Cluster;
+use redquorum_harness::{Cluster, example_binary};
 
 fn example(name: &str) -> PathBuf {
-    let deps = std::env::current_exe().expect("the test binary");
-    let profile = deps
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>/deps");
-    profile.join("examples").join(name)
+    example_binary("redquorum", name).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn run(name: &str, cluster: &Cluster, args: &[&str], env: &[(&str, &str)]) -> Output {
