@@ -6,6 +6,7 @@ use crate::fence::FenceToken;
 use crate::keys;
 use crate::outcome::{NodeError, NodeOutcome, Outcomes};
 use crate::redlock::Redlock;
+use crate::tally;
 
 /// At most this many SCAN calls per node for one listing.
 const MAX_SCAN_CALLS: usize = 1_000;
@@ -49,24 +50,16 @@ impl Redlock {
             .iter()
             .map(|node| node.scan(&pattern, limit, MAX_SCAN_CALLS));
         let answers = futures::future::join_all(scans).await;
-        let mut counts: Vec<(String, usize)> = Vec::new();
+        let mut names_per_node = Vec::new();
         let mut entries = Vec::new();
         for (node, answer) in nodes.iter().zip(answers) {
             match answer {
                 Ok(found) => {
                     entries.push((node.id().clone(), NodeOutcome::Acquired));
-                    let mut names: Vec<String> = found
-                        .iter()
-                        .filter_map(|key| keys::resource_of(self.key_prefix(), key))
-                        .collect();
-                    names.sort();
-                    names.dedup();
-                    for name in names {
-                        match counts.iter_mut().find(|(seen, _)| *seen == name) {
-                            Some((_, count)) => *count += 1,
-                            None => counts.push((name, 1)),
-                        }
-                    }
+                    let names = found
+                        .into_iter()
+                        .filter_map(|key| keys::resource_of(self.key_prefix(), &key));
+                    names_per_node.push(names.collect::<Vec<String>>());
                 }
                 Err(error) => {
                     let error = NodeError::new(node.id().clone(), error);
@@ -81,12 +74,7 @@ impl Redlock {
                 outcomes: Outcomes::new(entries, quorum),
             });
         }
-        let mut held: Vec<String> = counts
-            .into_iter()
-            .filter(|(_, count)| *count >= quorum)
-            .map(|(name, _)| name)
-            .collect();
-        held.sort();
+        let mut held = tally::on_quorum(names_per_node, quorum);
         held.truncate(limit);
         Ok(held)
     }

@@ -12,6 +12,7 @@ use crate::node_id::NodeId;
 use crate::outcome::NodeError;
 use crate::owner_info::OwnerInfo;
 use crate::redlock::Redlock;
+use crate::tally;
 
 /// One live hold, as one node sees it.
 ///
@@ -293,7 +294,7 @@ impl Inspection {
     }
 
     /// The tokens that hold the resource on at least `quorum` nodes, with
-    /// the kind: the holders the quorum recognises. Empty when free.
+    /// the kind: the holders the quorum recognises, sorted. Empty when free.
     ///
     /// # Examples
     ///
@@ -304,22 +305,16 @@ impl Inspection {
     /// ```
     #[must_use]
     pub fn holders(&self, quorum: usize) -> Vec<(String, String)> {
-        let mut counts: Vec<((String, String), usize)> = Vec::new();
-        for view in self.nodes.iter().filter_map(|(_, view)| view.as_ref().ok()) {
-            let Some(kind) = view.kind() else { continue };
-            for hold in view.holds() {
-                let holder = (kind.to_owned(), hold.token.clone());
-                match counts.iter_mut().find(|(h, _)| *h == holder) {
-                    Some((_, count)) => *count += 1,
-                    None => counts.push((holder, 1)),
-                }
-            }
-        }
-        counts
-            .into_iter()
-            .filter(|(_, count)| *count >= quorum)
-            .map(|(holder, _)| holder)
-            .collect()
+        let holders_per_node = self.nodes.iter().filter_map(|(_, view)| {
+            let view = view.as_ref().ok()?;
+            let kind = view.kind()?;
+            Some(
+                view.holds
+                    .iter()
+                    .map(|hold| (kind.to_owned(), hold.token.clone())),
+            )
+        });
+        tally::on_quorum(holders_per_node, quorum)
     }
 }
 

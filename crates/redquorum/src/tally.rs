@@ -3,6 +3,8 @@
 //! The decision is made the moment it can no longer change: won once `N/2+1`
 //! nodes agreed, lost once the nodes still out cannot lift us to a quorum.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use crate::mutants::{self, Mutant};
 use crate::outcome::NodeOutcome;
 
@@ -34,6 +36,25 @@ pub(crate) fn quorum(nodes: usize) -> usize {
         return nodes / 2;
     }
     nodes / 2 + 1
+}
+
+/// The items at least `quorum` nodes report, sorted: each node's answer is
+/// the items it saw, an item a node reports twice counting once.
+pub(crate) fn on_quorum<T: Ord>(
+    answers: impl IntoIterator<Item = impl IntoIterator<Item = T>>,
+    quorum: usize,
+) -> Vec<T> {
+    let mut nodes_per_item: BTreeMap<T, usize> = BTreeMap::new();
+    for answer in answers {
+        for item in answer.into_iter().collect::<BTreeSet<T>>() {
+            *nodes_per_item.entry(item).or_default() += 1;
+        }
+    }
+    nodes_per_item
+        .into_iter()
+        .filter(|(_, nodes)| *nodes >= quorum)
+        .map(|(item, _)| item)
+        .collect()
 }
 
 impl Tally {
@@ -120,6 +141,15 @@ mod tests {
             }
         }
         (tally.decision(), kinds.len())
+    }
+
+    #[test]
+    fn on_quorum_keeps_what_a_quorum_of_nodes_reports_once_each() {
+        let answers = [vec!["b", "a", "a"], vec!["a", "c"], vec!["b", "c"], vec![]];
+        assert_eq!(on_quorum(answers.clone(), 2), ["a", "b", "c"]);
+        // "a" twice on node 0 is one node: two nodes, short of three.
+        assert!(on_quorum(answers.clone(), 3).is_empty());
+        assert_eq!(on_quorum(answers, 1), ["a", "b", "c"]);
     }
 
     #[test]
