@@ -2,8 +2,8 @@
 //! that nothing the command started outlives the lock, even when `redquorum`
 //! itself is killed with SIGKILL.
 //!
-//! `exec` starts it as `redquorum __guard --parent PID -- CMD [ARGS...]` (the
-//! same binary). The guard:
+//! `exec` (or `elect`) starts it as `redquorum __guard --parent PID --for
+//! exec -- CMD [ARGS...]` (the same binary). The guard:
 //!
 //! - blocks the signals it handles and reads them from a signalfd, so none is
 //!   lost between two reads; the command starts with an empty signal mask
@@ -67,6 +67,9 @@ pub(crate) struct GuardArgs {
     /// The pid of the `redquorum exec` that started this guard.
     #[arg(long)]
     parent: i32,
+    /// The subcommand that started it (`exec`, `elect`), named in its messages.
+    #[arg(long = "for", default_value = "exec")]
+    started_by: String,
     #[command(flatten)]
     command: CommandArgs,
 }
@@ -86,22 +89,24 @@ pub(crate) struct CommandArgs {
 
 /// Runs the guard to its end; the exit status is the command's.
 pub(crate) fn run(args: &GuardArgs) -> ExitCode {
+    let name = &args.started_by;
     let signals = match set_up(args.parent) {
         Ok(signals) => signals,
         Err(message) => {
-            eprintln!("redquorum exec: {message}; not running the command");
+            eprintln!("redquorum {name}: {message}; not running the command");
             return exit::SOFTWARE.into();
         }
     };
     let command = match spawn(&args.command.command) {
         Ok(pid) => pid,
         Err((program, e)) => {
-            eprintln!("redquorum exec: cannot run {program:?}: {}", e.desc());
+            eprintln!("redquorum {name}: cannot run {program:?}: {}", e.desc());
             // As shells do: 127 not found, 126 found but not runnable.
             return ExitCode::from(if e == Errno::ENOENT { 127 } else { 126 });
         }
     };
     let mut guard = Guard {
+        name,
         command,
         status: None,
     };
@@ -177,12 +182,14 @@ fn c_string(bytes: &[u8]) -> Result<CString, Errno> {
 }
 
 /// The command's pid, and its status once reaped.
-struct Guard {
+struct Guard<'a> {
+    /// The subcommand that started the guard, for its messages.
+    name: &'a str,
     command: Pid,
     status: Option<u8>,
 }
 
-impl Guard {
+impl Guard<'_> {
     /// Handles signals until the command has exited and nothing is left below
     /// the guard; returns the command's status.
     fn supervise(&mut self, signals: &SignalFd) -> u8 {
@@ -194,7 +201,8 @@ impl Guard {
                 Ok(None) | Err(Errno::EINTR) => continue,
                 Err(e) => {
                     eprintln!(
-                        "redquorum exec: the guard cannot read signals ({e}); killing the command"
+                        "redquorum {}: the guard cannot read signals ({e}); killing the command",
+                        self.name
                     );
                     self.kill_tree();
                     return self.status.unwrap_or(exit::SOFTWARE);
@@ -258,7 +266,8 @@ impl Guard {
             if killed == 0 || start.elapsed() > KILL_FOR {
                 if killed > 0 {
                     eprintln!(
-                        "redquorum exec: {killed} processes below the command survived SIGKILL for {KILL_FOR:?}"
+                        "redquorum {}: {killed} processes below the command survived SIGKILL for {KILL_FOR:?}",
+                        self.name
                     );
                 }
                 return;

@@ -173,7 +173,18 @@ fn quiet_says_nothing_when_the_lock_is_held_elsewhere_but_still_reports_errors()
         .unwrap();
     assert_eq!(missing.status.code(), Some(127));
     assert!(
-        stderr(&missing).contains("cannot run"),
+        stderr(&missing).contains("redquorum exec: cannot run"),
+        "{}",
+        stderr(&missing)
+    );
+    // The guard signs its messages with the subcommand that started it.
+    let missing = redquorum(&nodes)
+        .args(["elect", "-q", "free", "--", "no-such-command-here"])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(127));
+    assert!(
+        stderr(&missing).contains("redquorum elect: cannot run"),
         "{}",
         stderr(&missing)
     );

@@ -262,7 +262,7 @@ impl Runner {
                 return ExitCode::from(fence_exit_code(&error));
             }
         };
-        let mut guarded = match Guarded::spawn(command, &env) {
+        let mut guarded = match Guarded::spawn(self.name, command, &env) {
             Ok(guarded) => guarded,
             Err(e) => {
                 eprintln!("redquorum {name}: cannot start the command's guard: {e}");

@@ -40,13 +40,18 @@ pub(crate) enum Stopped {
 }
 
 impl Guarded {
-    /// Starts the guard, which runs `command` with `env` added.
+    /// Starts the guard, which runs `command` with `env` added; its messages
+    /// are signed `redquorum <started_by>`.
     ///
     /// Must be called on the main thread: the guard asks for a signal when
     /// the thread that forked it ends (that is what `PR_SET_PDEATHSIG`
     /// watches), and only the main thread lives as long as `redquorum`
     /// (`exec` runs inside the runtime's `block_on`, on the main thread).
-    pub(crate) fn spawn(command: &[OsString], env: &[(&str, String)]) -> io::Result<Self> {
+    pub(crate) fn spawn(
+        started_by: &str,
+        command: &[OsString],
+        env: &[(&str, String)],
+    ) -> io::Result<Self> {
         if std::thread::current().name() != Some("main") {
             return Err(io::Error::other(
                 "the guard must be started from the main thread",
@@ -59,6 +64,7 @@ impl Guarded {
             .arg(guard::SUBCOMMAND)
             .arg("--parent")
             .arg(std::process::id().to_string())
+            .args(["--for", started_by])
             .arg("--")
             .args(command)
             .envs(env.iter().map(|(name, value)| (name, value)))
