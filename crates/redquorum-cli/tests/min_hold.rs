@@ -90,3 +90,27 @@ fn sigterm_ends_the_hold_early_and_releases() {
         "not released after SIGTERM: {next:?}"
     );
 }
+
+#[test]
+fn sigterm_while_the_command_runs_stops_it_and_skips_the_hold() {
+    let nodes = cluster(3);
+    let dir = tempfile::tempdir().unwrap();
+    let started = dir.path().join("started");
+    let mut holder = redquorum(&nodes)
+        .args(["exec", "--min-hold", "10m", "busy", "--", "sh", "-c"])
+        .arg(r#"touch "$STARTED"; exec sleep 60"#)
+        .env("STARTED", &started)
+        .spawn()
+        .unwrap();
+    assert!(eventually(Duration::from_secs(20), || started.exists()));
+    let pid = nix::unistd::Pid::from_raw(holder.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    // Forwarded to the command (128 + SIGTERM), and no 10-minute hold follows.
+    let status = wait_within(&mut holder, Duration::from_secs(30));
+    assert_eq!(status.code(), Some(143), "{status:?}");
+    let next = redquorum(&nodes)
+        .args(["exec", "busy", "--", "true"])
+        .output()
+        .unwrap();
+    assert!(next.status.success(), "still held: {next:?}");
+}
