@@ -555,6 +555,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let plan = Plan::from_args(&args);
     let json = args.iter().any(|a| a == "--json");
+    let bench = args.iter().any(|a| a == "--bench");
     let only = args
         .iter()
         .position(|a| a == "--only")
@@ -609,5 +610,8 @@ fn main() {
                 eprintln!("  {key} {lib}: {e}");
             }
         }
+        // The smoke pass (under `cargo test`) proves every workload runs:
+        // a failed operation there is a broken workload, not load.
+        assert!(bench, "the smoke pass had {errors} failed operations");
     }
 }

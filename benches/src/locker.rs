@@ -208,13 +208,24 @@ impl Floor {
         })
     }
 
-    async fn fan_out(&self, keys: Vec<String>, args: Vec<Value>) -> Result<(), String> {
+    /// Runs one operation on every node; an error unless each node's answer
+    /// passes `expected`.
+    async fn fan_out(
+        &self,
+        keys: Vec<String>,
+        args: Vec<Value>,
+        expected: impl Fn(i64) -> bool,
+    ) -> Result<(), String> {
         let calls = self
             .clients
             .iter()
-            .map(|c| OPS.evalsha::<Vec<i64>, _, _, _>(c, keys.clone(), args.clone()));
+            .map(|c| OPS.evalsha::<Vec<Value>, _, _, _>(c, keys.clone(), args.clone()));
         for reply in futures::future::join_all(calls).await {
-            reply.map_err(|e| e.to_string())?;
+            let answers = reply.map_err(|e| e.to_string())?;
+            match answers.as_slice() {
+                [Value::Integer(answer)] if expected(*answer) => {}
+                other => return Err(format!("unexpected answer {other:?} from the floor's call")),
+            }
         }
         Ok(())
     }
@@ -227,20 +238,28 @@ impl Locker for Floor {
         let start = Instant::now();
         let token = format!("floor-{}", self.counter.fetch_add(1, Ordering::Relaxed));
         let key = format!("floor:{{{resource}}}");
-        // One acquire: code, 2 keys, 5 arguments (kind, token, ttl, owner, flags).
+        // One acquire (ops.lua's `ops.a`): code, 2 keys (lock, fence), 8 arguments:
+        // token, ttl, group, flags ('p': propose a token), meta, delay, fence count, kind.
         let args = vec![
             Value::from_static_str("a"),
             Value::from(2),
-            Value::from(5),
-            Value::from_static_str("lock"),
+            Value::from(8),
             Value::from(token.as_str()),
             Value::from(self.ttl_ms),
             Value::from_static_str(""),
             Value::from_static_str("p"),
+            Value::from_static_str(""),
+            Value::from(0),
+            Value::from(1),
+            Value::from_static_str("lock"),
         ];
-        self.fan_out(vec![key.clone(), format!("{key}:fence")], args)
-            .await
-            .map_err(|e| Refusal::new("unavailable", e))?;
+        // Granted with a proposal: >= 1024 (fence.rs); anything else means
+        // the arguments no longer match the script, and the floor measures nothing.
+        self.fan_out(vec![key.clone(), format!("{key}:fence")], args, |answer| {
+            answer >= 1024
+        })
+        .await
+        .map_err(|e| Refusal::new("unavailable", e))?;
         let deadline = start + self.ttl;
         Ok(Grant::new((key, token.clone()), token, deadline))
     }
@@ -254,7 +273,8 @@ impl Locker for Floor {
             Value::from(token),
             Value::from_static_str("1"),
         ];
-        self.fan_out(vec![key], args).await
+        // 1: the hold was there and is removed.
+        self.fan_out(vec![key], args, |answer| answer == 1).await
     }
 
     fn client_commands(&self) -> &'static [&'static str] {
