@@ -147,14 +147,17 @@ pub(crate) async fn run(nodes: &NodesArg, args: TortureArgs) -> ExitCode {
     finish(&report, args.json)
 }
 
-/// Prints the report and its last line; the exit status says what it found.
+/// Prints the report and its last line (with `--json`, stdout holds the
+/// JSON object only and the last line goes to stderr); the exit status says
+/// what it found.
 fn finish(report: &Report, json: bool) -> ExitCode {
     if json {
         println!("{}", report.json());
+        eprintln!("{}", report.last_line());
     } else {
         print!("{}", report.text());
+        println!("{}", report.last_line());
     }
-    println!("{}", report.last_line());
     if report.violation_total() > 0 {
         ExitCode::from(VIOLATION)
     } else if !report.vacuous.is_empty() {
