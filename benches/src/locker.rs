@@ -133,16 +133,19 @@ impl Locker for RedquorumLocker {
     }
 
     fn client_commands(&self) -> &'static [&'static str] {
-        &[
-            "evalsha",
-            "eval",
-            "script|load",
-            "subscribe",
-            "unsubscribe",
-            "ping",
-        ]
+        REDQUORUM_COMMANDS
     }
 }
+
+/// The commands redquorum itself sends, whatever the lock kind.
+pub(crate) const REDQUORUM_COMMANDS: &[&str] = &[
+    "evalsha",
+    "eval",
+    "script|load",
+    "subscribe",
+    "unsubscribe",
+    "ping",
+];
 
 /// The floor: exactly the commands of one cycle, sent concurrently to all N
 /// nodes with fred (one client per node, redquorum's settings): redquorum's
