@@ -34,9 +34,11 @@ impl SemaphoreLocker {
     /// # Examples
     ///
     /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// # let cluster = redquorum_harness::Cluster::start(3).unwrap();
     /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build().unwrap();
     /// let locker = redquorum_benches::SemaphoreLocker::new(redlock, 2);
+    /// # }
     /// ```
     #[must_use]
     pub fn new(redlock: Redlock, permits: usize) -> Self {
@@ -97,9 +99,11 @@ impl ElectionLocker {
     /// # Examples
     ///
     /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// # let cluster = redquorum_harness::Cluster::start(3).unwrap();
     /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build().unwrap();
     /// let locker = redquorum_benches::ElectionLocker::new(redlock);
+    /// # }
     /// ```
     #[must_use]
     pub fn new(redlock: Redlock) -> Self {
