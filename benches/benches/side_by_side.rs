@@ -1,6 +1,6 @@
 //! The side-by-side benchmark: the floor (a raw fred fan-out of the cycle's
 //! commands), redquorum with its default options (fencing on), redquorum
-//! with fencing off, its semaphore and leader election, and the `rslock`
+//! with fencing off, its other lock kinds, and the `rslock`
 //! crate, on the same local nodes in the same run, each measurement
 //! repeated; prints medians and the ratios redquorum/floor and
 //! redquorum/peer.
@@ -12,8 +12,8 @@
 //! ```
 //!
 //! Options: `--quick`, `--json`, `--repeats N` (default 3), `--only A,B,C,C2,D`,
-//! `--libs floor,redquorum,redquorum-nofence,semaphore,election,rslock` (the
-//! semaphore, with one permit, and the election run A and C2 only); `REDQUORUM_NODES` (9 or more URLs) to
+//! `--libs floor,redquorum,redquorum-nofence,rslock,reentrant,write,any-of,all-of,semaphore,election`
+//! (the other lock kinds run A, C and C2 only); `REDQUORUM_NODES` (9 or more URLs) to
 //! use nodes started elsewhere. Without
 //! `--bench` on the command line (that is, under `cargo test`) it makes one
 //! very short smoke pass instead, to prove every workload runs.
@@ -25,8 +25,8 @@ use std::time::{Duration, Instant};
 
 use redquorum::{LockOptions, Redlock};
 use redquorum_benches::{
-    CommandStats, ElectionLocker, Floor, Grant, Locker, RedquorumLocker, Refusal, Sample,
-    SemaphoreLocker, Workload, median, round3, run,
+    CommandStats, Floor, Grant, KindLocker, LockKind, Locker, RedquorumLocker, Refusal, Sample,
+    Workload, median, round3, run,
 };
 use redquorum_harness::Cluster;
 
@@ -36,10 +36,6 @@ const HOLD: Duration = Duration::from_millis(1);
 const SIZES: [usize; 4] = [3, 5, 7, 9];
 /// A, B, C and C2 run on this many nodes.
 const N: usize = 5;
-/// redquorum's semaphore with one permit, and its leader election: A and C2
-/// only, beside the plain lock (`redquorum`).
-const SEMAPHORE: &str = "semaphore";
-const ELECTION: &str = "election";
 /// The target text of a figure shown for information only.
 const INFO: &str = "(info)";
 /// redquorum with `LockOptions::fencing` off, beside the default.
@@ -290,18 +286,26 @@ async fn measure_library<L: Locker>(
     }
 }
 
-/// A primitive's rows: acquisition (A) and hand-off (C2), as the plain lock's.
-async fn measure_primitive<L: Locker>(
+/// A lock kind's rows: acquisition (A), contention (C) and hand-off (C2).
+async fn measure_kind<L: Locker>(
     results: &mut Results,
     lib: &'static str,
     locker: &Arc<L>,
     plan: Plan,
     stats: &CommandStats,
 ) {
-    let a = Workload::Sequential;
-    measure(results, "A", lib, locker, a, plan.a, Some(stats)).await;
-    let c2 = Workload::PingPong { hold: HOLD };
-    measure(results, "C2", lib, locker, c2, plan.c, Some(stats)).await;
+    let contended = Workload::Contended {
+        workers: 16,
+        hold: HOLD,
+    };
+    let workloads = [
+        ("A", Workload::Sequential, plan.a),
+        ("C", contended, plan.c),
+        ("C2", Workload::PingPong { hold: HOLD }, plan.c),
+    ];
+    for (key, workload, duration) in workloads {
+        measure(results, key, lib, locker, workload, duration, Some(stats)).await;
+    }
 }
 
 /// One repeat of every workload; the library order rotates between repeats
@@ -323,20 +327,20 @@ async fn repeat(results: &mut Results, urls: &[String], plan: Plan, round: usize
     warm_up(&ours).await;
     warm_up(&unfenced).await;
     warm_up(&peer).await;
-    let semaphore = Arc::new(SemaphoreLocker::new(redlock(five, true), 1));
-    let election = Arc::new(ElectionLocker::new(redlock(five, true)));
-    warm_up(&semaphore).await;
-    warm_up(&election).await;
-    for turn in 0..6 {
-        match (turn + round) % 6 {
+    for turn in 0..4 {
+        match (turn + round) % 4 {
             // The floor does not wait for a held resource: no C or C2.
             0 => measure_library(results, "floor", &floor, plan, &stats, false).await,
             1 => measure_library(results, "redquorum", &ours, plan, &stats, true).await,
             2 => measure_library(results, NO_FENCE, &unfenced, plan, &stats, true).await,
-            3 => measure_primitive(results, SEMAPHORE, &semaphore, plan, &stats).await,
-            4 => measure_primitive(results, ELECTION, &election, plan, &stats).await,
             _ => measure_library(results, "rslock", &peer, plan, &stats, true).await,
         }
+    }
+    // Every other lock kind (fenced, the default): A, C and C2 beside the plain lock's.
+    for kind in LockKind::ALL {
+        let locker = Arc::new(KindLocker::new(redlock(five, true), kind));
+        warm_up(&locker).await;
+        measure_kind(results, kind.name(), &locker, plan, &stats).await;
     }
     for n in SIZES {
         let nodes = &urls[..n];
@@ -391,14 +395,11 @@ fn print_table(results: &Results, plan: Plan) {
     let mut keys: Vec<&String> = results.keys().map(|(k, _)| k).collect();
     keys.dedup();
     for key in keys {
-        for lib in [
-            "floor",
-            "redquorum",
-            NO_FENCE,
-            SEMAPHORE,
-            ELECTION,
-            "rslock",
-        ] {
+        let kinds = LockKind::ALL.map(LockKind::name);
+        for lib in ["floor", "redquorum", NO_FENCE, "rslock"]
+            .into_iter()
+            .chain(kinds)
+        {
             if let Some(c) = get(key, lib) {
                 println!(
                     "| {key} | {lib} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
@@ -540,14 +541,22 @@ fn checks(results: &Results) -> Vec<(String, f64, &'static str, Option<bool>)> {
             Some(r <= 2.0),
         );
     }
-    for lib in [SEMAPHORE, ELECTION] {
-        if let (Some(p), Some(q)) = (get("A", lib), get("A", "redquorum")) {
+    // Issue 14: every kind under contention is woken by notification, at no
+    // more than the plain lock's requests + 1 and hand-off p50 within 2x.
+    for lib in LockKind::ALL.map(LockKind::name) {
+        if let (Some(k), Some(q)) = (get("A", lib), get("A", "redquorum")) {
             let name = format!("A acquire p50 {lib}/redquorum");
-            push(&name, ratio(p.acq(0.5), q.acq(0.5)), INFO, None);
+            push(&name, ratio(k.acq(0.5), q.acq(0.5)), INFO, None);
         }
-        if let (Some(p), Some(q)) = (get("C2", lib), get("C2", "redquorum")) {
-            let name = format!("C2 hand-off p50 {lib}/redquorum");
-            push(&name, ratio(p.gap(0.5), q.gap(0.5)), INFO, None);
+        for workload in ["C", "C2"] {
+            if let (Some(k), Some(q)) = (get(workload, lib), get(workload, "redquorum")) {
+                let name = format!("{workload} requests per critical section {lib} - redquorum");
+                let extra = k.req() - q.req();
+                push(&name, extra, "<= 1", Some(extra <= 1.0));
+                let name = format!("{workload} hand-off p50 {lib}/redquorum");
+                let r = ratio(k.gap(0.5), q.gap(0.5));
+                push(&name, r, "<= 2", Some(r <= 2.0));
+            }
         }
     }
     for lib in ["floor", "redquorum", "rslock"] {

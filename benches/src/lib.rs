@@ -13,8 +13,8 @@
 //! - `locker.rs`: [`RedquorumLocker`], [`Floor`]: the libraries behind
 //!   the harness's [`Locker`] trait (re-exported here), the one way every
 //!   benchmark and workload drives a lock.
-//! - `primitives.rs`: [`SemaphoreLocker`], [`ElectionLocker`]: the
-//!   semaphore and leader election behind the same trait.
+//! - `kinds.rs`: [`KindLocker`] over a [`LockKind`]: every other lock kind
+//!   (reentrant, write, any-of, all-of, semaphore, election) behind the same trait.
 //! - `redis_stats.rs`: [`CommandStats`] (requests from `INFO commandstats`).
 //! - `cpu.rs`: [`process_cpu`] (`getrusage`); `stats.rs`: [`Latencies`]
 //!   (an HDR histogram), [`median`].
@@ -23,15 +23,15 @@
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
 mod cpu;
+mod kinds;
 mod locker;
-mod primitives;
 mod redis_stats;
 mod stats;
 mod workload;
 
 pub use cpu::process_cpu;
+pub use kinds::{HeldKind, KindLocker, LockKind};
 pub use locker::{Floor, RedquorumLocker, refusal_kind};
-pub use primitives::{ElectionLocker, SemaphoreLocker};
 pub use redis_stats::CommandStats;
 pub use redquorum_harness::{Grant, Locker, Refusal};
 pub use stats::{Latencies, median};
