@@ -170,8 +170,12 @@ local function propose_all(keys, first, last)
   return highest
 end
 
--- Lock key -> token: announced at the end of the call on
+-- Lock key -> tag: announced at the end of the call on
 -- 'redquorum:released:' .. key (notify.rs), so waiters wake without polling.
+-- A release is tagged with the releasing token (or 'forced:' and the time);
+-- what frees nothing is tagged '+' .. token (a new leader) or
+-- '~' .. token .. ':' .. value (a leader's new value): those wake an
+-- election's observers only (waiters.rs).
 local announce = {}
 
 local ops = {}
@@ -341,7 +345,7 @@ function ops.m(keys, args)
   end
   redis.call('hset', lock, 'm:' .. token, args[2])
   -- Tagged with the value: each node's copy of one change wakes once.
-  announce[lock] = token .. ':' .. args[2]
+  announce[lock] = '~' .. token .. ':' .. args[2]
   return 1
 end
 
