@@ -31,7 +31,23 @@ impl ClientPauser {
     /// See [`ClientPauser`].
     #[must_use]
     pub fn groups(&self) -> usize {
-        self.lock().iter().filter(|g| g.is_some()).count()
+        self.running().len()
+    }
+
+    /// The indices of the groups still running (a group whose clients have
+    /// all finished is gone, although it registered).
+    ///
+    /// # Examples
+    ///
+    /// See [`ClientPauser`].
+    #[must_use]
+    pub fn running(&self) -> Vec<usize> {
+        self.lock()
+            .iter()
+            .enumerate()
+            .filter(|(_, tx)| tx.as_ref().is_some_and(|tx| !tx.is_closed()))
+            .map(|(group, _)| group)
+            .collect()
     }
 
     /// Freezes `group`'s runtime for `duration` (returns at once). False if
@@ -76,4 +92,27 @@ pub(crate) fn serve_pauses(mut pauses: mpsc::UnboundedReceiver<Duration>) {
             std::thread::sleep(duration);
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A group whose clients have finished (its receiver dropped) is not
+    /// running: the nemesis must not aim a pause at it (at the end of a run
+    /// that was reported as an error, "client group 1 is gone").
+    #[test]
+    fn a_finished_group_is_not_running() {
+        let pauser = ClientPauser::default();
+        let first = pauser.register(0);
+        let second = pauser.register(1);
+        assert_eq!(pauser.running(), [0, 1]);
+        drop(second);
+        assert_eq!(pauser.running(), [0]);
+        assert_eq!(pauser.groups(), 1);
+        assert!(!pauser.pause(1, Duration::from_millis(1)));
+        assert!(pauser.pause(0, Duration::from_millis(1)));
+        drop(first);
+        assert!(pauser.running().is_empty());
+    }
 }

@@ -450,6 +450,7 @@ fn run(
         let length = rng.gen_range(short..=config.max_fault.max(short));
         let started = epoch.elapsed();
         let mut group = None;
+        let mut skipped = false;
         let result = match kind {
             FaultKind::Kill => {
                 let down = rng.gen_range(
@@ -577,22 +578,29 @@ fn run(
                 result.map_err(|e| e.to_string())
             }
             FaultKind::ClientPause => {
-                let pauser = config.clients.as_ref();
-                let groups = pauser.map_or(0, ClientPauser::groups);
                 targets = Vec::new();
-                if groups == 0 {
-                    Err("no client group is running".to_owned())
-                } else {
-                    let g = rng.gen_range(0..groups);
-                    group = Some(g);
-                    let longest = config.max_client_pause.max(short);
-                    let pause = rng.gen_range(longest / 10..=longest);
-                    if pauser.is_some_and(|p| p.pause(g, pause)) {
-                        // The group sleeps on its own thread; wait it out here.
-                        std::thread::sleep(pause);
-                        Ok(())
-                    } else {
-                        Err(format!("client group {g} is gone"))
+                match config.clients.as_ref() {
+                    None => Err("no client groups to pause".to_owned()),
+                    Some(pauser) => {
+                        // Groups end one by one at the end of a run: a pause
+                        // aimed at none still running strikes nothing, and is
+                        // skipped (not a fault, not an error).
+                        let running = pauser.running();
+                        let longest = config.max_client_pause.max(short);
+                        let pause = rng.gen_range(longest / 10..=longest);
+                        let chosen = running.get(rng.gen_range(0..running.len().max(1)));
+                        match chosen {
+                            Some(&g) if pauser.pause(g, pause) => {
+                                group = Some(g);
+                                // The group sleeps on its own thread; wait it out here.
+                                std::thread::sleep(pause);
+                                Ok(())
+                            }
+                            _ => {
+                                skipped = true;
+                                Ok(())
+                            }
+                        }
                     }
                 }
             }
@@ -602,6 +610,7 @@ fn run(
                 .map_err(|e| e.to_string()),
         };
         match result {
+            Ok(()) if skipped => {}
             Ok(()) => {
                 let mut event = FaultEvent::new(kind, targets, started, epoch.elapsed());
                 event.group = group;
