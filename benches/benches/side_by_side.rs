@@ -256,57 +256,38 @@ fn rslock(urls: &[String]) -> Rslock {
     Rslock(rslock::LockManager::new(urls.to_vec()))
 }
 
-/// A and B on one library, and C and C2 if it `waits` for a held resource;
-/// requests are counted for A, C and C2 (B's 64 tasks would blur them).
+/// The workloads named in `keys` (of A, B, C, C2) on one library; requests
+/// are counted for A, C and C2 (B's 64 tasks would blur them).
 async fn measure_library<L: Locker>(
     results: &mut Results,
     lib: &'static str,
     locker: &Arc<L>,
     plan: Plan,
     stats: &CommandStats,
-    waits: bool,
-) {
-    let workloads = [
-        ("A", Workload::Sequential, plan.a, Some(stats)),
-        ("B", Workload::Parallel { tasks: 64 }, plan.b, None),
-        (
-            "C",
-            Workload::Contended {
-                workers: 16,
-                hold: HOLD,
-            },
-            plan.c,
-            Some(stats),
-        ),
-        ("C2", Workload::PingPong { hold: HOLD }, plan.c, Some(stats)),
-    ];
-    let count = if waits { 4 } else { 2 };
-    for (key, workload, duration, stats) in workloads.into_iter().take(count) {
-        measure(results, key, lib, locker, workload, duration, stats).await;
-    }
-}
-
-/// A lock kind's rows: acquisition (A), contention (C) and hand-off (C2).
-async fn measure_kind<L: Locker>(
-    results: &mut Results,
-    lib: &'static str,
-    locker: &Arc<L>,
-    plan: Plan,
-    stats: &CommandStats,
+    keys: &[&str],
 ) {
     let contended = Workload::Contended {
         workers: 16,
         hold: HOLD,
     };
     let workloads = [
-        ("A", Workload::Sequential, plan.a),
-        ("C", contended, plan.c),
-        ("C2", Workload::PingPong { hold: HOLD }, plan.c),
+        ("A", Workload::Sequential, plan.a, Some(stats)),
+        ("B", Workload::Parallel { tasks: 64 }, plan.b, None),
+        ("C", contended, plan.c, Some(stats)),
+        ("C2", Workload::PingPong { hold: HOLD }, plan.c, Some(stats)),
     ];
-    for (key, workload, duration) in workloads {
-        measure(results, key, lib, locker, workload, duration, Some(stats)).await;
+    for (key, workload, duration, stats) in workloads {
+        if keys.contains(&key) {
+            measure(results, key, lib, locker, workload, duration, stats).await;
+        }
     }
 }
+
+/// Every workload; the floor does not wait for a held resource (no C or C2);
+/// the other lock kinds are compared on A, C and C2.
+const ALL: &[&str] = &["A", "B", "C", "C2"];
+const NO_WAIT: &[&str] = &["A", "B"];
+const KIND: &[&str] = &["A", "C", "C2"];
 
 /// One repeat of every workload; the library order rotates between repeats
 /// so that a drift in machine load does not always favour the same one.
@@ -329,18 +310,17 @@ async fn repeat(results: &mut Results, urls: &[String], plan: Plan, round: usize
     warm_up(&peer).await;
     for turn in 0..4 {
         match (turn + round) % 4 {
-            // The floor does not wait for a held resource: no C or C2.
-            0 => measure_library(results, "floor", &floor, plan, &stats, false).await,
-            1 => measure_library(results, "redquorum", &ours, plan, &stats, true).await,
-            2 => measure_library(results, NO_FENCE, &unfenced, plan, &stats, true).await,
-            _ => measure_library(results, "rslock", &peer, plan, &stats, true).await,
+            0 => measure_library(results, "floor", &floor, plan, &stats, NO_WAIT).await,
+            1 => measure_library(results, "redquorum", &ours, plan, &stats, ALL).await,
+            2 => measure_library(results, NO_FENCE, &unfenced, plan, &stats, ALL).await,
+            _ => measure_library(results, "rslock", &peer, plan, &stats, ALL).await,
         }
     }
     // Every other lock kind (fenced, the default): A, C and C2 beside the plain lock's.
     for kind in LockKind::ALL {
         let locker = Arc::new(KindLocker::new(redlock(five, true), kind));
         warm_up(&locker).await;
-        measure_kind(results, kind.name(), &locker, plan, &stats).await;
+        measure_library(results, kind.name(), &locker, plan, &stats, KIND).await;
     }
     for n in SIZES {
         let nodes = &urls[..n];
