@@ -5,9 +5,38 @@
 //! caller starts at a random position so contenders spread over the K
 //! resources instead of all queueing on the first.
 
+use std::future::Future;
+
 use crate::error::Error;
 use crate::lock::Lock;
 use crate::redlock::Redlock;
+
+/// One pass over `count` candidates (a resource of `lock_any`, a slot of a
+/// semaphore), starting at a random one so that concurrent callers spread
+/// out: the first one `attempt` takes, with its index; else the last
+/// [`Error::Contended`] seen (all taken), else the last retryable error. An
+/// error no retry can cure ends the pass at once. `None` when `count` is 0.
+pub(crate) async fn first_taken<T, F, Fut>(
+    count: usize,
+    mut attempt: F,
+) -> Option<Result<(usize, T), Error>>
+where
+    F: FnMut(usize) -> Fut,
+    Fut: Future<Output = Result<T, Error>>,
+{
+    let start = rand::random::<usize>() % count.max(1);
+    let (mut contended, mut last) = (None, None);
+    for offset in 0..count {
+        let index = (start + offset) % count;
+        match attempt(index).await {
+            Ok(taken) => return Some(Ok((index, taken))),
+            Err(error @ Error::Contended { .. }) => contended = Some(error),
+            Err(error) if error.is_retryable() => last = Some(error),
+            Err(error) => return Some(Err(error)),
+        }
+    }
+    contended.or(last).map(Err)
+}
 
 impl Redlock {
     /// Makes one pass over `resources`, starting at a random one, and returns
@@ -47,22 +76,11 @@ impl Redlock {
         &self,
         resources: &[S],
     ) -> Result<(usize, Lock), Error> {
-        if resources.is_empty() {
-            return Err(Error::NoResources);
-        }
-        let start = rand::random::<usize>() % resources.len();
-        let mut contended = None;
-        let mut last = None;
-        for offset in 0..resources.len() {
-            let index = (start + offset) % resources.len();
-            match self.try_lock(resources[index].as_ref()).await {
-                Ok(lock) => return Ok((index, lock)),
-                Err(error @ Error::Contended { .. }) => contended = Some(error),
-                Err(error) if error.is_retryable() => last = Some(error),
-                Err(error) => return Err(error),
-            }
-        }
-        Err(contended.or(last).unwrap_or(Error::NoResources))
+        first_taken(resources.len(), |index| {
+            self.try_lock(resources[index].as_ref())
+        })
+        .await
+        .unwrap_or(Err(Error::NoResources))
     }
 
     /// Takes any one of `resources`, passing over them again until the

@@ -12,6 +12,7 @@
 //! announced on it (waiters wake), and the name's fence counter gives every
 //! permit its fencing token.
 
+use crate::any_of;
 use crate::claim::Kind;
 use crate::error::Error;
 use crate::held::Held;
@@ -178,21 +179,14 @@ impl Semaphore {
     /// # Ok(()) }
     /// ```
     pub async fn try_acquire(&self) -> Result<Permit, Error> {
-        let start = rand::random::<usize>() % self.permits;
-        let mut contended = None;
-        let mut last = None;
-        for offset in 0..self.permits {
-            let slot = (start + offset) % self.permits;
+        let taken = any_of::first_taken(self.permits, |slot| async move {
             let claim = self.redlock.claim(Kind::Permit, &self.name)?;
             let slot_key = claim.keys.slot(slot);
-            match self.redlock.take(claim.and_key(slot_key, Kind::Slot)).await {
-                Ok(held) => return Ok(Permit { held, slot }),
-                Err(error @ Error::Contended { .. }) => contended = Some(error),
-                Err(error) if error.is_retryable() => last = Some(error),
-                Err(error) => return Err(error),
-            }
-        }
-        Err(contended.or(last).unwrap_or(Error::EmptyResource))
+            self.redlock.take(claim.and_key(slot_key, Kind::Slot)).await
+        });
+        // `permits` is at least 1 (checked by `Redlock::semaphore`).
+        let (slot, held) = taken.await.unwrap_or(Err(Error::EmptyResource))?;
+        Ok(Permit { held, slot })
     }
 
     /// Takes a permit, passing over the slots again until the handle's
