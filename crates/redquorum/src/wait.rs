@@ -1,5 +1,6 @@
 //! The one wait loop of every blocking acquire (`lock`, the reentrant,
-//! read and write locks, `lock_any`): retry with jittered backoff while the
+//! read and write locks, `lock_any`, `lock_all`, a semaphore's `acquire`,
+//! an election's `campaign`): retry with jittered backoff while the
 //! failure is worth another attempt, until `wait` runs out, woken early by
 //! release notifications on the lock keys waited for (waiters.rs).
 

@@ -5,8 +5,10 @@
 //! on one key form a FIFO line and only the head contends, so a release
 //! costs one acquire attempt from this process, not one per waiter (a
 //! thundering herd would multiply the requests per hand-off). A waiter that
-//! may share (a reader), or that waits on several keys at once (`lock_any`),
-//! listens instead: every release on any of its keys wakes it.
+//! may share (a reader, a semaphore's permit), or that waits on several keys
+//! at once (`lock_any`, `lock_all`), listens instead: every release on any of
+//! its keys wakes it, as does every announcement on them (an election's
+//! observers).
 //!
 //! Notifications are hints, never the only way forward: a message is lost
 //! when the subscriber is reconnecting, when the broadcast buffer overflows,
