@@ -1046,16 +1046,21 @@ impl Cluster {
 
     /// Waits until node `index` answers PING (not LOADING).
     fn wait_ready(&self, index: usize) -> Result<(), HarnessError> {
-        let (port, log) = {
+        let (port, pid, log) = {
             let nodes = self.local(index)?;
-            (nodes[index].port, nodes[index].dir.join("redis.log"))
+            let node = &nodes[index];
+            (
+                node.port,
+                node.child.as_ref().map_or(0, Child::id),
+                node.dir.join("redis.log"),
+            )
         };
         let not_ready = || HarnessError::NotReady {
             node: index,
             port,
             log: log.display().to_string(),
         };
-        if wait_pong(port, || self.is_running(index)) {
+        if wait_pong(port, pid, || self.is_running(index)) {
             Ok(())
         } else {
             Err(not_ready())
@@ -1123,9 +1128,11 @@ pub(crate) fn run_command(
     }
 }
 
-/// Polls `port` until it answers PONG (not LOADING): false if the process
-/// stops running or `READY_TIMEOUT` passes first.
-pub(crate) fn wait_pong(port: u16, mut is_running: impl FnMut() -> bool) -> bool {
+/// Polls `port` until the server of process `pid` answers PONG (not
+/// LOADING): false if the process stops running, another process answers
+/// on the port (it won the bind: the caller retries on another port), or
+/// `READY_TIMEOUT` passes first.
+pub(crate) fn wait_pong(port: u16, pid: u32, mut is_running: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + READY_TIMEOUT;
     while Instant::now() < deadline {
         if !is_running() {
@@ -1135,12 +1142,20 @@ pub(crate) fn wait_pong(port: u16, mut is_running: impl FnMut() -> bool) -> bool
             RespConn::connect_addr(&format!("127.0.0.1:{port}"), Duration::from_millis(500))
         {
             if matches!(conn.command(&["PING"]), Ok(Reply::Status(s)) if s == "PONG") {
-                return true;
+                return server_pid(&mut conn) == Some(pid);
             }
         }
         std::thread::sleep(Duration::from_millis(5));
     }
     false
+}
+
+/// The `process_id` of the server on `conn` (`INFO server`).
+fn server_pid(conn: &mut RespConn) -> Option<u32> {
+    let info = conn.command(&["INFO", "server"]).ok()?.as_text()?;
+    info.lines()
+        .find_map(|line| line.strip_prefix("process_id:"))
+        .and_then(|pid| pid.trim().parse().ok())
 }
 
 pub(crate) fn free_port() -> std::io::Result<u16> {
@@ -1224,5 +1239,21 @@ mod tests {
             Some(("127.0.0.1".into(), 7001))
         );
         assert_eq!(parse_host_port("nonsense"), None);
+    }
+
+    /// Two nodes started at once can be handed the same free port: the one
+    /// that lost the bind must not take the winner's PONG as its own (the
+    /// cluster then listed one server twice, and a CLI test failed with
+    /// "duplicate node").
+    #[test]
+    fn a_pong_from_another_process_on_the_port_is_not_ready() {
+        let cluster = Cluster::start(1).unwrap();
+        let port = cluster.port(0);
+        let pid = server_pid(&mut RespConn::connect(port).unwrap()).expect("INFO names the pid");
+        assert!(wait_pong(port, pid, || true));
+        assert!(
+            !wait_pong(port, pid + 1, || true),
+            "another process's server was taken as ready"
+        );
     }
 }

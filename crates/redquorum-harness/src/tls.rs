@@ -343,7 +343,10 @@ fn tls_command(binary: &Path, root: &Path, dir: &Path, plain_port: u16, tls_port
 
 fn wait_ready(node: &mut TlsNode, index: usize, dir: &Path) -> Result<(), HarnessError> {
     let plain_port = node.plain_port;
-    if wait_pong(plain_port, || matches!(node.child.try_wait(), Ok(None))) {
+    let pid = node.child.id();
+    if wait_pong(plain_port, pid, || {
+        matches!(node.child.try_wait(), Ok(None))
+    }) {
         Ok(())
     } else {
         Err(HarnessError::NotReady {
