@@ -317,7 +317,7 @@ async fn repeat(results: &mut Results, urls: &[String], plan: Plan, round: usize
         }
     }
     // Every other lock kind (fenced, the default): A, C and C2 beside the plain lock's.
-    for kind in LockKind::ALL {
+    for kind in LockKind::BESIDE_PLAIN {
         let locker = Arc::new(KindLocker::new(redlock(five, true), kind));
         warm_up(&locker).await;
         measure_library(results, kind.name(), &locker, plan, &stats, KIND).await;
@@ -375,7 +375,7 @@ fn print_table(results: &Results, plan: Plan) {
     let mut keys: Vec<&String> = results.keys().map(|(k, _)| k).collect();
     keys.dedup();
     for key in keys {
-        let kinds = LockKind::ALL.map(LockKind::name);
+        let kinds = LockKind::BESIDE_PLAIN.map(LockKind::name);
         for lib in ["floor", "redquorum", NO_FENCE, "rslock"]
             .into_iter()
             .chain(kinds)
@@ -523,7 +523,7 @@ fn checks(results: &Results) -> Vec<(String, f64, &'static str, Option<bool>)> {
     }
     // Issue 14: every kind under contention is woken by notification, at no
     // more than the plain lock's requests + 1 and hand-off p50 within 2x.
-    for lib in LockKind::ALL.map(LockKind::name) {
+    for lib in LockKind::BESIDE_PLAIN.map(LockKind::name) {
         if let (Some(k), Some(q)) = (get("A", lib), get("A", "redquorum")) {
             let name = format!("A acquire p50 {lib}/redquorum");
             push(&name, ratio(k.acq(0.5), q.acq(0.5)), INFO, None);

@@ -1,6 +1,10 @@
-//! Every other lock kind of redquorum behind the [`Locker`] trait, for
-//! their benchmark rows beside the plain lock (`RedquorumLocker`).
+//! Every lock kind of redquorum behind the [`Locker`] trait: for the
+//! benchmark rows of the other kinds beside the plain lock
+//! (`RedquorumLocker`), and for `redquorum torture --kind`, which records
+//! each grant's owner and fencing token ([`KindLocker::for_history`]).
 
+use std::fmt;
+use std::str::FromStr;
 use std::time::Instant;
 
 use redquorum::{Leadership, Lock, MultiLock, Permit, Redlock, ReentrantLock, WriteLock};
@@ -8,10 +12,13 @@ use redquorum_harness::{Grant, Locker, Refusal};
 
 use crate::locker::{REDQUORUM_COMMANDS, refusal_kind};
 
-/// A lock kind other than the plain lock, taken exclusively on one
-/// resource, so that its latency and hand-off compare with the plain lock's.
+/// A lock kind, taken exclusively on one resource, so that its latency and
+/// hand-off compare with the plain lock's and the torture checker's mutual
+/// exclusion applies to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LockKind {
+    /// `Redlock::lock`.
+    Plain,
     /// `ReentrantOwner::lock`, a fresh owner per acquire (so two workers contend).
     Reentrant,
     /// `Redlock::write_lock`.
@@ -27,8 +34,9 @@ pub enum LockKind {
 }
 
 impl LockKind {
-    /// Every kind, in the order the benchmark prints them.
-    pub const ALL: [LockKind; 6] = [
+    /// Every kind but the plain lock, in the order the benchmark prints them
+    /// beside it.
+    pub const BESIDE_PLAIN: [LockKind; 6] = [
         LockKind::Reentrant,
         LockKind::Write,
         LockKind::AnyOf,
@@ -37,7 +45,8 @@ impl LockKind {
         LockKind::Election,
     ];
 
-    /// The kind's name in the benchmark's tables and `--libs`.
+    /// The kind's name in the benchmark's tables and `--libs`, and
+    /// `redquorum torture --kind`.
     ///
     /// # Examples
     ///
@@ -47,6 +56,7 @@ impl LockKind {
     #[must_use]
     pub fn name(self) -> &'static str {
         match self {
+            LockKind::Plain => "plain",
             LockKind::Reentrant => "reentrant",
             LockKind::Write => "write",
             LockKind::AnyOf => "any-of",
@@ -57,9 +67,43 @@ impl LockKind {
     }
 }
 
+impl fmt::Display for LockKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for LockKind {
+    type Err = String;
+
+    /// A kind by its [`name`](LockKind::name).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use redquorum_benches::LockKind;
+    /// assert_eq!("semaphore".parse::<LockKind>(), Ok(LockKind::Semaphore));
+    /// assert!("mutex".parse::<LockKind>().is_err());
+    /// ```
+    fn from_str(s: &str) -> Result<Self, String> {
+        std::iter::once(LockKind::Plain)
+            .chain(LockKind::BESIDE_PLAIN)
+            .find(|kind| kind.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = std::iter::once(LockKind::Plain)
+                    .chain(LockKind::BESIDE_PLAIN)
+                    .map(LockKind::name)
+                    .collect();
+                format!("unknown lock kind {s:?} (kinds: {})", names.join(", "))
+            })
+    }
+}
+
 /// What a [`KindLocker`] holds.
 #[derive(Debug)]
 pub enum HeldKind {
+    /// A plain lock.
+    Plain(Lock),
     /// A reentrant hold.
     Reentrant(ReentrantLock),
     /// A write lock.
@@ -74,27 +118,42 @@ pub enum HeldKind {
     Election(Leadership),
 }
 
+/// Runs `$body` with `$held` bound to whichever lock `$value` holds: every
+/// kind has the same lease methods (`lock_api!` in the library).
+macro_rules! on_held {
+    ($value:expr, $held:ident => $body:expr) => {
+        match $value {
+            HeldKind::Plain($held) => $body,
+            HeldKind::Reentrant($held) => $body,
+            HeldKind::Write($held) => $body,
+            HeldKind::AnyOf($held) => $body,
+            HeldKind::AllOf($held) => $body,
+            HeldKind::Semaphore($held) => $body,
+            HeldKind::Election($held) => $body,
+        }
+    };
+}
+
 impl HeldKind {
     fn deadline(&self) -> Instant {
-        match self {
-            HeldKind::Reentrant(held) => held.deadline(),
-            HeldKind::Write(held) => held.deadline(),
-            HeldKind::AnyOf(held) => held.deadline(),
-            HeldKind::AllOf(held) => held.deadline(),
-            HeldKind::Semaphore(held) => held.deadline(),
-            HeldKind::Election(held) => held.deadline(),
-        }
+        on_held!(self, held => held.deadline())
     }
 
+    fn owner(&self) -> String {
+        on_held!(self, held => held.owner().to_string())
+    }
+
+    async fn fence(&self) -> Result<u64, redquorum::Error> {
+        on_held!(self, held => held.fence().await.map(|token| token.get()))
+    }
+
+    async fn extend(&mut self) -> Result<(), redquorum::Error> {
+        on_held!(self, held => held.extend().await.map(|_| ()))
+    }
+
+    /// Release; for a leadership that is `resign`.
     async fn release(self) -> Result<usize, redquorum::Error> {
-        match self {
-            HeldKind::Reentrant(held) => held.release().await,
-            HeldKind::Write(held) => held.release().await,
-            HeldKind::AnyOf(held) => held.release().await,
-            HeldKind::AllOf(held) => held.release().await,
-            HeldKind::Semaphore(held) => held.release().await,
-            HeldKind::Election(held) => held.resign().await,
-        }
+        on_held!(self, held => held.release().await)
     }
 }
 
@@ -107,7 +166,7 @@ impl HeldKind {
 /// # let cluster = redquorum_harness::Cluster::start(3).unwrap();
 /// use redquorum_benches::{KindLocker, LockKind, Locker};
 /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build().unwrap();
-/// for kind in LockKind::ALL {
+/// for kind in LockKind::BESIDE_PLAIN {
 ///     let locker = KindLocker::new(redlock.clone(), kind);
 ///     let grant = locker.acquire("r").await.unwrap();
 ///     locker.release(grant.held).await.unwrap();
@@ -118,6 +177,7 @@ impl HeldKind {
 pub struct KindLocker {
     redlock: Redlock,
     kind: LockKind,
+    for_history: bool,
 }
 
 impl KindLocker {
@@ -134,12 +194,42 @@ impl KindLocker {
     /// ```
     #[must_use]
     pub fn new(redlock: Redlock, kind: LockKind) -> Self {
-        Self { redlock, kind }
+        Self {
+            redlock,
+            kind,
+            for_history: false,
+        }
+    }
+
+    /// As [`new`](Self::new), for a checked history: each grant carries its
+    /// owner token and asks for its fencing token (as
+    /// `RedquorumLocker::for_history` does for the plain lock).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// # let cluster = redquorum_harness::Cluster::start(3).unwrap();
+    /// use redquorum_benches::{KindLocker, LockKind, Locker};
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build().unwrap();
+    /// let locker = KindLocker::for_history(redlock, LockKind::Semaphore);
+    /// let grant = locker.acquire("r").await.unwrap();
+    /// assert!(!grant.owner.is_empty() && grant.fence.is_some());
+    /// locker.release(grant.held).await.unwrap();
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn for_history(redlock: Redlock, kind: LockKind) -> Self {
+        Self {
+            for_history: true,
+            ..Self::new(redlock, kind)
+        }
     }
 
     async fn take(&self, resource: &str) -> Result<HeldKind, redquorum::Error> {
         let redlock = &self.redlock;
         Ok(match self.kind {
+            LockKind::Plain => HeldKind::Plain(redlock.lock(resource).await?),
             LockKind::Reentrant => {
                 HeldKind::Reentrant(redlock.reentrant_owner().lock(resource).await?)
             }
@@ -165,7 +255,21 @@ impl Locker for KindLocker {
             .await
             .map_err(|e| Refusal::new(refusal_kind(&e), e.to_string()))?;
         let deadline = held.deadline();
-        Ok(Grant::new(held, String::new(), deadline))
+        if !self.for_history {
+            return Ok(Grant::new(held, String::new(), deadline));
+        }
+        let owner = held.owner();
+        // As RedquorumLocker: a holder whose write-back failed has no token
+        // and does not touch a fenced store.
+        let fence = held.fence().await.ok();
+        Ok(Grant::new(held, owner, deadline).with_fence(fence))
+    }
+
+    async fn extend(&self, held: &mut HeldKind) -> Result<Instant, Refusal> {
+        match held.extend().await {
+            Ok(()) => Ok(held.deadline()),
+            Err(e) => Err(Refusal::new(refusal_kind(&e), e.to_string())),
+        }
     }
 
     async fn release(&self, held: HeldKind) -> Result<(), String> {

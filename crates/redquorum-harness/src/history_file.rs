@@ -51,6 +51,9 @@ pub struct RunInfo {
     pub fenced_store: bool,
     /// The planted bug, for a mutant run.
     pub mutant: Option<String>,
+    /// The lock kind the clients took (the library's name for it; empty:
+    /// not recorded, as in histories from before the field).
+    pub lock_kind: String,
     /// The seed.
     pub seed: u64,
 }
@@ -68,6 +71,7 @@ impl Default for RunInfo {
             nemesis: Vec::new(),
             fenced_store: false,
             mutant: None,
+            lock_kind: String::new(),
             seed: 0,
         }
     }

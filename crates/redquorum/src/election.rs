@@ -22,6 +22,7 @@ use crate::fence::FenceToken;
 use crate::held::Held;
 use crate::leader::{Leader, leader_of};
 use crate::lock_api::lock_api;
+use crate::mutants::{self, Mutant};
 use crate::owner_info::OwnerInfo;
 use crate::redlock::Redlock;
 
@@ -143,10 +144,12 @@ impl Election {
     /// ```
     pub async fn try_campaign(&self, value: &str) -> Result<Leadership, Error> {
         let info = OwnerInfo::here(value).encode();
-        let claim = self
-            .redlock
-            .claim(Kind::Leader, &self.name)?
-            .with_meta(&info);
+        let kind = if mutants::is_active(Mutant::SharedLeadership) {
+            Kind::Read
+        } else {
+            Kind::Leader
+        };
+        let claim = self.redlock.claim(kind, &self.name)?.with_meta(&info);
         let mut held = self.redlock.take(claim).await?;
         held.auto_extend();
         Ok(Leadership { held })

@@ -18,7 +18,12 @@
 //!   no-owner-check;
 //! - `claim.rs` (`extend`: sent as an acquire) and `lease.rs`
 //!   (`check_expired`, `extended`: expiry is not final): reviving-extend;
-//! - `batcher.rs` (`after_noscript`): noscript-after-unwind.
+//! - `batcher.rs` (`after_noscript`): noscript-after-unwind;
+//! - `semaphore.rs` (`try_acquire`): permit-without-slot;
+//! - `election.rs` (`try_campaign`): shared-leadership.
+//!
+//! The last two are bugs of one primitive: `redquorum mutants` runs them
+//! with `torture --kind semaphore` and `--kind election`.
 
 use std::fmt;
 use std::str::FromStr;
@@ -59,11 +64,18 @@ pub enum Mutant {
     /// sent late, after the caller may have unwound or released on that
     /// node (the previous engine's order).
     NoscriptAfterUnwind,
+    /// A semaphore permit joins the name's shared `permit` record without
+    /// taking one of the K slot locks (the naive count): permits are then
+    /// capped by nothing.
+    PermitWithoutSlot,
+    /// A campaign joins the election's lock as a reader would, so
+    /// campaigners share it: several leaders at once.
+    SharedLeadership,
 }
 
 impl Mutant {
     /// Every mutant, in the order `redquorum mutants` runs them.
-    pub const ALL: [Mutant; 8] = [
+    pub const ALL: [Mutant; 10] = [
         Mutant::ValidityUnreduced,
         Mutant::LongLease,
         Mutant::NoUnwind,
@@ -72,6 +84,8 @@ impl Mutant {
         Mutant::FenceWithoutWriteBack,
         Mutant::RevivingExtend,
         Mutant::NoscriptAfterUnwind,
+        Mutant::PermitWithoutSlot,
+        Mutant::SharedLeadership,
     ];
 
     /// The kebab-case name.
@@ -93,6 +107,8 @@ impl Mutant {
             Mutant::FenceWithoutWriteBack => "fence-without-write-back",
             Mutant::RevivingExtend => "reviving-extend",
             Mutant::NoscriptAfterUnwind => "noscript-after-unwind",
+            Mutant::PermitWithoutSlot => "permit-without-slot",
+            Mutant::SharedLeadership => "shared-leadership",
         }
     }
 }

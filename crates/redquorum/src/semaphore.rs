@@ -17,6 +17,7 @@ use crate::claim::Kind;
 use crate::error::Error;
 use crate::held::Held;
 use crate::lock_api::lock_api;
+use crate::mutants::{self, Mutant};
 use crate::redlock::Redlock;
 
 /// A counting semaphore of `K` permits on one name, across every process
@@ -181,6 +182,9 @@ impl Semaphore {
     pub async fn try_acquire(&self) -> Result<Permit, Error> {
         let taken = any_of::first_taken(self.permits, |slot| async move {
             let claim = self.redlock.claim(Kind::Permit, &self.name)?;
+            if mutants::is_active(Mutant::PermitWithoutSlot) {
+                return self.redlock.take(claim).await;
+            }
             let slot_key = claim.keys.slot(slot);
             self.redlock.take(claim.and_key(slot_key, Kind::Slot)).await
         });

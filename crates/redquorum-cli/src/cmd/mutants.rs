@@ -13,6 +13,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use redquorum::mutants::{self, Mutant};
+use redquorum_benches::LockKind;
 use redquorum_harness::{FaultKind, Holder, Persistence};
 
 use crate::cmd::torture::plan::{Plan, Stopped};
@@ -184,6 +185,7 @@ fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan) {
         check_before_write: true,
         pause_past: ttl / 2,
         seed: args.seed,
+        lock_kind: LockKind::Plain,
         quiet: true,
         mutant: None,
         command: format!("redquorum mutants --only {mutant}"),
@@ -255,6 +257,20 @@ fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan) {
                 kinds: vec![FaultKind::ScriptFlush],
                 fault_gap: (Duration::ZERO, Duration::from_millis(100)),
                 resources: 2,
+                ..base
+            },
+        ),
+        Mutant::PermitWithoutSlot => (
+            "semaphore of 1 permit: 12 brief holders on one name",
+            Plan {
+                lock_kind: LockKind::Semaphore,
+                ..base
+            },
+        ),
+        Mutant::SharedLeadership => (
+            "election: 12 brief leaders (campaign, resign) on one name",
+            Plan {
+                lock_kind: LockKind::Election,
                 ..base
             },
         ),

@@ -6,8 +6,8 @@
 //!
 //! The workload runner and checker live in the harness, generic over its
 //! `Locker` trait; the library is driven through the adapter the benchmarks
-//! use too (`redquorum_benches::RedquorumLocker::for_history`: each grant
-//! with its owner and fencing tokens for the checker).
+//! use too (`redquorum_benches::KindLocker::for_history`: any lock kind,
+//! each grant with its owner and fencing tokens for the checker).
 
 pub(crate) mod plan;
 pub(crate) mod report;
@@ -102,6 +102,12 @@ pub(crate) struct TortureArgs {
     /// Random seed for clients and nemesis.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// The lock kind the clients take, each exclusively on its resource:
+    /// plain, reentrant (a fresh owner per hold), write, any-of / all-of
+    /// (`lock_any` / `lock_all` over the one resource), semaphore (one
+    /// permit), election (a campaign; release is resign).
+    #[arg(long, default_value = "plain")]
+    kind: redquorum_benches::LockKind,
     /// Write the run (sessions, faults, key audit) to FILE as JSON lines.
     #[arg(long, value_name = "FILE")]
     history: Option<PathBuf>,
@@ -293,6 +299,7 @@ fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String> {
         check_before_write: !args.unchecked_writes,
         pause_past: args.pause_past.unwrap_or(args.ttl / 2),
         seed: args.seed,
+        lock_kind: args.kind,
         quiet: false,
         mutant: mutant_name(args),
         command: std::env::args().collect::<Vec<_>>().join(" "),

@@ -15,7 +15,7 @@ use redquorum_harness::{
     RunInfo, Verdict, WorkloadConfig, faketime_support, lock_keys_after, run_workload_groups,
 };
 
-use redquorum_benches::RedquorumLocker;
+use redquorum_benches::{KindLocker, LockKind};
 
 /// Everything a run needs, resolved from the command line or a mutant's recipe.
 #[derive(Debug, Clone)]
@@ -46,6 +46,8 @@ pub(crate) struct Plan {
     pub(crate) check_before_write: bool,
     pub(crate) pause_past: Duration,
     pub(crate) seed: u64,
+    /// The lock kind every client takes (each exclusively on its resource).
+    pub(crate) lock_kind: LockKind,
     /// No progress lines (also when stderr is not a terminal).
     pub(crate) quiet: bool,
     pub(crate) mutant: Option<String>,
@@ -183,6 +185,7 @@ impl Plan {
         info.nemesis = self.kinds.iter().map(|k| k.name().to_owned()).collect();
         info.fenced_store = self.fenced_store;
         info.mutant = self.mutant.clone();
+        info.lock_kind = self.lock_kind.name().to_owned();
         info.seed = self.seed;
         info
     }
@@ -284,7 +287,7 @@ impl Plan {
             let redlock = plan
                 .redlock(urls[group].clone(), &prefix)
                 .expect("the same configuration was built above");
-            RedquorumLocker::for_history(redlock)
+            KindLocker::for_history(redlock, plan.lock_kind)
         };
         let finished = Arc::new(AtomicBool::new(false));
         let quiet = self.quiet || !std::io::stderr().is_terminal();
@@ -440,6 +443,7 @@ mod tests {
             check_before_write: true,
             pause_past: Duration::from_millis(100),
             seed: 1,
+            lock_kind: LockKind::Plain,
             quiet: true,
             mutant: None,
             command: String::new(),

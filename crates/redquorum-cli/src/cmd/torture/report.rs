@@ -21,6 +21,7 @@ const FAULTS_AROUND: usize = 8;
 #[derive(Debug, Serialize)]
 pub(crate) struct Report {
     elapsed_s: f64,
+    lock_kind: String,
     mutant: Option<String>,
     sessions: usize,
     granted: usize,
@@ -96,6 +97,7 @@ impl Report {
         let ms = |us: u64| us as f64 / 1e3;
         Self {
             elapsed_s: elapsed.as_secs_f64(),
+            lock_kind: ran.file.info.lock_kind.clone(),
             mutant: ran.file.info.mutant.clone(),
             sessions: sessions.len(),
             granted: ex.granted,
@@ -155,8 +157,13 @@ impl Report {
         };
         let _ = writeln!(
             out,
-            "\n== redquorum torture report ({:.0} s){} ==",
+            "\n== redquorum torture report ({:.0} s){}{} ==",
             self.elapsed_s,
+            if self.lock_kind.is_empty() {
+                String::new()
+            } else {
+                format!(", {} lock", self.lock_kind)
+            },
             self.mutant
                 .as_ref()
                 .map_or(String::new(), |m| format!(", mutant {m}"))
