@@ -168,6 +168,50 @@ fn every_lock_kind_passes_a_short_torture_under_faults() {
 }
 
 #[test]
+fn a_lock_delay_run_checks_the_holders_that_vanished() {
+    let (out, stdout, stderr) = run(&[
+        "torture",
+        "--lock-delay",
+        "1s",
+        "--duration",
+        "6s",
+        "--ttl",
+        "1s",
+        "--clients",
+        "8",
+        "--resources",
+        "1",
+        "--nemesis",
+        "stall,latency",
+        "--holders",
+        "paused=1,brief=2",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).expect("JSON report");
+    assert!(
+        json["vanished_holders"].as_u64().is_some_and(|n| n > 0),
+        "no holder vanished: {json}"
+    );
+    assert_eq!(json["violations"], serde_json::json!({}), "{json}");
+}
+
+#[test]
+fn a_lock_delay_with_an_election_is_a_usage_error() {
+    let (out, _, stderr) = run(&[
+        "torture",
+        "--lock-delay",
+        "1s",
+        "--kind",
+        "election",
+        "--duration",
+        "1s",
+    ]);
+    assert_eq!(out.status.code(), Some(64), "{stderr}");
+    assert!(stderr.contains("a leadership extends itself"), "{stderr}");
+}
+
+#[test]
 fn an_unknown_lock_kind_is_a_usage_error() {
     let (out, _, stderr) = run(&["torture", "--kind", "mutex", "--duration", "1s"]);
     assert_eq!(out.status.code(), Some(64), "{stderr}");

@@ -7,8 +7,10 @@
 //! write whose token is below one it accepted before, (4) no lock key
 //! outlived the run plus the max TTL, and (5) from the key audit taken
 //! during the run, no lock key lived on after its owner's attempt was
-//! unwound or its lease released. Unfenced holders that write after their
-//! deadline (the assumption a paused client breaks) are flagged too.
+//! unwound or its lease released, and (6) with a lock-delay, no grant came
+//! within the delay after a holder that vanished (`lock_delay.rs`).
+//! Unfenced holders that write after their deadline (the assumption a
+//! paused client breaks) are flagged too.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -19,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::audit::KeyLife;
 use crate::fault_log::FaultEvent;
 use crate::history::{Outcome, Session};
+use crate::lock_delay::{LockDelayRule, early_grants};
 
 /// A lock key found on a node after the run plus the max TTL.
 ///
@@ -116,11 +119,21 @@ pub enum Violation {
         /// The owner's session, when the owner was granted.
         owner: Option<Box<Session>>,
     },
+    /// `early` was granted within the lock-delay after `vanished`'s hold
+    /// expired unreleased.
+    EarlyGrant {
+        /// The holder whose hold certainly expired without its release.
+        vanished: Box<Session>,
+        /// The grant that came before the resource was free again.
+        early: Box<Session>,
+        /// The earliest moment a grant was allowed.
+        blocked_until: Duration,
+    },
 }
 
 impl Violation {
     /// A short name for counting: `overlap`, `stale-write`, `lost-update`,
-    /// `counter`, `leaked`, `fence`, `orphan-key`.
+    /// `counter`, `leaked`, `fence`, `orphan-key`, `lock-delay`.
     ///
     /// # Examples
     ///
@@ -139,6 +152,7 @@ impl Violation {
             Violation::Leaked(_) => "leaked",
             Violation::FenceNotIncreasing { .. } => "fence",
             Violation::OrphanKey { .. } => "orphan-key",
+            Violation::EarlyGrant { .. } => "lock-delay",
         }
     }
 
@@ -165,6 +179,7 @@ impl Violation {
             Violation::LostUpdate { by, .. } => by.write_end,
             Violation::FenceNotIncreasing { later, .. } => later.grant,
             Violation::OrphanKey { key, .. } => Some(key.last_seen),
+            Violation::EarlyGrant { early, .. } => early.grant,
             Violation::CounterMismatch { .. } | Violation::Leaked(_) => None,
         }
     }
@@ -189,6 +204,9 @@ impl Violation {
             Violation::LostUpdate { lost, by } => vec![lost, by],
             Violation::FenceNotIncreasing { earlier, later } => vec![earlier, later],
             Violation::OrphanKey { owner, .. } => owner.iter().map(|s| &**s).collect(),
+            Violation::EarlyGrant {
+                vanished, early, ..
+            } => vec![vanished, early],
             Violation::CounterMismatch { .. } | Violation::Leaked(_) => Vec::new(),
         }
     }
@@ -244,6 +262,16 @@ impl fmt::Display for Violation {
                     None => f.write_str("\n  owner never granted (an unwound attempt)"),
                 }
             }
+            Violation::EarlyGrant {
+                vanished,
+                early,
+                blocked_until,
+            } => write!(
+                f,
+                "granted within the lock-delay on {:?} (not before {:.3} s):\n  vanished: {vanished}\n  early:    {early}",
+                early.resource,
+                blocked_until.as_secs_f64()
+            ),
         }
     }
 }
@@ -328,6 +356,8 @@ pub struct Evidence<'a> {
     /// How long an ended owner's key may linger before it is an orphan
     /// (the unwind or release in flight). Default: 1 s.
     pub slack: Duration,
+    /// The run's lock-delay, when its lock had one (checked: no early grant).
+    pub lock_delay: Option<LockDelayRule>,
 }
 
 impl<'a> Evidence<'a> {
@@ -345,6 +375,7 @@ impl<'a> Evidence<'a> {
             keys: &[],
             faults: &[],
             slack: Duration::from_secs(1),
+            lock_delay: None,
         }
     }
 }
@@ -398,6 +429,17 @@ pub fn check_evidence(evidence: &Evidence<'_>) -> Verdict {
         check_fences(&granted, &mut violations);
         check_stale_writes(&granted, &mut violations);
         check_lost_updates(&granted, &mut violations);
+        if let Some(rule) = &evidence.lock_delay {
+            violations.extend(
+                early_grants(&granted, rule)
+                    .into_iter()
+                    .map(|(vanished, early)| Violation::EarlyGrant {
+                        vanished: Box::new(vanished.clone()),
+                        early: Box::new(early.clone()),
+                        blocked_until: rule.blocked_until(vanished),
+                    }),
+            );
+        }
         let value = evidence.protected.get(*resource).copied().unwrap_or(0);
         check_counter(resource, list, value, &mut violations);
     }

@@ -51,6 +51,8 @@ pub struct RunInfo {
     pub fenced_store: bool,
     /// The planted bug, for a mutant run.
     pub mutant: Option<String>,
+    /// The lock-delay the run's lock had, and what its check allows for.
+    pub lock_delay: Option<crate::LockDelayRule>,
     /// The lock kind the clients took (the library's name for it; empty:
     /// not recorded, as in histories from before the field).
     pub lock_kind: String,
@@ -72,6 +74,7 @@ impl Default for RunInfo {
             fenced_store: false,
             mutant: None,
             lock_kind: String::new(),
+            lock_delay: None,
             seed: 0,
         }
     }
@@ -135,6 +138,7 @@ impl HistoryFile {
             keys: &self.keys,
             faults: &self.faults,
             slack: Duration::from_millis(self.info.slack_ms),
+            lock_delay: self.info.lock_delay,
             ..Evidence::new(&self.sessions, &self.protected)
         }
     }

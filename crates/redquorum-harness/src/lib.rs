@@ -32,6 +32,8 @@
 //! - `leaks.rs`: [`leaks_after`], lock keys left after the run.
 //! - `checker.rs`: [`check`] / [`check_evidence`] → [`Verdict`] of [`Violation`]s.
 //! - `exercised.rs`: [`Exercised`], what a run tested, and whether it was vacuous.
+//! - `lock_delay.rs`: [`LockDelayRule`], the checker's lock-delay rule (no
+//!   grant within the delay after a holder that certainly vanished).
 //! - `resp.rs`: [`RespConn`], a tiny blocking RESP2 client for checks and faults.
 //! - `error.rs`: [`HarnessError`].
 //! - `example_binary.rs`: [`example_binary`], a workspace example built fresh for a test.
@@ -53,6 +55,7 @@ mod fault_log;
 mod history;
 mod history_file;
 mod leaks;
+mod lock_delay;
 mod locker;
 mod nemesis;
 mod proxy;
@@ -74,6 +77,7 @@ pub use fault_log::{FaultEvent, FaultLog};
 pub use history::{Extension, History, Holder, Outcome, Session};
 pub use history_file::{HistoryFile, RunInfo};
 pub use leaks::{find_leaks, leaks_after, lock_keys_after};
+pub use lock_delay::{LockDelayRule, vanished_holders};
 pub use locker::{Grant, Locker, Refusal};
 pub use nemesis::{FaultKind, Nemesis, NemesisConfig};
 pub use proxy::{FaultProxy, NodeProxies, Proxies, ProxyMode};

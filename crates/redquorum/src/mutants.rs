@@ -20,10 +20,11 @@
 //!   (`check_expired`, `extended`: expiry is not final): reviving-extend;
 //! - `batcher.rs` (`after_noscript`): noscript-after-unwind;
 //! - `semaphore.rs` (`try_acquire`): permit-without-slot;
-//! - `election.rs` (`try_campaign`): shared-leadership.
+//! - `election.rs` (`try_campaign`): shared-leadership;
+//! - `redlock.rs` (`claim_with`): lock-delay-ignored.
 //!
-//! The last two are bugs of one primitive: `redquorum mutants` runs them
-//! with `torture --kind semaphore` and `--kind election`.
+//! The last three are bugs of one primitive: `redquorum mutants` runs them
+//! with `torture --kind semaphore`, `--kind election` and `--lock-delay`.
 
 use std::fmt;
 use std::str::FromStr;
@@ -71,11 +72,14 @@ pub enum Mutant {
     /// A campaign joins the election's lock as a reader would, so
     /// campaigners share it: several leaders at once.
     SharedLeadership,
+    /// The lock-delay option is not sent: a hold that expires unreleased
+    /// frees the resource at once.
+    LockDelayIgnored,
 }
 
 impl Mutant {
     /// Every mutant, in the order `redquorum mutants` runs them.
-    pub const ALL: [Mutant; 10] = [
+    pub const ALL: [Mutant; 11] = [
         Mutant::ValidityUnreduced,
         Mutant::LongLease,
         Mutant::NoUnwind,
@@ -86,6 +90,7 @@ impl Mutant {
         Mutant::NoscriptAfterUnwind,
         Mutant::PermitWithoutSlot,
         Mutant::SharedLeadership,
+        Mutant::LockDelayIgnored,
     ];
 
     /// The kebab-case name.
@@ -109,6 +114,7 @@ impl Mutant {
             Mutant::NoscriptAfterUnwind => "noscript-after-unwind",
             Mutant::PermitWithoutSlot => "permit-without-slot",
             Mutant::SharedLeadership => "shared-leadership",
+            Mutant::LockDelayIgnored => "lock-delay-ignored",
         }
     }
 }

@@ -7,6 +7,7 @@ use crate::claim::{Claim, Kind};
 use crate::error::{BuildError, Error};
 use crate::held::Held;
 use crate::keys::{self, ResourceKeys};
+use crate::mutants::{self, Mutant};
 use crate::node_id::NodeId;
 use crate::notify::Notifier;
 use crate::options::{LockOptions, WatchdogOptions};
@@ -307,8 +308,12 @@ impl Redlock {
             return Err(Error::EmptyResource);
         }
         let keys = self.resource_keys(resource);
-        let claim = Claim::new(kind, resource, keys, token, self.options.ttl)
-            .with_delay(self.options.lock_delay);
+        let delay = if mutants::is_active(Mutant::LockDelayIgnored) {
+            std::time::Duration::ZERO
+        } else {
+            self.options.lock_delay
+        };
+        let claim = Claim::new(kind, resource, keys, token, self.options.ttl).with_delay(delay);
         Ok(match &self.owner_info {
             Some(info) => claim.with_meta(info),
             None => claim,

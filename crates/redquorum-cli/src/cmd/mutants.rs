@@ -186,6 +186,7 @@ fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan) {
         pause_past: ttl / 2,
         seed: args.seed,
         lock_kind: LockKind::Plain,
+        lock_delay: Duration::ZERO,
         quiet: true,
         mutant: None,
         command: format!("redquorum mutants --only {mutant}"),
@@ -271,6 +272,14 @@ fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan) {
             "election: 12 brief leaders (campaign, resign) on one name",
             Plan {
                 lock_kind: LockKind::Election,
+                ..base
+            },
+        ),
+        Mutant::LockDelayIgnored => (
+            "a 2 s lock-delay; paused holders vanish (release after their hold expired), brief ones come next",
+            Plan {
+                lock_delay: ttl,
+                holders: vec![(Holder::Paused, 1), (Holder::Brief, 2)],
                 ..base
             },
         ),

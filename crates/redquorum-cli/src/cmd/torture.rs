@@ -73,7 +73,8 @@ pub(crate) struct TortureArgs {
     /// Holders write without checking their deadline first (as Jepsen's lock clients do).
     #[arg(long)]
     unchecked_writes: bool,
-    /// How far past its deadline a paused holder sleeps (default: ttl / 2).
+    /// How far past its deadline a paused holder sleeps (default: ttl / 2;
+    /// ttl with --lock-delay).
     #[arg(long, value_parser = humantime::parse_duration)]
     pause_past: Option<Duration>,
     /// Every local node's clock runs this many times as fast (libfaketime), e.g. 1.008.
@@ -108,6 +109,12 @@ pub(crate) struct TortureArgs {
     /// permit), election (a campaign; release is resign).
     #[arg(long, default_value = "plain")]
     kind: redquorum_benches::LockKind,
+    /// The lock's lock-delay (e.g. 2s): the checker then requires that no
+    /// grant comes within it after a holder that vanished (released only
+    /// after its hold expired: the paused holders). Not with `--kind
+    /// election`, whose leadership extends itself.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    lock_delay: Option<Duration>,
     /// Write the run (sessions, faults, key audit) to FILE as JSON lines.
     #[arg(long, value_name = "FILE")]
     history: Option<PathBuf>,
@@ -257,6 +264,11 @@ fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String> {
     if clients == 0 || resources == 0 || args.groups == 0 || args.ttl < Duration::from_millis(200) {
         return Err("need --clients, --resources and --groups ≥ 1 and --ttl ≥ 200ms".into());
     }
+    if args.lock_delay.is_some_and(|d| !d.is_zero())
+        && args.kind == redquorum_benches::LockKind::Election
+    {
+        return Err("--lock-delay cannot be checked with --kind election: a leadership extends itself, so no holder vanishes".into());
+    }
     let minority = count / 2;
     let fault_nodes = match args.fault_nodes {
         Some(n) if n == 0 || n > count => return Err(format!("--fault-nodes must be 1..={count}")),
@@ -297,9 +309,17 @@ fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String> {
         holders,
         fenced_store: !args.no_fencing,
         check_before_write: !args.unchecked_writes,
-        pause_past: args.pause_past.unwrap_or(args.ttl / 2),
+        // With a lock-delay a paused holder must outlast its hold on every
+        // node, even one that applied it a fault's length late, to count as
+        // vanished: a whole TTL past its deadline.
+        pause_past: args.pause_past.unwrap_or(if args.lock_delay.is_some() {
+            args.ttl
+        } else {
+            args.ttl / 2
+        }),
         seed: args.seed,
         lock_kind: args.kind,
+        lock_delay: args.lock_delay.unwrap_or_default(),
         quiet: false,
         mutant: mutant_name(args),
         command: std::env::args().collect::<Vec<_>>().join(" "),

@@ -8,11 +8,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use redquorum::Redlock;
+use redquorum::{LockOptions, Redlock};
 use redquorum_harness::{
     AuditConfig, ClientPauser, Cluster, Exercised, FaultKind, FaultLog, History, HistoryFile,
-    Holder, KeyAudit, LockKeys, Nemesis, NemesisConfig, Persistence, ProtectedStore, Proxies,
-    RunInfo, Verdict, WorkloadConfig, faketime_support, lock_keys_after, run_workload_groups,
+    Holder, KeyAudit, LockDelayRule, LockKeys, Nemesis, NemesisConfig, Persistence, ProtectedStore,
+    Proxies, RunInfo, Verdict, WorkloadConfig, faketime_support, lock_keys_after,
+    run_workload_groups, vanished_holders,
 };
 
 use redquorum_benches::{KindLocker, LockKind};
@@ -48,6 +49,8 @@ pub(crate) struct Plan {
     pub(crate) seed: u64,
     /// The lock kind every client takes (each exclusively on its resource).
     pub(crate) lock_kind: LockKind,
+    /// The lock's lock-delay (zero: none); the checker then holds it to it.
+    pub(crate) lock_delay: Duration,
     /// No progress lines (also when stderr is not a terminal).
     pub(crate) quiet: bool,
     pub(crate) mutant: Option<String>,
@@ -106,12 +109,31 @@ impl Plan {
         builder.start().map_err(|e| e.to_string())
     }
 
+    /// The node timeout every client uses.
+    const NODE_TIMEOUT: Duration = Duration::from_millis(100);
+
+    /// What the checker holds a lock-delay run to: a node applies an
+    /// operation within the node timeout of its sending, or, when the
+    /// nemesis holds traffic back, the longest fault later.
+    fn lock_delay_rule(&self) -> Option<LockDelayRule> {
+        let held_back = if self.kinds.is_empty() {
+            Duration::ZERO
+        } else {
+            self.fault_length
+        };
+        (!self.lock_delay.is_zero()).then(|| LockDelayRule {
+            ttl: self.ttl,
+            delay: self.lock_delay,
+            max_apply: Self::NODE_TIMEOUT + held_back,
+        })
+    }
+
     fn redlock(&self, urls: Vec<String>, prefix: &str) -> Result<Redlock, String> {
         let builder = Redlock::builder()
             .nodes(urls)
             .ttl(self.ttl)
             .wait(self.ttl / 2)
-            .node_timeout(Duration::from_millis(100))
+            .node_timeout(Self::NODE_TIMEOUT)
             .retry_delay(Duration::from_millis(5))
             .retry_jitter(Duration::from_millis(20))
             .key_prefix(prefix.to_owned());
@@ -126,7 +148,13 @@ impl Plan {
         } else {
             builder
         };
-        builder.build().map_err(|e| e.to_string())
+        let redlock = builder.build().map_err(|e| e.to_string())?;
+        redlock
+            .with_options(&LockOptions {
+                lock_delay: self.lock_delay,
+                ..*redlock.options()
+            })
+            .map_err(|e| e.to_string())
     }
 
     /// Whether the lock enforces the delayed-restart rule: when the nemesis
@@ -186,6 +214,7 @@ impl Plan {
         info.fenced_store = self.fenced_store;
         info.mutant = self.mutant.clone();
         info.lock_kind = self.lock_kind.name().to_owned();
+        info.lock_delay = self.lock_delay_rule();
         info.seed = self.seed;
         info
     }
@@ -378,6 +407,14 @@ impl Plan {
             .collect();
         let mut vacuous = exercised.vacuous(self.duration, &struck, &holders);
         vacuous.extend(unchecked);
+        if let Some(rule) = &file.info.lock_delay
+            && vanished_holders(&file.sessions, rule) == 0
+        {
+            vacuous.push(
+                "no holder vanished (released after its hold expired), so the lock-delay was never tested"
+                    .to_owned(),
+            );
+        }
         let mut fault_errors = notes;
         fault_errors.extend(faults.errors);
         Ok(Ran {
@@ -444,6 +481,7 @@ mod tests {
             pause_past: Duration::from_millis(100),
             seed: 1,
             lock_kind: LockKind::Plain,
+            lock_delay: Duration::ZERO,
             quiet: true,
             mutant: None,
             command: String::new(),

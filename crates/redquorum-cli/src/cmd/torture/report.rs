@@ -22,6 +22,9 @@ const FAULTS_AROUND: usize = 8;
 pub(crate) struct Report {
     elapsed_s: f64,
     lock_kind: String,
+    /// With a lock-delay: the holders that certainly vanished (their hold
+    /// expired before their release), after which no grant may come early.
+    vanished_holders: Option<usize>,
     mutant: Option<String>,
     sessions: usize,
     granted: usize,
@@ -98,6 +101,11 @@ impl Report {
         Self {
             elapsed_s: elapsed.as_secs_f64(),
             lock_kind: ran.file.info.lock_kind.clone(),
+            vanished_holders: ran
+                .file
+                .info
+                .lock_delay
+                .map(|rule| redquorum_harness::vanished_holders(sessions, &rule)),
             mutant: ran.file.info.mutant.clone(),
             sessions: sessions.len(),
             granted: ex.granted,
@@ -205,6 +213,12 @@ impl Report {
              {} lost their lease",
             ex.granted, ex.near_deadline, ex.paused, ex.lost_leases
         );
+        if let Some(vanished) = self.vanished_holders {
+            let _ = writeln!(
+                out,
+                "  lock-delay checked after {vanished} holders that vanished (hold expired before the release)"
+            );
+        }
         let _ = writeln!(
             out,
             "  struck while a lock was held: {}",
