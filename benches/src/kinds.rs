@@ -5,6 +5,8 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use redquorum::{Leadership, Lock, MultiLock, Permit, Redlock, ReentrantLock, WriteLock};
@@ -178,6 +180,11 @@ pub struct KindLocker {
     redlock: Redlock,
     kind: LockKind,
     for_history: bool,
+    /// For `all-of`: the resources, in order; each set is a resource and
+    /// one of its neighbours (empty: the resource alone).
+    ring: Vec<String>,
+    /// Which neighbour the next set takes: after, then before, in turn.
+    turn: Arc<AtomicUsize>,
 }
 
 impl KindLocker {
@@ -198,7 +205,53 @@ impl KindLocker {
             redlock,
             kind,
             for_history: false,
+            ring: Vec::new(),
+            turn: Arc::default(),
         }
+    }
+
+    /// For `all-of`: each acquire of `resources[i]` takes the set of
+    /// `resources[i]` and a neighbour around the ring, the one after it and
+    /// the one before it in turn, so sets overlap and are asked for in both
+    /// orders, as transfers between the same accounts would be. A history
+    /// still records the resource asked for: a set granted without it
+    /// overlaps that resource's other holders.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// # let cluster = redquorum_harness::Cluster::start(3).unwrap();
+    /// use redquorum_benches::{KindLocker, LockKind, Locker};
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build().unwrap();
+    /// let ring = vec!["a".to_owned(), "b".to_owned()];
+    /// let locker = KindLocker::new(redlock.clone(), LockKind::AllOf).with_ring(ring);
+    /// let grant = locker.acquire("a").await.unwrap();
+    /// assert!(redlock.try_lock("b").await.is_err()); // "a" took "b" too
+    /// locker.release(grant.held).await.unwrap();
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn with_ring(mut self, resources: Vec<String>) -> Self {
+        self.ring = resources;
+        self
+    }
+
+    /// The set an `all-of` acquire of `resource` takes.
+    fn set_of<'a>(&'a self, resource: &'a str) -> Vec<&'a str> {
+        let len = self.ring.len();
+        let step = if self.turn.fetch_add(1, Ordering::Relaxed).is_multiple_of(2) {
+            1
+        } else {
+            len.saturating_sub(1)
+        };
+        let neighbour = self
+            .ring
+            .iter()
+            .position(|r| r == resource)
+            .map(|i| self.ring[(i + step) % len].as_str())
+            .filter(|other| *other != resource);
+        std::iter::once(resource).chain(neighbour).collect()
     }
 
     /// As [`new`](Self::new), for a checked history: each grant carries its
@@ -235,7 +288,7 @@ impl KindLocker {
             }
             LockKind::Write => HeldKind::Write(redlock.write_lock(resource).await?),
             LockKind::AnyOf => HeldKind::AnyOf(redlock.lock_any(&[resource]).await?.1),
-            LockKind::AllOf => HeldKind::AllOf(redlock.lock_all(&[resource]).await?),
+            LockKind::AllOf => HeldKind::AllOf(redlock.lock_all(&self.set_of(resource)).await?),
             LockKind::Semaphore => {
                 HeldKind::Semaphore(redlock.semaphore(resource, 1)?.acquire().await?)
             }

@@ -13,6 +13,7 @@ use crate::claim::Kind;
 use crate::error::Error;
 use crate::held::Held;
 use crate::lock_api::lock_api;
+use crate::mutants::{self, Mutant};
 use crate::redlock::Redlock;
 
 /// Several resources held together on a quorum until
@@ -87,6 +88,14 @@ impl Redlock {
     /// ```
     pub async fn try_lock_all<S: AsRef<str>>(&self, resources: &[S]) -> Result<MultiLock, Error> {
         let resources = sorted_set(resources)?;
+        if mutants::is_active(Mutant::AllOfLastOnly) {
+            let last = &resources[resources.len() - 1..];
+            let claim = self.claim(Kind::Lock, &last[0])?;
+            return Ok(MultiLock {
+                held: self.take(claim).await?,
+                resources,
+            });
+        }
         let mut claim = self.claim(Kind::Lock, &resources[0])?;
         for name in &resources[1..] {
             claim = claim.and(&self.resource_keys(name), Kind::Lock, true);

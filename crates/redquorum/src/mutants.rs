@@ -21,10 +21,12 @@
 //! - `batcher.rs` (`after_noscript`): noscript-after-unwind;
 //! - `semaphore.rs` (`try_acquire`): permit-without-slot;
 //! - `election.rs` (`try_campaign`): shared-leadership;
-//! - `redlock.rs` (`claim_with`): lock-delay-ignored.
+//! - `redlock.rs` (`claim_with`): lock-delay-ignored;
+//! - `multi_lock.rs` (`try_lock_all`): all-of-last-only.
 //!
-//! The last three are bugs of one primitive: `redquorum mutants` runs them
-//! with `torture --kind semaphore`, `--kind election` and `--lock-delay`.
+//! The last four are bugs of one primitive: `redquorum mutants` runs them
+//! with `torture --kind semaphore`, `--kind election`, `--lock-delay` and
+//! `--kind all-of`.
 
 use std::fmt;
 use std::str::FromStr;
@@ -75,11 +77,14 @@ pub enum Mutant {
     /// The lock-delay option is not sent: a hold that expires unreleased
     /// frees the resource at once.
     LockDelayIgnored,
+    /// A multi-resource lock takes only the last resource of its (sorted)
+    /// set, and reports the whole set held.
+    AllOfLastOnly,
 }
 
 impl Mutant {
     /// Every mutant, in the order `redquorum mutants` runs them.
-    pub const ALL: [Mutant; 11] = [
+    pub const ALL: [Mutant; 12] = [
         Mutant::ValidityUnreduced,
         Mutant::LongLease,
         Mutant::NoUnwind,
@@ -91,6 +96,7 @@ impl Mutant {
         Mutant::PermitWithoutSlot,
         Mutant::SharedLeadership,
         Mutant::LockDelayIgnored,
+        Mutant::AllOfLastOnly,
     ];
 
     /// The kebab-case name.
@@ -115,6 +121,7 @@ impl Mutant {
             Mutant::PermitWithoutSlot => "permit-without-slot",
             Mutant::SharedLeadership => "shared-leadership",
             Mutant::LockDelayIgnored => "lock-delay-ignored",
+            Mutant::AllOfLastOnly => "all-of-last-only",
         }
     }
 }

@@ -283,6 +283,14 @@ fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan) {
                 ..base
             },
         ),
+        Mutant::AllOfLastOnly => (
+            "all-of over 3 resources in a ring: each set is a resource and a neighbour (after, then before, in turn), 12 brief holders",
+            Plan {
+                lock_kind: LockKind::AllOf,
+                resources: 3,
+                ..base
+            },
+        ),
         _ => ("no recipe", base),
     }
 }

@@ -105,7 +105,8 @@ pub(crate) struct TortureArgs {
     seed: u64,
     /// The lock kind the clients take, each exclusively on its resource:
     /// plain, reentrant (a fresh owner per hold), write, any-of / all-of
-    /// (`lock_any` / `lock_all` over the one resource), semaphore (one
+    /// (`lock_any` over the one resource; `lock_all` over it and a neighbour
+    /// among the resources, after or before it in turn), semaphore (one
     /// permit), election (a campaign; release is resign).
     #[arg(long, default_value = "plain")]
     kind: redquorum_benches::LockKind,

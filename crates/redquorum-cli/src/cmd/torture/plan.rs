@@ -316,7 +316,7 @@ impl Plan {
             let redlock = plan
                 .redlock(urls[group].clone(), &prefix)
                 .expect("the same configuration was built above");
-            KindLocker::for_history(redlock, plan.lock_kind)
+            KindLocker::for_history(redlock, plan.lock_kind).with_ring(plan.workload().resources)
         };
         let finished = Arc::new(AtomicBool::new(false));
         let quiet = self.quiet || !std::io::stderr().is_terminal();
