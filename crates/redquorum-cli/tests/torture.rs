@@ -212,6 +212,45 @@ fn a_lock_delay_with_an_election_is_a_usage_error() {
 }
 
 #[test]
+fn a_node_with_a_fast_clock_loses_its_vote_and_the_run_passes() {
+    if let Err(why) = redquorum_harness::faketime_support() {
+        eprintln!("SKIPPED a_node_with_a_fast_clock_loses_its_vote: {why}");
+        return;
+    }
+    let (out, stdout, stderr) = run(&[
+        "torture",
+        "--fast-node",
+        "3",
+        "--duration",
+        "5s",
+        "--ttl",
+        "1s",
+        "--clients",
+        "12",
+        "--groups",
+        "4",
+        "--resources",
+        "1",
+        "--nemesis",
+        "none",
+        "--holders",
+        "to-deadline=1,brief=1",
+    ]);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("violations    none"), "{stdout}");
+}
+
+#[test]
+fn a_fast_node_of_five_times_or_more_is_a_usage_error() {
+    let (out, _, stderr) = run(&["torture", "--fast-node", "5", "--duration", "1s"]);
+    assert_eq!(out.status.code(), Some(64), "{stderr}");
+    assert!(
+        stderr.contains("--fast-node must be above 1 and below 5"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn an_unknown_lock_kind_is_a_usage_error() {
     let (out, _, stderr) = run(&["torture", "--kind", "mutex", "--duration", "1s"]);
     assert_eq!(out.status.code(), Some(64), "{stderr}");

@@ -22,11 +22,12 @@
 //! - `semaphore.rs` (`try_acquire`): permit-without-slot;
 //! - `election.rs` (`try_campaign`): shared-leadership;
 //! - `redlock.rs` (`claim_with`): lock-delay-ignored;
-//! - `multi_lock.rs` (`try_lock_all`): all-of-last-only.
+//! - `multi_lock.rs` (`try_lock_all`): all-of-last-only;
+//! - `clock_watch.rs` (`record`): clock-monitor-blind.
 //!
-//! The last four are bugs of one primitive: `redquorum mutants` runs them
-//! with `torture --kind semaphore`, `--kind election`, `--lock-delay` and
-//! `--kind all-of`.
+//! The last five are bugs of one primitive: `redquorum mutants` runs them
+//! with `torture --kind semaphore`, `--kind election`, `--lock-delay`,
+//! `--kind all-of` and `--fast-node`.
 
 use std::fmt;
 use std::str::FromStr;
@@ -80,11 +81,14 @@ pub enum Mutant {
     /// A multi-resource lock takes only the last resource of its (sorted)
     /// set, and reports the whole set held.
     AllOfLastOnly,
+    /// Node clock monitoring sees nothing: a node whose clock runs fast
+    /// keeps its vote.
+    ClockMonitorBlind,
 }
 
 impl Mutant {
     /// Every mutant, in the order `redquorum mutants` runs them.
-    pub const ALL: [Mutant; 12] = [
+    pub const ALL: [Mutant; 13] = [
         Mutant::ValidityUnreduced,
         Mutant::LongLease,
         Mutant::NoUnwind,
@@ -97,6 +101,7 @@ impl Mutant {
         Mutant::SharedLeadership,
         Mutant::LockDelayIgnored,
         Mutant::AllOfLastOnly,
+        Mutant::ClockMonitorBlind,
     ];
 
     /// The kebab-case name.
@@ -122,6 +127,7 @@ impl Mutant {
             Mutant::SharedLeadership => "shared-leadership",
             Mutant::LockDelayIgnored => "lock-delay-ignored",
             Mutant::AllOfLastOnly => "all-of-last-only",
+            Mutant::ClockMonitorBlind => "clock-monitor-blind",
         }
     }
 }

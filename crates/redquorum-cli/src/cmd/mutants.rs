@@ -168,6 +168,7 @@ fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan) {
         node_count: 5,
         persistence: Persistence::AofEverySec,
         fast_clocks: None,
+        fast_node: None,
         clock_ahead: None,
         store: None,
         ttl,
@@ -288,6 +289,16 @@ fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan) {
             Plan {
                 lock_kind: LockKind::AllOf,
                 resources: 3,
+                ..base
+            },
+        ),
+        Mutant::ClockMonitorBlind => (
+            "node 0's clock runs 3 times as fast; 16 holders in 4 groups race (split votes leave holds on a bare quorum) and use the lease to its deadline",
+            Plan {
+                fast_node: Some(3.0),
+                holders: vec![(Holder::ToDeadline, 1), (Holder::Brief, 1)],
+                clients: 16,
+                groups: 4,
                 ..base
             },
         ),

@@ -83,6 +83,11 @@ pub(crate) struct TortureArgs {
     /// Node 0's wall clock runs this far ahead (libfaketime).
     #[arg(long, value_parser = humantime::parse_duration)]
     clock_ahead: Option<Duration>,
+    /// Node 0's clock alone runs this many times as fast (libfaketime), e.g.
+    /// 3: outside the drift allowance, so the lock's node clock monitoring
+    /// must take its vote away (each client probes every ttl / 10).
+    #[arg(long)]
+    fast_node: Option<f64>,
     /// The long run: 25 minutes, 96 clients, 64 resources, mostly brief
     /// holders, every fault within the assumptions plus client pauses
     /// (the store is fenced).
@@ -270,6 +275,12 @@ fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String> {
     {
         return Err("--lock-delay cannot be checked with --kind election: a leadership extends itself, so no holder vanishes".into());
     }
+    if args
+        .fast_node
+        .is_some_and(|rate| !(rate > 1.0 && rate < 5.0))
+    {
+        return Err("--fast-node must be above 1 and below 5 (a faster clock can expire a key before two probes have seen it)".into());
+    }
     let minority = count / 2;
     let fault_nodes = match args.fault_nodes {
         Some(n) if n == 0 || n > count => return Err(format!("--fault-nodes must be 1..={count}")),
@@ -296,6 +307,7 @@ fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String> {
         persistence: Persistence::AofEverySec,
         fast_clocks: args.fast_clocks,
         clock_ahead: args.clock_ahead,
+        fast_node: args.fast_node,
         store: args.store.clone(),
         ttl: args.ttl,
         duration,

@@ -29,6 +29,10 @@ pub(crate) struct Plan {
     pub(crate) fast_clocks: Option<f64>,
     /// Node 0's wall clock runs this far ahead of the others (libfaketime).
     pub(crate) clock_ahead: Option<Duration>,
+    /// Node 0's clock alone runs this many times as fast (libfaketime):
+    /// outside the drift allowance, so the lock's clock monitoring must
+    /// take its vote away before the clients start.
+    pub(crate) fast_node: Option<f64>,
     pub(crate) store: Option<String>,
     pub(crate) ttl: Duration,
     pub(crate) duration: Duration,
@@ -95,6 +99,9 @@ impl Plan {
                 builder = builder.fast_clock(i, rate);
             }
         }
+        if let Some(rate) = self.fast_node {
+            builder = builder.fast_clock(0, rate);
+        }
         // A controlled clock (strobe, or a node ahead) needs libfaketime.
         let strobe = self.kinds.contains(&FaultKind::Strobe);
         if strobe || self.clock_ahead.is_some() {
@@ -145,6 +152,15 @@ impl Plan {
         // rule, which the lock enforces itself with `max_ttl`.
         let builder = if self.delayed_restart() {
             builder.max_ttl(self.ttl)
+        } else {
+            builder
+        };
+        // A fast node is found by comparing two probes of its clock: with a
+        // probe every tenth of the TTL each client's handle refuses it from
+        // its second probe on, before a hold it granted at the start can
+        // expire early (after TTL / rate, for a rate below 5).
+        let builder = if self.fast_node.is_some() {
+            builder.health_check_interval(self.ttl / 10)
         } else {
             builder
         };
@@ -463,6 +479,7 @@ mod tests {
             persistence: Persistence::AofEverySec,
             fast_clocks: None,
             clock_ahead: None,
+            fast_node: None,
             store: None,
             // Longer than this test's nodes have been up.
             ttl: Duration::from_secs(30),
