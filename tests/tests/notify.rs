@@ -283,3 +283,145 @@ async fn a_waiter_of_the_same_redlock_takes_over_right_behind_the_release() {
     }
     lock.release().await.expect("release");
 }
+
+/// What a waiter of one kind takes and gives back, on one resource.
+#[derive(Debug, Clone, Copy)]
+enum OneResource {
+    /// A semaphore of one permit (a permit and its slot: 2 lock keys per operation).
+    Semaphore,
+    /// `lock_any` over the one resource.
+    AnyOf,
+    /// `lock_all` over the one resource.
+    AllOf,
+}
+
+impl OneResource {
+    /// Lock records each operation reads (one HGETALL each in the script).
+    fn keys(self) -> u64 {
+        match self {
+            OneResource::Semaphore => 2,
+            OneResource::AnyOf | OneResource::AllOf => 1,
+        }
+    }
+
+    /// Takes the free resource in a task that gives it back when told to.
+    async fn hold(
+        self,
+        redlock: Redlock,
+    ) -> (
+        tokio::task::JoinHandle<()>,
+        tokio::sync::oneshot::Sender<()>,
+    ) {
+        let (taken_tx, taken) = tokio::sync::oneshot::channel();
+        let (release, release_rx) = tokio::sync::oneshot::channel::<()>();
+        let name = "notify:turns";
+        let task = tokio::spawn(async move {
+            let released = match self {
+                OneResource::Semaphore => {
+                    let semaphore = redlock.semaphore(name, 1).expect("semaphore");
+                    let permit = semaphore.try_acquire().await.expect("free");
+                    let _ = taken_tx.send(());
+                    let _ = release_rx.await;
+                    permit.release().await
+                }
+                OneResource::AnyOf => {
+                    let (_, lock) = redlock.try_lock_any(&[name]).await.expect("free");
+                    let _ = taken_tx.send(());
+                    let _ = release_rx.await;
+                    lock.release().await
+                }
+                OneResource::AllOf => {
+                    let set = redlock.try_lock_all(&[name]).await.expect("free");
+                    let _ = taken_tx.send(());
+                    let _ = release_rx.await;
+                    set.release().await
+                }
+            };
+            released.expect("release");
+        });
+        taken.await.expect("the resource is free");
+        (task, release)
+    }
+
+    /// Takes the resource (waiting), and gives it back at once.
+    async fn take_and_give_back(self, redlock: Redlock) {
+        let name = "notify:turns";
+        match self {
+            OneResource::Semaphore => {
+                let permit = redlock.semaphore(name, 1).expect("semaphore");
+                permit.acquire().await.expect("permit").release().await
+            }
+            OneResource::AnyOf => {
+                redlock
+                    .lock_any(&[name])
+                    .await
+                    .expect("any")
+                    .1
+                    .release()
+                    .await
+            }
+            OneResource::AllOf => {
+                redlock
+                    .lock_all(&[name])
+                    .await
+                    .expect("all")
+                    .release()
+                    .await
+            }
+        }
+        .expect("release");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn local_waiters_of_a_semaphore_and_of_one_resource_sets_take_turns() {
+    // Ten local waiters and ten hand-offs. Waiters that take turns (only the
+    // head of the line tries after a release) cost about one attempt each;
+    // waiters that all listen would each try again on every release:
+    // 10 + 9 + ... + 1 attempts. Counted as lock records read by the script
+    // (HGETALL), which group commit cannot merge away. The backoff is an
+    // hour, so every attempt after the first is woken by a release.
+    const WAITERS: u64 = 10;
+    let cluster = cluster(3);
+    for kind in [
+        OneResource::Semaphore,
+        OneResource::AnyOf,
+        OneResource::AllOf,
+    ] {
+        let redlock = redlock_on(&cluster.urls(), HOUR, Duration::ZERO);
+        let before = common::calls(&cluster, 0, "hgetall");
+        let (held, release) = kind.hold(redlock.clone()).await;
+        let waiters: Vec<_> = (0..WAITERS)
+            .map(|_| tokio::spawn(kind.take_and_give_back(redlock.clone())))
+            .collect();
+        // Every waiter has tried once or lined up behind one that did.
+        assert!(
+            eventually(WITHIN, || async {
+                (0..3).all(|i| subscribers(&cluster, i, "lock:{notify:turns}") == 1)
+            })
+            .await,
+            "{kind:?}: the waiters never subscribed"
+        );
+        release.send(()).expect("holder waits");
+        held.await.expect("holder");
+        for waiter in waiters {
+            tokio::time::timeout(WITHIN, waiter)
+                .await
+                .unwrap_or_else(|_| panic!("{kind:?}: a waiter was never woken"))
+                .expect("waiter");
+        }
+        let records = common::calls(&cluster, 0, "hgetall") - before;
+        let attempts = records / kind.keys();
+        // Taking turns: the holder's acquire and release; per waiter a first
+        // attempt, its winning attempt and its release; the first head's
+        // second try; and per hand-off at most one try on a release message
+        // that came while the previous head was trying (a line keeps one
+        // wake-up), with its unwind: 3 + 5 × 10 = 53. Listening: 2 + 10 first
+        // attempts + 55 woken + 10 releases = 77 (and a listener that is
+        // trying when the release comes misses it, and waits its backoff).
+        assert!(
+            attempts <= 3 + 5 * WAITERS,
+            "{kind:?}: {attempts} operations for {WAITERS} hand-offs"
+        );
+    }
+}

@@ -110,7 +110,9 @@ impl Redlock {
     pub async fn lock_any<S: AsRef<str>>(&self, resources: &[S]) -> Result<(usize, Lock), Error> {
         let name = resources.first().map_or("", |r| r.as_ref());
         let keys: Vec<String> = resources.iter().map(|r| self.key(r.as_ref())).collect();
-        self.wait_for(keys.iter().map(String::as_str).collect(), false)
+        // Over one resource it waits its turn as `lock` does; over several it
+        // listens (waiters.rs: a release of one may suit any waiter).
+        self.wait_for(keys.iter().map(String::as_str).collect(), true)
             .until_acquired(name, || self.try_lock_any(resources))
             .await
     }

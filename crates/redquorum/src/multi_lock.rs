@@ -135,7 +135,9 @@ impl Redlock {
     pub async fn lock_all<S: AsRef<str>>(&self, resources: &[S]) -> Result<MultiLock, Error> {
         let names = sorted_set(resources)?;
         let keys: Vec<String> = names.iter().map(|name| self.key(name)).collect();
-        self.wait_for(keys.iter().map(String::as_str).collect(), false)
+        // A set of one waits its turn as `lock` does; a larger set listens
+        // (waiters.rs: a release of one member may complete any waiter's set).
+        self.wait_for(keys.iter().map(String::as_str).collect(), true)
             .until_acquired(&names.join(", "), || self.try_lock_all(&names))
             .await
     }

@@ -217,9 +217,12 @@ impl Semaphore {
     /// # Ok(()) }
     /// ```
     pub async fn acquire(&self) -> Result<Permit, Error> {
-        // Not exclusive: a release frees one slot, but several may be free.
+        // A release frees one permit, so this process's waiters take turns
+        // (waiters.rs): the head tries, and a winner's successor tries on
+        // the next release (one announced meanwhile is kept for it), or
+        // after its backoff, which also covers a permit that expired.
         self.redlock
-            .waiting(&self.name, false, || self.try_acquire())
+            .waiting(&self.name, true, || self.try_acquire())
             .await
     }
 }

@@ -20,7 +20,8 @@ pub(crate) struct Wait<'a> {
     /// The lock keys whose releases may let an attempt succeed.
     pub(crate) keys: Vec<&'a str>,
     /// Exclusive waiters on one key take turns (only the head contends);
-    /// others (readers, `lock_any`) are all woken by a release.
+    /// others (readers, and `lock_any` / `lock_all` over several keys) are
+    /// all woken by a release.
     pub(crate) exclusive: bool,
 }
 

@@ -1,14 +1,16 @@
 //! The lines of local waiters, one per lock key, woken by release
 //! notifications (notify.rs delivers them).
 //!
-//! An exclusive waiter (plain, write, reentrant lock) takes turns: waiters
-//! on one key form a FIFO line and only the head contends, so a release
-//! costs one acquire attempt from this process, not one per waiter (a
-//! thundering herd would multiply the requests per hand-off). A waiter that
-//! may share (a reader, a semaphore's permit), or that waits on several keys
-//! at once (`lock_any`, `lock_all`), listens instead: every release on any of
-//! its keys wakes it, as does every announcement on them (an election's
-//! observers).
+//! An exclusive waiter (plain, write, reentrant lock, a campaign, a
+//! semaphore's permit, and `lock_any` / `lock_all` over one resource) takes
+//! turns: waiters on one key form a FIFO line and only the head contends, so
+//! a release costs one acquire attempt from this process, not one per
+//! waiter (a thundering herd would multiply the requests per hand-off). A
+//! release frees one permit of a semaphore too, so its waiters take turns as
+//! well. A reader (it may share), a waiter on several keys at once
+//! (`lock_any`, `lock_all` over several resources: a release of one may
+//! suit any of them) and an election's observer listen instead: every
+//! release on any of their keys wakes them, as does every announcement.
 //!
 //! Notifications are hints, never the only way forward: a message is lost
 //! when the subscriber is reconnecting, when the broadcast buffer overflows,
