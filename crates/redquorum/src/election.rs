@@ -20,6 +20,7 @@ use crate::claim::Kind;
 use crate::error::Error;
 use crate::fence::FenceToken;
 use crate::held::Held;
+use crate::keys;
 use crate::leader::{Leader, leader_of};
 use crate::lock_api::lock_api;
 use crate::mutants::{self, Mutant};
@@ -244,19 +245,22 @@ impl Election {
     pub fn observe(&self) -> impl Stream<Item = Result<Option<Leader>, Error>> + Send + 'static {
         let election = self.clone();
         let key = election.redlock.key(&election.name);
+        let news = keys::news(&key);
         let interval = (election.redlock.options().ttl / 10).max(Duration::from_millis(10));
         // The stream's waiter never times out: it is a subscription.
         let forever = Instant::now() + Duration::from_secs(100 * 365 * 86_400);
         futures::stream::unfold(
             (election, None::<Option<Leader>>, None),
             move |(election, last, waiter)| {
-                let key = key.clone();
+                let (key, news) = (key.clone(), news.clone());
                 async move {
+                    // Releases (a resignation, a force-release) and news (a
+                    // new leader, a new value) both wake it.
                     let mut waiter = match waiter {
                         Some(waiter) => waiter,
                         None => {
                             let notifier = election.redlock.notifier();
-                            notifier.waiter(&[key.as_str()], false, forever).await
+                            notifier.waiter(&[&key, &news], false, forever).await
                         }
                     };
                     let mut first = last.is_none();

@@ -109,6 +109,14 @@ pub(crate) fn channel(lock_key: &str) -> String {
     format!("{CHANNEL_PREFIX}{lock_key}")
 }
 
+/// The line (and, by [`channel`], the channel) of a lock's news: a new
+/// leader or a leader's new value (`scripts/ops.lua`), which free nothing,
+/// so only an election's observers wait on it. Lock keys end with `}`, so
+/// this is never a lock key.
+pub(crate) fn news(lock_key: &str) -> String {
+    format!("{lock_key}:news")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,6 +130,10 @@ mod tests {
         assert_eq!(keys.slot(3).as_str(), Some("lock:{orders:42}:slot:3"));
         assert_eq!(lock_key("lock:", "a}b{c%"), "lock:{a%7Db%7Bc%25}");
         assert_eq!(channel("lock:{x}"), "redquorum:released:lock:{x}");
+        assert_eq!(
+            channel(&news("lock:{x}")),
+            "redquorum:released:lock:{x}:news"
+        );
     }
 
     #[test]

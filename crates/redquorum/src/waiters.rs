@@ -9,8 +9,9 @@
 //! release frees one permit of a semaphore too, so its waiters take turns as
 //! well. A reader (it may share), a waiter on several keys at once
 //! (`lock_any`, `lock_all` over several resources: a release of one may
-//! suit any of them) and an election's observer listen instead: every
-//! release on any of their keys wakes them, as does every announcement.
+//! suit any of them) and an election's observer (on the lock's key and its
+//! news, `keys::news`) listen instead: every announcement on any of their
+//! keys wakes them.
 //!
 //! Notifications are hints, never the only way forward: a message is lost
 //! when the subscriber is reconnecting, when the broadcast buffer overflows,
@@ -30,14 +31,6 @@ use crate::sync::lock;
 /// How many recent release tokens a line remembers, to count each release
 /// once although every node sends its own copy.
 const RECENT: usize = 4;
-
-/// Whether an announcement frees nothing: a new leader (`+<token>`) or a
-/// leader's new value (`~<token>:<value>`), as `scripts/ops.lua` tags them.
-/// It wakes listeners (an election's observers) but not an exclusive line's
-/// head, who would only try again against a held lock.
-fn frees_nothing(tag: &[u8]) -> bool {
-    matches!(tag.first(), Some(b'+' | b'~'))
-}
 
 /// Every line of local waiters, by lock key.
 #[derive(Default)]
@@ -147,8 +140,9 @@ impl Lines {
     }
 
     /// A release of `key` by `token` (`None`: unknown): wakes its line,
-    /// once per release although every node announces it. An announcement
-    /// that frees nothing wakes only the listeners ([`frees_nothing`]).
+    /// once per release although every node announces it. (An election's
+    /// news, which free nothing, come on a line of their own, `keys::news`,
+    /// that only observers wait on.)
     pub(crate) fn released(&self, key: &str, token: Option<&[u8]>) {
         if self.is_idle() {
             return;
@@ -157,11 +151,7 @@ impl Lines {
             return;
         };
         if token.is_none_or(|token| lock(&line.recent).is_new(token)) {
-            if token.is_some_and(frees_nothing) {
-                line.listeners.notify_waiters();
-            } else {
-                line.wake();
-            }
+            line.wake();
         }
     }
 
@@ -346,37 +336,6 @@ mod tests {
             release
         );
         assert!(woken.is_ok(), "the release of b did not wake the listener");
-    }
-
-    /// A new leader (`+<token>`) or a new value (`~<token>:<value>`) frees
-    /// nothing: it wakes an election's observers (listeners), never the head
-    /// of an exclusive line, who would only try again against a held lock.
-    #[tokio::test]
-    async fn an_announcement_that_frees_nothing_wakes_listeners_but_not_the_head() {
-        let lines = Arc::new(Lines::default());
-        let (mut head, _) = Waiter::join(&lines, &["k"], true);
-        let (mut observer, _) = Waiter::join(&lines, &["k"], false);
-        let far = Instant::now() + Duration::from_secs(60);
-        // A new head tries at once (nobody won before it); its next wait is for a release.
-        head.wait(Duration::from_secs(60), far).await;
-        let mut head_waits = std::pin::pin!(head.wait(Duration::from_secs(60), far));
-        let mut observer_waits = std::pin::pin!(observer.wait(Duration::from_secs(60), far));
-        assert!(futures::poll!(head_waits.as_mut()).is_pending());
-        assert!(futures::poll!(observer_waits.as_mut()).is_pending());
-        for announcement in [&b"+t1"[..], b"~t1:host-a"] {
-            lines.released("k", Some(announcement));
-            assert!(
-                futures::poll!(head_waits.as_mut()).is_pending(),
-                "{:?} woke the head",
-                String::from_utf8_lossy(announcement)
-            );
-        }
-        assert!(futures::poll!(observer_waits.as_mut()).is_ready());
-        lines.released("k", Some(b"t1"));
-        assert!(
-            futures::poll!(head_waits.as_mut()).is_ready(),
-            "the release did not wake the head"
-        );
     }
 
     #[test]

@@ -172,11 +172,13 @@ end
 
 -- Lock key -> tag: announced at the end of the call on
 -- 'redquorum:released:' .. key (notify.rs), so waiters wake without polling.
--- A release is tagged with the releasing token (or 'forced:' and the time);
--- what frees nothing is tagged '+' .. token (a new leader) or
--- '~' .. token .. ':' .. value (a leader's new value): those wake an
--- election's observers only (waiters.rs).
+-- A release is tagged with the releasing token (or 'forced:' and the time).
 local announce = {}
+-- Lock key -> news that frees nothing, announced on the key's news channel
+-- ('redquorum:released:' .. key .. ':news'), which only an election's
+-- observers subscribe to: '+' .. token (a new leader) or
+-- '~' .. token .. ':' .. value (a leader's new value).
+local news = {}
 
 local ops = {}
 
@@ -233,9 +235,12 @@ function ops.a(keys, args)
     if delay > 0 then
       redis.call('hset', lock, 'd:' .. token, delay)
     end
-    -- Taken again in this call: it was never free. A new leader is
-    -- announced instead (its observers wake), tagged apart from its release.
-    announce[lock] = kind == 'leader' and ('+' .. token) or nil
+    -- Taken again in this call: it was never free. A new leader is news
+    -- (its observers wake).
+    announce[lock] = nil
+    if kind == 'leader' then
+      news[lock] = '+' .. token
+    end
   end
   if not string.find(flags, 'p', 1, true) then
     return 1
@@ -345,7 +350,7 @@ function ops.m(keys, args)
   end
   redis.call('hset', lock, 'm:' .. token, args[2])
   -- Tagged with the value: each node's copy of one change wakes once.
-  announce[lock] = '~' .. token .. ':' .. args[2]
+  news[lock] = '~' .. token .. ':' .. args[2]
   return 1
 end
 
@@ -435,5 +440,8 @@ end
 for lock, token in pairs(announce) do
   -- Best effort: an ACL user without the channel permission still releases.
   redis.pcall('publish', 'redquorum:released:' .. lock, token)
+end
+for lock, tag in pairs(news) do
+  redis.pcall('publish', 'redquorum:released:' .. lock .. ':news', tag)
 end
 return answers
