@@ -13,8 +13,10 @@
 //! - `locker.rs`: [`RedquorumLocker`], [`Floor`]: the libraries behind
 //!   the harness's [`Locker`] trait (re-exported here), the one way every
 //!   benchmark and workload drives a lock.
-//! - `kinds.rs`: [`KindLocker`] over a [`LockKind`]: every other lock kind
-//!   (reentrant, write, any-of, all-of, semaphore, election) behind the same trait.
+//! - `kinds.rs`: [`KindLocker`] over a [`LockKind`]: every lock kind
+//!   (plain, reentrant, write, any-of, all-of, semaphore, election) behind
+//!   the same trait, for the benchmark rows beside the plain lock and for
+//!   `redquorum torture --kind` (`KindLocker::for_history`).
 //! - `redis_stats.rs`: [`CommandStats`] (requests from `INFO commandstats`).
 //! - `cpu.rs`: [`process_cpu`] (`getrusage`); `stats.rs`: [`Latencies`]
 //!   (an HDR histogram), [`median`].
