@@ -539,9 +539,12 @@ fn checks(results: &Results) -> Vec<(String, f64, &'static str, Option<bool>)> {
             }
         }
     }
+    let growth = |lib: &'static str| match (get("D3", lib), get("D9", lib)) {
+        (Some(d3), Some(d9)) => Some(ratio(d9.acq(0.5), d3.acq(0.5))),
+        _ => None,
+    };
     for lib in ["floor", "redquorum", "rslock"] {
-        if let (Some(d3), Some(d9)) = (get("D3", lib), get("D9", lib)) {
-            let r = ratio(d9.acq(0.5), d3.acq(0.5));
+        if let Some(r) = growth(lib) {
             let name = format!("D acquire p50 N=9/N=3 {lib}");
             if lib == "redquorum" {
                 push(&name, r, "<= 1.3", Some(r <= 1.3));
@@ -549,6 +552,16 @@ fn checks(results: &Results) -> Vec<(String, f64, &'static str, Option<bool>)> {
                 push(&name, r, INFO, None);
             }
         }
+    }
+    // Issue 14: the growth no worse than rslock's in the same run.
+    if let (Some(ours), Some(theirs)) = (growth("redquorum"), growth("rslock")) {
+        let r = ours / theirs;
+        push(
+            "D acquire p50 growth N=3 to 9 redquorum/rslock",
+            r,
+            "<= 1.0",
+            Some(r <= 1.0),
+        );
     }
     out
 }
