@@ -257,14 +257,13 @@ fn an_unknown_lock_kind_is_a_usage_error() {
     assert!(stderr.contains("unknown lock kind \"mutex\""), "{stderr}");
 }
 
-#[test]
-fn a_semaphore_on_a_majority_forgetting_its_keys_is_caught() {
-    // Outside the assumptions on purpose: the semaphore's slots are quorum
-    // locks, so a majority that forgets them lets two permits of one slot in.
-    let (out, stdout, stderr) = run(&[
-        "torture",
-        "--kind",
-        "semaphore",
+/// A run outside the assumptions on purpose: a majority of the nodes
+/// forgets its keys every 100 ms, so the run must fail, not pass. `extra`
+/// picks the lock kind.
+fn on_a_forgetting_majority(extra: &[&str]) -> (Output, String, String) {
+    let mut args = vec!["torture"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&[
         "--duration",
         "5s",
         "--ttl",
@@ -282,6 +281,14 @@ fn a_semaphore_on_a_majority_forgetting_its_keys_is_caught() {
         "--holders",
         "to-deadline=1,brief=1",
     ]);
+    run(&args)
+}
+
+#[test]
+fn a_semaphore_on_a_majority_forgetting_its_keys_is_caught() {
+    // The semaphore's slots are quorum locks, so a majority that forgets
+    // them lets two permits of one slot in.
+    let (out, stdout, stderr) = on_a_forgetting_majority(&["--kind", "semaphore"]);
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
     assert!(stdout.contains("semaphore lock"), "{stdout}");
     assert!(stdout.contains("[overlap] overlap on \"r0\""), "{stdout}");
@@ -289,26 +296,7 @@ fn a_semaphore_on_a_majority_forgetting_its_keys_is_caught() {
 
 #[test]
 fn a_majority_forgetting_its_keys_every_100ms_is_caught() {
-    // Outside the assumptions on purpose: the run must fail, not pass.
-    let (out, stdout, stderr) = run(&[
-        "torture",
-        "--duration",
-        "5s",
-        "--ttl",
-        "1s",
-        "--clients",
-        "8",
-        "--resources",
-        "1",
-        "--nemesis",
-        "forget",
-        "--fault-nodes",
-        "3",
-        "--fault-gap",
-        "100ms",
-        "--holders",
-        "to-deadline=1,brief=1",
-    ]);
+    let (out, stdout, stderr) = on_a_forgetting_majority(&[]);
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
     assert!(stdout.contains("[overlap] overlap on \"r0\""), "{stdout}");
     assert!(
