@@ -233,7 +233,7 @@ impl Batcher {
         let mut replies = vec![Err(noscript); ops.len()];
         let late = mutants::is_active(Mutant::NoscriptAfterUnwind);
         if late {
-            mutants::late_fallback(&self.client).await;
+            mutants::late_fallback(&self.client, &script::body(&script::OPS)).await;
         }
         let again = {
             let mut state = self.lock();

@@ -218,14 +218,13 @@ pub(crate) fn ops_source(source: &'static str) -> String {
     }
 }
 
-/// `NoscriptAfterUnwind`: the old engine's order. The script is reloaded at
-/// once (so calls sent meanwhile, like the attempt's unwind, run by EVALSHA
-/// and find nothing to undo) and the fallback EVAL is held back a while.
-pub(crate) async fn late_fallback(client: &fred::clients::Client) {
+/// `NoscriptAfterUnwind`: the old engine's order. The script (`body`) is
+/// reloaded at once (so calls sent meanwhile, like the attempt's unwind, run
+/// by EVALSHA and find nothing to undo) and the fallback EVAL is held back a
+/// while.
+pub(crate) async fn late_fallback(client: &fred::clients::Client, body: &str) {
     use fred::interfaces::LuaInterface;
-    let _: Result<String, _> = client
-        .script_load(crate::script::body(&crate::script::OPS))
-        .await;
+    let _: Result<String, _> = client.script_load(body).await;
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
 }
 
