@@ -180,9 +180,16 @@ mod duration {
         deserializer: D,
     ) -> Result<Option<Duration>, D::Error> {
         let text = Option::<String>::deserialize(deserializer)?;
-        text.map(|t| crate::env::parse_duration(&t).map_err(serde::de::Error::custom))
+        text.map(|t| super::parse_duration(&t).map_err(serde::de::Error::custom))
             .transpose()
     }
+}
+
+/// A duration written for people: `500ms`, `10s`, `2m`, `1h 30m` (a
+/// config file's values and the `REDQUORUM_*` variables, env.rs).
+pub(crate) fn parse_duration(value: &str) -> Result<Duration, String> {
+    humantime::parse_duration(value.trim())
+        .map_err(|e| format!("{value:?} is not a duration such as 500ms, 10s or 2m ({e})"))
 }
 
 #[cfg(test)]

@@ -2,10 +2,8 @@
 //! and [`Redlock::from_env`], the twelve-factor way to configure a
 //! `Redlock` (and the same `REDQUORUM_NODES` the `redquorum` command reads).
 
-use std::time::Duration;
-
 use crate::builder::RedlockBuilder;
-use crate::config::RedlockConfig;
+use crate::config::{RedlockConfig, parse_duration};
 use crate::error::BuildError;
 use crate::redlock::Redlock;
 
@@ -134,12 +132,6 @@ impl RedlockConfig {
     }
 }
 
-/// A duration written for people: `500ms`, `10s`, `2m`, `1h 30m`.
-pub(crate) fn parse_duration(value: &str) -> Result<Duration, String> {
-    humantime::parse_duration(value.trim())
-        .map_err(|e| format!("{value:?} is not a duration such as 500ms, 10s or 2m ({e})"))
-}
-
 impl Redlock {
     /// A `Redlock` configured by the `REDQUORUM_*` environment variables
     /// ([`RedlockConfig::from_env`] lists them): the twelve-factor way, and
@@ -169,6 +161,7 @@ impl Redlock {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn vars<'a>(
         pairs: &'a [(&'a str, &'a str)],

@@ -39,8 +39,9 @@
 //!
 //! - The handle: `redlock.rs` ([`Redlock`]), `shutdown.rs`
 //!   ([`Redlock::shutdown`]), `builder.rs`
-//!   ([`RedlockBuilder`], validation into [`BuildError`]), `node_source.rs`
-//!   (a builder's nodes: URLs or fred configs), `config.rs`
+//!   ([`RedlockBuilder`], validation into [`BuildError`]), `builder_nodes.rs`
+//!   (its methods that add masters), `node_source.rs` (a builder's nodes:
+//!   URLs or fred configs), `config.rs`
 //!   ([`RedlockConfig`]: settings as data, deserialisable with the `serde`
 //!   feature), `env.rs` (the `REDQUORUM_*` variables, [`Redlock::from_env`]),
 //!   `options.rs` ([`LockOptions`], [`WatchdogOptions`]).
@@ -94,6 +95,7 @@ mod any_of;
 mod backoff;
 mod batcher;
 mod builder;
+mod builder_nodes;
 mod claim;
 mod clock_watch;
 mod config;

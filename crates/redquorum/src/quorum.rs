@@ -25,7 +25,7 @@ use crate::notify::Notifier;
 use crate::op::{Code, Op};
 use crate::outcome::{NodeError, NodeOutcome};
 use crate::registry::Registry;
-use crate::settle::Operation;
+use crate::settle::{Operation, Settle};
 use crate::tally::{Decision, Tally};
 use crate::vote::{Vote, vote};
 
@@ -100,6 +100,14 @@ impl Quorum {
         self.nodes.quorum()
     }
 
+    /// Turns fan-outs' votes into results (settle.rs).
+    fn settling(&self) -> Settle<'_> {
+        Settle {
+            nodes: &self.nodes,
+            drift_factor: self.drift_factor,
+        }
+    }
+
     /// Marks the coordinator shut down: later operations fail at once.
     pub(crate) fn shut_down(&self) {
         self.shut.store(true, Ordering::SeqCst);
@@ -135,7 +143,9 @@ impl Quorum {
         let op = claim.acquire(fenced);
         let (decision, votes) = self.gather(|| op.clone(), Until::Decided).await;
         let elapsed = start.elapsed();
-        if !self.is_granted(decision, elapsed, claim.ttl) && !mutants::is_active(Mutant::NoUnwind) {
+        if !self.settling().is_granted(decision, elapsed, claim.ttl)
+            && !mutants::is_active(Mutant::NoUnwind)
+        {
             // Stragglers' acquires were sent on the same connections before
             // this unwind, so a late grant is always followed by its undoing.
             self.unwind(claim, &votes).await;
@@ -147,7 +157,9 @@ impl Quorum {
                 fence::highest_proposal(proposals, self.quorum())
             })
             .flatten();
-        let deadline = self.settle(Operation::Acquire, claim, decision, votes, start, elapsed)?;
+        let deadline =
+            self.settling()
+                .settle(Operation::Acquire, claim, decision, votes, start, elapsed)?;
         Ok(Grant { deadline, proposal })
     }
 
@@ -161,7 +173,8 @@ impl Quorum {
         let op = claim.extend();
         let (decision, votes) = self.gather(|| op.clone(), Until::Decided).await;
         let elapsed = start.elapsed();
-        self.settle(Operation::Extend, claim, decision, votes, start, elapsed)
+        self.settling()
+            .settle(Operation::Extend, claim, decision, votes, start, elapsed)
     }
 
     /// Owner-checked release on every node; returns on how many nodes our
@@ -200,7 +213,7 @@ impl Quorum {
                 gather.await
             }
         };
-        self.settle_release(claim, votes, start)
+        self.settling().settle_release(claim, votes, start)
     }
 
     /// Writes `token` back to a quorum, owner-checked: it lands only where
@@ -216,11 +229,11 @@ impl Quorum {
             Decision::Won => Ok(()),
             Decision::Contended => Err(Error::NotHeld {
                 resource: claim.resource.clone(),
-                outcomes: self.outcomes(votes),
+                outcomes: self.settling().outcomes(votes),
             }),
             Decision::Unavailable | Decision::Pending => Err(Error::FenceUnavailable {
                 resource: claim.resource.clone(),
-                outcomes: self.outcomes(votes),
+                outcomes: self.settling().outcomes(votes),
             }),
         }
     }
@@ -235,7 +248,7 @@ impl Quorum {
             Decision::Won => Ok(votes.iter().map(|v| v.value).max().unwrap_or(0)),
             _ => Err(Error::FenceUnavailable {
                 resource: claim.resource.clone(),
-                outcomes: self.outcomes(votes),
+                outcomes: self.settling().outcomes(votes),
             }),
         }
     }
@@ -246,7 +259,7 @@ impl Quorum {
         self.check_open()?;
         let op = claim.set_meta(meta);
         let (decision, votes) = self.gather(|| op.clone(), Until::Decided).await;
-        let (resource, outcomes) = (claim.resource.clone(), self.outcomes(votes));
+        let (resource, outcomes) = (claim.resource.clone(), self.settling().outcomes(votes));
         match decision {
             Decision::Won => Ok(()),
             Decision::Contended => Err(Error::NotHeld { resource, outcomes }),
@@ -270,7 +283,7 @@ impl Quorum {
         let (decision, votes) = self.gather(|| op.clone(), Until::Everyone).await;
         let unavailable = |votes| Error::Unavailable {
             resource: resource.to_owned(),
-            outcomes: self.outcomes(votes),
+            outcomes: self.settling().outcomes(votes),
         };
         if decision != Decision::Won {
             return Err(unavailable(votes));

@@ -8,12 +8,23 @@ use crate::claim::Claim;
 use crate::error::Error;
 use crate::nodes::Nodes;
 use crate::outcome::Outcomes;
-use crate::quorum::Quorum;
 use crate::tally::Decision;
 use crate::validity;
 use crate::vote::Vote;
 
-impl Quorum {
+/// What settling needs of the coordinator: its nodes and the drift factor
+/// (`Quorum::settling`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Settle<'a> {
+    pub(crate) nodes: &'a Nodes,
+    pub(crate) drift_factor: f64,
+}
+
+impl Settle<'_> {
+    fn quorum(&self) -> usize {
+        self.nodes.quorum()
+    }
+
     /// True when a fan-out ended in a quorum with validity left.
     pub(crate) fn is_granted(&self, decision: Decision, elapsed: Duration, ttl: Duration) -> bool {
         decision == Decision::Won && validity::validity(ttl, elapsed, self.drift_factor).is_some()
@@ -31,7 +42,7 @@ impl Quorum {
         start: Instant,
         elapsed: Duration,
     ) -> Result<Instant, Error> {
-        trace_votes(&votes, &self.nodes, elapsed);
+        trace_votes(&votes, self.nodes, elapsed);
         let resource = claim.resource.clone();
         let result = match decision {
             Decision::Won => match validity::validity(claim.ttl, elapsed, self.drift_factor) {
@@ -72,7 +83,7 @@ impl Quorum {
         start: Instant,
     ) -> Result<usize, Error> {
         let elapsed = start.elapsed();
-        trace_votes(&votes, &self.nodes, elapsed);
+        trace_votes(&votes, self.nodes, elapsed);
         let released = votes.iter().filter(|v| v.outcome.is_acquired()).count();
         let taken = votes.iter().filter(|v| v.outcome.is_taken()).count();
         let result = if released > 0 {
