@@ -22,12 +22,12 @@ fn run(args: &[&str]) -> (Output, String, String) {
     (out, stdout, stderr)
 }
 
-#[test]
-fn a_short_torture_prints_only_json_on_stdout_and_the_summary_line_on_stderr() {
-    let (out, stdout, stderr) = run(&[
-        "torture",
-        "--duration",
-        "4s",
+/// 6 clients on 2 resources, a 1 s TTL, stall, reset, latency and
+/// partition faults, the JSON report; `extra` adds the duration and more.
+fn short_run_under_network_faults(extra: &[&str]) -> (Output, String, String) {
+    let mut args = vec!["torture"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&[
         "--clients",
         "6",
         "--resources",
@@ -38,6 +38,12 @@ fn a_short_torture_prints_only_json_on_stdout_and_the_summary_line_on_stderr() {
         "stall,reset,latency,partition",
         "--json",
     ]);
+    run(&args)
+}
+
+#[test]
+fn a_short_torture_prints_only_json_on_stdout_and_the_summary_line_on_stderr() {
+    let (out, stdout, stderr) = short_run_under_network_faults(&["--duration", "4s"]);
     assert!(
         out.status.success(),
         "status {:?}\n{stdout}\n{stderr}",
@@ -135,22 +141,8 @@ fn every_lock_kind_passes_a_short_torture_under_faults() {
         "semaphore",
         "election",
     ] {
-        let (out, stdout, stderr) = run(&[
-            "torture",
-            "--kind",
-            kind,
-            "--duration",
-            "3s",
-            "--clients",
-            "6",
-            "--resources",
-            "2",
-            "--ttl",
-            "1s",
-            "--nemesis",
-            "stall,reset,latency,partition",
-            "--json",
-        ]);
+        let (out, stdout, stderr) =
+            short_run_under_network_faults(&["--kind", kind, "--duration", "3s"]);
         assert!(
             out.status.success(),
             "{kind}: status {:?}\n{stdout}\n{stderr}",
