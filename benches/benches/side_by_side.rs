@@ -25,8 +25,8 @@ use std::time::{Duration, Instant};
 
 use redquorum::{LockOptions, Redlock};
 use redquorum_benches::{
-    CommandStats, Floor, Grant, KindLocker, LockKind, Locker, RedquorumLocker, Refusal, Sample,
-    Workload, median, round3, run,
+    CommandStats, Floor, Grant, KindLocker, LockKind, Locker, Refusal, Sample, Workload, median,
+    round3, run,
 };
 use redquorum_harness::Cluster;
 
@@ -301,8 +301,8 @@ async fn repeat(results: &mut Results, urls: &[String], plan: Plan, round: usize
             .await
             .expect("floor connects"),
     );
-    let ours = Arc::new(RedquorumLocker::new(redlock(five, true)));
-    let unfenced = Arc::new(RedquorumLocker::new(redlock(five, false)));
+    let ours = Arc::new(KindLocker::new(redlock(five, true), LockKind::Plain));
+    let unfenced = Arc::new(KindLocker::new(redlock(five, false), LockKind::Plain));
     let peer = Arc::new(rslock(five));
     warm_up(&floor).await;
     warm_up(&ours).await;
@@ -330,7 +330,7 @@ async fn repeat(results: &mut Results, urls: &[String], plan: Plan, round: usize
                 .await
                 .expect("floor connects"),
         );
-        let ours = Arc::new(RedquorumLocker::new(redlock(nodes, true)));
+        let ours = Arc::new(KindLocker::new(redlock(nodes, true), LockKind::Plain));
         let peer = Arc::new(rslock(nodes));
         warm_up(&floor).await;
         warm_up(&ours).await;

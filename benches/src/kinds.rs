@@ -1,7 +1,8 @@
-//! Every lock kind of redquorum behind the [`Locker`] trait: for the
-//! benchmark rows of the other kinds beside the plain lock
-//! (`RedquorumLocker`), and for `redquorum torture --kind`, which records
-//! each grant's owner and fencing token ([`KindLocker::for_history`]).
+//! redquorum behind the [`Locker`] trait, every lock kind: the one adapter
+//! of the library, for the benchmarks (the plain lock and each other kind
+//! beside it), `redquorum bench`, and `redquorum torture --kind` and the
+//! scenario tests, which record each grant's owner and fencing token
+//! ([`KindLocker::for_history`]).
 
 use std::fmt;
 use std::str::FromStr;
@@ -161,6 +162,12 @@ impl HeldKind {
 
 /// One [`LockKind`] on each resource, through its blocking acquire.
 ///
+/// [`new`](Self::new) measures the lock alone: its grants carry neither the
+/// owner token nor the fencing token (nothing is formatted or asked for
+/// beyond the lock). [`for_history`](Self::for_history) is for a checked
+/// history: each grant carries the owner token and the fencing token (one
+/// write-back to a quorum per grant).
+///
 /// # Examples
 ///
 /// ```
@@ -195,8 +202,12 @@ impl KindLocker {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// # let cluster = redquorum_harness::Cluster::start(3).unwrap();
+    /// use redquorum_benches::{KindLocker, LockKind, Locker};
     /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build().unwrap();
-    /// let locker = redquorum_benches::KindLocker::new(redlock, redquorum_benches::LockKind::Write);
+    /// let locker = KindLocker::new(redlock, LockKind::Plain);
+    /// let grant = locker.acquire("r").await.unwrap();
+    /// assert_eq!(grant.fence, None);
+    /// locker.release(grant.held).await.unwrap();
     /// # }
     /// ```
     #[must_use]
@@ -255,8 +266,7 @@ impl KindLocker {
     }
 
     /// As [`new`](Self::new), for a checked history: each grant carries its
-    /// owner token and asks for its fencing token (as
-    /// `RedquorumLocker::for_history` does for the plain lock).
+    /// owner token and asks for its fencing token.
     ///
     /// # Examples
     ///
@@ -265,10 +275,13 @@ impl KindLocker {
     /// # let cluster = redquorum_harness::Cluster::start(3).unwrap();
     /// use redquorum_benches::{KindLocker, LockKind, Locker};
     /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build().unwrap();
-    /// let locker = KindLocker::for_history(redlock, LockKind::Semaphore);
-    /// let grant = locker.acquire("r").await.unwrap();
-    /// assert!(!grant.owner.is_empty() && grant.fence.is_some());
-    /// locker.release(grant.held).await.unwrap();
+    /// for kind in [LockKind::Plain, LockKind::Semaphore] {
+    ///     let locker = KindLocker::for_history(redlock.clone(), kind);
+    ///     let grant = locker.acquire("r").await.unwrap();
+    ///     assert_eq!(grant.owner.len(), 32);
+    ///     assert!(grant.fence.is_some());
+    ///     locker.release(grant.held).await.unwrap();
+    /// }
     /// # }
     /// ```
     #[must_use]
@@ -312,8 +325,11 @@ impl Locker for KindLocker {
             return Ok(Grant::new(held, String::new(), deadline));
         }
         let owner = held.owner();
-        // As RedquorumLocker: a holder whose write-back failed has no token
-        // and does not touch a fenced store.
+        // The one place a workload reads a lock's fencing token (the checker
+        // requires tokens to increase in grant order, and the store refuses
+        // stale ones). The write-back may fail (the lease ran out first, or
+        // no quorum confirmed it): the holder then has no token and does
+        // not touch a fenced store.
         let fence = held.fence().await.ok();
         Ok(Grant::new(held, owner, deadline).with_fence(fence))
     }

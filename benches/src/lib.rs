@@ -10,13 +10,13 @@
 //!
 //! - `workload.rs`: [`Workload`] (A sequential, B parallel, C contended, C2
 //!   ping-pong), [`run`], [`Sample`], [`Report`] (the JSON figures).
-//! - `locker.rs`: [`RedquorumLocker`], [`Floor`]: the libraries behind
-//!   the harness's [`Locker`] trait (re-exported here), the one way every
-//!   benchmark and workload drives a lock.
-//! - `kinds.rs`: [`KindLocker`] over a [`LockKind`]: every lock kind
-//!   (plain, reentrant, write, any-of, all-of, semaphore, election) behind
-//!   the same trait, for the benchmark rows beside the plain lock and for
-//!   `redquorum torture --kind` (`KindLocker::for_history`).
+//! - `kinds.rs`: [`KindLocker`] over a [`LockKind`]: redquorum behind the
+//!   harness's [`Locker`] trait (re-exported here), every lock kind (plain,
+//!   reentrant, write, any-of, all-of, semaphore, election), the one way
+//!   every benchmark, `redquorum bench`, `redquorum torture` and the scenario
+//!   tests drive the library.
+//! - `locker.rs`: [`Floor`] (the same script through fred, no lock logic)
+//!   and [`refusal_kind`].
 //! - `redis_stats.rs`: [`CommandStats`] (requests from `INFO commandstats`).
 //! - `cpu.rs`: [`process_cpu`] (`getrusage`); `stats.rs`: [`Latencies`]
 //!   (an HDR histogram), [`median`].
@@ -33,7 +33,7 @@ mod workload;
 
 pub use cpu::process_cpu;
 pub use kinds::{HeldKind, KindLocker, LockKind};
-pub use locker::{Floor, RedquorumLocker, refusal_kind};
+pub use locker::{Floor, refusal_kind};
 pub use redis_stats::CommandStats;
 pub use redquorum_harness::{Grant, Locker, Refusal};
 pub use stats::{Latencies, median};

@@ -1,5 +1,7 @@
-//! The lock libraries behind the harness's one [`Locker`] trait: redquorum,
-//! and the floor (a raw fred fan-out of the same scripts, no lock logic).
+//! The floor behind the harness's one [`Locker`] trait (a raw fred fan-out
+//! of redquorum's script, no lock logic), and what every redquorum adapter
+//! shares: the refusal kinds and the commands redquorum sends (the one
+//! adapter of the library itself is `kinds.rs`'s `KindLocker`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -9,72 +11,8 @@ use fred::interfaces::ClientLike;
 use fred::prelude::{Config, ConnectionConfig, PerformanceConfig, ReconnectPolicy};
 use fred::types::Value;
 use fred::types::scripts::Script;
-use redquorum::{Error, Lock, Redlock};
+use redquorum::Error;
 use redquorum_harness::{Grant, Locker, Refusal};
-
-/// redquorum: `Redlock::lock` then `Lock::release`, as every driver of the
-/// library uses it (`redquorum bench`, `redquorum torture`, the side-by-side
-/// bench, the scenario tests).
-///
-/// [`new`](Self::new) measures the lock alone: its grants carry neither the
-/// owner token nor the fencing token (nothing is formatted or asked for
-/// beyond the lock). [`for_history`](Self::for_history) is for the torture
-/// workload and its checker: each grant carries the owner token and the
-/// fencing token (`Lock::fence`, one write-back to a quorum per grant).
-#[derive(Debug, Clone)]
-pub struct RedquorumLocker {
-    redlock: Redlock,
-    for_history: bool,
-}
-
-impl RedquorumLocker {
-    /// The lock alone, for benchmarks.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// # let cluster = redquorum_harness::Cluster::start(3).unwrap();
-    /// use redquorum_benches::{Locker, RedquorumLocker};
-    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build().unwrap();
-    /// let locker = RedquorumLocker::new(redlock);
-    /// let grant = locker.acquire("r").await.unwrap();
-    /// assert_eq!(grant.fence, None);
-    /// locker.release(grant.held).await.unwrap();
-    /// # }
-    /// ```
-    #[must_use]
-    pub fn new(redlock: Redlock) -> Self {
-        Self {
-            redlock,
-            for_history: false,
-        }
-    }
-
-    /// Grants with the owner and fencing tokens, for a history checker.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// # let cluster = redquorum_harness::Cluster::start(3).unwrap();
-    /// use redquorum_benches::{Locker, RedquorumLocker};
-    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build().unwrap();
-    /// let locker = RedquorumLocker::for_history(redlock);
-    /// let grant = locker.acquire("r").await.unwrap();
-    /// assert!(grant.fence.is_some());
-    /// assert_eq!(grant.owner.len(), 32);
-    /// locker.release(grant.held).await.unwrap();
-    /// # }
-    /// ```
-    #[must_use]
-    pub fn for_history(redlock: Redlock) -> Self {
-        Self {
-            redlock,
-            for_history: true,
-        }
-    }
-}
 
 /// A one-word kind for a refused acquire, as reports group them.
 ///
@@ -94,46 +32,6 @@ pub fn refusal_kind(error: &Error) -> &'static str {
         Error::Lost { .. } => "lost",
         Error::WaitTimeout { last, .. } => refusal_kind(last),
         _ => "other",
-    }
-}
-
-impl Locker for RedquorumLocker {
-    type Held = Lock;
-
-    async fn acquire(&self, resource: &str) -> Result<Grant<Lock>, Refusal> {
-        let lock = self
-            .redlock
-            .lock(resource)
-            .await
-            .map_err(|e| Refusal::new(refusal_kind(&e), e.to_string()))?;
-        if !self.for_history {
-            let deadline = lock.deadline();
-            return Ok(Grant::new(lock, String::new(), deadline));
-        }
-        let owner = lock.owner().to_string();
-        let deadline = lock.deadline();
-        // The one place a workload reads the lock's fencing token (the
-        // checker requires tokens to increase in grant order, and the store
-        // refuses stale ones). The write-back may fail (the lease ran out
-        // first, or no quorum confirmed it): then the holder has no token,
-        // and does not touch a fenced store.
-        let fence = lock.fence().await.ok().map(|token| token.get());
-        Ok(Grant::new(lock, owner, deadline).with_fence(fence))
-    }
-
-    async fn extend(&self, lock: &mut Lock) -> Result<Instant, Refusal> {
-        match lock.extend().await {
-            Ok(_) => Ok(lock.deadline()),
-            Err(e) => Err(Refusal::new(refusal_kind(&e), e.to_string())),
-        }
-    }
-
-    async fn release(&self, held: Lock) -> Result<(), String> {
-        held.release().await.map(|_| ()).map_err(|e| e.to_string())
-    }
-
-    fn client_commands(&self) -> &'static [&'static str] {
-        REDQUORUM_COMMANDS
     }
 }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use redquorum::Redlock;
-use redquorum_benches::RedquorumLocker;
+use redquorum_benches::{KindLocker, LockKind};
 use redquorum_harness::{
     AuditConfig, ClientPauser, Cluster, Evidence, Exercised, FaultLog, History, KeyAudit, Nemesis,
     NemesisConfig, ProtectedStore, Proxies, Verdict, WorkloadConfig, check, check_evidence,
@@ -16,8 +16,8 @@ use redquorum_harness::{
 /// The lock under test, as the workload sees it: the one adapter every
 /// driver uses (`redquorum_benches`), with the owner and fencing tokens in
 /// each grant.
-pub fn locker(redlock: Redlock) -> RedquorumLocker {
-    RedquorumLocker::for_history(redlock)
+pub fn locker(redlock: Redlock) -> KindLocker {
+    KindLocker::for_history(redlock, LockKind::Plain)
 }
 
 /// A short name for why a lock was refused.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use redquorum::{LockOptions, Redlock};
-use redquorum_benches::{RedquorumLocker, Workload, run};
+use redquorum_benches::{KindLocker, LockKind, Workload, run};
 
 use crate::exit;
 use crate::nodes_arg::NodesArg;
@@ -98,7 +98,7 @@ pub(crate) async fn run_bench(nodes: &NodesArg, args: BenchArgs, verbosity: Verb
         return exit::UNAVAILABLE.into();
     }
     let tag = format!("bench:{}:{}", std::process::id(), workload.name());
-    let locker = Arc::new(RedquorumLocker::new(redlock));
+    let locker = Arc::new(KindLocker::new(redlock, LockKind::Plain));
     let bar = progress::timed(verbosity, args.duration, workload.name());
     let ticker = progress::tick_over_time(&bar);
     let sample = run(locker, workload, args.duration, &tag).await;
