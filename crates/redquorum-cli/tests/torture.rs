@@ -189,6 +189,39 @@ fn a_lock_delay_run_checks_the_holders_that_vanished() {
 }
 
 #[test]
+fn a_lock_delay_run_where_no_holder_vanished_is_vacuous_and_so_is_its_recheck() {
+    // Brief holders always release in time: the lock-delay rule had nothing
+    // to judge, so the run proves nothing about it, now or when re-checked.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("run.jsonl");
+    let path_text = path.to_str().expect("utf-8 path");
+    let (out, stdout, stderr) = run(&[
+        "torture",
+        "--lock-delay",
+        "1s",
+        "--duration",
+        "2s",
+        "--ttl",
+        "1s",
+        "--clients",
+        "4",
+        "--resources",
+        "1",
+        "--nemesis",
+        "none",
+        "--holders",
+        "brief=1",
+        "--history",
+        path_text,
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
+    assert!(stdout.contains("no holder vanished"), "{stdout}");
+    let (out, again, stderr) = run(&["torture", "--recheck", path_text]);
+    assert_eq!(out.status.code(), Some(2), "{again}\n{stderr}");
+    assert!(again.contains("no holder vanished"), "{again}");
+}
+
+#[test]
 fn a_lock_delay_with_an_election_is_a_usage_error() {
     let (out, _, stderr) = run(&[
         "torture",

@@ -230,7 +230,10 @@ impl RedlockBuilder {
     /// (`appendfsync always`) and has been up for less than `max_ttl` does not
     /// count toward a quorum, because it may have lost keys in a crash.
     /// Must be at least the TTL, and cover every [`LockOptions::ttl`] used
-    /// with [`Redlock::with_options`](crate::Redlock::with_options).
+    /// with [`Redlock::with_options`](crate::Redlock::with_options); with a
+    /// [`LockOptions::lock_delay`], cover the TTL plus the delay (a node
+    /// that lost a hold must not vote while that hold's delay would still
+    /// block the resource).
     /// Default: off (fresh non-durable nodes vote at once; restart crashed
     /// nodes only after the max TTL yourself, see `docs/operations.md`).
     ///

@@ -208,7 +208,8 @@ fn recheck(path: &std::path::Path, json: bool) -> ExitCode {
         .filter_map(|k| k.parse().ok())
         .collect();
     let duration = Duration::from_millis(file.info.duration_ms);
-    let vacuous = exercised.vacuous(duration, &kinds, &[]);
+    let mut vacuous = exercised.vacuous(duration, &kinds, &[]);
+    vacuous.extend(plan::lock_delay_untested(&file));
     let elapsed = file
         .sessions
         .iter()

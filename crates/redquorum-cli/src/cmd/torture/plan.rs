@@ -31,7 +31,7 @@ pub(crate) struct Plan {
     pub(crate) clock_ahead: Option<Duration>,
     /// Node 0's clock alone runs this many times as fast (libfaketime):
     /// outside the drift allowance, so the lock's clock monitoring must
-    /// take its vote away before the clients start.
+    /// take its vote away (each client's handle probes every ttl / 10).
     pub(crate) fast_node: Option<f64>,
     pub(crate) store: Option<String>,
     pub(crate) ttl: Duration,
@@ -150,8 +150,9 @@ impl Plan {
         // can lose a granted hold (the first soak on the one engine found an
         // overlap that way). Assumption (c) then needs the delayed-restart
         // rule, which the lock enforces itself with `max_ttl`.
+        // With a lock-delay a lost hold blocks for the TTL plus the delay.
         let builder = if self.delayed_restart() {
-            builder.max_ttl(self.ttl)
+            builder.max_ttl(self.ttl + self.lock_delay)
         } else {
             builder
         };
@@ -262,9 +263,9 @@ impl Plan {
             .redlock(proxies.urls(), &prefix)
             .map_err(Stopped::Setup)?;
         if self.delayed_restart() {
-            // Fresh nodes vote only once up for the TTL: start the clock then,
+            // Fresh nodes vote only once up for max_ttl: start the clock then,
             // not while every attempt is refused.
-            let deadline = Instant::now() + self.ttl + Duration::from_secs(5);
+            let deadline = Instant::now() + self.ttl + self.lock_delay + Duration::from_secs(5);
             while Instant::now() < deadline
                 && redlock
                     .health()
@@ -423,14 +424,7 @@ impl Plan {
             .collect();
         let mut vacuous = exercised.vacuous(self.duration, &struck, &holders);
         vacuous.extend(unchecked);
-        if let Some(rule) = &file.info.lock_delay
-            && vanished_holders(&file.sessions, rule) == 0
-        {
-            vacuous.push(
-                "no holder vanished (released after its hold expired), so the lock-delay was never tested"
-                    .to_owned(),
-            );
-        }
+        vacuous.extend(lock_delay_untested(&file));
         let mut fault_errors = notes;
         fault_errors.extend(faults.errors);
         Ok(Ran {
@@ -442,6 +436,17 @@ impl Plan {
             elapsed: started.elapsed(),
         })
     }
+}
+
+/// Why a run with a lock-delay proves nothing about it: no holder vanished
+/// (released after its hold expired), so the rule had nothing to judge. For
+/// a run and for its `--recheck`.
+pub(crate) fn lock_delay_untested(file: &HistoryFile) -> Option<String> {
+    let rule = file.info.lock_delay.as_ref()?;
+    (vanished_holders(&file.sessions, rule) == 0).then(|| {
+        "no holder vanished (released after its hold expired), so the lock-delay was never tested"
+            .to_owned()
+    })
 }
 
 /// A line on stderr every few seconds, so a long run shows it is alive.
