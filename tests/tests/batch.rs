@@ -156,7 +156,6 @@ async fn a_local_hand_off_sends_the_release_and_the_next_acquire_in_one_call() {
     let redlock = redlock_on(&nodes.urls()).with_options(&waits).unwrap();
     let held = redlock.lock("hand-off").await.unwrap();
     let key = held.key().to_owned();
-    let channel = format!("redquorum:released:{key}");
     let evalsha =
         |nodes: &redquorum_harness::Cluster| -> Vec<u64> { vec![calls(nodes, 0, "evalsha")] };
     let before = evalsha(&nodes);
@@ -165,9 +164,11 @@ async fn a_local_hand_off_sends_the_release_and_the_next_acquire_in_one_call() {
     // The waiter tries, subscribes, tries once more (a release may have come
     // before its subscription), then sleeps until woken.
     let parked = eventually(Duration::from_secs(5), || async {
-        let subscribed = matches!(nodes.command(0, &["PUBSUB", "NUMSUB", &channel]),
-                Ok(Reply::Array(Some(ref items))) if items.get(1).and_then(Reply::as_int) == Some(1));
-        subscribed && evalsha(&nodes).iter().zip(&before).all(|(now, was)| now - was == 2)
+        common::subscribers(&nodes, 0, &key) == 1
+            && evalsha(&nodes)
+                .iter()
+                .zip(&before)
+                .all(|(now, was)| now - was == 2)
     })
     .await;
     assert!(parked, "the waiter never subscribed and retried");

@@ -113,17 +113,6 @@ async fn a_leader_cut_off_from_a_majority_loses_its_lease_and_cannot_proclaim() 
     assert!(matches!(err, Error::Unavailable { .. }), "{err}");
 }
 
-/// Subscribers of `channel` on node `i`.
-fn subscribers(nodes: &redquorum_harness::Cluster, i: usize, channel: &str) -> i64 {
-    match nodes.command(i, &["PUBSUB", "NUMSUB", channel]) {
-        Ok(redquorum_harness::Reply::Array(Some(items))) => items
-            .get(1)
-            .and_then(redquorum_harness::Reply::as_int)
-            .unwrap_or(-1),
-        _ => -1,
-    }
-}
-
 #[tokio::test]
 async fn news_of_a_new_leader_or_value_reach_observers_only() {
     // A waiting campaigner is woken by a release only; a new leader or a
@@ -134,8 +123,7 @@ async fn news_of_a_new_leader_or_value_reach_observers_only() {
     let redlock = redlock(&nodes, Duration::from_secs(10));
     let election = redlock.election("news").unwrap();
     let key = redlock.key("news");
-    let releases = format!("redquorum:released:{key}");
-    let news = format!("redquorum:released:{key}:news");
+    let news = format!("{key}:news");
     let leader = election.campaign("host-a").await.unwrap();
     let waiting = tokio::spawn({
         let election = election.clone();
@@ -143,15 +131,15 @@ async fn news_of_a_new_leader_or_value_reach_observers_only() {
     });
     assert!(
         common::eventually(Duration::from_secs(5), || async {
-            (0..3).all(|i| subscribers(&nodes, i, &releases) == 1)
+            (0..3).all(|i| common::subscribers(&nodes, i, &key) == 1)
         })
         .await,
         "the campaigner never subscribed to the release channel"
     );
-    assert!((0..3).all(|i| subscribers(&nodes, i, &news) == 0));
+    assert!((0..3).all(|i| common::subscribers(&nodes, i, &news) == 0));
     let mut leaders = pin!(election.observe());
     assert_eq!(next_leader(&mut leaders).await.unwrap().value(), "host-a");
-    assert!((0..3).all(|i| subscribers(&nodes, i, &news) == 1));
+    assert!((0..3).all(|i| common::subscribers(&nodes, i, &news) == 1));
     leader.proclaim("host-a, ready").await.unwrap();
     assert_eq!(
         next_leader(&mut leaders).await.unwrap().value(),

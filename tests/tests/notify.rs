@@ -9,9 +9,9 @@ mod common;
 
 use std::time::Duration;
 
-use common::{cluster, eventually};
+use common::{cluster, eventually, subscribers};
 use redquorum::{LockOptions, Redlock};
-use redquorum_harness::{Cluster, Reply};
+use redquorum_harness::Cluster;
 
 /// Long enough that a waiter relying on its backoff never retries during a test.
 const HOUR: Duration = Duration::from_secs(3600);
@@ -47,15 +47,6 @@ async fn acquired_within(
         .unwrap_or_else(|_| panic!("not acquired within {WITHIN:?}: {why}"))
         .expect("task")
         .expect("acquired")
-}
-
-/// Subscribers of the release channel of `key` on node `i`.
-fn subscribers(cluster: &Cluster, i: usize, key: &str) -> i64 {
-    let channel = format!("redquorum:released:{key}");
-    match cluster.command(i, &["PUBSUB", "NUMSUB", &channel]) {
-        Ok(Reply::Array(Some(items))) => items.get(1).and_then(Reply::as_int).unwrap_or(-1),
-        _ => -1,
-    }
 }
 
 /// Pub/sub connections open on node `i`.

@@ -200,6 +200,17 @@ where
 
 /// `calls=` of `cmdstat_<name>` on node `i` (0 when never called). Commands
 /// run inside scripts count too (`set`, `del`).
+/// Subscribers of the release channel of `key` (`redquorum:released:<key>`)
+/// on node `i`; -1 if it could not be read. An election's news channel is
+/// that of `<key>:news`.
+pub fn subscribers(cluster: &Cluster, i: usize, key: &str) -> i64 {
+    let channel = format!("redquorum:released:{key}");
+    match cluster.command(i, &["PUBSUB", "NUMSUB", &channel]) {
+        Ok(Reply::Array(Some(items))) => items.get(1).and_then(Reply::as_int).unwrap_or(-1),
+        _ => -1,
+    }
+}
+
 pub fn calls(cluster: &Cluster, i: usize, name: &str) -> u64 {
     let info = cluster
         .command(i, &["INFO", "commandstats"])
