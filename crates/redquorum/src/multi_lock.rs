@@ -89,8 +89,9 @@ impl Redlock {
     pub async fn try_lock_all<S: AsRef<str>>(&self, resources: &[S]) -> Result<MultiLock, Error> {
         let resources = sorted_set(resources)?;
         if mutants::is_active(Mutant::AllOfLastOnly) {
-            let last = &resources[resources.len() - 1..];
-            let claim = self.claim(Kind::Lock, &last[0])?;
+            // `sorted_set` refuses an empty set.
+            let last = &resources[resources.len() - 1];
+            let claim = self.claim(Kind::Lock, last)?;
             return Ok(MultiLock {
                 held: self.take(claim).await?,
                 resources,
