@@ -341,8 +341,17 @@ impl Locker for KindLocker {
         }
     }
 
+    /// `Ok` only when a quorum of nodes confirmed the release (the library
+    /// returns `Ok` from one node on, as a release is best effort).
     async fn release(&self, held: HeldKind) -> Result<(), String> {
-        held.release().await.map(|_| ()).map_err(|e| e.to_string())
+        let quorum = self.redlock.quorum();
+        match held.release().await {
+            Ok(released) if released >= quorum => Ok(()),
+            Ok(released) => Err(format!(
+                "released on {released} nodes, fewer than a quorum of {quorum}"
+            )),
+            Err(e) => Err(e.to_string()),
+        }
     }
 
     fn client_commands(&self) -> &'static [&'static str] {

@@ -7,8 +7,10 @@
 //! write whose token is below one it accepted before, (4) no lock key
 //! outlived the run plus the max TTL, and (5) from the key audit taken
 //! during the run, no lock key lived on after its owner's attempt was
-//! unwound or its lease released, and (6) with a lock-delay, no grant came
-//! within the delay after a holder that vanished (`lock_delay.rs`).
+//! unwound or its lease released, (6) with a lock-delay, no grant came
+//! within the delay after a holder that vanished (`lock_delay.rs`), and (7)
+//! an operator's inspections and force-releases kept their promises
+//! (`operator.rs`; a force-release excuses the overlap it causes).
 //! Unfenced holders that write after their deadline (the assumption a
 //! paused client breaks) are flagged too.
 
@@ -22,6 +24,7 @@ use crate::audit::KeyLife;
 use crate::fault_log::FaultEvent;
 use crate::history::{Outcome, Session};
 use crate::lock_delay::{LockDelayRule, early_grants};
+use crate::operator::{OperatorCall, OperatorFault, broken_promises, excuses_overlap};
 
 /// A lock key found on a node after the run plus the max TTL.
 ///
@@ -129,11 +132,22 @@ pub enum Violation {
         /// The earliest moment a grant was allowed.
         blocked_until: Duration,
     },
+    /// An operator's inspection or force-release broke its promise about
+    /// `session`.
+    Operator {
+        /// The call.
+        call: Box<OperatorCall>,
+        /// The holder it concerns.
+        session: Box<Session>,
+        /// What it got wrong.
+        fault: OperatorFault,
+    },
 }
 
 impl Violation {
     /// A short name for counting: `overlap`, `stale-write`, `lost-update`,
-    /// `counter`, `leaked`, `fence`, `orphan-key`, `lock-delay`.
+    /// `counter`, `leaked`, `fence`, `orphan-key`, `lock-delay`, `inspection`,
+    /// `force-release`.
     ///
     /// # Examples
     ///
@@ -153,6 +167,11 @@ impl Violation {
             Violation::FenceNotIncreasing { .. } => "fence",
             Violation::OrphanKey { .. } => "orphan-key",
             Violation::EarlyGrant { .. } => "lock-delay",
+            Violation::Operator {
+                fault: OperatorFault::LongGone | OperatorFault::Missed,
+                ..
+            } => "inspection",
+            Violation::Operator { .. } => "force-release",
         }
     }
 
@@ -180,6 +199,7 @@ impl Violation {
             Violation::FenceNotIncreasing { later, .. } => later.grant,
             Violation::OrphanKey { key, .. } => Some(key.last_seen),
             Violation::EarlyGrant { early, .. } => early.grant,
+            Violation::Operator { call, .. } => Some(call.start),
             Violation::CounterMismatch { .. } | Violation::Leaked(_) => None,
         }
     }
@@ -207,6 +227,7 @@ impl Violation {
             Violation::EarlyGrant {
                 vanished, early, ..
             } => vec![vanished, early],
+            Violation::Operator { session, .. } => vec![session],
             Violation::CounterMismatch { .. } | Violation::Leaked(_) => Vec::new(),
         }
     }
@@ -272,6 +293,11 @@ impl fmt::Display for Violation {
                 early.resource,
                 blocked_until.as_secs_f64()
             ),
+            Violation::Operator {
+                call,
+                session,
+                fault,
+            } => write!(f, "{call}\n  {fault}:\n  {session}"),
         }
     }
 }
@@ -358,6 +384,11 @@ pub struct Evidence<'a> {
     pub slack: Duration,
     /// The run's lock-delay, when its lock had one (checked: no early grant).
     pub lock_delay: Option<LockDelayRule>,
+    /// An operator's inspections and force-releases during the run.
+    pub operator: &'a [OperatorCall],
+    /// How many nodes the lock had (an inspection every node answered must
+    /// name every certain holder). Zero: unknown, not checked.
+    pub nodes: usize,
 }
 
 impl<'a> Evidence<'a> {
@@ -376,6 +407,8 @@ impl<'a> Evidence<'a> {
             faults: &[],
             slack: Duration::from_secs(1),
             lock_delay: None,
+            operator: &[],
+            nodes: 0,
         }
     }
 }
@@ -421,11 +454,33 @@ pub fn check_evidence(evidence: &Evidence<'_>) -> Verdict {
     for s in evidence.sessions {
         by_resource.entry(&s.resource).or_default().push(s);
     }
+    let owners: HashMap<&str, &Session> = evidence
+        .sessions
+        .iter()
+        .filter(|s| s.grant.is_some() && !s.owner.is_empty())
+        .map(|s| (s.owner.as_str(), s))
+        .collect();
     for (resource, list) in &by_resource {
         let mut granted: Vec<&Session> =
             list.iter().copied().filter(|s| s.grant.is_some()).collect();
         granted.sort_by_key(|s| s.grant);
-        check_overlaps(&granted, &mut violations);
+        check_overlaps(&granted, evidence.operator, &mut violations);
+        violations.extend(
+            broken_promises(
+                resource,
+                &granted,
+                &owners,
+                evidence.operator,
+                evidence.nodes,
+                evidence.faults,
+            )
+            .into_iter()
+            .map(|(call, session, fault)| Violation::Operator {
+                call: Box::new(call.clone()),
+                session: Box::new(session.clone()),
+                fault,
+            }),
+        );
         check_fences(&granted, &mut violations);
         check_stale_writes(&granted, &mut violations);
         check_lost_updates(&granted, &mut violations);
@@ -460,8 +515,13 @@ pub fn check_evidence(evidence: &Evidence<'_>) -> Verdict {
 }
 
 /// Sweeps every exclusive window (grant and extensions) in start order,
-/// against the windows of other sessions still open at its start.
-fn check_overlaps(granted: &[&Session], violations: &mut Vec<Violation>) {
+/// against the windows of other sessions still open at its start; an
+/// operator's force-release between them excuses a pair.
+fn check_overlaps(
+    granted: &[&Session],
+    operator: &[OperatorCall],
+    violations: &mut Vec<Violation>,
+) {
     let mut windows: Vec<(Duration, Duration, usize)> = granted
         .iter()
         .enumerate()
@@ -473,7 +533,10 @@ fn check_overlaps(granted: &[&Session], violations: &mut Vec<Violation>) {
     for (from, until, i) in windows {
         open.retain(|(end, _)| *end > from);
         for &(_, j) in &open {
-            if j != i && reported.insert((j, i)) {
+            if j != i
+                && !excuses_overlap(operator, granted[j], granted[i])
+                && reported.insert((j, i))
+            {
                 violations.push(Violation::Overlap {
                     first: Box::new(granted[j].clone()),
                     second: Box::new(granted[i].clone()),
@@ -651,6 +714,34 @@ mod tests {
 
     fn values(pairs: &[(&str, i64)]) -> BTreeMap<String, i64> {
         pairs.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect()
+    }
+
+    #[test]
+    fn an_overlap_is_excused_only_by_a_force_release_between_the_holders() {
+        use crate::operator::{OperatorAction, OperatorCall};
+        let a = Session::granted(0, "r", "a", ms(0), ms(1), ms(100));
+        let b = Session::granted(1, "r", "b", ms(50), ms(60), ms(200));
+        let values = values(&[("r", 2)]);
+        let force = |start: u64| OperatorCall {
+            resource: "r".into(),
+            start: ms(start),
+            end: ms(start + 5),
+            action: OperatorAction::ForceRelease { fence: None },
+        };
+        let sessions = [a, b];
+        let verdict_with = |calls: &[OperatorCall]| {
+            check_evidence(&Evidence {
+                operator: calls,
+                ..Evidence::new(&sessions, &values)
+            })
+        };
+        assert_eq!(verdict_with(&[]).count("overlap"), 1);
+        assert!(verdict_with(&[force(30)]).is_ok());
+        assert_eq!(
+            verdict_with(&[force(70)]).count("overlap"),
+            1,
+            "after b's grant"
+        );
     }
 
     #[test]

@@ -168,6 +168,14 @@ pub struct Session {
     /// When the release started (the lock may be free from then on).
     #[serde(with = "micros::option", default)]
     pub release: Option<Duration>,
+    /// When the release returned confirmed by a quorum of nodes (the lock
+    /// is free from then on, unless a fault wiped the confirmation).
+    #[serde(
+        with = "micros::option",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub released: Option<Duration>,
     /// Extensions granted while held, in order (`validity_end` stays the first lease's end).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extensions: Vec<Extension>,
@@ -211,6 +219,7 @@ impl Session {
             write_start: None,
             write_end: None,
             release: None,
+            released: None,
             extensions: Vec::new(),
             read_at: None,
             read: None,
@@ -253,6 +262,7 @@ impl Session {
             write_start: Some(grant),
             write_end: Some(grant),
             release: Some(validity_end),
+            released: None,
             extensions: Vec::new(),
             read_at: None,
             read: None,

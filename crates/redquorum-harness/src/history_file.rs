@@ -4,7 +4,7 @@
 //!
 //! One JSON object per line, each with one field naming what it is:
 //! `{"run": ..}` first, then `{"session": ..}`, `{"fault": ..}`, `{"key": ..}`,
-//! `{"leaked": ..}` and `{"protected": ..}` lines. Times are microseconds
+//! `{"operator": ..}`, `{"leaked": ..}` and `{"protected": ..}` lines. Times are microseconds
 //! on the run's one monotonic clock.
 
 use std::collections::BTreeMap;
@@ -18,6 +18,7 @@ use crate::audit::KeyLife;
 use crate::checker::{Evidence, LeakedKey};
 use crate::fault_log::FaultEvent;
 use crate::history::Session;
+use crate::operator::OperatorCall;
 
 /// What was run: enough to read the history and re-check it.
 ///
@@ -107,6 +108,8 @@ pub struct HistoryFile {
     pub faults: Vec<FaultEvent>,
     /// What the key audit saw.
     pub keys: Vec<KeyLife>,
+    /// An operator's inspections and force-releases.
+    pub operator: Vec<OperatorCall>,
     /// Lock keys left after the run.
     pub leaked: Vec<LeakedKey>,
     /// Each resource's protected value after the run.
@@ -121,6 +124,7 @@ enum Line {
     Session(Session),
     Fault(FaultEvent),
     Key(KeyLife),
+    Operator(OperatorCall),
     Leaked(LeakedKey),
     Protected(BTreeMap<String, i64>),
 }
@@ -139,6 +143,8 @@ impl HistoryFile {
             faults: &self.faults,
             slack: Duration::from_millis(self.info.slack_ms),
             lock_delay: self.info.lock_delay,
+            operator: &self.operator,
+            nodes: self.info.nodes,
             ..Evidence::new(&self.sessions, &self.protected)
         }
     }
@@ -177,6 +183,9 @@ impl HistoryFile {
         }
         for k in &self.keys {
             line(&Line::Key(k.clone()))?;
+        }
+        for o in &self.operator {
+            line(&Line::Operator(o.clone()))?;
         }
         for l in &self.leaked {
             line(&Line::Leaked(l.clone()))?;
@@ -230,6 +239,7 @@ impl HistoryFile {
                 Line::Session(s) => run.sessions.push(s),
                 Line::Fault(f) => run.faults.push(f),
                 Line::Key(k) => run.keys.push(k),
+                Line::Operator(o) => run.operator.push(o),
                 Line::Leaked(l) => run.leaked.push(l),
                 Line::Protected(p) => run.protected.extend(p),
             }

@@ -34,6 +34,8 @@
 //! - `exercised.rs`: [`Exercised`], what a run tested, and whether it was vacuous.
 //! - `lock_delay.rs`: [`LockDelayRule`], the checker's lock-delay rule (no
 //!   grant within the delay after a holder that certainly vanished).
+//! - `operator.rs`: [`OperatorLog`], [`OperatorCall`]: an operator's
+//!   inspections and force-releases during a run, and their promises.
 //! - `resp.rs`: [`RespConn`], a tiny blocking RESP2 client for checks and faults.
 //! - `error.rs`: [`HarnessError`].
 //! - `example_binary.rs`: [`example_binary`], a workspace example built fresh for a test.
@@ -58,6 +60,7 @@ mod leaks;
 mod lock_delay;
 mod locker;
 mod nemesis;
+mod operator;
 mod proxy;
 mod resp;
 mod store;
@@ -80,6 +83,10 @@ pub use leaks::{find_leaks, leaks_after, lock_keys_after};
 pub use lock_delay::{LockDelayRule, vanished_holders};
 pub use locker::{Grant, Locker, Refusal};
 pub use nemesis::{FaultKind, Nemesis, NemesisConfig};
+pub use operator::{
+    OperatorAction, OperatorCall, OperatorFault, OperatorLog, inspections_naming_holders,
+    ousted_holders,
+};
 pub use proxy::{FaultProxy, NodeProxies, Proxies, ProxyMode};
 pub use resp::{Reply, RespConn};
 pub use store::ProtectedStore;

@@ -155,11 +155,15 @@ pub trait Locker: Send + Sync + 'static {
         async { Err(Refusal::new("other", "extend unsupported")) }
     }
 
-    /// Releases what `acquire` granted.
+    /// Releases what `acquire` granted. `Ok` means the release is
+    /// confirmed: the lock is free on enough nodes that no one can be
+    /// reported holding it any more (for a quorum lock, it was removed from
+    /// a quorum); the history records when (`Session::released`).
     ///
     /// # Errors
     ///
-    /// The library's message; the key is then left to its TTL.
+    /// The library's message (or too few nodes confirmed it); the key is
+    /// then left to its TTL.
     ///
     /// # Cancel safety
     ///

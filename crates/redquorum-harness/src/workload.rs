@@ -368,7 +368,9 @@ impl<L: Locker> Client<L> {
             Err(_) => {}
         }
         session.release = Some(history.now());
-        let _ = self.locker.release(held).await;
+        if self.locker.release(held).await.is_ok() {
+            session.released = Some(history.now());
+        }
         session
     }
 
