@@ -138,3 +138,31 @@ async fn a_lock_delay_blocks_a_vanished_holders_resource_but_not_a_released_one(
         vanished_at.elapsed()
     );
 }
+
+/// The torture operator's assumption (`redquorum torture --inspect-every`):
+/// whatever the kind, inspecting the resource a workload asked for names
+/// its holder by the owner token the grant reported, and names no one once
+/// it is released or force-released.
+#[tokio::test]
+async fn inspect_names_the_holder_of_every_kind_by_its_owner_token() {
+    use redquorum_benches::{KindLocker, LockKind, Locker};
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(10));
+    let quorum = redlock.quorum();
+    for kind in std::iter::once(LockKind::Plain).chain(LockKind::BESIDE_PLAIN) {
+        let locker = KindLocker::for_history(redlock.clone(), kind);
+        let resource = format!("inspected:{kind}");
+        let grant = locker.acquire(&resource).await.unwrap();
+        let holders = redlock.inspect(&resource).await.unwrap().holders(quorum);
+        let tokens: Vec<&str> = holders.iter().map(|(_, token)| token.as_str()).collect();
+        assert_eq!(tokens, [grant.owner.as_str()], "{kind}: {holders:?}");
+        locker.release(grant.held).await.unwrap();
+        let after = redlock.inspect(&resource).await.unwrap().holders(quorum);
+        assert!(after.is_empty(), "{kind} released: {after:?}");
+        let ousted = locker.acquire(&resource).await.unwrap();
+        redlock.force_release(&resource).await.unwrap();
+        let after = redlock.inspect(&resource).await.unwrap().holders(quorum);
+        assert!(after.is_empty(), "{kind} force-released: {after:?}");
+        drop(ousted);
+    }
+}

@@ -3,7 +3,8 @@
 //! nothing fail as vacuous; a run outside the assumptions fails with the
 //! violation, for the plain lock and for a primitive; a saved history
 //! re-checks, and a violation planted in it is found and shown with its
-//! sessions.
+//! sessions; an operator's inspections and force-releases are checked, and
+//! a false one planted in a saved run is found.
 
 use std::process::{Command, Output};
 
@@ -376,4 +377,82 @@ fn a_saved_history_rechecks_and_a_planted_overlap_in_it_is_found() {
         found.contains("[overlap]") && found.contains("owner planted"),
         "{found}"
     );
+}
+
+#[test]
+fn an_operator_inspecting_and_force_releasing_under_faults_passes_and_a_planted_lie_is_found() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("run.jsonl");
+    let path_text = path.to_str().expect("utf-8 path");
+    let (out, stdout, stderr) = short_run_under_network_faults(&[
+        "--duration",
+        "4s",
+        "--inspect-every",
+        "20ms",
+        "--force-release-every",
+        "250ms",
+        "--history",
+        path_text,
+    ]);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).expect("JSON report");
+    let operator = &json["operator"];
+    for tested in ["naming_a_holder", "ousted_holders"] {
+        assert!(
+            operator[tested].as_u64().is_some_and(|n| n > 0),
+            "{tested}: {json}"
+        );
+    }
+    assert_eq!(json["violations"], serde_json::json!({}), "{json}");
+    let (out, again, _) = run(&["torture", "--recheck", path_text]);
+    assert!(out.status.success(), "{again}");
+    assert!(again.contains("operator:"), "{again}");
+    // Plant an inspection naming a holder a second after its release was
+    // confirmed, and a force-release whose token is below every holder's.
+    let text = std::fs::read_to_string(&path).expect("read history");
+    let released = text
+        .lines()
+        .filter(|l| l.starts_with("{\"session\""))
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a session line"))
+        .find(|l| l["session"]["released"].is_u64())
+        .expect("a session whose release was confirmed");
+    let session = &released["session"];
+    let after = session["released"].as_u64().unwrap() + 1_000_000;
+    let lie = serde_json::json!({"operator": {
+        "resource": session["resource"], "start": after, "end": after + 1000,
+        "call": "inspect", "holders": [session["owner"]], "answered": 5}});
+    let low = serde_json::json!({"operator": {
+        "resource": session["resource"], "start": after, "end": after + 1000,
+        "call": "force-release", "fence": 1}});
+    std::fs::write(&path, format!("{text}{lie}\n{low}\n")).expect("write history");
+    let (out, found, _) = run(&["torture", "--recheck", path_text]);
+    assert_eq!(out.status.code(), Some(1), "{found}");
+    for kind in ["[inspection]", "[force-release]"] {
+        assert!(found.contains(kind), "{kind}: {found}");
+    }
+}
+
+#[test]
+fn an_operator_with_options_its_checks_cannot_judge_is_a_usage_error() {
+    for (args, why) in [
+        (
+            &["--force-release-every", "100ms", "--no-fencing"][..],
+            "only fencing keeps the ousted holder's writes out",
+        ),
+        (
+            &["--force-release-every", "100ms", "--lock-delay", "1s"][..],
+            "only fencing keeps the ousted holder's writes out",
+        ),
+        (
+            &["--inspect-every", "20ms", "--fast-node", "3"][..],
+            "an inspection may honestly miss a holder",
+        ),
+        (&["--inspect-every", "0s"][..], "at least 1ms"),
+    ] {
+        let mut all = vec!["torture", "--duration", "1s"];
+        all.extend_from_slice(args);
+        let (out, _, stderr) = run(&all);
+        assert_eq!(out.status.code(), Some(64), "{args:?}: {stderr}");
+        assert!(stderr.contains(why), "{args:?}: {stderr}");
+    }
 }

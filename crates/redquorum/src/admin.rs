@@ -4,6 +4,7 @@
 use crate::error::Error;
 use crate::fence::FenceToken;
 use crate::keys;
+use crate::mutants::{self, Mutant};
 use crate::outcome::{NodeError, NodeOutcome, Outcomes};
 use crate::redlock::Redlock;
 use crate::tally;
@@ -113,7 +114,17 @@ impl Redlock {
             return Err(Error::EmptyResource);
         }
         let keys = self.resource_keys(resource);
+        let stale = if mutants::is_active(Mutant::StaleForceFence) {
+            let inspection = self.inspect(resource).await?;
+            let counters = inspection
+                .nodes()
+                .filter_map(|(_, view)| view.ok()?.fence());
+            Some(i64::try_from(counters.max().unwrap_or(0)).unwrap_or(0))
+        } else {
+            None
+        };
         let result = self.shared_quorum().force_release(resource, &keys).await;
+        let result = result.map(|raised| stale.unwrap_or(raised));
         match &result {
             Ok(counter) => tracing::warn!(resource, fence = counter, "force-released"),
             Err(error) => tracing::warn!(resource, %error, "force-release failed"),

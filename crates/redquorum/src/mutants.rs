@@ -23,11 +23,14 @@
 //! - `election.rs` (`try_campaign`): shared-leadership;
 //! - `redlock.rs` (`claim_with`): lock-delay-ignored;
 //! - `multi_lock.rs` (`try_lock_all`): all-of-last-only;
-//! - `clock_watch.rs` (`record`): clock-monitor-blind.
+//! - `clock_watch.rs` (`record`): clock-monitor-blind;
+//! - `inspect.rs` (`Inspection::holders`): inspect-any-node;
+//! - `admin.rs` (`force_release`): stale-force-fence.
 //!
-//! The last five are bugs of one primitive: `redquorum mutants` runs them
+//! The last seven are bugs of one primitive: `redquorum mutants` runs them
 //! with `torture --kind semaphore`, `--kind election`, `--lock-delay`,
-//! `--kind all-of` and `--fast-node`.
+//! `--kind all-of`, `--fast-node`, `--inspect-every` and
+//! `--force-release-every`.
 
 use std::fmt;
 use std::str::FromStr;
@@ -84,11 +87,18 @@ pub enum Mutant {
     /// Node clock monitoring sees nothing: a node whose clock runs fast
     /// keeps its vote.
     ClockMonitorBlind,
+    /// An inspection names as holders the holds seen on any one node, not
+    /// on a quorum: a hold a release missed on one node is reported held.
+    InspectAnyNode,
+    /// A force-release returns the fence counter the resource had before
+    /// it (read first), not the raised one: the ousted holder's token is
+    /// not below it, so storage given it does not refuse the ousted holder.
+    StaleForceFence,
 }
 
 impl Mutant {
     /// Every mutant, in the order `redquorum mutants` runs them.
-    pub const ALL: [Mutant; 13] = [
+    pub const ALL: [Mutant; 15] = [
         Mutant::ValidityUnreduced,
         Mutant::LongLease,
         Mutant::NoUnwind,
@@ -102,6 +112,8 @@ impl Mutant {
         Mutant::LockDelayIgnored,
         Mutant::AllOfLastOnly,
         Mutant::ClockMonitorBlind,
+        Mutant::InspectAnyNode,
+        Mutant::StaleForceFence,
     ];
 
     /// The kebab-case name.
@@ -128,6 +140,8 @@ impl Mutant {
             Mutant::LockDelayIgnored => "lock-delay-ignored",
             Mutant::AllOfLastOnly => "all-of-last-only",
             Mutant::ClockMonitorBlind => "clock-monitor-blind",
+            Mutant::InspectAnyNode => "inspect-any-node",
+            Mutant::StaleForceFence => "stale-force-fence",
         }
     }
 }

@@ -16,6 +16,7 @@ use redquorum::mutants::{self, Mutant};
 use redquorum_benches::LockKind;
 use redquorum_harness::{FaultKind, Holder, Persistence};
 
+use crate::cmd::torture::operator::Pace;
 use crate::cmd::torture::plan::{Plan, Stopped};
 use crate::cmd::torture::report::Report;
 use crate::exit;
@@ -188,6 +189,7 @@ fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan) {
         seed: args.seed,
         lock_kind: LockKind::Plain,
         lock_delay: Duration::ZERO,
+        operator: Pace::default(),
         quiet: true,
         mutant: None,
         command: format!("redquorum mutants --only {mutant}"),
@@ -299,6 +301,30 @@ fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan) {
                 holders: vec![(Holder::ToDeadline, 1), (Holder::Brief, 1)],
                 clients: 16,
                 groups: 4,
+                ..base
+            },
+        ),
+        Mutant::InspectAnyNode => (
+            "an operator inspects every 20 ms; 12 brief holders on 2 resources; latency, stalls and resets on a minority (a release misses a node)",
+            Plan {
+                operator: Pace {
+                    inspect_every: Some(Duration::from_millis(20)),
+                    force_release_every: None,
+                },
+                kinds: vec![FaultKind::Latency, FaultKind::Stall, FaultKind::Reset],
+                resources: 2,
+                ..base
+            },
+        ),
+        Mutant::StaleForceFence => (
+            "an operator force-releases every 200 ms; 12 holders on 2 resources, some to their deadline",
+            Plan {
+                operator: Pace {
+                    inspect_every: None,
+                    force_release_every: Some(Duration::from_millis(200)),
+                },
+                holders: vec![(Holder::ToDeadline, 1), (Holder::Brief, 2)],
+                resources: 2,
                 ..base
             },
         ),

@@ -9,6 +9,7 @@
 //! use too (`redquorum_benches::KindLocker::for_history`: any lock kind,
 //! each grant with its owner and fencing tokens for the checker).
 
+pub(crate) mod operator;
 pub(crate) mod plan;
 pub(crate) mod report;
 
@@ -121,6 +122,18 @@ pub(crate) struct TortureArgs {
     /// election`, whose leadership extends itself.
     #[arg(long, value_parser = humantime::parse_duration)]
     lock_delay: Option<Duration>,
+    /// An operator inspects a resource (in turn) every D, e.g. 20ms: the
+    /// checker then requires that no inspection names a holder whose
+    /// release a quorum confirmed, and that one every node answered names
+    /// every certain holder. Not with `--fast-node`.
+    #[arg(long, value_name = "D", value_parser = humantime::parse_duration)]
+    inspect_every: Option<Duration>,
+    /// An operator force-releases a resource (in turn) every D, e.g. 300ms:
+    /// overlaps it causes are excused, and the checker requires its token
+    /// to be above every earlier holder's and below every later one's. Not
+    /// with `--no-fencing` or `--lock-delay` (it clears both by design).
+    #[arg(long, value_name = "D", value_parser = humantime::parse_duration)]
+    force_release_every: Option<Duration>,
     /// Write the run (sessions, faults, key audit) to FILE as JSON lines.
     #[arg(long, value_name = "FILE")]
     history: Option<PathBuf>,
@@ -210,6 +223,7 @@ fn recheck(path: &std::path::Path, json: bool) -> ExitCode {
     let duration = Duration::from_millis(file.info.duration_ms);
     let mut vacuous = exercised.vacuous(duration, &kinds, &[]);
     vacuous.extend(plan::lock_delay_untested(&file));
+    vacuous.extend(plan::operator_untested(&file, plan::pace_of(&file)));
     let elapsed = file
         .sessions
         .iter()
@@ -282,6 +296,23 @@ fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String> {
     {
         return Err("--fast-node must be above 1 and below 5 (a faster clock can expire a key before two probes have seen it)".into());
     }
+    let operator = operator::Pace {
+        inspect_every: args.inspect_every,
+        force_release_every: args.force_release_every,
+    };
+    if [operator.inspect_every, operator.force_release_every]
+        .into_iter()
+        .flatten()
+        .any(|every| every < Duration::from_millis(1))
+    {
+        return Err("--inspect-every and --force-release-every must be at least 1ms".into());
+    }
+    if operator.force_release_every.is_some() && (args.no_fencing || args.lock_delay.is_some()) {
+        return Err("--force-release-every cannot be checked with --no-fencing or --lock-delay: a force-release lets the next holder in at once by design, and only fencing keeps the ousted holder's writes out".into());
+    }
+    if operator.inspect_every.is_some() && args.fast_node.is_some() {
+        return Err("--inspect-every cannot be checked with --fast-node: a hold on the fast node ends early, so an inspection may honestly miss a holder".into());
+    }
     let minority = count / 2;
     let fault_nodes = match args.fault_nodes {
         Some(n) if n == 0 || n > count => return Err(format!("--fault-nodes must be 1..={count}")),
@@ -334,6 +365,7 @@ fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String> {
         seed: args.seed,
         lock_kind: args.kind,
         lock_delay: args.lock_delay.unwrap_or_default(),
+        operator,
         quiet: false,
         mutant: mutant_name(args),
         command: std::env::args().collect::<Vec<_>>().join(" "),

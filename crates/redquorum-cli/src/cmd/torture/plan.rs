@@ -11,12 +11,15 @@ use std::time::{Duration, Instant};
 use redquorum::{LockOptions, Redlock};
 use redquorum_harness::{
     AuditConfig, ClientPauser, Cluster, Exercised, FaultKind, FaultLog, History, HistoryFile,
-    Holder, KeyAudit, LockDelayRule, LockKeys, Nemesis, NemesisConfig, Persistence, ProtectedStore,
-    Proxies, RunInfo, Verdict, WorkloadConfig, faketime_support, lock_keys_after,
-    run_workload_groups, vanished_holders,
+    Holder, KeyAudit, LockDelayRule, LockKeys, Nemesis, NemesisConfig, OperatorAction, OperatorLog,
+    Persistence, ProtectedStore, Proxies, RunInfo, Verdict, WorkloadConfig, faketime_support,
+    inspections_naming_holders, lock_keys_after, ousted_holders, run_workload_groups,
+    vanished_holders,
 };
 
 use redquorum_benches::{KindLocker, LockKind};
+
+use super::operator::{self, Pace};
 
 /// Everything a run needs, resolved from the command line or a mutant's recipe.
 #[derive(Debug, Clone)]
@@ -55,6 +58,8 @@ pub(crate) struct Plan {
     pub(crate) lock_kind: LockKind,
     /// The lock's lock-delay (zero: none); the checker then holds it to it.
     pub(crate) lock_delay: Duration,
+    /// How often an operator inspects and force-releases the resources.
+    pub(crate) operator: Pace,
     /// No progress lines (also when stderr is not a terminal).
     pub(crate) quiet: bool,
     pub(crate) mutant: Option<String>,
@@ -328,6 +333,10 @@ impl Plan {
             )
         });
         let urls: Vec<Vec<String>> = (0..proxies.groups()).map(|g| proxies.urls_for(g)).collect();
+        // The operator goes through the first group's proxies: its faults hit it too.
+        let operator_redlock = self
+            .redlock(urls[0].clone(), &prefix)
+            .map_err(Stopped::Setup)?;
         let plan = self.clone();
         let make = move |group: usize| {
             let redlock = plan
@@ -344,6 +353,15 @@ impl Plan {
             finished.clone(),
             quiet,
         ));
+        let operator_log = OperatorLog::default();
+        let operator = tokio::spawn(operator::run(
+            operator_redlock,
+            workload.resources.clone(),
+            self.operator,
+            history.clone(),
+            operator_log.clone(),
+            finished.clone(),
+        ));
         let history = tokio::select! {
             history = run_workload_groups(history, self.groups, make, store.clone(), &workload, &pauser) => history,
             _ = tokio::signal::ctrl_c() => {
@@ -354,6 +372,7 @@ impl Plan {
         };
         finished.store(true, Ordering::SeqCst);
         let _ = progress.await;
+        let _ = operator.await;
         let faults: FaultLog = match nemesis {
             Some(nemesis) => tokio::task::spawn_blocking(move || nemesis.stop())
                 .await
@@ -400,6 +419,7 @@ impl Plan {
             sessions: history.sessions(),
             faults: faults.events.clone(),
             keys: keys_seen,
+            operator: operator_log.calls(),
             leaked,
             protected,
         };
@@ -425,6 +445,7 @@ impl Plan {
         let mut vacuous = exercised.vacuous(self.duration, &struck, &holders);
         vacuous.extend(unchecked);
         vacuous.extend(lock_delay_untested(&file));
+        vacuous.extend(operator_untested(&file, self.operator));
         let mut fault_errors = notes;
         fault_errors.extend(faults.errors);
         Ok(Ran {
@@ -447,6 +468,37 @@ pub(crate) fn lock_delay_untested(file: &HistoryFile) -> Option<String> {
         "no holder vanished (released after its hold expired), so the lock-delay was never tested"
             .to_owned()
     })
+}
+
+/// Why a run with an operator proves nothing about its calls: no
+/// inspection named a holder, or no force-release ousted one. For a run
+/// (with its `pace`) and for its `--recheck` (the pace the calls show).
+pub(crate) fn operator_untested(file: &HistoryFile, pace: Pace) -> Vec<String> {
+    let mut untested = Vec::new();
+    if pace.inspect_every.is_some() && inspections_naming_holders(&file.operator) == 0 {
+        untested.push("no inspection named a holder, so inspection was never tested".to_owned());
+    }
+    if pace.force_release_every.is_some() && ousted_holders(&file.sessions, &file.operator) == 0 {
+        untested.push(
+            "no force-release ousted a holder, so its fencing token was never tested".to_owned(),
+        );
+    }
+    untested
+}
+
+/// The pace a saved run's operator calls show (for `--recheck`): a kind
+/// of call counts as asked for when it was made at least once.
+pub(crate) fn pace_of(file: &HistoryFile) -> Pace {
+    let made = |force: bool| {
+        file.operator
+            .iter()
+            .any(|c| matches!(c.action, OperatorAction::ForceRelease { .. }) == force)
+            .then_some(Duration::ZERO)
+    };
+    Pace {
+        inspect_every: made(false),
+        force_release_every: made(true),
+    }
 }
 
 /// A line on stderr every few seconds, so a long run shows it is alive.
@@ -504,6 +556,7 @@ mod tests {
             seed: 1,
             lock_kind: LockKind::Plain,
             lock_delay: Duration::ZERO,
+            operator: Pace::default(),
             quiet: true,
             mutant: None,
             command: String::new(),

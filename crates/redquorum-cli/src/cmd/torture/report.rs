@@ -9,7 +9,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use redquorum_harness::{Exercised, FaultEvent, Outcome, Verdict, Violation};
+use redquorum_harness::{Exercised, FaultEvent, OperatorCall, Outcome, Verdict, Violation};
 
 use super::plan::Ran;
 
@@ -25,6 +25,8 @@ pub(crate) struct Report {
     /// With a lock-delay: the holders that certainly vanished (their hold
     /// expired before their release), after which no grant may come early.
     vanished_holders: Option<usize>,
+    /// With an operator: its calls, and how many tested a promise.
+    operator: Option<OperatorSummary>,
     mutant: Option<String>,
     sessions: usize,
     granted: usize,
@@ -45,6 +47,30 @@ pub(crate) struct Report {
     examples: Vec<Example>,
     leaked: Vec<String>,
     pub(crate) vacuous: Vec<String>,
+}
+
+/// What the run's operator did (`--inspect-every`, `--force-release-every`).
+#[derive(Debug, Serialize)]
+struct OperatorSummary {
+    inspections: usize,
+    /// Inspections that named a holder.
+    naming_a_holder: usize,
+    force_releases: usize,
+    /// Holders granted before a successful force-release began and still
+    /// holding then: the ones it ousted.
+    ousted_holders: usize,
+}
+
+impl OperatorSummary {
+    fn new(sessions: &[redquorum_harness::Session], calls: &[OperatorCall]) -> Option<Self> {
+        let count = |name: &str| calls.iter().filter(|c| c.action.name() == name).count();
+        (!calls.is_empty()).then(|| Self {
+            inspections: count("inspect"),
+            naming_a_holder: redquorum_harness::inspections_naming_holders(calls),
+            force_releases: count("force-release"),
+            ousted_holders: redquorum_harness::ousted_holders(sessions, calls),
+        })
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -106,6 +132,7 @@ impl Report {
                 .info
                 .lock_delay
                 .map(|rule| redquorum_harness::vanished_holders(sessions, &rule)),
+            operator: OperatorSummary::new(sessions, &ran.file.operator),
             mutant: ran.file.info.mutant.clone(),
             sessions: sessions.len(),
             granted: ex.granted,
@@ -217,6 +244,13 @@ impl Report {
             let _ = writeln!(
                 out,
                 "  lock-delay checked after {vanished} holders that vanished (hold expired before the release)"
+            );
+        }
+        if let Some(op) = &self.operator {
+            let _ = writeln!(
+                out,
+                "  operator: {} inspections ({} naming a holder), {} force-releases ({} holders ousted)",
+                op.inspections, op.naming_a_holder, op.force_releases, op.ousted_holders
             );
         }
         let _ = writeln!(
