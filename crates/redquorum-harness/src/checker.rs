@@ -454,12 +454,7 @@ pub fn check_evidence(evidence: &Evidence<'_>) -> Verdict {
     for s in evidence.sessions {
         by_resource.entry(&s.resource).or_default().push(s);
     }
-    let owners: HashMap<&str, &Session> = evidence
-        .sessions
-        .iter()
-        .filter(|s| s.grant.is_some() && !s.owner.is_empty())
-        .map(|s| (s.owner.as_str(), s))
-        .collect();
+    let owners = granted_owners(evidence.sessions);
     for (resource, list) in &by_resource {
         let mut granted: Vec<&Session> =
             list.iter().copied().filter(|s| s.grant.is_some()).collect();
@@ -510,8 +505,17 @@ pub fn check_evidence(evidence: &Evidence<'_>) -> Verdict {
         }
     }
     violations.extend(evidence.leaked.iter().cloned().map(Violation::Leaked));
-    check_orphans(evidence, &mut violations);
+    check_orphans(evidence, &owners, &mut violations);
     Verdict { violations }
+}
+
+/// Every granted session by its owner token.
+fn granted_owners(sessions: &[Session]) -> HashMap<&str, &Session> {
+    sessions
+        .iter()
+        .filter(|s| s.grant.is_some() && !s.owner.is_empty())
+        .map(|s| (s.owner.as_str(), s))
+        .collect()
 }
 
 /// Sweeps every exclusive window (grant and extensions) in start order,
@@ -659,13 +663,11 @@ fn check_counter(resource: &str, list: &[&Session], value: i64, violations: &mut
 /// A key seen by the audit after its owner's release (granted owner) or
 /// older than the slack (an attempt that was never granted, so it should
 /// have been unwound), unless a fault on that node explains the delay.
-fn check_orphans(evidence: &Evidence<'_>, violations: &mut Vec<Violation>) {
-    let owners: HashMap<&str, &Session> = evidence
-        .sessions
-        .iter()
-        .filter(|s| s.grant.is_some() && !s.owner.is_empty())
-        .map(|s| (s.owner.as_str(), s))
-        .collect();
+fn check_orphans(
+    evidence: &Evidence<'_>,
+    owners: &HashMap<&str, &Session>,
+    violations: &mut Vec<Violation>,
+) {
     let excused = |node: usize, from: Duration, until: Duration| {
         evidence.faults.iter().any(|f| {
             f.kind.delays_commands()
