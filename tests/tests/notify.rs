@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use common::{cluster, eventually, subscribers};
 use redquorum::{LockOptions, Redlock};
+use redquorum_benches::{KindLocker, LockKind, Locker};
 use redquorum_harness::Cluster;
 
 /// Long enough that a waiter relying on its backoff never retries during a test.
@@ -275,93 +276,37 @@ async fn a_waiter_of_the_same_redlock_takes_over_right_behind_the_release() {
     lock.release().await.expect("release");
 }
 
-/// What a waiter of one kind takes and gives back, on one resource.
-#[derive(Debug, Clone, Copy)]
-enum OneResource {
-    /// A semaphore of one permit (a permit and its slot: 2 lock keys per operation).
-    Semaphore,
-    /// `lock_any` over the one resource.
-    AnyOf,
-    /// `lock_all` over the one resource.
-    AllOf,
+/// Lock records each operation of `kind` reads (one HGETALL each in the
+/// script): a semaphore's permit and its slot, or the one resource.
+fn records_per_operation(kind: LockKind) -> u64 {
+    if kind == LockKind::Semaphore { 2 } else { 1 }
 }
 
-impl OneResource {
-    /// Lock records each operation reads (one HGETALL each in the script).
-    fn keys(self) -> u64 {
-        match self {
-            OneResource::Semaphore => 2,
-            OneResource::AnyOf | OneResource::AllOf => 1,
-        }
-    }
+/// Takes the free resource with `kind` (the blocking acquire the workloads
+/// use, `KindLocker`) in a task that gives it back when told to.
+async fn hold(
+    locker: KindLocker,
+    name: &'static str,
+) -> (
+    tokio::task::JoinHandle<()>,
+    tokio::sync::oneshot::Sender<()>,
+) {
+    let (taken_tx, taken) = tokio::sync::oneshot::channel();
+    let (release, release_rx) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        let grant = locker.acquire(name).await.expect("free");
+        let _ = taken_tx.send(());
+        let _ = release_rx.await;
+        locker.release(grant.held).await.expect("release");
+    });
+    taken.await.expect("the resource is free");
+    (task, release)
+}
 
-    /// Takes the free resource in a task that gives it back when told to.
-    async fn hold(
-        self,
-        redlock: Redlock,
-    ) -> (
-        tokio::task::JoinHandle<()>,
-        tokio::sync::oneshot::Sender<()>,
-    ) {
-        let (taken_tx, taken) = tokio::sync::oneshot::channel();
-        let (release, release_rx) = tokio::sync::oneshot::channel::<()>();
-        let name = "notify:turns";
-        let task = tokio::spawn(async move {
-            let released = match self {
-                OneResource::Semaphore => {
-                    let semaphore = redlock.semaphore(name, 1).expect("semaphore");
-                    let permit = semaphore.try_acquire().await.expect("free");
-                    let _ = taken_tx.send(());
-                    let _ = release_rx.await;
-                    permit.release().await
-                }
-                OneResource::AnyOf => {
-                    let (_, lock) = redlock.try_lock_any(&[name]).await.expect("free");
-                    let _ = taken_tx.send(());
-                    let _ = release_rx.await;
-                    lock.release().await
-                }
-                OneResource::AllOf => {
-                    let set = redlock.try_lock_all(&[name]).await.expect("free");
-                    let _ = taken_tx.send(());
-                    let _ = release_rx.await;
-                    set.release().await
-                }
-            };
-            released.expect("release");
-        });
-        taken.await.expect("the resource is free");
-        (task, release)
-    }
-
-    /// Takes the resource (waiting), and gives it back at once.
-    async fn take_and_give_back(self, redlock: Redlock) {
-        let name = "notify:turns";
-        match self {
-            OneResource::Semaphore => {
-                let permit = redlock.semaphore(name, 1).expect("semaphore");
-                permit.acquire().await.expect("permit").release().await
-            }
-            OneResource::AnyOf => {
-                redlock
-                    .lock_any(&[name])
-                    .await
-                    .expect("any")
-                    .1
-                    .release()
-                    .await
-            }
-            OneResource::AllOf => {
-                redlock
-                    .lock_all(&[name])
-                    .await
-                    .expect("all")
-                    .release()
-                    .await
-            }
-        }
-        .expect("release");
-    }
+/// Takes the resource (waiting), and gives it back at once.
+async fn take_and_give_back(locker: KindLocker, name: &'static str) {
+    let grant = locker.acquire(name).await.expect("taken");
+    locker.release(grant.held).await.expect("release");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -374,16 +319,14 @@ async fn local_waiters_of_a_semaphore_and_of_one_resource_sets_take_turns() {
     // hour, so every attempt after the first is woken by a release.
     const WAITERS: u64 = 10;
     let cluster = cluster(3);
-    for kind in [
-        OneResource::Semaphore,
-        OneResource::AnyOf,
-        OneResource::AllOf,
-    ] {
+    let name = "notify:turns";
+    for kind in [LockKind::Semaphore, LockKind::AnyOf, LockKind::AllOf] {
         let redlock = redlock_on(&cluster.urls(), HOUR, Duration::ZERO);
+        let locker = KindLocker::new(redlock, kind);
         let before = common::calls(&cluster, 0, "hgetall");
-        let (held, release) = kind.hold(redlock.clone()).await;
+        let (held, release) = hold(locker.clone(), name).await;
         let waiters: Vec<_> = (0..WAITERS)
-            .map(|_| tokio::spawn(kind.take_and_give_back(redlock.clone())))
+            .map(|_| tokio::spawn(take_and_give_back(locker.clone(), name)))
             .collect();
         // Every waiter has tried once or lined up behind one that did.
         assert!(
@@ -402,7 +345,7 @@ async fn local_waiters_of_a_semaphore_and_of_one_resource_sets_take_turns() {
                 .expect("waiter");
         }
         let records = common::calls(&cluster, 0, "hgetall") - before;
-        let attempts = records / kind.keys();
+        let attempts = records / records_per_operation(kind);
         // Taking turns: the holder's acquire and release; per waiter a first
         // attempt, its winning attempt and its release; the first head's
         // second try; and per hand-off at most one try on a release message
