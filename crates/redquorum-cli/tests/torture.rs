@@ -407,9 +407,22 @@ fn an_operator_inspecting_and_force_releasing_under_faults_passes_and_a_planted_
     let (out, again, _) = run(&["torture", "--recheck", path_text]);
     assert!(out.status.success(), "{again}");
     assert!(again.contains("operator:"), "{again}");
+    let text = std::fs::read_to_string(&path).expect("read history");
+    // Without its inspections the run still says they were asked for: the
+    // re-check finds it proved nothing about them. (Its force-releases stay:
+    // without them the overlaps they caused are no longer excused.)
+    let bare: String = text
+        .lines()
+        .filter(|l| !l.contains("\"call\":\"inspect\""))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let bare_path = dir.path().join("bare.jsonl");
+    std::fs::write(&bare_path, bare).expect("write history");
+    let (out, bare, _) = run(&["torture", "--recheck", bare_path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{bare}");
+    assert!(bare.contains("no inspection named a holder"), "{bare}");
     // Plant an inspection naming a holder a second after its release was
     // confirmed, and a force-release whose token is below every holder's.
-    let text = std::fs::read_to_string(&path).expect("read history");
     let released = text
         .lines()
         .filter(|l| l.starts_with("{\"session\""))

@@ -54,6 +54,10 @@ pub struct RunInfo {
     pub mutant: Option<String>,
     /// The lock-delay the run's lock had, and what its check allows for.
     pub lock_delay: Option<crate::LockDelayRule>,
+    /// How often an operator inspected a resource, ms (`None`: never).
+    pub inspect_every_ms: Option<u64>,
+    /// How often an operator force-released a resource, ms (`None`: never).
+    pub force_release_every_ms: Option<u64>,
     /// The lock kind the clients took (the library's name for it; empty:
     /// not recorded, as in histories from before the field).
     pub lock_kind: String,
@@ -76,6 +80,8 @@ impl Default for RunInfo {
             mutant: None,
             lock_kind: String::new(),
             lock_delay: None,
+            inspect_every_ms: None,
+            force_release_every_ms: None,
             seed: 0,
         }
     }

@@ -221,9 +221,9 @@ pub(crate) fn excuses_overlap(calls: &[OperatorCall], first: &Session, second: &
 }
 
 /// The operator calls on `resource` that break a promise, each with the
-/// session it concerns. `sessions` are the resource's granted sessions,
-/// `owners` every granted session of the run by owner token (a multi-lock
-/// holds resources other than the one it is recorded under).
+/// session it concerns. `sessions` are the resource's granted sessions in
+/// grant order, `owners` every granted session of the run by owner token (a
+/// multi-lock holds resources other than the one it is recorded under).
 pub(crate) fn broken_promises<'a>(
     resource: &str,
     sessions: &[&'a Session],
@@ -233,6 +233,16 @@ pub(crate) fn broken_promises<'a>(
     faults: &[FaultEvent],
 ) -> Vec<(&'a OperatorCall, &'a Session, OperatorFault)> {
     let mut broken = Vec::new();
+    // Each session's grant and last window end, so an inspection looks only
+    // at the sessions it may lie inside (a long run has many of both).
+    let spans: Vec<(Duration, Duration, &Session)> = sessions
+        .iter()
+        .filter_map(|s| {
+            let windows = s.windows();
+            let until = windows.iter().map(|w| w.1).max()?;
+            Some((s.grant?, until, *s))
+        })
+        .collect();
     for call in calls.iter().filter(|c| c.resource == resource) {
         match &call.action {
             OperatorAction::Inspect { holders, answered } => {
@@ -247,7 +257,11 @@ pub(crate) fn broken_promises<'a>(
                 if *answered < nodes || nodes == 0 {
                     continue;
                 }
-                for session in sessions {
+                let granted_before = spans.partition_point(|(grant, _, _)| *grant <= call.start);
+                let open = spans[..granted_before]
+                    .iter()
+                    .filter(|(_, until, _)| call.end <= *until);
+                for (_, _, session) in open {
                     let certain = session
                         .windows()
                         .iter()

@@ -223,7 +223,7 @@ fn recheck(path: &std::path::Path, json: bool) -> ExitCode {
     let duration = Duration::from_millis(file.info.duration_ms);
     let mut vacuous = exercised.vacuous(duration, &kinds, &[]);
     vacuous.extend(plan::lock_delay_untested(&file));
-    vacuous.extend(plan::operator_untested(&file, plan::pace_of(&file)));
+    vacuous.extend(plan::operator_untested(&file));
     let elapsed = file
         .sessions
         .iter()

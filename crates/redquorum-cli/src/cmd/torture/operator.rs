@@ -18,6 +18,13 @@ pub(crate) struct Pace {
     pub(crate) force_release_every: Option<Duration>,
 }
 
+impl Pace {
+    /// Whether the operator makes no call at all (the run has none).
+    pub(crate) fn is_idle(self) -> bool {
+        self.inspect_every.is_none() && self.force_release_every.is_none()
+    }
+}
+
 /// Calls at `pace` on the resources in turn until `finished`, into `log`.
 pub(crate) async fn run(
     redlock: Redlock,

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use redquorum::{LockOptions, Redlock};
 use redquorum_harness::{
     AuditConfig, ClientPauser, Cluster, Exercised, FaultKind, FaultLog, History, HistoryFile,
-    Holder, KeyAudit, LockDelayRule, LockKeys, Nemesis, NemesisConfig, OperatorAction, OperatorLog,
-    Persistence, ProtectedStore, Proxies, RunInfo, Verdict, WorkloadConfig, faketime_support,
+    Holder, KeyAudit, LockDelayRule, LockKeys, Nemesis, NemesisConfig, OperatorLog, Persistence,
+    ProtectedStore, Proxies, RunInfo, Verdict, WorkloadConfig, faketime_support,
     inspections_naming_holders, lock_keys_after, ousted_holders, run_workload_groups,
     vanished_holders,
 };
@@ -237,6 +237,9 @@ impl Plan {
         info.mutant = self.mutant.clone();
         info.lock_kind = self.lock_kind.name().to_owned();
         info.lock_delay = self.lock_delay_rule();
+        let ms = |every: Option<Duration>| every.map(|d| d.as_millis() as u64);
+        info.inspect_every_ms = ms(self.operator.inspect_every);
+        info.force_release_every_ms = ms(self.operator.force_release_every);
         info.seed = self.seed;
         info
     }
@@ -334,9 +337,14 @@ impl Plan {
         });
         let urls: Vec<Vec<String>> = (0..proxies.groups()).map(|g| proxies.urls_for(g)).collect();
         // The operator goes through the first group's proxies: its faults hit it too.
-        let operator_redlock = self
-            .redlock(urls[0].clone(), &prefix)
-            .map_err(Stopped::Setup)?;
+        let operator_redlock = if self.operator.is_idle() {
+            None
+        } else {
+            Some(
+                self.redlock(urls[0].clone(), &prefix)
+                    .map_err(Stopped::Setup)?,
+            )
+        };
         let plan = self.clone();
         let make = move |group: usize| {
             let redlock = plan
@@ -354,14 +362,16 @@ impl Plan {
             quiet,
         ));
         let operator_log = OperatorLog::default();
-        let operator = tokio::spawn(operator::run(
-            operator_redlock,
-            workload.resources.clone(),
-            self.operator,
-            history.clone(),
-            operator_log.clone(),
-            finished.clone(),
-        ));
+        let operator = operator_redlock.map(|redlock| {
+            tokio::spawn(operator::run(
+                redlock,
+                workload.resources.clone(),
+                self.operator,
+                history.clone(),
+                operator_log.clone(),
+                finished.clone(),
+            ))
+        });
         let history = tokio::select! {
             history = run_workload_groups(history, self.groups, make, store.clone(), &workload, &pauser) => history,
             _ = tokio::signal::ctrl_c() => {
@@ -372,7 +382,9 @@ impl Plan {
         };
         finished.store(true, Ordering::SeqCst);
         let _ = progress.await;
-        let _ = operator.await;
+        if let Some(operator) = operator {
+            let _ = operator.await;
+        }
         let faults: FaultLog = match nemesis {
             Some(nemesis) => tokio::task::spawn_blocking(move || nemesis.stop())
                 .await
@@ -445,7 +457,7 @@ impl Plan {
         let mut vacuous = exercised.vacuous(self.duration, &struck, &holders);
         vacuous.extend(unchecked);
         vacuous.extend(lock_delay_untested(&file));
-        vacuous.extend(operator_untested(&file, self.operator));
+        vacuous.extend(operator_untested(&file));
         let mut fault_errors = notes;
         fault_errors.extend(faults.errors);
         Ok(Ran {
@@ -472,33 +484,20 @@ pub(crate) fn lock_delay_untested(file: &HistoryFile) -> Option<String> {
 
 /// Why a run with an operator proves nothing about its calls: no
 /// inspection named a holder, or no force-release ousted one. For a run
-/// (with its `pace`) and for its `--recheck` (the pace the calls show).
-pub(crate) fn operator_untested(file: &HistoryFile, pace: Pace) -> Vec<String> {
+/// and for its `--recheck`.
+pub(crate) fn operator_untested(file: &HistoryFile) -> Vec<String> {
     let mut untested = Vec::new();
-    if pace.inspect_every.is_some() && inspections_naming_holders(&file.operator) == 0 {
+    if file.info.inspect_every_ms.is_some() && inspections_naming_holders(&file.operator) == 0 {
         untested.push("no inspection named a holder, so inspection was never tested".to_owned());
     }
-    if pace.force_release_every.is_some() && ousted_holders(&file.sessions, &file.operator) == 0 {
+    if file.info.force_release_every_ms.is_some()
+        && ousted_holders(&file.sessions, &file.operator) == 0
+    {
         untested.push(
             "no force-release ousted a holder, so its fencing token was never tested".to_owned(),
         );
     }
     untested
-}
-
-/// The pace a saved run's operator calls show (for `--recheck`): a kind
-/// of call counts as asked for when it was made at least once.
-pub(crate) fn pace_of(file: &HistoryFile) -> Pace {
-    let made = |force: bool| {
-        file.operator
-            .iter()
-            .any(|c| matches!(c.action, OperatorAction::ForceRelease { .. }) == force)
-            .then_some(Duration::ZERO)
-    };
-    Pace {
-        inspect_every: made(false),
-        force_release_every: made(true),
-    }
 }
 
 /// A line on stderr every few seconds, so a long run shows it is alive.
