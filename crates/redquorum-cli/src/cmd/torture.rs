@@ -2,7 +2,9 @@
 //! proxies, under a random nemesis, then the checker's verdict and what the
 //! run exercised, as a readable (or JSON) report. A run that tested nothing
 //! meaningful fails instead of passing; `--history` keeps the run and
-//! `--recheck` checks a kept one again.
+//! `--recheck` checks a kept one again. With `--inspect-every` or
+//! `--force-release-every` an operator calls beside the clients
+//! (`torture/operator.rs`) and the checker holds its calls to their promises.
 //!
 //! The workload runner and checker live in the harness, generic over its
 //! `Locker` trait; the library is driven through the adapter the benchmarks

@@ -9,7 +9,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use redquorum_harness::{Exercised, FaultEvent, OperatorCall, Outcome, Verdict, Violation};
+use redquorum_harness::{Exercised, FaultEvent, HistoryFile, Outcome, Verdict, Violation};
 
 use super::plan::Ran;
 
@@ -62,13 +62,19 @@ struct OperatorSummary {
 }
 
 impl OperatorSummary {
-    fn new(sessions: &[redquorum_harness::Session], calls: &[OperatorCall]) -> Option<Self> {
+    /// `None` when the run had no operator.
+    fn new(file: &HistoryFile) -> Option<Self> {
+        let info = &file.info;
+        if info.inspect_every_ms.is_none() && info.force_release_every_ms.is_none() {
+            return None;
+        }
+        let calls = &file.operator;
         let count = |name: &str| calls.iter().filter(|c| c.action.name() == name).count();
-        (!calls.is_empty()).then(|| Self {
+        Some(Self {
             inspections: count("inspect"),
             naming_a_holder: redquorum_harness::inspections_naming_holders(calls),
             force_releases: count("force-release"),
-            ousted_holders: redquorum_harness::ousted_holders(sessions, calls),
+            ousted_holders: redquorum_harness::ousted_holders(&file.sessions, calls),
         })
     }
 }
@@ -132,7 +138,7 @@ impl Report {
                 .info
                 .lock_delay
                 .map(|rule| redquorum_harness::vanished_holders(sessions, &rule)),
-            operator: OperatorSummary::new(sessions, &ran.file.operator),
+            operator: OperatorSummary::new(&ran.file),
             mutant: ran.file.info.mutant.clone(),
             sessions: sessions.len(),
             granted: ex.granted,
