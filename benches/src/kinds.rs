@@ -166,7 +166,8 @@ impl HeldKind {
 /// owner token nor the fencing token (nothing is formatted or asked for
 /// beyond the lock). [`for_history`](Self::for_history) is for a checked
 /// history: each grant carries the owner token and the fencing token (one
-/// write-back to a quorum per grant).
+/// write-back to a quorum per grant), and a release is `Ok` only when a
+/// quorum of nodes confirmed it.
 ///
 /// # Examples
 ///
@@ -341,12 +342,13 @@ impl Locker for KindLocker {
         }
     }
 
-    /// `Ok` only when a quorum of nodes confirmed the release (the library
-    /// returns `Ok` from one node on, as a release is best effort).
+    /// The library's result; for a history, `Ok` only when a quorum of
+    /// nodes confirmed the release (the library returns `Ok` from one node
+    /// on, as a release is best effort, and a benchmark takes that).
     async fn release(&self, held: HeldKind) -> Result<(), String> {
         let quorum = self.redlock.quorum();
         match held.release().await {
-            Ok(released) if released >= quorum => Ok(()),
+            Ok(released) if released >= quorum || !self.for_history => Ok(()),
             Ok(released) => Err(format!(
                 "released on {released} nodes, fewer than a quorum of {quorum}"
             )),

@@ -155,10 +155,11 @@ pub trait Locker: Send + Sync + 'static {
         async { Err(Refusal::new("other", "extend unsupported")) }
     }
 
-    /// Releases what `acquire` granted. `Ok` means the release is
-    /// confirmed: the lock is free on enough nodes that no one can be
-    /// reported holding it any more (for a quorum lock, it was removed from
-    /// a quorum); the history records when (`Session::released`).
+    /// Releases what `acquire` granted. The torture workload records when
+    /// it returned `Ok` (`Session::released`), and the checker then takes
+    /// the lock as free on enough nodes that no one can be reported holding
+    /// it any more: an adapter for a history returns `Ok` only for a
+    /// release so confirmed (for a quorum lock, removed from a quorum).
     ///
     /// # Errors
     ///

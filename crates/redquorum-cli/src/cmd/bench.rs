@@ -144,6 +144,14 @@ pub(crate) async fn run_bench(nodes: &NodesArg, args: BenchArgs, verbosity: Verb
         }
     }
     if sample.errors > 0 {
+        eprintln!(
+            "redquorum bench: {} failed acquires or releases; the first: {}",
+            sample.errors,
+            sample
+                .first_error
+                .as_deref()
+                .unwrap_or("a worker task failed")
+        );
         exit::SOFTWARE.into()
     } else {
         ExitCode::SUCCESS
