@@ -11,7 +11,12 @@
 //! cargo bench -p redquorum-benches --bench side_by_side -- --json    # one JSON object
 //! ```
 //!
-//! Options: `--quick`, `--json`, `--repeats N` (default 3), `--only A,B,C,C2,D`,
+//! With local nodes it also measures what nodes that are down cost: A, B
+//! and C2 with one of the five killed (`kill -9`), one stopped (SIGSTOP,
+//! redquorum only: rslock has no per-node timeout and would hang), and two
+//! killed, beside the all-up figures of the same repeat (`--only down`).
+//!
+//! Options: `--quick`, `--json`, `--repeats N` (default 3), `--only A,B,C,C2,D,down`,
 //! `--libs floor,redquorum,redquorum-nofence,rslock,reentrant,write,any-of,all-of,semaphore,election`
 //! (the other lock kinds run A, C and C2 only); `REDQUORUM_NODES` (9 or more URLs) to
 //! use nodes started elsewhere. Without
@@ -172,10 +177,10 @@ fn lib_selected(lib: &str) -> bool {
 
 fn selected(key: &str) -> bool {
     match ONLY.get().and_then(Option::as_ref) {
-        // "D" selects every D<n>.
-        Some(only) => only
-            .iter()
-            .any(|o| o == key || (o == "D" && key.starts_with('D'))),
+        // "D" selects every D<n>; "down" every case with nodes down.
+        Some(only) => only.iter().any(|o| {
+            o == key || (o == "D" && key.starts_with('D')) || (o == "down" && key.contains(' '))
+        }),
         None => true,
     }
 }
@@ -341,6 +346,61 @@ async fn repeat(results: &mut Results, urls: &[String], plan: Plan, round: usize
                 0 => measure(results, &key, "floor", &floor, d, plan.d, None).await,
                 1 => measure(results, &key, "redquorum", &ours, d, plan.d, None).await,
                 _ => measure(results, &key, "rslock", &peer, d, plan.d, None).await,
+            }
+        }
+    }
+}
+
+/// How [`down_cases`] takes nodes down.
+#[derive(Clone, Copy)]
+enum Strike {
+    Kill,
+    Stop,
+}
+
+/// The node-down cases: a label, how, and which of the five nodes.
+const DOWN_CASES: [(&str, Strike, &[usize]); 3] = [
+    ("1-dead", Strike::Kill, &[4]),
+    ("1-stopped", Strike::Stop, &[4]),
+    ("2-dead", Strike::Kill, &[3, 4]),
+];
+
+/// A, B and C2 with nodes down, for redquorum (default options) and, where
+/// it does not hang, rslock; fresh clients each time, so each case starts
+/// by finding the nodes down. The nodes are brought back afterwards.
+async fn down_cases(results: &mut Results, cluster: &Cluster, plan: Plan) {
+    if cluster.is_external() || !selected("down") {
+        return;
+    }
+    let urls = cluster.urls();
+    let five = &urls[..N];
+    for (label, strike, struck) in DOWN_CASES {
+        let ours = Arc::new(KindLocker::new(redlock(five, true), LockKind::Plain));
+        let peer = Arc::new(rslock(five));
+        warm_up(&ours).await;
+        warm_up(&peer).await;
+        for &node in struck {
+            match strike {
+                Strike::Kill => cluster.kill(node).expect("kill a node"),
+                Strike::Stop => cluster.pause(node).expect("stop a node"),
+            }
+        }
+        let workloads = [
+            ("A", Workload::Sequential, plan.a),
+            ("B", Workload::Parallel { tasks: 64 }, plan.b),
+            ("C2", Workload::PingPong { hold: HOLD }, plan.c),
+        ];
+        for (key, workload, duration) in workloads {
+            let key = format!("{key} {label}");
+            measure(results, &key, "redquorum", &ours, workload, duration, None).await;
+            if matches!(strike, Strike::Kill) {
+                measure(results, &key, "rslock", &peer, workload, duration, None).await;
+            }
+        }
+        for &node in struck {
+            match strike {
+                Strike::Kill => cluster.restart(node).expect("restart a node"),
+                Strike::Stop => cluster.resume(node).expect("resume a node"),
             }
         }
     }
@@ -539,6 +599,42 @@ fn checks(results: &Results) -> Vec<(String, f64, &'static str, Option<bool>)> {
             }
         }
     }
+    // Issue 22: a minority down keeps the speed of all up.
+    for lib in ["redquorum", "rslock"] {
+        for (label, _, _) in DOWN_CASES {
+            for key in ["A", "B"] {
+                if let (Some(up), Some(down)) = (get(key, lib), get(&format!("{key} {label}"), lib))
+                {
+                    let r = ratio(down.cps(), up.cps());
+                    let name = format!("{key} cycles/s {label}/all-up {lib}");
+                    if lib == "redquorum" && label != "2-dead" {
+                        push(&name, r, ">= 0.8", Some(r >= 0.8));
+                    } else {
+                        push(&name, r, INFO, None);
+                    }
+                }
+            }
+            if let (Some(up), Some(down)) = (get("C2", lib), get(&format!("C2 {label}"), lib)) {
+                let r = ratio(down.gap(0.5), up.gap(0.5));
+                let name = format!("C2 hand-off p50 {label}/all-up {lib}");
+                if lib == "redquorum" {
+                    push(&name, r, "<= 2.0", Some(r <= 2.0));
+                } else {
+                    push(&name, r, INFO, None);
+                }
+            }
+        }
+        for key in ["A", "B"] {
+            let one = get(&format!("{key} 1-dead"), lib);
+            if let (Some(one), Some(two), true) =
+                (one, get(&format!("{key} 2-dead"), lib), lib == "redquorum")
+            {
+                let r = ratio(two.cps(), one.cps());
+                let name = format!("{key} cycles/s 2-dead/1-dead {lib}");
+                push(&name, r, ">= 0.9", Some(r >= 0.9));
+            }
+        }
+    }
     let growth = |lib: &'static str| match (get("D3", lib), get("D9", lib)) {
         (Some(d3), Some(d9)) => Some(ratio(d9.acq(0.5), d3.acq(0.5))),
         _ => None,
@@ -640,6 +736,7 @@ fn main() {
                 eprintln!("repeat {}/{}", round + 1, plan.repeats);
             }
             repeat(&mut results, &urls, plan, round).await;
+            down_cases(&mut results, &cluster, plan).await;
         }
     });
     if json {

@@ -37,6 +37,7 @@ use futures::future::BoxFuture;
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
 
+use crate::link::Link;
 use crate::mutants::{self, Mutant};
 use crate::op::{self, Op, Reply};
 use crate::queue::{MAX_IN_FLIGHT, Queued, State};
@@ -50,6 +51,9 @@ pub(crate) struct Batcher {
     timeout: Duration,
     /// Where calls finish when their caller has gone: the `Redlock`'s runtime.
     runtime: Handle,
+    /// Told when a call goes unanswered for the whole timeout (the node is
+    /// then down until it answers again).
+    link: Arc<Link>,
     state: Mutex<State>,
 }
 
@@ -57,11 +61,12 @@ pub(crate) struct Batcher {
 type Call = BoxFuture<'static, Vec<Reply>>;
 
 impl Batcher {
-    pub(crate) fn new(client: Client, timeout: Duration) -> Self {
+    pub(crate) fn new(client: Client, timeout: Duration, link: Arc<Link>) -> Self {
         Self {
             client,
             timeout,
             runtime: Handle::current(),
+            link,
             state: Mutex::default(),
         }
     }
@@ -116,6 +121,18 @@ impl Batcher {
                 )),
             },
         }
+    }
+
+    /// Sends or queues `op` now, and lets it complete in the background:
+    /// nobody waits for its answer. Only for operations that must run
+    /// ([`Op::must_run`]): a queued one is sent even though its caller is gone.
+    pub(crate) fn send_detached(self: &Arc<Self>, op: Op) {
+        debug_assert!(op.must_run());
+        let run = self.run(op);
+        let mut run = std::pin::pin!(run);
+        // The first poll puts it on the connection or in the queue; dropping
+        // it then leaves a direct call to finish in the background.
+        let _ = run.as_mut().poll(&mut Context::from_waker(Waker::noop()));
     }
 
     /// Opens a hand-off window: until [`Batcher::unhold`], every operation
@@ -219,7 +236,12 @@ impl Batcher {
             Err(error) if script::is_noscript(&error) => {
                 self.after_noscript(seq, &ops, error).await
             }
-            Err(error) => vec![Err(error); ops.len()],
+            Err(error) => {
+                if error.kind() == &ErrorKind::Timeout {
+                    self.link.stopped_answering();
+                }
+                vec![Err(error); ops.len()]
+            }
         }
     }
 
@@ -350,11 +372,12 @@ mod tests {
                 .build()
                 .unwrap();
             let answers = runtime.block_on(async {
-                let (config, _) = crate::connection::parse_url(&nodes.url(0)).unwrap();
+                let (config, id) = crate::connection::parse_url(&nodes.url(0)).unwrap();
                 let client = crate::connection::client(config, Duration::from_secs(10));
+                let link = Arc::new(Link::new(id, client.clone(), Duration::from_secs(10)));
                 let connection = client.connect();
                 client.wait_for_connect().await.unwrap();
-                let batcher = Arc::new(Batcher::new(client, Duration::from_secs(10)));
+                let batcher = Arc::new(Batcher::new(client, Duration::from_secs(10), link));
                 nodes.pause(0).unwrap();
                 // Each first poll sends or queues: two operations take the
                 // node's slots (sent to the paused node), the release queues.

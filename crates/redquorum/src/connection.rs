@@ -5,15 +5,11 @@
 //! timeout, commands re-sent after a reconnect, 10 s connect timeouts. Every
 //! client redquorum makes goes through [`settings`].
 
-use std::sync::{Mutex, Weak};
 use std::time::Duration;
 
 use fred::clients::{Client, SubscriberClient};
-use fred::error::{Error as FredError, ErrorKind};
 use fred::interfaces::{ClientLike, EventInterface};
 use fred::prelude::{Config, ConnectionConfig, PerformanceConfig, ReconnectPolicy, ServerConfig};
-use tokio::sync::broadcast::error::RecvError;
-use tokio::task::JoinHandle;
 
 use crate::error::BuildError;
 use crate::node_id::NodeId;
@@ -176,98 +172,6 @@ pub(crate) async fn wait_connected(client: &Client) -> bool {
     }
 }
 
-/// Why a node's connection is down, as its error channel last said; cleared
-/// when it connects again. An operation that times out while it is down is
-/// reported with this cause (a refused connection, `WRONGPASS`, a TLS
-/// handshake that never completes, a server that is not Redis) instead of
-/// a bare timeout.
-#[derive(Debug, Default)]
-pub(crate) struct Link {
-    failure: Mutex<Option<FredError>>,
-}
-
-impl Link {
-    /// The cause of the connection's last failure, if it has not connected since.
-    pub(crate) fn failure(&self) -> Option<FredError> {
-        crate::sync::lock(&self.failure).clone()
-    }
-
-    /// `error` as the node's answer: a timeout or a cancel while the
-    /// connection is down is that failure instead.
-    pub(crate) fn explain(&self, error: FredError) -> FredError {
-        match error.kind() {
-            ErrorKind::Timeout | ErrorKind::Canceled => self.failure().unwrap_or(error),
-            _ => error,
-        }
-    }
-
-    fn set(&self, failure: Option<FredError>) {
-        *crate::sync::lock(&self.failure) = failure;
-    }
-}
-
-/// Keeps `link` up to date with `client`'s connection events, until the
-/// link (the node) is gone. `tls`: the node was given as `rediss://`.
-pub(crate) fn spawn_link_watch(client: &Client, tls: bool, link: Weak<Link>) -> JoinHandle<()> {
-    // Subscribed before connect(), so the first connection's events are seen too.
-    let mut errors = client.error_rx();
-    let mut reconnects = client.reconnect_rx();
-    tokio::spawn(async move {
-        loop {
-            let failure = tokio::select! {
-                event = errors.recv() => match event {
-                    Ok((error, _)) => Some(cause(&error, tls)),
-                    Err(RecvError::Lagged(_)) => continue,
-                    Err(RecvError::Closed) => return,
-                },
-                event = reconnects.recv() => match event {
-                    Ok(_) | Err(RecvError::Lagged(_)) => None,
-                    Err(RecvError::Closed) => return,
-                },
-            };
-            let Some(link) = link.upgrade() else { return };
-            link.set(failure);
-        }
-    })
-}
-
-/// The kind of a TLS failure (fred has `ErrorKind::Tls` only with a TLS
-/// feature; without one no node uses TLS, so `IO` is never reached as such).
-#[cfg(feature = "tls")]
-const TLS_KIND: ErrorKind = ErrorKind::Tls;
-#[cfg(not(feature = "tls"))]
-const TLS_KIND: ErrorKind = ErrorKind::IO;
-
-/// A connection error said so that an operator knows what to fix.
-fn cause(error: &FredError, tls: bool) -> FredError {
-    let details = error.details();
-    let (kind, text) = match error.kind() {
-        ErrorKind::IO if details.contains("ConnectionRefused") => {
-            (ErrorKind::IO, "cannot connect: connection refused".to_owned())
-        }
-        ErrorKind::IO if !tls && details.contains("ConnectionReset") => (
-            ErrorKind::IO,
-            "connection reset by the server (a TLS port? then use rediss://)".to_owned(),
-        ),
-        ErrorKind::Timeout if tls => (
-            TLS_KIND,
-            "TLS handshake failed: no answer within the connect timeout (is the port plain text?)"
-                .to_owned(),
-        ),
-        ErrorKind::Timeout => (
-            ErrorKind::Timeout,
-            "cannot connect: no answer to the handshake within the connect timeout (a TLS port, or a stopped server?)".to_owned(),
-        ),
-        ErrorKind::Protocol | ErrorKind::Parse => (
-            ErrorKind::Protocol,
-            format!("not Redis: the server's answer is not RESP ({details})"),
-        ),
-        ErrorKind::IO if tls => (TLS_KIND, format!("TLS handshake failed: {details}")),
-        kind => (kind.clone(), details.to_owned()),
-    };
-    FredError::new(kind, text)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -330,46 +234,6 @@ mod tests {
             from_config(cluster),
             Err(BuildError::InvalidNodeConfig { .. })
         ));
-    }
-
-    #[test]
-    fn connection_failures_are_said_by_their_cause() {
-        let refused = FredError::new(
-            ErrorKind::IO,
-            "Os { code: 111, kind: ConnectionRefused, message: \"Connection refused\" }",
-        );
-        assert_eq!(
-            cause(&refused, false).details(),
-            "cannot connect: connection refused"
-        );
-        let wrongpass = FredError::new(ErrorKind::Auth, "WRONGPASS invalid username-password pair");
-        assert!(cause(&wrongpass, false).details().starts_with("WRONGPASS"));
-        let silent = FredError::new(ErrorKind::Timeout, "Request timed out.");
-        assert!(
-            cause(&silent, true)
-                .details()
-                .starts_with("TLS handshake failed")
-        );
-        let http = FredError::new(
-            ErrorKind::Protocol,
-            "Decode Error: frame_type: Invalid frame type.",
-        );
-        assert!(cause(&http, false).details().starts_with("not Redis"));
-        let reset = FredError::new(ErrorKind::IO, "Os { code: 104, kind: ConnectionReset }");
-        assert!(cause(&reset, false).details().contains("use rediss://"));
-    }
-
-    #[test]
-    fn a_timeout_while_the_link_is_down_is_its_failure() {
-        let link = Link::default();
-        let timeout = FredError::new(ErrorKind::Timeout, "Request timed out.");
-        assert_eq!(link.explain(timeout.clone()), timeout);
-        link.set(Some(FredError::new(ErrorKind::Auth, "WRONGPASS")));
-        assert_eq!(link.explain(timeout).details(), "WRONGPASS");
-        let wrongtype = FredError::new(ErrorKind::InvalidArgument, "WRONGTYPE");
-        assert_eq!(link.explain(wrongtype.clone()), wrongtype);
-        link.set(None);
-        assert!(link.failure().is_none());
     }
 
     #[cfg(feature = "tls")]

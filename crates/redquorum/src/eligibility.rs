@@ -195,6 +195,7 @@ impl Eligibility {
             eviction_policy: state.probe.eviction_policy.clone(),
             uptime: state.started_at.map(|s| s.elapsed()),
             refusal,
+            down: None,
         }
     }
 

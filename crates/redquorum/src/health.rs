@@ -179,6 +179,7 @@ pub struct NodeHealth {
     pub(crate) eviction_policy: Option<String>,
     pub(crate) uptime: Option<Duration>,
     pub(crate) refusal: Option<Ineligible>,
+    pub(crate) down: Option<String>,
 }
 
 impl NodeHealth {
@@ -256,6 +257,19 @@ impl NodeHealth {
     pub fn refusal(&self) -> Option<&Ineligible> {
         self.refusal.as_ref()
     }
+
+    /// Why the node is down right now (operations skip it until it answers
+    /// again), or `None` while it is up.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(redquorum::NodeHealth::default().down(), None);
+    /// ```
+    #[must_use]
+    pub fn down(&self) -> Option<&str> {
+        self.down.as_deref()
+    }
 }
 
 impl fmt::Display for NodeHealth {
@@ -269,6 +283,9 @@ impl fmt::Display for NodeHealth {
             self.uptime
                 .map_or_else(|| "unknown".to_owned(), |u| format!("{}s", u.as_secs()))
         )?;
+        if let Some(cause) = &self.down {
+            write!(f, "; down: {cause}")?;
+        }
         match &self.refusal {
             Some(reason) => write!(f, "; votes refused: {reason}"),
             None => Ok(()),

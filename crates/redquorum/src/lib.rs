@@ -70,7 +70,8 @@
 //!   waiters), `notify.rs` (release notifications), `backoff.rs`.
 //! - The nodes: `nodes.rs` (the N masters, their background tasks, the vote
 //!   rules across nodes), `node.rs` (one master), `node_id.rs` ([`NodeId`]),
-//!   `connection.rs` (URLs, lock-safe fred settings), `batcher.rs` (group
+//!   `connection.rs` (URLs, lock-safe fred settings), `link.rs` (up, or
+//!   down and why: a down node is skipped at once), `batcher.rs` (group
 //!   commit, NOSCRIPT handling) over `queue.rs` (its queue, as pure state),
 //!   `script.rs` (the script cache), `probe.rs` (health probes),
 //!   `eligibility.rs` (probe results and which votes count), `clock_watch.rs`
@@ -114,6 +115,7 @@ mod keys;
 mod leader;
 mod lease;
 mod lease_watch;
+mod link;
 mod lock;
 mod lock_api;
 mod multi_lock;

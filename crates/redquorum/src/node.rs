@@ -7,15 +7,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fred::clients::Client;
+use fred::error::Error as FredError;
 use fred::interfaces::{ClientLike, EventInterface};
 use fred::prelude::Config;
 use fred::types::ConnectHandle;
 use tokio::task::JoinHandle;
 
 use crate::batcher::Batcher;
-use crate::connection::{self, Link};
+use crate::connection;
 use crate::eligibility::Eligibility;
 use crate::health::{Ineligible, NodeHealth};
+use crate::link::{self, Link};
 use crate::node_id::NodeId;
 use crate::op::{Op, Reply};
 use crate::{probe, script};
@@ -62,12 +64,17 @@ impl Node {
         if check_clock {
             eligibility.configure_clock(clock_rule.0, clock_rule.1);
         }
+        let link = Arc::new(Link::new(id.clone(), client.clone(), node_timeout));
         Self {
-            batcher: Arc::new(Batcher::new(client.clone(), node_timeout)),
+            batcher: Arc::new(Batcher::new(
+                client.clone(),
+                node_timeout,
+                Arc::clone(&link),
+            )),
             id,
             tls,
             client,
-            link: Arc::default(),
+            link,
             eligibility: Arc::new(eligibility),
         }
     }
@@ -78,11 +85,34 @@ impl Node {
 
     /// Runs one operation: at once, or in the node's next batch. A timeout
     /// while the connection is down is reported with the connection's cause.
+    /// On a node known to be down it fails at once with the cause.
     pub(crate) async fn run(&self, op: Op) -> Reply {
-        self.batcher
-            .run(op)
-            .await
-            .map_err(|error| self.link.explain(error))
+        match self.submit(op) {
+            Ok(answer) => answer.await,
+            Err(cause) => Err(cause),
+        }
+    }
+
+    /// Starts one operation (sent or queued on the first poll of the
+    /// returned future), or, on a node known to be down (link.rs), says
+    /// why without waiting. What undoes earlier operations (a release, an
+    /// unwind) is still sent to a down node, and completes in the
+    /// background: a stopped node that resumes applies it after the
+    /// operations sent before it on the same connection. Anything else is
+    /// not sent at all, which is always safe.
+    pub(crate) fn submit(&self, op: Op) -> Result<impl Future<Output = Reply> + '_, FredError> {
+        if let Some(cause) = self.link.down() {
+            if op.undoes() {
+                self.batcher.send_detached(op);
+            }
+            return Err(cause);
+        }
+        Ok(async move {
+            self.batcher
+                .run(op)
+                .await
+                .map_err(|error| self.link.explain(error))
+        })
     }
 
     /// The keys matching `pattern` (a SCAN glob), up to about `limit` of
@@ -117,7 +147,7 @@ impl Node {
     /// node's script loaded and its health probed; commands queue until the
     /// connection is up.
     pub(crate) fn start(&self) -> (ConnectHandle, [JoinHandle<()>; 3]) {
-        let link = connection::spawn_link_watch(&self.client, self.tls, Arc::downgrade(&self.link));
+        let link = link::spawn_link_watch(&self.client, self.tls, Arc::downgrade(&self.link));
         let loader = script::spawn_loader(self.client.clone(), self.id.clone());
         let prober = probe::spawn_prober(
             self.client.clone(),
@@ -161,9 +191,11 @@ impl Node {
         self.eligibility.run_id()
     }
 
-    /// The node's health as of its last probe.
+    /// The node's health as of its last probe, and whether it is down now.
     pub(crate) fn health(&self) -> NodeHealth {
-        self.eligibility.snapshot()
+        let mut health = self.eligibility.snapshot();
+        health.down = self.link.down().map(|cause| cause.details().to_owned());
+        health
     }
 
     /// Asks the server to close our connection (bounded by the node timeout).

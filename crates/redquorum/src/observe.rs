@@ -48,6 +48,8 @@ pub(crate) const RELEASE_TOTAL: &str = "redquorum_release_total";
 pub(crate) const VOTE_REFUSED_TOTAL: &str = "redquorum_vote_refused_total";
 /// Whether a node's votes count (1) or not (0).
 pub(crate) const NODE_ELIGIBLE: &str = "redquorum_node_eligible";
+/// Gauge: whether a node is up (link.rs).
+pub(crate) const NODE_UP: &str = "redquorum_node_up";
 /// Counter: clock faults a node's probes saw (jumps, stops, fast or slow).
 pub(crate) const NODE_CLOCK_FAULTS: &str = "redquorum_node_clock_faults_total";
 /// A blocking acquire's whole wait, by result.
@@ -122,6 +124,10 @@ pub(crate) fn describe() {
         "Clock faults the health probes saw on a node (a jump, a stop, a clock fast or slow beyond the drift factor), by node"
     );
     describe_gauge!(
+        NODE_UP,
+        "0 while the node is down (its connection failed, or it left a call unanswered for the node timeout) and operations skip it; 1 once it answers again"
+    );
+    describe_gauge!(
         NODE_ELIGIBLE,
         "1 when the node's votes count, 0 when the health rules refuse them; set after each probe"
     );
@@ -182,6 +188,11 @@ pub(crate) fn node_eligible(node: &NodeId, eligible: bool) {
     } else {
         0.0
     });
+}
+
+/// Records whether `node` is up, when that changes (link.rs).
+pub(crate) fn node_up(node: &NodeId, up: bool) {
+    metrics::gauge!(NODE_UP, "node" => node.to_string()).set(if up { 1.0 } else { 0.0 });
 }
 
 /// Counts a clock fault seen on `node` (clock_watch.rs).

@@ -71,6 +71,13 @@ impl Op {
     pub(crate) fn must_run(&self) -> bool {
         matches!(self.code, Code::Release | Code::Extend | Code::ForceRelease)
     }
+
+    /// Whether it undoes what earlier operations did (a release, an unwind,
+    /// a force-release): sent even to a node known to be down, which may
+    /// still apply those earlier operations when it resumes (node.rs).
+    pub(crate) fn undoes(&self) -> bool {
+        matches!(self.code, Code::Release | Code::ForceRelease)
+    }
 }
 
 impl Op {
@@ -214,6 +221,8 @@ mod tests {
         assert!(op(Code::Release, &[], &[]).must_run());
         assert!(op(Code::Extend, &[], &[]).must_run());
         assert!(op(Code::ForceRelease, &[], &[]).must_run());
+        assert!(op(Code::Release, &[], &[]).undoes() && op(Code::ForceRelease, &[], &[]).undoes());
+        assert!(!op(Code::Extend, &[], &[]).undoes() && !op(Code::Acquire, &[], &[]).undoes());
         for code in [
             Code::Acquire,
             Code::Commit,

@@ -85,6 +85,12 @@ pub enum NodeOutcome {
     Failed(NodeError),
     /// The decision was made before this node answered; it was unwound anyway.
     Unanswered,
+    /// The node was known to be down (its connection failed, or it left a
+    /// call unanswered for the whole node timeout), so the operation did not
+    /// wait for it: it was not sent, or, if it undoes earlier operations (a
+    /// release), it was sent without waiting for the answer. The error says
+    /// why the node is down.
+    Down(NodeError),
     /// The node answered, but its vote does not count: it is a replica, or it
     /// may have forgotten keys after a restart (see [`Ineligible`]).
     Refused(Ineligible),
@@ -115,7 +121,19 @@ impl NodeOutcome {
         matches!(self, Self::Taken)
     }
 
-    /// True when the node's answer does not count: timed out, failed, or refused.
+    /// True for [`NodeOutcome::Down`]: the node was known to be down.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(!redquorum::NodeOutcome::TimedOut.is_down());
+    /// ```
+    #[must_use]
+    pub fn is_down(&self) -> bool {
+        matches!(self, Self::Down(_))
+    }
+
+    /// True when the node's answer does not count: timed out, failed, down, or refused.
     ///
     /// # Examples
     ///
@@ -124,7 +142,10 @@ impl NodeOutcome {
     /// ```
     #[must_use]
     pub fn is_failure(&self) -> bool {
-        matches!(self, Self::TimedOut | Self::Failed(_) | Self::Refused(_))
+        matches!(
+            self,
+            Self::TimedOut | Self::Failed(_) | Self::Down(_) | Self::Refused(_)
+        )
     }
 }
 
@@ -136,6 +157,7 @@ impl fmt::Display for NodeOutcome {
             Self::TimedOut => f.write_str("timed out"),
             Self::Failed(error) => write!(f, "failed: {error}"),
             Self::Unanswered => f.write_str("unanswered"),
+            Self::Down(error) => write!(f, "down: {error}"),
             Self::Refused(reason) => write!(f, "refused: {reason}"),
         }
     }
@@ -212,7 +234,7 @@ impl Outcomes {
         self.count(NodeOutcome::is_taken)
     }
 
-    /// How many nodes timed out or failed.
+    /// How many nodes timed out, failed, were down, or had their vote refused.
     ///
     /// # Examples
     ///
@@ -294,6 +316,7 @@ impl fmt::Display for Outcomes {
             let cause = match outcome {
                 NodeOutcome::TimedOut => "timed out".to_owned(),
                 NodeOutcome::Failed(error) => error.source_error().to_string(),
+                NodeOutcome::Down(error) => format!("down ({})", error.source_error()),
                 NodeOutcome::Refused(reason) => format!("vote refused: {reason}"),
                 _ => continue,
             };

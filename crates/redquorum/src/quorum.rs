@@ -27,7 +27,7 @@ use crate::outcome::{NodeError, NodeOutcome};
 use crate::registry::Registry;
 use crate::settle::{Operation, Settle};
 use crate::tally::{Decision, Tally};
-use crate::vote::{Vote, vote};
+use crate::vote::{self, Vote};
 
 /// A won acquisition.
 #[derive(Debug, Clone, Copy)]
@@ -39,13 +39,29 @@ pub(crate) struct Grant {
     pub(crate) proposal: Option<i64>,
 }
 
-/// When a fan-out stops waiting for answers.
+/// When a fan-out stops waiting for answers. Whatever is still owed to a
+/// node that has not answered then completes in the background when it
+/// must run (a release, an extend: see `Op::must_run`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Until {
     /// At the first definite decision.
     Decided,
-    /// When every node has answered (a release reports on every node).
+    /// As soon as a quorum acted (a release removed our hold on a quorum),
+    /// else when every node has answered: a release that did not reach a
+    /// quorum reports every node's answer.
+    Won,
+    /// When every node has answered (an operator's force-release).
     Everyone,
+}
+
+impl Until {
+    fn stops_at(self, decision: Decision) -> bool {
+        match self {
+            Until::Decided => decision != Decision::Pending,
+            Until::Won => decision == Decision::Won,
+            Until::Everyone => false,
+        }
+    }
 }
 
 /// The N independent masters as one coordinator, shared by every `Redlock`
@@ -178,7 +194,8 @@ impl Quorum {
     }
 
     /// Owner-checked release on every node; returns on how many nodes our
-    /// hold was removed.
+    /// hold was removed by the time it returned: once a quorum confirmed
+    /// it, the release returns, and the rest completes in the background.
     ///
     /// With a local waiter on this lock, a hand-off window opens on every
     /// node: the release queues, the waiter woken here queues its acquire
@@ -191,7 +208,7 @@ impl Quorum {
         let notifier = self.notifier.get().filter(|n| n.has_waiters(key));
         let window = notifier.map(|_| HandOffWindow::open(&self.nodes));
         let op = claim.release();
-        let gather = self.gather(|| op.clone(), Until::Everyone);
+        let gather = self.gather(|| op.clone(), Until::Won);
         let mut gather = std::pin::pin!(gather);
         // The first poll sends or queues the release on every node. A local
         // waiter woken now sends its acquire behind it on the same
@@ -346,23 +363,35 @@ impl Quorum {
             .nodes
             .iter()
             .enumerate()
-            .map(|(index, node)| {
+            .filter_map(|(index, node)| {
                 let op = op();
                 let code = op.code;
-                let answer = node.run(op);
-                async move { (index, code, answer.await) }
+                match node.submit(op) {
+                    Ok(answer) => Some(async move { (index, code, answer.await) }),
+                    // Known down: not waited for (link.rs).
+                    Err(cause) => {
+                        let down = vote::down(node.id(), cause);
+                        tally.record(&down.outcome);
+                        votes[index] = down;
+                        None
+                    }
+                }
             })
             .collect();
-        let mut decision = Decision::Pending;
+        let mut decision = tally.decision();
+        // Decided by down nodes alone (too many are down): nothing is sent.
+        if until.stops_at(decision) {
+            return (decision, votes);
+        }
         while let Some((index, code, answer)) = pending.next().await {
-            let mut vote = vote(self.nodes.get(index).id(), code, answer);
+            let mut vote = vote::vote(self.nodes.get(index).id(), code, answer);
             if code != Code::Release {
                 vote.outcome = self.nodes.admit(index, vote.outcome);
             }
             tally.record(&vote.outcome);
             votes[index] = vote;
             decision = tally.decision();
-            if until == Until::Decided && decision != Decision::Pending {
+            if until.stops_at(decision) {
                 break;
             }
         }
@@ -371,14 +400,15 @@ impl Quorum {
 
     /// Undoes a failed attempt on every node that may hold its state: all
     /// but those that answered "taken", where it wrote nothing but (for a
-    /// waiting writer) the intent it keeps for its next attempt.
+    /// waiting writer) the intent it keeps for its next attempt, and those
+    /// known down, where the attempt was not sent.
     async fn unwind(&self, claim: &Claim, votes: &[Vote]) {
         let op = claim.unwind();
         let calls = self
             .nodes
             .iter()
             .zip(votes)
-            .filter(|(_, vote)| !vote.outcome.is_taken())
+            .filter(|(_, vote)| !vote.outcome.is_taken() && !vote.outcome.is_down())
             .map(|(node, _)| node.run(op.clone()));
         for answer in futures::future::join_all(calls).await {
             if let Err(error) = answer {

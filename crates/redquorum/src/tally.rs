@@ -73,6 +73,7 @@ impl Tally {
             NodeOutcome::Taken => self.taken += 1,
             NodeOutcome::TimedOut
             | NodeOutcome::Failed(_)
+            | NodeOutcome::Down(_)
             | NodeOutcome::Unanswered
             | NodeOutcome::Refused(_) => self.failed += 1,
         }

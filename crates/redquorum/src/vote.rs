@@ -49,3 +49,11 @@ pub(crate) fn vote(node: &NodeId, code: Code, answer: Reply) -> Vote {
         )),
     }
 }
+
+/// The vote of a node known to be down, not waited for: `cause` says why it is down.
+pub(crate) fn down(node: &NodeId, cause: fred::error::Error) -> Vote {
+    Vote {
+        outcome: NodeOutcome::Down(NodeError::new(node.clone(), cause)),
+        value: 0,
+    }
+}

@@ -2,6 +2,9 @@
 //!
 //! The same code as the side-by-side benchmark (`redquorum-benches`), for
 //! redquorum alone: A sequential, B parallel, C contended, C2 ping-pong.
+//! With `--down K`, the workload runs twice on local nodes: all up, then
+//! with K of them killed (or stopped, `--down-how stop`), and both are
+//! printed with their ratio: what a dead node costs.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -26,6 +29,15 @@ pub(crate) enum WorkloadArg {
     Contended,
     /// C2: two workers take turns on one resource, holding it --hold each time.
     Pingpong,
+}
+
+/// How `--down` takes nodes down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum DownHow {
+    /// kill -9: connections refused from then on.
+    Kill,
+    /// SIGSTOP: connections stay open, nothing is answered.
+    Stop,
 }
 
 /// Options of `redquorum bench`.
@@ -53,6 +65,13 @@ pub(crate) struct BenchArgs {
     /// never asks for one, so no write-back is measured either way).
     #[arg(long)]
     no_fence: bool,
+    /// After the run with every node up, take this many local nodes down
+    /// and run again; both runs are printed, with their ratio (local nodes only).
+    #[arg(long, value_name = "K")]
+    down: Option<usize>,
+    /// How --down takes nodes down.
+    #[arg(long, value_enum, default_value = "kill")]
+    down_how: DownHow,
 }
 
 pub(crate) async fn run_bench(nodes: &NodesArg, args: BenchArgs, verbosity: Verbosity) -> ExitCode {
@@ -70,6 +89,22 @@ pub(crate) async fn run_bench(nodes: &NodesArg, args: BenchArgs, verbosity: Verb
     if args.tasks == Some(0) || args.duration.is_zero() {
         eprintln!("redquorum bench: --tasks and --duration must be above zero");
         return exit::USAGE.into();
+    }
+    if let Some(down) = args.down {
+        if down == 0 || down >= args.node_count {
+            eprintln!(
+                "redquorum bench: --down must be between 1 and {} (fewer than the {} nodes)",
+                args.node_count.saturating_sub(1),
+                args.node_count
+            );
+            return exit::USAGE.into();
+        }
+        if !nodes.0.iter().all(|u| u.trim().is_empty()) {
+            eprintln!(
+                "redquorum bench: --down takes local nodes down: it cannot be used with --nodes"
+            );
+            return exit::USAGE.into();
+        }
     }
     let nodes = match nodes.given_or_local(args.node_count) {
         Ok(nodes) => nodes,
@@ -99,17 +134,49 @@ pub(crate) async fn run_bench(nodes: &NodesArg, args: BenchArgs, verbosity: Verb
     }
     let tag = format!("bench:{}:{}", std::process::id(), workload.name());
     let locker = Arc::new(KindLocker::new(redlock, LockKind::Plain));
-    let bar = progress::timed(verbosity, args.duration, workload.name());
-    let ticker = progress::tick_over_time(&bar);
-    let sample = run(locker, workload, args.duration, &tag).await;
-    bar.finish_and_clear();
-    ticker.abort();
     let handoff = matches!(
         workload,
         Workload::Contended { .. } | Workload::PingPong { .. }
     );
+    let sample = measure(&locker, workload, args.duration, &tag, verbosity).await;
+    let mut samples = vec![("all up".to_owned(), sample)];
+    if let (Some(down), Some(cluster)) = (args.down, nodes.local()) {
+        let count = nodes.urls().len();
+        let struck: Vec<usize> = (count - down..count).collect();
+        for &index in &struck {
+            let struck = match args.down_how {
+                DownHow::Kill => cluster.kill(index),
+                DownHow::Stop => cluster.pause(index),
+            };
+            if let Err(e) = struck {
+                eprintln!("redquorum bench: cannot take node {index} down: {e}");
+                return exit::SOFTWARE.into();
+            }
+        }
+        let how = match args.down_how {
+            DownHow::Kill => "killed",
+            DownHow::Stop => "stopped",
+        };
+        let label = format!("{down} of {count} {how}");
+        let tag = format!("{tag}:down");
+        let sample = measure(&locker, workload, args.duration, &tag, verbosity).await;
+        if args.down_how == DownHow::Stop {
+            struck.iter().for_each(|&index| drop(cluster.resume(index)));
+        }
+        samples.push((label, sample));
+    }
     if args.json {
-        match serde_json::to_string(&sample.report(handoff)) {
+        let json = match samples.as_slice() {
+            [(_, up)] => serde_json::to_string(&up.report(handoff)),
+            [(_, up), (label, down)] => serde_json::to_string(&serde_json::json!({
+                "all_up": up.report(handoff),
+                "down": label,
+                "with_nodes_down": down.report(handoff),
+                "cycles_per_sec_ratio": redquorum_benches::round3(down.cycles_per_sec() / up.cycles_per_sec()),
+            })),
+            _ => unreachable!("one or two runs"),
+        };
+        match json {
             Ok(json) => println!("{json}"),
             Err(e) => {
                 eprintln!("redquorum bench: cannot write the JSON report: {e}");
@@ -117,43 +184,75 @@ pub(crate) async fn run_bench(nodes: &NodesArg, args: BenchArgs, verbosity: Verb
             }
         }
     } else {
-        let us = redquorum_benches::Sample::us;
-        println!(
-            "{} on {} nodes for {:?}: {} cycles, {:.0} cycles/s, {} errors",
-            workload.name(),
-            nodes.urls().len(),
-            sample.elapsed,
-            sample.cycles,
-            sample.cycles_per_sec(),
-            sample.errors
-        );
-        println!(
-            "acquire p50 {:.0} µs, p99 {:.0} µs; release p50 {:.0} µs, p99 {:.0} µs; client CPU {:.1} µs/cycle",
-            us(&sample.acquire, 0.5),
-            us(&sample.acquire, 0.99),
-            us(&sample.release, 0.5),
-            us(&sample.release, 0.99),
-            sample.cpu_us_per_cycle()
-        );
-        if handoff {
+        for (label, sample) in &samples {
+            print_sample(workload, label, nodes.urls().len(), sample, handoff);
+        }
+        if let [(_, up), (label, down)] = samples.as_slice() {
             println!(
-                "hand-off (release start to next acquire) p50 {:.0} µs, p99 {:.0} µs",
-                us(&sample.handoff, 0.5),
-                us(&sample.handoff, 0.99)
+                "with {label}: {:.2}x the cycles/s of all up",
+                down.cycles_per_sec() / up.cycles_per_sec()
             );
         }
     }
-    if sample.errors > 0 {
+    let errors: u64 = samples.iter().map(|(_, s)| s.errors).sum();
+    if errors > 0 {
+        let first = samples.iter().find_map(|(_, s)| s.first_error.as_deref());
         eprintln!(
-            "redquorum bench: {} failed acquires or releases; the first: {}",
-            sample.errors,
-            sample
-                .first_error
-                .as_deref()
-                .unwrap_or("a worker task failed")
+            "redquorum bench: {errors} failed acquires or releases; the first: {}",
+            first.unwrap_or("a worker task failed")
         );
         exit::SOFTWARE.into()
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// One run of `workload`, with a progress bar.
+async fn measure(
+    locker: &Arc<KindLocker>,
+    workload: Workload,
+    duration: Duration,
+    tag: &str,
+    verbosity: Verbosity,
+) -> redquorum_benches::Sample {
+    let bar = progress::timed(verbosity, duration, workload.name());
+    let ticker = progress::tick_over_time(&bar);
+    let sample = run(Arc::clone(locker), workload, duration, tag).await;
+    bar.finish_and_clear();
+    ticker.abort();
+    sample
+}
+
+/// One run's figures, as text.
+fn print_sample(
+    workload: Workload,
+    label: &str,
+    nodes: usize,
+    sample: &redquorum_benches::Sample,
+    handoff: bool,
+) {
+    let us = redquorum_benches::Sample::us;
+    println!(
+        "{} on {nodes} nodes ({label}) for {:?}: {} cycles, {:.0} cycles/s, {} errors",
+        workload.name(),
+        sample.elapsed,
+        sample.cycles,
+        sample.cycles_per_sec(),
+        sample.errors
+    );
+    println!(
+        "acquire p50 {:.0} µs, p99 {:.0} µs; release p50 {:.0} µs, p99 {:.0} µs; client CPU {:.1} µs/cycle",
+        us(&sample.acquire, 0.5),
+        us(&sample.acquire, 0.99),
+        us(&sample.release, 0.5),
+        us(&sample.release, 0.99),
+        sample.cpu_us_per_cycle()
+    );
+    if handoff {
+        println!(
+            "hand-off (release start to next acquire) p50 {:.0} µs, p99 {:.0} µs",
+            us(&sample.handoff, 0.5),
+            us(&sample.handoff, 0.99)
+        );
     }
 }

@@ -204,7 +204,10 @@ impl Sale {
         if let Some(outcomes) = error.outcomes() {
             let mut failures = self.stats.node_failures.lock().expect("not poisoned");
             for (node, outcome) in outcomes.iter() {
-                if matches!(outcome, NodeOutcome::Failed(_) | NodeOutcome::TimedOut) {
+                if matches!(
+                    outcome,
+                    NodeOutcome::Failed(_) | NodeOutcome::TimedOut | NodeOutcome::Down(_)
+                ) {
                     *failures.entry(node.clone()).or_default() += 1;
                 }
             }
