@@ -307,7 +307,12 @@ fn a_stopped_exec_costs_its_command_the_run_never_the_next_holder_its_lock() {
 
     send("CONT", &first.exec_pid());
     let first_status = wait_within(&mut first.exec, Duration::from_secs(30));
-    assert_eq!(first_status.code(), Some(70), "the first holder: {}", first.said());
+    assert_eq!(
+        first_status.code(),
+        Some(70),
+        "the first holder: {}",
+        first.said()
+    );
 }
 
 #[test]
