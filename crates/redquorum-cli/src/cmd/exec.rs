@@ -33,7 +33,7 @@ use crate::exit;
 use crate::guard;
 use crate::nodes_arg::NodesArg;
 use crate::stop_times::StopTimes;
-use guarded::{Guarded, Left, Stopped};
+use guarded::{GuardEnd, Guarded, Left, Stopped};
 use hold::Hold;
 use stop_plan::StopPlan;
 
@@ -300,19 +300,27 @@ impl Runner {
             }
         };
         if let Left::Unproven {
-            signal,
+            guard,
             killed,
             survivors,
         } = guarded.left_behind().await
         {
-            let how = signal.map_or("killed".to_owned(), |sig| format!("killed by {sig}"));
+            let what = match guard {
+                GuardEnd::Killed(signal) => format!(
+                    "the command's guard was killed{}; {killed} processes left below it were killed",
+                    signal.map_or(String::new(), |sig| format!(" by {sig}"))
+                ),
+                GuardEnd::Exited => {
+                    format!("{killed} processes of the command outlived its guard and were killed")
+                }
+            };
             let survived = match survivors {
                 0 => String::new(),
                 n => format!(" ({n} still ran after 5s of SIGKILL)"),
             };
             eprintln!(
-                "redquorum {name}: the command's guard was {how}; {killed} processes left below it were killed{survived}. \
-                 The lease on {:?} is not released: it is left to expire with its TTL ({:.1?} left)",
+                "redquorum {name}: {what}{survived}. The lease on {:?} is not released: \
+                 it is left to expire with its TTL ({:.1?} left)",
                 hold.resource(),
                 lease.validity()
             );

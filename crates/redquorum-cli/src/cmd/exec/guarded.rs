@@ -7,8 +7,10 @@
 //! `exec` makes itself a child subreaper before it starts the guard: if the
 //! guard is killed, what ran below it is reparented to `exec` (not to init),
 //! and [`Guarded::left_behind`] kills it there. A killed guard proves
-//! nothing, though (it died before it could kill and reap the tree), so
-//! `exec` then leaves the lock to its TTL rather than release it.
+//! nothing, though (it died before it could kill and reap the tree), nor do
+//! processes found below `exec` once the guard exited (they outlived the
+//! guard's SIGKILLs), so `exec` then leaves the lock to its TTL rather than
+//! release it.
 
 use std::ffi::OsString;
 use std::io;
@@ -44,16 +46,27 @@ pub(crate) struct Guarded {
 /// What may be left of the command once the guard is gone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Left {
-    /// Nothing: the guard exited, after killing and reaping everything below it.
+    /// Nothing: the guard exited, after killing and reaping everything
+    /// below it, and nothing was reparented to `exec`.
     Nothing,
-    /// The guard was killed (by `signal`, if known) before it could prove
-    /// the tree dead. `exec` SIGKILLed the `killed` processes that were
-    /// reparented to it; `survivors` still ran after [`KILL_FOR`].
+    /// Not proven: the guard was killed (by a signal, if known), or
+    /// processes of the command outlived it (ones the guard could not kill
+    /// in its 5 s, then reparented to `exec`). `exec` SIGKILLed the `killed`
+    /// processes below it; `survivors` still ran after [`KILL_FOR`].
     Unproven {
-        signal: Option<Signal>,
+        guard: GuardEnd,
         killed: usize,
         survivors: usize,
     },
+}
+
+/// How the guard ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GuardEnd {
+    /// It exited with a status (the command's, or 70).
+    Exited,
+    /// It was killed, by this signal if known.
+    Killed(Option<Signal>),
 }
 
 /// How a stop ended.
@@ -177,13 +190,13 @@ impl Guarded {
     }
 
     /// Once the guard has ended (after [`Self::wait`] or [`Self::stop`]):
-    /// whether anything of the command may still run. When the guard was
-    /// killed, SIGKILLs in rounds whatever was reparented to `exec`.
+    /// whether anything of the command may still run. SIGKILLs in rounds
+    /// whatever was reparented to `exec` (nothing, when the guard did its job).
     pub(crate) async fn left_behind(&mut self) -> Left {
-        let signal = match self.child.wait().await {
-            Ok(status) if status.signal().is_none() => return Left::Nothing,
-            Ok(status) => status.signal().and_then(|n| Signal::try_from(n).ok()),
-            Err(_) => None,
+        let guard = match self.child.wait().await {
+            Ok(status) if status.signal().is_none() => GuardEnd::Exited,
+            Ok(status) => GuardEnd::Killed(status.signal().and_then(|n| Signal::try_from(n).ok())),
+            Err(_) => GuardEnd::Killed(None),
         };
         let (mut killed, start) = (0, Instant::now());
         // Bounded by KILL_FOR; each round kills what the last one orphaned.
@@ -191,8 +204,11 @@ impl Guarded {
             let round = subtree::signal_descendants(getpid(), Signal::SIGKILL);
             killed += round;
             if round == 0 || start.elapsed() > KILL_FOR {
+                if guard == GuardEnd::Exited && killed == 0 {
+                    return Left::Nothing;
+                }
                 return Left::Unproven {
-                    signal,
+                    guard,
                     killed,
                     survivors: round,
                 };
