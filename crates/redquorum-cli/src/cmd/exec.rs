@@ -193,11 +193,6 @@ impl Runner {
         Self { min_hold, ..self }
     }
 
-    /// The `Redlock`, to acquire with.
-    pub(crate) fn redlock(&self) -> &Redlock {
-        &self.redlock
-    }
-
     /// Whether `--quiet` was given.
     pub(crate) fn is_quiet(&self) -> bool {
         self.quiet
@@ -205,7 +200,7 @@ impl Runner {
 
     /// The `Redlock` whose blocking acquires retry for `wait` (the library's
     /// default when not given).
-    fn waiting(&self, wait: Option<Duration>) -> Result<Redlock, ExitCode> {
+    pub(crate) fn waiting(&self, wait: Option<Duration>) -> Result<Redlock, ExitCode> {
         let Some(wait) = wait else {
             return Ok(self.redlock.clone());
         };
