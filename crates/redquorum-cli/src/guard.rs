@@ -23,18 +23,27 @@
 //! - on [`TERMINATE_TREE`] sends SIGTERM to every process below it, and on
 //!   [`KILL_TREE`] (from `exec`, or its parent's death) SIGKILLs them all in
 //!   rounds until none is left;
+//! - keeps the lease's stop times that `exec` sends after every extension
+//!   (`stop_times.rs`) and, when one passes with no later one received,
+//!   SIGTERMs then SIGKILLs every process below it on its own, and exits 70:
+//!   a stopped or starved `exec` costs the command its run, never the lock
+//!   its safety. The end of that pipe (`exec` gone) is a [`KILL_TREE`] too;
 //! - when the command exits, SIGKILLs whatever it left running below the
 //!   guard, then exits with the command's status (its code, or 128 + the
 //!   signal that killed it). `exec` releases the lock only after that, so
-//!   nothing runs unprotected.
+//!   nothing runs unprotected; and only when the guard exited, not when it
+//!   was killed (then `exec` kills what the guard left, and leaves the lock
+//!   to its TTL: see `cmd/exec/guarded.rs`).
 
 use std::ffi::{CString, OsString};
+use std::os::fd::{AsFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
 use nix::libc;
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::spawn::{PosixSpawnAttr, PosixSpawnFileActions, PosixSpawnFlags, posix_spawnp};
 use nix::sys::prctl;
 use nix::sys::signal::{self, SigSet, Signal};
@@ -43,6 +52,7 @@ use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::{Pid, getpid, getppid};
 
 use crate::exit;
+use crate::stop_times::{self, Received, Receiver, StopTimes};
 use crate::subtree;
 
 /// The hidden subcommand that runs the guard.
@@ -70,6 +80,10 @@ pub(crate) struct GuardArgs {
     /// The subcommand that started it (`exec`, `elect`), named in its messages.
     #[arg(long = "for", default_value = "exec")]
     started_by: String,
+    /// The inherited read end of the pipe on which `exec` sends the lease's
+    /// stop times (stop_times.rs); its first line is there already.
+    #[arg(long)]
+    stop_times_fd: RawFd,
     #[command(flatten)]
     command: CommandArgs,
 }
@@ -97,7 +111,16 @@ pub(crate) fn run(args: &GuardArgs) -> ExitCode {
             return exit::SOFTWARE.into();
         }
     };
-    let command = match spawn(&args.command.command) {
+    let (mut stop_times, first) = match first_stop_times(args.stop_times_fd) {
+        Ok(received) => received,
+        Err(e) => {
+            eprintln!(
+                "redquorum {name}: no stop time for the lease from redquorum ({e}); not running the command"
+            );
+            return exit::SOFTWARE.into();
+        }
+    };
+    let command = match spawn(&args.command.command, args.stop_times_fd) {
         Ok(pid) => pid,
         Err((program, e)) => {
             eprintln!("redquorum {name}: cannot run {program:?}: {}", e.desc());
@@ -109,8 +132,21 @@ pub(crate) fn run(args: &GuardArgs) -> ExitCode {
         name,
         command,
         status: None,
+        stop: first,
+        stopping: false,
     };
-    ExitCode::from(guard.supervise(&signals))
+    ExitCode::from(guard.supervise(&signals, &mut stop_times))
+}
+
+/// Opens the stop-times pipe and reads the first stop times, which `exec`
+/// wrote before starting the guard.
+fn first_stop_times(fd: RawFd) -> std::io::Result<(Receiver, StopTimes)> {
+    let mut receiver = Receiver::open(fd)?;
+    match receiver.read()? {
+        Received::Latest(Some(first)) => Ok((receiver, first)),
+        Received::Latest(None) => Err(std::io::Error::other("the pipe is empty")),
+        Received::Closed => Err(std::io::Error::other("redquorum exited")),
+    }
 }
 
 /// Blocks the guard's signals, becomes a subreaper, asks for [`KILL_TREE`] on
@@ -133,7 +169,7 @@ fn set_up(parent: i32) -> Result<SignalFd, String> {
     handled
         .thread_block()
         .map_err(|e| format!("cannot block signals: {e}"))?;
-    let signals = SignalFd::with_flags(&handled, SfdFlags::SFD_CLOEXEC)
+    let signals = SignalFd::with_flags(&handled, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK)
         .map_err(|e| format!("cannot read signals: {e}"))?;
     prctl::set_child_subreaper(true).map_err(|e| format!("cannot become a subreaper: {e}"))?;
     prctl::set_pdeathsig(KILL_TREE)
@@ -149,8 +185,9 @@ fn set_up(parent: i32) -> Result<SignalFd, String> {
 /// Starts the command with an empty signal mask and SIGPIPE at its default
 /// action, as a program expects to start (std's `Command` would pass on the
 /// guard's blocked signals, and Rust ignores SIGPIPE); searched in `PATH`,
-/// with the guard's environment, stdio and process group.
-fn spawn(command: &[OsString]) -> Result<Pid, (OsString, Errno)> {
+/// with the guard's environment, stdio and process group, without the
+/// inherited stop-times pipe `stop_times_fd`.
+fn spawn(command: &[OsString], stop_times_fd: RawFd) -> Result<Pid, (OsString, Errno)> {
     let program = command.first().cloned().unwrap_or_default();
     let failed = |e| (program.clone(), e);
     let args = command
@@ -171,7 +208,8 @@ fn spawn(command: &[OsString]) -> Result<Pid, (OsString, Errno)> {
         PosixSpawnFlags::POSIX_SPAWN_SETSIGMASK | PosixSpawnFlags::POSIX_SPAWN_SETSIGDEF,
     )
     .map_err(failed)?;
-    let actions = PosixSpawnFileActions::init().map_err(failed)?;
+    let mut actions = PosixSpawnFileActions::init().map_err(failed)?;
+    actions.add_close(stop_times_fd).map_err(failed)?;
     let path = args.first().ok_or(Errno::ENOENT).map_err(failed)?;
     posix_spawnp(path, &actions, &attr, &args, &env).map_err(failed)
 }
@@ -181,31 +219,119 @@ fn c_string(bytes: &[u8]) -> Result<CString, Errno> {
     CString::new(bytes).map_err(|_| Errno::EINVAL)
 }
 
-/// The command's pid, and its status once reaped.
+/// The command's pid, its status once reaped, and when to stop it.
 struct Guard<'a> {
     /// The subcommand that started the guard, for its messages.
     name: &'a str,
     command: Pid,
     status: Option<u8>,
+    /// The last stop times `exec` sent.
+    stop: StopTimes,
+    /// The tree got its SIGTERM (at `stop.term_at`, or from `exec`): later
+    /// stop times no longer count, no second SIGTERM is sent, and the guard
+    /// exits 70.
+    stopping: bool,
+}
+
+/// What to do after a signal.
+enum Next {
+    Continue,
+    /// Exit with this status.
+    Exit(u8),
 }
 
 impl Guard<'_> {
-    /// Handles signals until the command has exited and nothing is left below
-    /// the guard; returns the command's status.
-    fn supervise(&mut self, signals: &SignalFd) -> u8 {
-        // Bounded by the command's life: every wait ends with a signal, and the
-        // loop ends once the command is reaped (or, after KILL_TREE, killed).
+    /// Handles signals, stop times and the stop deadlines until the command
+    /// has exited and nothing is left below the guard; returns the
+    /// command's status (70 when the guard stopped it on its own).
+    fn supervise(&mut self, signals: &SignalFd, stop_times: &mut Receiver) -> u8 {
+        // Bounded by the command's life and the kill time: every round waits
+        // at most until the next stop time, and at the kill time the loop ends.
+        loop {
+            let now = match stop_times::now() {
+                Ok(now) => now,
+                Err(e) => return self.fail(&format!("the guard cannot read the clock ({e})")),
+            };
+            if now >= self.stop.kill_at {
+                eprintln!(
+                    "redquorum {}: no renewal of the lease from redquorum by its kill time; killing the command",
+                    self.name
+                );
+                self.kill_tree();
+                return exit::SOFTWARE;
+            }
+            if !self.stopping && now >= self.stop.term_at {
+                eprintln!(
+                    "redquorum {}: no renewal of the lease from redquorum by its stop time; stopping the command",
+                    self.name
+                );
+                self.stopping = true;
+                subtree::signal_descendants(getpid(), Signal::SIGTERM);
+            }
+            let next = if self.stopping {
+                self.stop.kill_at
+            } else {
+                self.stop.term_at
+            };
+            // Rounded down to whole milliseconds: early, never late.
+            let timeout =
+                PollTimeout::try_from(stop_times::until(now, next)).unwrap_or(PollTimeout::MAX);
+            let mut ready = [
+                PollFd::new(signals.as_fd(), PollFlags::POLLIN),
+                PollFd::new(stop_times.as_fd(), PollFlags::POLLIN),
+            ];
+            match poll(&mut ready, timeout) {
+                Ok(_) | Err(Errno::EINTR) => {}
+                Err(e) => return self.fail(&format!("the guard cannot wait ({e})")),
+            }
+            // Both read without blocking: what is there, whichever woke us.
+            if let Next::Exit(code) = self.read_signals(signals) {
+                return code;
+            }
+            match stop_times.read() {
+                Ok(Received::Latest(Some(times))) if !self.stopping => self.stop = times,
+                Ok(Received::Latest(_)) => {}
+                // As if the kernel's parent-death signal had come.
+                Ok(Received::Closed) => {
+                    self.kill_tree();
+                    return self.status.unwrap_or(128 + 9);
+                }
+                Err(e) => {
+                    return self.fail(&format!(
+                        "the guard cannot read the lease's stop times ({e})"
+                    ));
+                }
+            }
+            if let Some(status) = self.status {
+                // What the command left running dies before the lock is released.
+                self.kill_tree();
+                return if self.stopping {
+                    exit::SOFTWARE
+                } else {
+                    status
+                };
+            }
+        }
+    }
+
+    /// Kills the command's tree after an internal error; the status to exit with.
+    fn fail(&mut self, why: &str) -> u8 {
+        eprintln!("redquorum {}: {why}; killing the command", self.name);
+        self.kill_tree();
+        exit::SOFTWARE
+    }
+
+    /// Handles the signals that arrived.
+    fn read_signals(&mut self, signals: &SignalFd) -> Next {
+        // Bounded: signals arrive only as fast as someone sends them, and
+        // each round takes one (a standard signal is pending at most once).
         loop {
             let info = match signals.read_signal() {
                 Ok(Some(info)) => info,
-                Ok(None) | Err(Errno::EINTR) => continue,
+                Ok(None) => return Next::Continue,
+                Err(Errno::EINTR) => continue,
                 Err(e) => {
-                    eprintln!(
-                        "redquorum {}: the guard cannot read signals ({e}); killing the command",
-                        self.name
-                    );
-                    self.kill_tree();
-                    return self.status.unwrap_or(exit::SOFTWARE);
+                    return Next::Exit(self.fail(&format!("the guard cannot read signals ({e})")));
                 }
             };
             let sig = i32::try_from(info.ssi_signo)
@@ -216,9 +342,12 @@ impl Guard<'_> {
                 Some(KILL_TREE) => {
                     self.kill_tree();
                     // 128 + SIGKILL if the command was somehow not reaped.
-                    return self.status.unwrap_or(128 + 9);
+                    return Next::Exit(self.status.unwrap_or(128 + 9));
                 }
-                Some(TERMINATE_TREE) => {
+                // `exec` stops the command: the guard's own stop must not
+                // send the tree a second SIGTERM.
+                Some(TERMINATE_TREE) if !self.stopping => {
+                    self.stopping = true;
                     subtree::signal_descendants(getpid(), Signal::SIGTERM);
                 }
                 Some(sig @ (Signal::SIGINT | Signal::SIGTERM | Signal::SIGHUP))
@@ -227,11 +356,6 @@ impl Guard<'_> {
                     let _ = signal::kill(self.command, sig);
                 }
                 _ => {}
-            }
-            if let Some(status) = self.status {
-                // What the command left running dies before the lock is released.
-                self.kill_tree();
-                return status;
             }
         }
     }

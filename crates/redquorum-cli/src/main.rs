@@ -10,6 +10,7 @@ mod exit;
 mod guard;
 mod nodes_arg;
 mod progress;
+mod stop_times;
 mod subtree;
 mod verbosity;
 

@@ -407,6 +407,25 @@ fn usage_errors_exit_64() {
     assert_eq!(no_command.status.code(), Some(64));
 }
 
+#[test]
+fn nodes_up_on_base_port_0_is_a_usage_error_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let _cleanup = NodesDownOnDrop(state.clone());
+    let mut up = Command::new(BIN)
+        .args(["nodes", "up", "-n", "3", "--base-port", "0", "--dir"])
+        .arg(&state)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // At once: no node is started and waited for (that took 10 s).
+    let status = wait_within(&mut up, Duration::from_secs(5));
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut up.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(64), "{stderr}");
+    assert!(stderr.contains("--base-port"), "{stderr}");
+}
+
 /// A base port with `n` free consecutive ports after it.
 fn ping(port: u16) -> bool {
     RespConn::connect(port)

@@ -1,7 +1,10 @@
 //! `redquorum exec` never lets its command overlap the next holder: not when
 //! the holder is cut off from the nodes (the command is stopped a margin
-//! before the lease ends), and not when `redquorum` itself is killed (the
-//! guard kills the command and everything it started).
+//! before the lease ends), not when `redquorum` itself is killed (the
+//! guard kills the command and everything it started), not when `redquorum`
+//! is stopped (the guard stops the command at the lease's stop time on its
+//! own), and not when the guard alone is killed (`redquorum` kills what is
+//! left and leaves the lock to its TTL).
 //!
 //! Each test has a first holder whose command keeps appending `first` lines to
 //! a log, and a second `exec --wait` whose command appends `second` when it is
@@ -11,7 +14,7 @@
 mod common;
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::Duration;
 
@@ -196,4 +199,159 @@ while [ ! -s "$LOG" ]; do sleep 0.01; done"#;
         "the second holder: {second_status}"
     );
     assert_first_stopped_before_second(&[background], &log);
+}
+
+/// A first holder that does not go quietly: its command ignores SIGTERM,
+/// writes `first` ticks to the log, and starts a grandchild in a session of
+/// its own (`setsid`, so out of the command's process group) that ignores
+/// SIGTERM too and writes `first-setsid` ticks.
+struct Stubborn {
+    /// The `redquorum exec`; killed (and reaped) when dropped if still running.
+    exec: Child,
+    /// The pid of the guard (the command's parent).
+    guard: String,
+    /// The command and its `setsid` grandchild.
+    pids: Vec<String>,
+    stderr: PathBuf,
+    _cleanup: KillOnDrop,
+}
+
+impl Drop for Stubborn {
+    fn drop(&mut self) {
+        // A reaped child's pid is never signalled: `kill` on a `Child` checks.
+        let _ = self.exec.kill();
+        let _ = self.exec.wait();
+    }
+}
+
+impl Stubborn {
+    /// Starts it with `--ttl 2s` on `urls`, and waits until both writers have written.
+    fn start(urls: &str, dir: &Path, log: &Path) -> Self {
+        let (pidfile, setsid_pidfile, guard_pidfile, stderr) = (
+            dir.join("pid"),
+            dir.join("setsid-pid"),
+            dir.join("guard-pid"),
+            dir.join("first-stderr"),
+        );
+        // The ignored SIGTERM is inherited by everything the command starts.
+        let script = r#"trap '' TERM
+echo $PPID > "$GUARD_PIDFILE"
+setsid sh -c 'echo $$ > "$SETSID_PIDFILE"; while :; do echo first-setsid >> "$LOG"; sleep 0.01; done' &
+echo $$ > "$PIDFILE"
+while :; do echo first >> "$LOG"; sleep 0.01; done"#;
+        let exec = exec_on(urls, &["--ttl", "2s", "shared", "--", "sh", "-c"], log)
+            .arg(script)
+            .env("PIDFILE", &pidfile)
+            .env("SETSID_PIDFILE", &setsid_pidfile)
+            .env("GUARD_PIDFILE", &guard_pidfile)
+            .stderr(fs::File::create(&stderr).unwrap())
+            .spawn()
+            .unwrap();
+        let pids = vec![started_pid(&pidfile), started_pid(&setsid_pidfile)];
+        let guard = started_pid(&guard_pidfile);
+        let stubborn = Self {
+            exec,
+            guard,
+            _cleanup: KillOnDrop(pids.clone()),
+            pids,
+            stderr,
+        };
+        assert!(
+            eventually(Duration::from_secs(10), || {
+                let lines = lines(log);
+                lines.iter().any(|l| l == "first") && lines.iter().any(|l| l == "first-setsid")
+            }),
+            "the first command and its setsid grandchild never both wrote"
+        );
+        stubborn
+    }
+
+    fn exec_pid(&self) -> String {
+        self.exec.id().to_string()
+    }
+
+    /// What `redquorum exec` printed so far.
+    fn said(&self) -> String {
+        fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+}
+
+/// Sends `sig` (a name for kill(1): STOP, CONT, KILL) to `pid`.
+fn send(sig: &str, pid: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{sig}"), pid])
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -{sig} {pid}: {status}");
+}
+
+#[test]
+fn a_stopped_exec_costs_its_command_the_run_never_the_next_holder_its_lock() {
+    let nodes = cluster(3);
+    let urls = nodes.urls().join(",");
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let mut first = Stubborn::start(&urls, dir.path(), &log);
+
+    // A debugger, a starved or swapped-out process: `exec` cannot extend,
+    // cannot signal. The guard must stop the command on its own.
+    send("STOP", &first.exec_pid());
+    let mut second = second_holder(&urls, &log);
+    let second_status = wait_within(&mut second, Duration::from_secs(90));
+    assert!(
+        second_status.success(),
+        "the second holder: {second_status}"
+    );
+    // Still stopped: the guard alone stopped the command and its grandchild.
+    assert_first_stopped_before_second(&first.pids, &log);
+
+    send("CONT", &first.exec_pid());
+    let first_status = wait_within(&mut first.exec, Duration::from_secs(30));
+    let said = first.said();
+    assert_eq!(first_status.code(), Some(70), "the first holder: {said}");
+    // The guard says it stopped the command by itself.
+    assert!(said.contains("no renewal of the lease"), "{said}");
+}
+
+#[test]
+fn a_guard_killed_alone_takes_the_command_with_it_and_the_lock_is_left_to_its_ttl() {
+    let nodes = cluster(3);
+    let urls = nodes.urls().join(",");
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let mut first = Stubborn::start(&urls, dir.path(), &log);
+
+    send("KILL", &first.guard);
+    let mut second = second_holder(&urls, &log);
+    let second_status = wait_within(&mut second, Duration::from_secs(90));
+    assert!(
+        second_status.success(),
+        "the second holder: {second_status}"
+    );
+    assert_first_stopped_before_second(&first.pids, &log);
+
+    let first_status = wait_within(&mut first.exec, Duration::from_secs(30));
+    let said = first.said();
+    assert_eq!(first_status.code(), Some(70), "the first holder: {said}");
+    // It could not prove the tree dead from the guard's status: no release.
+    assert!(said.contains("left to expire"), "{said}");
+}
+
+#[test]
+fn an_exec_killed_with_sigkill_takes_a_term_ignoring_tree_and_its_setsid_grandchild_with_it() {
+    let nodes = cluster(3);
+    let urls = nodes.urls().join(",");
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let mut first = Stubborn::start(&urls, dir.path(), &log);
+
+    first.exec.kill().expect("SIGKILL redquorum");
+    first.exec.wait().expect("reap redquorum");
+    let mut second = second_holder(&urls, &log);
+    let second_status = wait_within(&mut second, Duration::from_secs(90));
+    assert!(
+        second_status.success(),
+        "the second holder: {second_status}"
+    );
+    assert_first_stopped_before_second(&first.pids, &log);
 }

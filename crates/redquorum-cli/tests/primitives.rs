@@ -460,3 +460,32 @@ fn with_three_of_five_nodes_down_every_new_command_exits_69_and_runs_nothing() {
         assert!(output.stdout.is_empty(), "{args:?}: {output:?}");
     }
 }
+
+#[test]
+fn elect_against_nodes_that_refuse_writes_exits_69_with_or_without_a_wait() {
+    let nodes = cluster(3);
+    // Every node answers, reads included, but refuses every write (OOM).
+    for node in 0..3 {
+        nodes
+            .command(node, &["CONFIG", "SET", "maxmemory-policy", "noeviction"])
+            .unwrap();
+        nodes
+            .command(node, &["CONFIG", "SET", "maxmemory", "1"])
+            .unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let marker = marker.to_str().unwrap();
+    for wait in ["0s", "1s"] {
+        let output = run(
+            &nodes,
+            &["elect", "--wait", wait, "jobs", "--", "touch", marker],
+        );
+        assert_eq!(output.status.code(), Some(69), "--wait {wait}: {output:?}");
+        assert!(
+            text(&output.stderr).contains("quorum unavailable"),
+            "--wait {wait}: {output:?}"
+        );
+        assert!(!Path::new(marker).exists(), "--wait {wait} ran the command");
+    }
+}

@@ -87,22 +87,13 @@ fn an_even_node_count_is_a_usage_error() {
 }
 
 #[test]
-fn a_run_of_zero_seconds_is_vacuous_and_fails() {
+fn a_zero_duration_is_a_usage_error_before_any_node_starts() {
     let (out, stdout, stderr) = run(&["torture", "--duration", "0s", "--ttl", "500ms"]);
-    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
-    assert!(stderr.contains("the run was vacuous"), "{stderr}");
-    assert!(
-        stdout.contains("VACUOUS       the run lasted 0 s"),
-        "{stdout}"
-    );
-    assert!(
-        stdout
-            .lines()
-            .last()
-            .unwrap_or_default()
-            .ends_with(" vacuous"),
-        "{stdout}"
-    );
+    assert_eq!(out.status.code(), Some(64), "{stdout}\n{stderr}");
+    assert!(stderr.contains("--duration"), "{stderr}");
+    assert!(stderr.contains("greater than zero"), "{stderr}");
+    // No run, so no report (its last line would be `sessions=...`).
+    assert!(stdout.is_empty(), "{stdout}");
 }
 
 #[test]

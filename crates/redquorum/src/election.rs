@@ -182,15 +182,50 @@ impl Election {
     /// ```
     pub async fn campaign(&self, value: &str) -> Result<Leadership, Error> {
         loop {
-            let attempt = self
-                .redlock
-                .waiting(&self.name, true, || self.try_campaign(value))
-                .await;
-            match attempt {
+            match self.campaign_waiting(value).await {
                 Err(Error::WaitTimeout { .. }) => continue,
                 other => return other,
             }
         }
+    }
+
+    /// Campaigns as [`campaign`](Self::campaign) does (woken by the
+    /// leader's resignation, through contention and outages), but for at
+    /// most the handle's [`wait`](crate::LockOptions::wait).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::WaitTimeout`] when the wait ran out, with the last attempt's
+    /// error: [`Error::Contended`] while another leads,
+    /// [`Error::Unavailable`] when too few nodes took the vote (down,
+    /// unreachable, or refusing writes, e.g. out of memory). Errors no retry
+    /// can cure ([`Error::Shutdown`]) at once.
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`Redlock::lock`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// use std::time::Duration;
+    /// use redquorum::{Error, LockOptions, Redlock};
+    ///
+    /// let redlock = Redlock::builder().nodes(cluster.urls()).build()?;
+    /// let brief = redlock.with_options(&LockOptions { wait: Duration::from_millis(200), ..*redlock.options() })?;
+    /// let election = brief.election("reports")?;
+    /// let leader = election.campaign_waiting("a").await?;
+    /// let late = election.campaign_waiting("b").await;
+    /// assert!(matches!(late, Err(Error::WaitTimeout { ref last, .. }) if matches!(**last, Error::Contended { .. })));
+    /// # drop(leader);
+    /// # Ok(()) }
+    /// ```
+    pub async fn campaign_waiting(&self, value: &str) -> Result<Leadership, Error> {
+        self.redlock
+            .waiting(&self.name, true, || self.try_campaign(value))
+            .await
     }
 
     /// Who leads now, as a quorum of nodes sees it; `None` when no one does.

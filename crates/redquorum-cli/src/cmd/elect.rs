@@ -40,7 +40,12 @@ pub(crate) async fn run(nodes: &NodesArg, args: ElectArgs) -> ExitCode {
         Ok(runner) => runner,
         Err(code) => return code,
     };
-    let election = match runner.redlock().election(&args.name) {
+    // With --wait, the handle's wait is the campaign's (`campaign_waiting`).
+    let redlock = match runner.waiting(args.wait) {
+        Ok(redlock) => redlock,
+        Err(code) => return code,
+    };
+    let election = match redlock.election(&args.name) {
         Ok(election) => election,
         Err(error) => return runner.not_acquired(&error),
     };
@@ -48,21 +53,20 @@ pub(crate) async fn run(nodes: &NodesArg, args: ElectArgs) -> ExitCode {
     let leadership = match args.wait {
         None => election.campaign(&value).await,
         Some(wait) if wait.is_zero() => election.try_campaign(&value).await,
-        // Dropping the campaign at the deadline unwinds its attempt in flight
-        // (the library's drop guard).
-        Some(wait) => match tokio::time::timeout(wait, election.campaign(&value)).await {
-            Ok(leadership) => leadership,
-            Err(_) => return not_elected(&runner, &election, wait).await,
+        Some(wait) => match election.campaign_waiting(&value).await {
+            // The nodes could not take a vote: 69, as for `--wait 0s` (below).
+            Err(Error::WaitTimeout { last, .. }) if !matches!(*last, Error::Unavailable { .. }) => {
+                return not_elected(&runner, &election, wait).await;
+            }
+            other => other,
         },
     };
     runner.run_acquired(leadership, &args.command.command).await
 }
 
-/// After `--wait` ran out: says why (who leads, or that too few nodes
-/// answer) and exits 75, or 69 when a quorum cannot be read.
-///
-/// `campaign` retries through contention and outages alike, so its last
-/// error is not seen here; one read of the election tells them apart.
+/// After `--wait` ran out with the last attempt refused (not for want of
+/// nodes): says who leads and exits 75, or 69 when a quorum cannot be read
+/// now.
 async fn not_elected(runner: &Runner, election: &Election, wait: Duration) -> ExitCode {
     let waited = humantime::format_duration(wait);
     let (code, why) = match election.leader().await {

@@ -7,7 +7,11 @@
 //! uses it too). The command runs under a guard process (`guard.rs`) so
 //! that it, and everything it starts, dies with `redquorum`; when the lease
 //! is at risk (`stop_plan.rs`) the whole tree below the guard is stopped
-//! before the validity ends (`guarded.rs`).
+//! before the validity ends (`guarded.rs`). The guard knows the stop times
+//! too, renewed after every extension, and stops the tree by itself when
+//! `exec` cannot (`stop_times.rs`). The lock is released only when the guard
+//! exited, having reaped everything below it; never after the guard was
+//! killed (`guarded::Left`).
 
 mod guarded;
 mod hold;
@@ -20,7 +24,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
-use redquorum::{AtRisk, Error, LockOptions, Redlock};
+use redquorum::{AtRisk, Error, LeaseWatch, LockOptions, Redlock};
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::arg_values;
@@ -28,7 +32,8 @@ use crate::cmd::{common, min_hold};
 use crate::exit;
 use crate::guard;
 use crate::nodes_arg::NodesArg;
-use guarded::{Guarded, Stopped};
+use crate::stop_times::StopTimes;
+use guarded::{GuardEnd, Guarded, Left, Stopped};
 use hold::Hold;
 use stop_plan::StopPlan;
 
@@ -90,6 +95,11 @@ pub(crate) struct ExecArgs {
     #[command(flatten)]
     command: guard::CommandArgs,
 }
+
+/// How often `exec` looks for a deadline moved by an extension, to send the
+/// guard its stop times: well inside the time between an extension (half the
+/// TTL left) and the stop margin (at most a quarter of it, by default).
+const RENEWAL_CHECK: Duration = Duration::from_millis(50);
 
 /// How the command's run ended.
 enum End {
@@ -183,11 +193,6 @@ impl Runner {
         Self { min_hold, ..self }
     }
 
-    /// The `Redlock`, to acquire with.
-    pub(crate) fn redlock(&self) -> &Redlock {
-        &self.redlock
-    }
-
     /// Whether `--quiet` was given.
     pub(crate) fn is_quiet(&self) -> bool {
         self.quiet
@@ -195,7 +200,7 @@ impl Runner {
 
     /// The `Redlock` whose blocking acquires retry for `wait` (the library's
     /// default when not given).
-    fn waiting(&self, wait: Option<Duration>) -> Result<Redlock, ExitCode> {
+    pub(crate) fn waiting(&self, wait: Option<Duration>) -> Result<Redlock, ExitCode> {
         let Some(wait) = wait else {
             return Ok(self.redlock.clone());
         };
@@ -262,7 +267,10 @@ impl Runner {
                 return ExitCode::from(fence_exit_code(&error));
             }
         };
-        let mut guarded = match Guarded::spawn(self.name, command, &env) {
+        let spawned = self
+            .stop_times(lease.deadline())
+            .and_then(|first| Guarded::spawn(self.name, command, &env, first));
+        let mut guarded = match spawned {
             Ok(guarded) => guarded,
             Err(e) => {
                 eprintln!("redquorum {name}: cannot start the command's guard: {e}");
@@ -270,7 +278,7 @@ impl Runner {
                 return exit::SOFTWARE.into();
             }
         };
-        let code = match supervise(&mut guarded, lease.at_risk()).await {
+        let code = match self.supervise(&mut guarded, &lease).await {
             Ok(End::Exited(status)) => exit::shell_status(status.code(), status.signal()),
             Ok(End::AtRisk(risk)) => {
                 eprintln!(
@@ -286,6 +294,34 @@ impl Runner {
                 exit::SOFTWARE
             }
         };
+        if let Left::Unproven {
+            guard,
+            killed,
+            survivors,
+        } = guarded.left_behind().await
+        {
+            let what = match guard {
+                GuardEnd::Killed(signal) => format!(
+                    "the command's guard was killed{}; {killed} processes left below it were killed",
+                    signal.map_or(String::new(), |sig| format!(" by {sig}"))
+                ),
+                GuardEnd::Exited => {
+                    format!("{killed} processes of the command outlived its guard and were killed")
+                }
+            };
+            let survived = match survivors {
+                0 => String::new(),
+                n => format!(" ({n} still ran after 5s of SIGKILL)"),
+            };
+            eprintln!(
+                "redquorum {name}: {what}{survived}. The lease on {:?} is not released: \
+                 it is left to expire with its TTL ({:.1?} left)",
+                hold.resource(),
+                lease.validity()
+            );
+            hold.forget();
+            return exit::SOFTWARE.into();
+        }
         if let Some(min_hold) = self.min_hold {
             let resource = hold.resource().to_owned();
             let until = acquired + min_hold;
@@ -293,6 +329,50 @@ impl Runner {
         }
         self.release(hold).await;
         ExitCode::from(code)
+    }
+
+    /// The stop times of `deadline`, for the guard.
+    fn stop_times(&self, deadline: Instant) -> std::io::Result<StopTimes> {
+        let (term, kill) = self.plan.stop_instants(deadline);
+        StopTimes::at(term, kill)
+    }
+
+    /// Waits for the guard, forwarding SIGINT, SIGTERM and SIGHUP to it and
+    /// sending it the stop times of every new deadline, until it exits or
+    /// the lease is at risk.
+    async fn supervise(&self, guarded: &mut Guarded, lease: &LeaseWatch) -> std::io::Result<End> {
+        let mut interrupt = signal(SignalKind::interrupt())?;
+        let mut terminate = signal(SignalKind::terminate())?;
+        let mut hangup = signal(SignalKind::hangup())?;
+        let mut renewals = tokio::time::interval(RENEWAL_CHECK);
+        // After a stall (a stopped `exec`), one look is enough, not a burst.
+        renewals.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut sent = lease.deadline();
+        let at_risk = lease.at_risk();
+        tokio::pin!(at_risk);
+        // Bounded by the command's life: every branch but the signal and
+        // renewal ones ends the loop; signals arrive only as fast as someone
+        // sends them, renewals every RENEWAL_CHECK.
+        loop {
+            let forward = tokio::select! {
+                // The risk wins a tie with the guard's exit: the run was not covered to its end.
+                biased;
+                risk = &mut at_risk => return Ok(End::AtRisk(risk)),
+                status = guarded.wait() => return status.map(End::Exited),
+                Some(()) = interrupt.recv() => Signal::SIGINT,
+                Some(()) = terminate.recv() => Signal::SIGTERM,
+                Some(()) = hangup.recv() => Signal::SIGHUP,
+                _ = renewals.tick() => {
+                    let deadline = lease.deadline();
+                    if deadline != sent {
+                        sent = deadline;
+                        guarded.renew(self.stop_times(deadline)?);
+                    }
+                    continue;
+                }
+            };
+            guarded.send(forward);
+        }
     }
 
     /// Stops the command's tree: SIGTERM now, SIGKILL per the plan, a slack
@@ -369,32 +449,6 @@ fn fence_exit_code(error: &Error) -> u8 {
     match error {
         Error::Lost { .. } | Error::NotHeld { .. } => exit::SOFTWARE,
         _ => exit::UNAVAILABLE,
-    }
-}
-
-/// Waits for the guard, forwarding SIGINT, SIGTERM and SIGHUP to it, until it
-/// exits or the lease is at risk.
-async fn supervise(
-    guarded: &mut Guarded,
-    at_risk: impl std::future::Future<Output = AtRisk>,
-) -> std::io::Result<End> {
-    let mut interrupt = signal(SignalKind::interrupt())?;
-    let mut terminate = signal(SignalKind::terminate())?;
-    let mut hangup = signal(SignalKind::hangup())?;
-    tokio::pin!(at_risk);
-    // Bounded by the command's life: every branch but the signal ones ends the loop,
-    // and signals arrive only as fast as someone sends them.
-    loop {
-        let forward = tokio::select! {
-            // The risk wins a tie with the guard's exit: the run was not covered to its end.
-            biased;
-            risk = &mut at_risk => return Ok(End::AtRisk(risk)),
-            status = guarded.wait() => return status.map(End::Exited),
-            Some(()) = interrupt.recv() => Signal::SIGINT,
-            Some(()) = terminate.recv() => Signal::SIGTERM,
-            Some(()) = hangup.recv() => Signal::SIGHUP,
-        };
-        guarded.send(forward);
     }
 }
 

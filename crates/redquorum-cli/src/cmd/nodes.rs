@@ -45,8 +45,8 @@ enum Action {
         /// How many nodes (odd, as Redlock wants).
         #[arg(short = 'n', long, default_value_t = 5)]
         count: u16,
-        /// The first node's port; the others follow it.
-        #[arg(long, default_value_t = 7301)]
+        /// The first node's port (1 or above); the others follow it.
+        #[arg(long, default_value_t = 7301, value_parser = clap::value_parser!(u16).range(1..))]
         base_port: u16,
         /// Persist every write before acknowledging it (AOF with
         /// `appendfsync always`): the nodes then count as durable, so a

@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use redquorum_harness::{FaultKind, HistoryFile, Holder, Persistence};
 
+use crate::arg_values;
 use crate::exit;
 use crate::nodes_arg::NodesArg;
 use plan::{Plan, Stopped};
@@ -34,8 +35,8 @@ pub(crate) const VACUOUS: u8 = 2;
 /// Options of `redquorum torture`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct TortureArgs {
-    /// How long clients keep locking [default: 60s; 25m with --soak].
-    #[arg(long, value_parser = humantime::parse_duration)]
+    /// How long clients keep locking; above zero [default: 60s; 25m with --soak].
+    #[arg(long, value_parser = arg_values::positive_duration)]
     duration: Option<Duration>,
     /// Concurrent clients [default: 32; 96 with --soak].
     #[arg(long)]

@@ -1,17 +1,31 @@
 //! The command under its guard, as `exec` sees it: start the guard (which
-//! starts the command, see `guard.rs`), forward signals to it, and stop the
-//! whole process tree below it when the lease is at risk.
+//! starts the command, see `guard.rs`), send it the lease's stop times,
+//! forward signals to it, stop the whole process tree below it when the
+//! lease is at risk, and once the guard is gone, tell whether anything of
+//! the command may still run.
+//!
+//! `exec` makes itself a child subreaper before it starts the guard: if the
+//! guard is killed, what ran below it is reparented to `exec` (not to init),
+//! and [`Guarded::left_behind`] kills it there. A killed guard proves
+//! nothing, though (it died before it could kill and reap the tree), nor do
+//! processes found below `exec` once the guard exited (they outlived the
+//! guard's SIGKILLs), so `exec` then leaves the lock to its TTL rather than
+//! release it.
 
 use std::ffi::OsString;
 use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
+use nix::sys::prctl;
 use nix::sys::signal::{self, Signal};
-use nix::unistd::Pid;
+use nix::unistd::{Pid, getpid};
 use tokio::process::{Child, Command};
 
 use crate::guard;
+use crate::stop_times::{Sender, StopTimes};
 use crate::subtree;
 
 /// How long `exec` keeps killing a tree whose guard has not exited: the
@@ -25,6 +39,34 @@ const KILL_ROUND_PAUSE: Duration = Duration::from_millis(5);
 pub(crate) struct Guarded {
     child: Child,
     pid: Pid,
+    /// Where the lease's new stop times go.
+    stop_times: Sender,
+}
+
+/// What may be left of the command once the guard is gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Left {
+    /// Nothing: the guard exited, after killing and reaping everything
+    /// below it, and nothing was reparented to `exec`.
+    Nothing,
+    /// Not proven: the guard was killed (by a signal, if known), or
+    /// processes of the command outlived it (ones the guard could not kill
+    /// in its 5 s, then reparented to `exec`). `exec` SIGKILLed the `killed`
+    /// processes below it; `survivors` still ran after [`KILL_FOR`].
+    Unproven {
+        guard: GuardEnd,
+        killed: usize,
+        survivors: usize,
+    },
+}
+
+/// How the guard ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GuardEnd {
+    /// It exited with a status (the command's, or 70).
+    Exited,
+    /// It was killed, by this signal if known.
+    Killed(Option<Signal>),
 }
 
 /// How a stop ended.
@@ -47,16 +89,26 @@ impl Guarded {
     /// the thread that forked it ends (that is what `PR_SET_PDEATHSIG`
     /// watches), and only the main thread lives as long as `redquorum`
     /// (`exec` runs inside the runtime's `block_on`, on the main thread).
+    ///
+    /// `first` are the stop times of the lease's deadline now: the guard
+    /// has them before it starts the command.
     pub(crate) fn spawn(
         started_by: &str,
         command: &[OsString],
         env: &[(&str, String)],
+        first: StopTimes,
     ) -> io::Result<Self> {
         if std::thread::current().name() != Some("main") {
             return Err(io::Error::other(
                 "the guard must be started from the main thread",
             ));
         }
+        // Orphans of a killed guard come to us, within reach (module doc).
+        prctl::set_child_subreaper(true)
+            .map_err(|e| io::Error::other(format!("cannot become a subreaper: {e}")))?;
+        // The read end is inherited by the guard only: no other process is
+        // started here, and it is closed below once the guard has it.
+        let (stop_times, read_end) = Sender::with_first(first)?;
         // The running binary itself, even if its file was replaced or deleted
         // since (an upgrade while a job runs).
         let child = Command::new("/proc/self/exe")
@@ -65,10 +117,13 @@ impl Guarded {
             .arg("--parent")
             .arg(std::process::id().to_string())
             .args(["--for", started_by])
+            .arg("--stop-times-fd")
+            .arg(read_end.as_raw_fd().to_string())
             .arg("--")
             .args(command)
             .envs(env.iter().map(|(name, value)| (name, value)))
             .spawn()?;
+        drop(read_end);
         let pid = child
             .id()
             .ok_or_else(|| io::Error::other("the guard exited at once"))?;
@@ -76,7 +131,13 @@ impl Guarded {
             child,
             // Linux pids are at most 2^22, so the cast is exact.
             pid: Pid::from_raw(pid as i32),
+            stop_times,
         })
+    }
+
+    /// Sends the guard the stop times of the lease's new deadline.
+    pub(crate) fn renew(&mut self, times: StopTimes) {
+        self.stop_times.send(times);
     }
 
     /// Sends `sig` to the guard (it forwards SIGINT, SIGTERM and SIGHUP to the command).
@@ -126,5 +187,33 @@ impl Guarded {
         let _ = self.child.start_kill();
         let _ = self.child.wait().await;
         Stopped::TooLate
+    }
+
+    /// Once the guard has ended (after [`Self::wait`] or [`Self::stop`]):
+    /// whether anything of the command may still run. SIGKILLs in rounds
+    /// whatever was reparented to `exec` (nothing, when the guard did its job).
+    pub(crate) async fn left_behind(&mut self) -> Left {
+        let guard = match self.child.wait().await {
+            Ok(status) if status.signal().is_none() => GuardEnd::Exited,
+            Ok(status) => GuardEnd::Killed(status.signal().and_then(|n| Signal::try_from(n).ok())),
+            Err(_) => GuardEnd::Killed(None),
+        };
+        let (mut killed, start) = (0, Instant::now());
+        // Bounded by KILL_FOR; each round kills what the last one orphaned.
+        loop {
+            let round = subtree::signal_descendants(getpid(), Signal::SIGKILL);
+            killed += round;
+            if round == 0 || start.elapsed() > KILL_FOR {
+                if guard == GuardEnd::Exited && killed == 0 {
+                    return Left::Nothing;
+                }
+                return Left::Unproven {
+                    guard,
+                    killed,
+                    survivors: round,
+                };
+            }
+            tokio::time::sleep(KILL_ROUND_PAUSE).await;
+        }
     }
 }

@@ -25,6 +25,9 @@ pub(crate) trait Hold: Sized {
     /// Stops the watchdog, then releases on every node.
     async fn release(self) -> Result<usize, Error>;
 
+    /// Stops the watchdog and leaves the keys to expire with their TTL.
+    fn forget(self);
+
     /// Variables the command sees besides `REDQUORUM_RESOURCE` and
     /// `REDQUORUM_FENCE`.
     fn extra_env(&self) -> Vec<(&'static str, String)>;
@@ -56,6 +59,10 @@ macro_rules! hold {
 
             async fn release(self) -> Result<usize, Error> {
                 $ty::release(self).await
+            }
+
+            fn forget(self) {
+                $ty::forget(self);
             }
 
             fn extra_env(&self) -> Vec<(&'static str, String)> {

@@ -86,6 +86,13 @@ impl StopPlan {
         let latest = deadline.checked_sub(KILL_SLACK).unwrap_or(deadline);
         (now + self.kill_after).min(latest)
     }
+    /// When the tree is stopped if the lease's deadline stays `deadline`:
+    /// SIGTERM the stop margin before it, SIGKILL by [`Self::kill_at`]. The
+    /// guard keeps these (`stop_times.rs`) and acts on them by itself.
+    pub(crate) fn stop_instants(&self, deadline: Instant) -> (Instant, Instant) {
+        let term = deadline.checked_sub(self.stop_margin).unwrap_or(deadline);
+        (term, self.kill_at(term, deadline))
+    }
 }
 
 fn fmt(duration: Duration) -> humantime::FormattedDuration {
@@ -138,5 +145,15 @@ mod tests {
             plan.kill_at(now, now),
             now.checked_sub(KILL_SLACK).unwrap_or(now)
         );
+    }
+
+    #[test]
+    fn the_guard_stops_the_tree_as_exec_would_at_the_margin_and_kills_it_kill_after_later() {
+        let plan = StopPlan::new(Duration::from_secs(2), None, None).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let (term, kill) = plan.stop_instants(deadline);
+        assert_eq!(deadline - term, ms(500));
+        assert_eq!(kill - term, ms(250));
+        assert!(kill + KILL_SLACK <= deadline);
     }
 }
