@@ -161,9 +161,16 @@ async fn a_down_node_costs_nothing_per_call(fault: Fault) {
     })
     .await;
     assert!(subscribed, "the waiter never subscribed");
+    let released = Instant::now();
     fast("a release", held.release()).await.unwrap();
     let woken = tokio::time::timeout(WITHIN, task).await;
     let handed = woken.expect("the waiter was not woken").unwrap().unwrap();
+    // Nor did the waiter wait for its subscription on the down node.
+    let handed_after = released.elapsed();
+    assert!(
+        handed_after < FAST,
+        "{fault:?}: handed over after {handed_after:?}"
+    );
     handed.release().await.unwrap();
 
     // Back: it rejoins and holds our locks again; no key of ours is left.

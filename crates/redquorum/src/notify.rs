@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use fred::clients::SubscriberClient;
 use fred::interfaces::{ClientLike, EventInterface, PubsubInterface};
 use fred::types::ConnectHandle;
+use futures::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -195,12 +196,26 @@ async fn apply(
     mut ops: mpsc::UnboundedReceiver<Subscription>,
     connect_timeout: Duration,
 ) {
+    // Until a quorum is connected (a subscription on a quorum hears every
+    // release), or the connect timeout: a node that is down does not hold
+    // up the others' subscriptions.
     if let Some(shared) = shared.upgrade() {
-        let connected = shared
+        let quorum = crate::tally::quorum(shared.subscribers.len());
+        let mut connected: FuturesUnordered<_> = shared
             .subscribers
             .iter()
-            .map(|s| tokio::time::timeout(connect_timeout, s.wait_for_connect()));
-        futures::future::join_all(connected).await;
+            .map(|s| s.wait_for_connect())
+            .collect();
+        let _ = tokio::time::timeout(connect_timeout, async {
+            let mut up = 0;
+            while let Some(result) = connected.next().await {
+                up += usize::from(result.is_ok());
+                if up >= quorum {
+                    break;
+                }
+            }
+        })
+        .await;
     }
     while let Some(op) = ops.recv().await {
         let Some(shared) = shared.upgrade() else {
@@ -209,17 +224,31 @@ async fn apply(
         match op {
             Subscription::Subscribe(keys, done) => {
                 let channels: Vec<String> = keys.iter().map(|k| keys::channel(k)).collect();
-                let calls = shared
+                let mut calls: FuturesUnordered<_> = shared
                     .subscribers
                     .iter()
-                    .map(|s| s.subscribe(channels.clone()));
-                for result in futures::future::join_all(calls).await {
-                    if let Err(e) = result {
-                        // That node's channels are subscribed again when it reconnects.
-                        tracing::debug!(error = %e, "subscribe failed");
+                    .map(|s| {
+                        let (subscriber, channels) = (s.clone(), channels.clone());
+                        async move { subscriber.subscribe(channels).await }
+                    })
+                    .collect();
+                // A release frees the lock on a quorum, so a quorum of
+                // subscriptions hears of it: the waiter need not wait for a
+                // down or slow node (it is subscribed again on reconnect).
+                let quorum = crate::tally::quorum(shared.subscribers.len());
+                let mut subscribed = 0;
+                while let Some(result) = calls.next().await {
+                    match result {
+                        Ok(()) => subscribed += 1,
+                        Err(e) => tracing::debug!(error = %e, "subscribe failed"),
+                    }
+                    if subscribed >= quorum {
+                        break;
                     }
                 }
                 let _ = done.send(());
+                // Already on the wire: the rest finish in the background.
+                tokio::spawn(async move { while calls.next().await.is_some() {} });
             }
             Subscription::Unsubscribe(key) => {
                 // A newer waiter may have re-opened the line meanwhile.
@@ -227,8 +256,17 @@ async fn apply(
                     continue;
                 }
                 let channel = keys::channel(&key);
-                let calls = shared.subscribers.iter().map(|s| s.unsubscribe(&channel));
-                futures::future::join_all(calls).await;
+                let calls = shared.subscribers.iter().map(|s| {
+                    let (subscriber, channel) = (s.clone(), channel.clone());
+                    async move { subscriber.unsubscribe(channel).await }
+                });
+                // Nobody waits on it: sent now (one poll sends every call,
+                // in order after the subscribe on each connection), answered
+                // in the background.
+                let mut calls = Box::pin(futures::future::join_all(calls));
+                if futures::poll!(calls.as_mut()).is_pending() {
+                    tokio::spawn(calls);
+                }
             }
         }
     }
