@@ -85,3 +85,39 @@ fn bench_on_nodes_that_are_down_exits_unavailable() {
     assert_eq!(out.status.code(), Some(69), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("do not grant a lock"));
 }
+
+#[test]
+fn bench_down_runs_all_up_then_with_a_killed_node_and_prints_both() {
+    for how in ["kill", "stop"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_redquorum"))
+            .args(["bench", "--duration", "300ms", "--json", "--down", "1"])
+            .args(["--down-how", how])
+            .env_remove("REDQUORUM_NODES")
+            .output()
+            .expect("run redquorum");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{how}: {out:?}");
+        assert!(stdout.contains("\"all_up\":{"), "{how}: {stdout}");
+        assert!(stdout.contains("\"with_nodes_down\":{"), "{how}: {stdout}");
+        assert!(stdout.contains("\"down\":\"1 of 5"), "{how}: {stdout}");
+        let ratio = field(&stdout, "cycles_per_sec_ratio").expect("a ratio");
+        assert!(ratio > 0.0, "{how}: {stdout}");
+    }
+}
+
+#[test]
+fn bench_down_refuses_a_majority_and_given_nodes() {
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_redquorum"))
+            .arg("bench")
+            .args(args)
+            .env_remove("REDQUORUM_NODES")
+            .output()
+            .expect("run redquorum")
+    };
+    let majority = run(&["--down", "3"]);
+    assert_eq!(majority.status.code(), Some(64), "{majority:?}");
+    assert!(String::from_utf8_lossy(&majority.stderr).contains("a minority"));
+    let given = run(&["--down", "1", "--nodes", "redis://127.0.0.1:1"]);
+    assert_eq!(given.status.code(), Some(64), "{given:?}");
+}
