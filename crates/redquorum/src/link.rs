@@ -46,6 +46,7 @@ pub(crate) struct Link {
 impl Link {
     /// An up link for `client` (requires a Tokio runtime).
     pub(crate) fn new(id: NodeId, client: Client, node_timeout: Duration) -> Self {
+        crate::observe::node_up(&id, true);
         Self {
             id,
             client,
