@@ -74,6 +74,18 @@ enum Command {
     Mutants(cmd::mutants::MutantsArgs),
 }
 
+impl Command {
+    /// Whether the command itself takes nodes down on purpose (torture, the
+    /// mutant sweep), so that nodes going down are its report's, not warnings.
+    fn strikes_nodes(&self) -> bool {
+        #[cfg(feature = "mutants")]
+        if matches!(self, Command::Mutants(_)) {
+            return true;
+        }
+        matches!(self, Command::Torture(_))
+    }
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -102,7 +114,8 @@ fn main() -> ExitCode {
         }
     };
     let verbosity = verbosity::Verbosity::new(cli.quiet, cli.verbose);
-    verbosity.install();
+    let faults_on_purpose = cli.command.strikes_nodes();
+    verbosity.install(faults_on_purpose);
     let nodes = nodes_arg::NodesArg(cli.nodes);
     runtime.block_on(async move {
         match cli.command {

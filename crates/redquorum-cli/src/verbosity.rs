@@ -4,8 +4,10 @@
 //! stdout carries only a command's output (`--json` output stays pure
 //! JSON); logs and progress go to stderr.
 
-use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::fmt::format::FmtSpan;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 /// How talkative a run is, from the global flags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,20 +46,34 @@ impl Verbosity {
     /// From `-v` on, each closing span is a line too: one per acquire
     /// attempt, extension and release, with its result and duration (the
     /// library's spans are at INFO; observability.md).
-    pub(crate) fn install(self) {
+    /// Installs the stderr subscriber. With `faults_on_purpose` (torture
+    /// and the mutant sweep strike nodes all the time), a node going down
+    /// and coming back is not worth a warning each time: those lines show
+    /// from `-v` on, and the report counts the faults.
+    pub(crate) fn install(self, faults_on_purpose: bool) {
         let spans = if self.level() >= LevelFilter::INFO {
             FmtSpan::CLOSE
         } else {
             FmtSpan::NONE
         };
-        // Fails only if a subscriber is already installed, which nothing here does.
-        let _ = tracing_subscriber::fmt()
+        let links = if faults_on_purpose && self.level() < LevelFilter::INFO {
+            LevelFilter::ERROR
+        } else {
+            self.level()
+        };
+        let targets = Targets::new()
+            .with_default(self.level())
+            .with_target("redquorum::link", links);
+        let subscriber = tracing_subscriber::fmt()
             .with_max_level(self.level())
             .with_span_events(spans)
             .with_writer(std::io::stderr)
             .with_target(false)
             .without_time()
-            .try_init();
+            .finish()
+            .with(targets);
+        // Fails only if a subscriber is already installed, which nothing here does.
+        let _ = subscriber.try_init();
     }
 }
 
