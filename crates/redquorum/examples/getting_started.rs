@@ -1,9 +1,21 @@
+use std::process::ExitCode;
 use std::time::Duration;
 
 use redquorum::Redlock;
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> ExitCode {
+    match run().await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            // The error's sentence: what happened, on which node.
+            eprintln!("error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run() -> Result<(), Box<dyn std::error::Error>> {
     // Exported by step 1's `eval`, in that shell only.
     let nodes = std::env::var("REDQUORUM_NODES").map_err(|_| {
         "REDQUORUM_NODES is not set: run this where you ran `redquorum nodes up`, \
