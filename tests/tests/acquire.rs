@@ -5,7 +5,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{assert_held_on, cluster, held_on, redlock, values};
+use common::{LANDS_WITHIN, assert_held_on, cluster, held_on, redlock, values};
 use redquorum::{Error, LockOptions};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -102,7 +102,7 @@ async fn acquire_wins_with_three_when_a_foreign_key_is_on_two_and_release_cleans
     // The decision can come before the last node answered; wait for its reply to land.
     let owner = lock.owner().to_string();
     assert!(
-        common::eventually(Duration::from_secs(2), || async {
+        common::eventually(LANDS_WITHIN, || async {
             held_on(&nodes, &key, &owner) == 3
         })
         .await

@@ -7,12 +7,12 @@ use std::collections::BTreeSet;
 
 use redquorum::{Durability, Redlock};
 use redquorum_harness::{Cluster, Persistence};
-use serde_yaml::Value;
+use serde_norway::Value;
 
 const COMPOSE: &str = include_str!("../../docker/compose.yml");
 
 fn parse(text: &str) -> Value {
-    let mut doc: Value = serde_yaml::from_str(text).expect("valid YAML");
+    let mut doc: Value = serde_norway::from_str(text).expect("valid YAML");
     doc.apply_merge().expect("merge keys resolve");
     doc
 }

@@ -5,7 +5,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{assert_held_on, cluster, eventually, redlock, values};
+use common::{LANDS_WITHIN, assert_held_on, cluster, eventually, redlock, values};
 use redquorum::Error;
 
 #[tokio::test]
@@ -20,7 +20,7 @@ async fn locks_still_work_with_two_of_five_nodes_killed() {
             .await
             .unwrap_or_else(|e| panic!("round {round}: {e}"));
         assert!(
-            eventually(Duration::from_secs(1), || async {
+            eventually(LANDS_WITHIN, || async {
                 common::held_on(&nodes, lock.key(), &lock.owner().to_string()) == 3
             })
             .await

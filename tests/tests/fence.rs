@@ -7,7 +7,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use common::{cluster, eventually, redlock, strings, values};
+use common::{LANDS_WITHIN, cluster, eventually, redlock, strings, values};
 use fred::prelude::{ClientLike, Config, KeysInterface};
 use redquorum::{Error, FenceToken, FencedWriteError, FencedWriter, LockOptions, Redlock};
 use redquorum_harness::{Cluster, Persistence};
@@ -329,7 +329,7 @@ async fn fence_keys_expire_a_day_after_their_last_use() {
     let key = fence_key(&redlock, "idle-later");
     const DAY_MS: i64 = 86_400_000;
     // The write-back may still be landing on the last node when try_lock returns.
-    let all_expiring = eventually(Duration::from_secs(2), || async {
+    let all_expiring = eventually(LANDS_WITHIN, || async {
         (0..3).all(|i| {
             let left = common::pttl(&nodes, i, &key);
             left > DAY_MS - 60_000 && left <= DAY_MS
@@ -353,7 +353,7 @@ async fn the_plain_lock_proposes_in_its_acquire_call_one_round_trip_for_the_writ
     // Each node: the acquire with its proposal, then the write-back (the
     // last node's may land just after the quorum confirmed). Three calls
     // with a separate propose round.
-    let two_calls_each = eventually(Duration::from_secs(2), || async {
+    let two_calls_each = eventually(LANDS_WITHIN, || async {
         (0..3).all(|i| common::calls(&nodes, i, "evalsha") == 2)
     })
     .await;

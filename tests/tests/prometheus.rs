@@ -46,8 +46,8 @@ fn documented_metrics() -> Vec<String> {
 fn alert_expressions() -> Vec<String> {
     let start = OBSERVABILITY.find("```yaml\n").expect("a yaml block") + 8;
     let len = OBSERVABILITY[start..].find("```").expect("closed");
-    let rules: serde_yaml::Value =
-        serde_yaml::from_str(&OBSERVABILITY[start..start + len]).expect("the rules are YAML");
+    let rules: serde_norway::Value =
+        serde_norway::from_str(&OBSERVABILITY[start..start + len]).expect("the rules are YAML");
     rules["groups"]
         .as_sequence()
         .expect("groups")

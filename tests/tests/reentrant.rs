@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{cluster, eventually, redlock};
+use common::{LANDS_WITHIN, cluster, eventually, redlock};
 use redquorum::Error;
 use redquorum_harness::Cluster;
 
@@ -26,10 +26,7 @@ async fn nested_holds_keep_other_owners_out_until_the_last_is_released() {
     let middle = owner.try_lock("ledger").await.unwrap();
     let inner = owner.clone().try_lock("ledger").await.unwrap(); // a clone is the same owner
     // A quorum decides before the last node answered; its acquire lands moments later.
-    let all_three = eventually(Duration::from_secs(2), || async {
-        holds(&nodes, &key) == [3, 3, 3]
-    })
-    .await;
+    let all_three = eventually(LANDS_WITHIN, || async { holds(&nodes, &key) == [3, 3, 3] }).await;
     assert!(all_three, "{:?}", holds(&nodes, &key));
 
     for (step, hold) in [inner, middle].into_iter().enumerate() {
@@ -141,7 +138,7 @@ async fn nesting_works_with_a_minority_down_and_unwinds_without_a_majority() {
     let outer = owner.try_lock("degraded").await.unwrap();
     let inner = owner.try_lock("degraded").await.unwrap();
     assert!(
-        eventually(Duration::from_secs(1), || async {
+        eventually(LANDS_WITHIN, || async {
             holds(&nodes, &key)[2..] == [2, 2, 2]
         })
         .await,
@@ -302,10 +299,7 @@ async fn no_token_is_issued_when_no_quorum_can_store_it_and_the_hold_stays() {
     assert!(matches!(err, Error::FenceUnavailable { .. }), "{err}");
     // No token, but the hold is intact until released.
     assert!(hold.is_valid());
-    let everywhere = eventually(Duration::from_secs(2), || async {
-        holds(&nodes, &key) == [1, 1, 1]
-    })
-    .await;
+    let everywhere = eventually(LANDS_WITHIN, || async { holds(&nodes, &key) == [1, 1, 1] }).await;
     assert!(everywhere, "{:?}", holds(&nodes, &key));
     hold.release().await.unwrap();
     common::settles("the hold was left behind", vec![0, 0, 0], || {

@@ -4,7 +4,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{assert_held_on, cluster, eventually, pttl, redlock, values};
+use common::{LANDS_WITHIN, assert_held_on, cluster, eventually, pttl, redlock, values};
 use redquorum::Error;
 
 #[tokio::test]
@@ -28,7 +28,7 @@ async fn another_owner_cannot_release_or_extend_our_lock() {
     assert!(matches!(err, Error::NotHeld { .. }), "{err:?}");
 
     assert!(
-        eventually(Duration::from_secs(1), || async {
+        eventually(LANDS_WITHIN, || async {
             common::held_on(&nodes, ours.key(), &ours.owner().to_string()) == 5
         })
         .await
@@ -99,7 +99,7 @@ async fn release_reports_how_many_nodes_released() {
     let redlock = redlock(&nodes, Duration::from_secs(5));
     let lock = redlock.try_lock("count").await.unwrap();
     assert!(
-        eventually(Duration::from_secs(1), || async {
+        eventually(LANDS_WITHIN, || async {
             common::held_on(&nodes, lock.key(), &lock.owner().to_string()) == 5
         })
         .await
@@ -121,7 +121,7 @@ async fn dropping_a_lock_releases_it_in_the_background() {
     let key = lock.key().to_owned();
     drop(lock);
     assert!(
-        eventually(Duration::from_secs(2), || async {
+        eventually(LANDS_WITHIN, || async {
             values(&nodes, &key).iter().all(Option::is_none)
         })
         .await
@@ -172,7 +172,7 @@ async fn a_lock_used_on_a_thread_without_a_runtime_neither_panics_nor_leaks() {
     .join()
     .expect("no panic outside a runtime");
     assert!(
-        eventually(Duration::from_secs(2), || async {
+        eventually(LANDS_WITHIN, || async {
             values(&nodes, &key).iter().all(Option::is_none)
         })
         .await

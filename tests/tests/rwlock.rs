@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{cluster, eventually, redlock};
+use common::{LANDS_WITHIN, cluster, eventually, redlock};
 use redquorum::{Error, LockOptions};
 use redquorum_harness::Cluster;
 
@@ -427,7 +427,7 @@ async fn a_write_lock_dropped_on_a_thread_without_a_runtime_is_released() {
     std::thread::spawn(move || drop(writer))
         .join()
         .expect("no panic");
-    let free = common::eventually(Duration::from_secs(2), || async {
+    let free = common::eventually(LANDS_WITHIN, || async {
         redlock.try_write_lock("threaded").await.map(drop).is_ok()
     })
     .await;

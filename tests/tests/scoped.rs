@@ -136,7 +136,9 @@ async fn a_lock_not_taken_is_a_lock_error_and_the_body_never_runs() {
 #[tokio::test]
 async fn reaching_the_extension_limit_returns_its_own_error() {
     let nodes = cluster(3);
-    let redlock = redlock(&nodes, Duration::from_millis(500))
+    // A lease long enough that the one extension lands in time on two busy
+    // cores (with 500 ms it came too late there, and the lease was Lost).
+    let redlock = redlock(&nodes, Duration::from_secs(3))
         .with_watchdog(&WatchdogOptions {
             max_extensions: Some(1),
             ..Default::default()

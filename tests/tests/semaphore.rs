@@ -8,7 +8,7 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{cluster, eventually, node_ms, redlock};
+use common::{LANDS_WITHIN, cluster, eventually, node_ms, redlock};
 use redquorum::{Error, LockOptions};
 use tokio::sync::Mutex;
 
@@ -146,10 +146,7 @@ async fn permits_carry_increasing_tokens_extend_and_a_release_wakes_a_waiter() {
     let first_token = first.fence().await.unwrap();
     let deadline = first.deadline();
     first.auto_extend();
-    let extended = eventually(Duration::from_secs(2), || async {
-        first.deadline() > deadline
-    })
-    .await;
+    let extended = eventually(LANDS_WITHIN, || async { first.deadline() > deadline }).await;
     assert!(extended, "the watchdog never extended the permit");
 
     let waiting = tokio::spawn({

@@ -238,12 +238,9 @@ fn status_with_a_majority_down_reports_unreachable_nodes_and_exits_69() {
     for node in 0..3 {
         nodes.kill(node).unwrap();
     }
-    let output = redquorum(&nodes)
-        .args(["status", "anything", "--json"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(69));
-    let json = String::from_utf8(output.stdout).unwrap();
+    // The live nodes must answer within the timeout even on a loaded machine.
+    let (code, json) = status_json(&nodes, &[]);
+    assert_eq!(code, Some(69), "{json}");
     assert!(json.contains("\"reachable\":2"), "{json}");
     assert_eq!(json.matches("\"reachable\":false").count(), 3, "{json}");
 }

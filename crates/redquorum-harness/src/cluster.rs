@@ -1058,7 +1058,7 @@ impl Cluster {
         let not_ready = || HarnessError::NotReady {
             node: index,
             port,
-            log: log.display().to_string(),
+            log_tail: crate::error::log_tail(&log),
         };
         if wait_pong(port, pid, || self.is_running(index)) {
             Ok(())

@@ -24,14 +24,15 @@ pub enum HarnessError {
         source: io::Error,
     },
     /// The node did not answer PING in time after starting.
-    #[error("node {node} (port {port}) did not become ready; see its log at {log}")]
+    #[error("node {node} (port {port}) did not become ready; the end of its log: {log_tail}")]
     NotReady {
         /// The node's index.
         node: usize,
         /// Its port.
         port: u16,
-        /// Its log file.
-        log: String,
+        /// The last lines of its log, read when it failed (the log itself
+        /// goes with the node's temporary directory).
+        log_tail: String,
     },
     /// A node index beyond the cluster.
     #[error("no node {0} in this cluster")]
@@ -68,4 +69,21 @@ pub enum HarnessError {
         /// What went wrong (cargo's output, the OS error).
         reason: String,
     },
+}
+
+/// The last lines of a node's log, for an error that outlives the log file.
+pub(crate) fn log_tail(log: &std::path::Path) -> String {
+    const LINES: usize = 5;
+    match std::fs::read_to_string(log) {
+        Ok(text) => {
+            let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+            let tail = lines[lines.len().saturating_sub(LINES)..].join(" | ");
+            if tail.is_empty() {
+                "(empty)".to_owned()
+            } else {
+                tail
+            }
+        }
+        Err(e) => format!("(no log at {}: {e})", log.display()),
+    }
 }

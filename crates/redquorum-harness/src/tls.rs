@@ -352,7 +352,7 @@ fn wait_ready(node: &mut TlsNode, index: usize, dir: &Path) -> Result<(), Harnes
         Err(HarnessError::NotReady {
             node: index,
             port: node.tls_port,
-            log: dir.join("redis.log").display().to_string(),
+            log_tail: crate::error::log_tail(&dir.join("redis.log")),
         })
     }
 }

@@ -1,11 +1,28 @@
+use std::process::ExitCode;
 use std::time::Duration;
 
 use redquorum::Redlock;
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> ExitCode {
+    match run().await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            // The error's sentence: what happened, on which node.
+            eprintln!("error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    // Exported by step 1's `eval`, in that shell only.
+    let nodes = std::env::var("REDQUORUM_NODES").map_err(|_| {
+        "REDQUORUM_NODES is not set: run this where you ran `redquorum nodes up`, \
+         or export the line it printed"
+    })?;
     let redlock = Redlock::builder()
-        .nodes(std::env::var("REDQUORUM_NODES")?.split(','))
+        .nodes(nodes.split(','))
         .ttl(Duration::from_secs(10)) // each node's lease
         // The delayed-restart rule: a node that does not fsync every write
         // and has been up for less than max_ttl may have lost, in a crash,

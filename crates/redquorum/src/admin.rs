@@ -72,7 +72,7 @@ impl Redlock {
         if entries.iter().filter(|(_, o)| o.is_acquired()).count() < quorum {
             return Err(Error::Unavailable {
                 resource: format!("{name_prefix}*"),
-                outcomes: Outcomes::new(entries, quorum),
+                outcomes: Outcomes::of_read(entries, quorum),
             });
         }
         let mut held = tally::on_quorum(names_per_node, quorum);
@@ -126,7 +126,9 @@ impl Redlock {
         let result = self.shared_quorum().force_release(resource, &keys).await;
         let result = result.map(|raised| stale.unwrap_or(raised));
         match &result {
-            Ok(counter) => tracing::warn!(resource, fence = counter, "force-released"),
+            // Asked for, and its result is the caller's: info, not a warning
+            // (the `redquorum release --force` line is the operator's record).
+            Ok(counter) => tracing::info!(resource, fence = counter, "force-released"),
             Err(error) => tracing::warn!(resource, %error, "force-release failed"),
         }
         // Scripts return integers; a negative one would mean a corrupt counter.

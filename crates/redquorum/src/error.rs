@@ -35,7 +35,7 @@ pub enum BuildError {
     #[error("duplicate node {0}: every node must be a distinct master")]
     DuplicateNode(NodeId),
     /// A node URL could not be parsed (the URL shown has its password removed).
-    #[error("invalid node url {url}")]
+    #[error("invalid node url {url}: {}", words(source.details()))]
     InvalidUrl {
         /// The URL with any password replaced by `***`.
         url: String,
@@ -77,7 +77,7 @@ pub enum BuildError {
     ZeroTtl,
     /// A TTL longer than the longest supported (a year): beyond it clock
     /// arithmetic and Redis's expiry range overflow, and it is a mistake.
-    #[error("ttl {ttl:?} is longer than the longest supported, {max:?}")]
+    #[error("ttl {} is longer than the longest supported, {}", human(*ttl), human(*max))]
     TtlOutOfRange {
         /// The configured TTL.
         ttl: Duration,
@@ -85,7 +85,7 @@ pub enum BuildError {
         max: Duration,
     },
     /// A `wait` (or retry pause) longer than the longest supported (a year).
-    #[error("wait {wait:?} is longer than the longest supported, {max:?}")]
+    #[error("wait {} is longer than the longest supported, {}", human(*wait), human(*max))]
     WaitOutOfRange {
         /// The configured wait, retry delay or retry jitter.
         wait: Duration,
@@ -97,7 +97,7 @@ pub enum BuildError {
     #[error("key prefix {0:?} must not contain braces")]
     InvalidKeyPrefix(String),
     /// The per-node timeout must be smaller than the TTL, or every lease could expire in flight.
-    #[error("node timeout {node_timeout:?} must be smaller than the ttl {ttl:?}")]
+    #[error("node timeout {} must be smaller than the ttl {}", human(*node_timeout), human(*ttl))]
     NodeTimeoutNotBelowTtl {
         /// The configured per-node timeout.
         node_timeout: Duration,
@@ -146,7 +146,7 @@ pub enum BuildError {
     TlsRootsWithoutTls,
     /// The max TTL of the delayed-restart rule is below the lock TTL, so a
     /// restarted node could rejoin while one of our leases may still live.
-    #[error("max ttl {max_ttl:?} must be at least the ttl {ttl:?}")]
+    #[error("max ttl {} must be at least the ttl {}", human(*max_ttl), human(*ttl))]
     MaxTtlBelowTtl {
         /// The configured max TTL.
         max_ttl: Duration,
@@ -200,7 +200,7 @@ pub enum Error {
         outcomes: Outcomes,
     },
     /// A quorum was reached, but after the lease had no validity left.
-    #[error("quorum for {resource:?} came too late: {elapsed:?} elapsed of a {ttl:?} ttl")]
+    #[error("quorum for {resource:?} came too late: {} elapsed of a {} ttl", human(*elapsed), human(*ttl))]
     Expired {
         /// The resource.
         resource: String,
@@ -210,7 +210,7 @@ pub enum Error {
         ttl: Duration,
     },
     /// `lock()` retried until its wait ran out; `last` is the final attempt's error.
-    #[error("gave up on {resource:?} after waiting {waited:?}; last attempt: {last}")]
+    #[error("gave up on {resource:?} after waiting {}; last attempt: {last}", human(*waited))]
     WaitTimeout {
         /// The resource.
         resource: String,
@@ -372,4 +372,59 @@ pub enum FencedWriteError {
         #[source]
         source: fred::error::Error,
     },
+}
+
+/// A duration as people write it, to the millisecond (`3s 187ms`, not
+/// `3.187920393s`).
+pub(crate) fn human(duration: Duration) -> humantime::FormattedDuration {
+    let ms = u64::try_from(duration.as_millis()).unwrap_or(u64::MAX);
+    humantime::format_duration(Duration::from_millis(ms))
+}
+
+/// fred passes a URL parser's error on as its variant name (`InvalidPort`):
+/// said as words (`invalid port`); any other text is kept as it is.
+fn words(details: &str) -> String {
+    if details.is_empty() || !details.chars().all(|c| c.is_ascii_alphabetic()) {
+        return details.to_owned();
+    }
+    let mut out = String::new();
+    for c in details.chars() {
+        if c.is_ascii_uppercase() && !out.is_empty() {
+            out.push(' ');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_invalid_url_says_what_is_wrong_with_it() {
+        let error = crate::Redlock::builder()
+            .nodes(["redis://u:s3cret@h:port"])
+            .build()
+            .unwrap_err();
+        let text = error.to_string();
+        assert_eq!(text, "invalid node url redis://u:***@h:port: invalid port");
+        assert_eq!(words("a node URL must be"), "a node URL must be");
+        assert_eq!(words("EmptyHost"), "empty host");
+    }
+
+    #[test]
+    fn durations_are_said_to_the_millisecond() {
+        let error = Error::WaitTimeout {
+            resource: "r".into(),
+            waited: Duration::from_nanos(3_187_920_393),
+            last: Box::new(Error::Lost {
+                resource: "r".into(),
+            }),
+        };
+        assert!(
+            error.to_string().contains("after waiting 3s 187ms;"),
+            "{error}"
+        );
+    }
 }

@@ -85,7 +85,7 @@ pub(crate) fn leader_of(inspection: &Inspection, quorum: usize) -> Result<Option
             .collect();
         return Err(Error::Unavailable {
             resource: inspection.resource().to_owned(),
-            outcomes: Outcomes::new(entries, quorum),
+            outcomes: Outcomes::of_read(entries, quorum),
         });
     }
     let Some((_, token)) = inspection

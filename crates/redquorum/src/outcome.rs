@@ -15,7 +15,7 @@ use crate::node_id::NodeId;
 /// # }
 /// ```
 #[derive(Debug, thiserror::Error)]
-#[error("node {node}: {source}")]
+#[error("node {node}: {}", Reason(source))]
 pub struct NodeError {
     node: NodeId,
     #[source]
@@ -41,6 +41,21 @@ impl NodeError {
         &self.node
     }
 
+    /// What went wrong, without the node: fred's error kind and details,
+    /// an OS error said by its message (as in this error's `Display`).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(err: &redquorum::NodeError) {
+    /// eprintln!("{}: {}", err.node(), err.reason());
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn reason(&self) -> String {
+        Reason(&self.source).to_string()
+    }
+
     /// fred's error, with its kind and details.
     ///
     /// # Examples
@@ -54,6 +69,33 @@ impl NodeError {
     pub fn source_error(&self) -> &fred::error::Error {
         &self.source
     }
+}
+
+/// fred's error as a sentence: fred keeps an OS error as its `Debug` text
+/// (`Custom { kind: Uncategorized, error: "failed to lookup address ..." }`),
+/// of which only the message is said.
+struct Reason<'a>(&'a fred::error::Error);
+
+impl fmt::Display for Reason<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match io_message(self.0.details()) {
+            Some(message) => write!(f, "{}: {message}", self.0.kind().to_str()),
+            None => fmt::Display::fmt(self.0, f),
+        }
+    }
+}
+
+/// The message inside an `io::Error`'s `Debug` text, if `details` is one.
+fn io_message(details: &str) -> Option<&str> {
+    if !(details.starts_with("Custom {") || details.starts_with("Os {")) {
+        return None;
+    }
+    let start = details
+        .find("error: \"")
+        .map(|i| i + "error: \"".len())
+        .or_else(|| details.find("message: \"").map(|i| i + "message: \"".len()))?;
+    let rest = &details[start..];
+    rest.find('"').map(|end| &rest[..end])
 }
 
 /// One node's answer to an acquire, extend or release.
@@ -186,11 +228,26 @@ impl fmt::Display for NodeOutcome {
 pub struct Outcomes {
     entries: Vec<(NodeId, NodeOutcome)>,
     quorum: usize,
+    /// A read (inspect, list, leader): `Acquired` then means "answered".
+    read: bool,
 }
 
 impl Outcomes {
     pub(crate) fn new(entries: Vec<(NodeId, NodeOutcome)>, quorum: usize) -> Self {
-        Self { entries, quorum }
+        Self {
+            entries,
+            quorum,
+            read: false,
+        }
+    }
+
+    /// The outcomes of a read, whose nodes that answered are `Acquired`:
+    /// said as "read", since nothing was acquired.
+    pub(crate) fn of_read(entries: Vec<(NodeId, NodeOutcome)>, quorum: usize) -> Self {
+        Self {
+            read: true,
+            ..Self::new(entries, quorum)
+        }
     }
 
     /// Each node with its outcome, in the order the nodes were configured.
@@ -301,22 +358,33 @@ impl fmt::Display for Outcomes {
     /// 127.0.0.1:7001, 127.0.0.1:7002`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let unanswered = self.len() - self.acquired() - self.taken() - self.failed();
-        write!(
-            f,
-            "{} acquired, {} taken, {} failed, {} unanswered of {} nodes (quorum {})",
-            self.acquired(),
-            self.taken(),
-            self.failed(),
-            unanswered,
-            self.len(),
-            self.quorum
-        )?;
+        if self.read {
+            write!(
+                f,
+                "{} read, {} failed of {} nodes (quorum {})",
+                self.acquired(),
+                self.failed(),
+                self.len(),
+                self.quorum
+            )?;
+        } else {
+            write!(
+                f,
+                "{} acquired, {} taken, {} failed, {} unanswered of {} nodes (quorum {})",
+                self.acquired(),
+                self.taken(),
+                self.failed(),
+                unanswered,
+                self.len(),
+                self.quorum
+            )?;
+        }
         let mut causes: Vec<(String, Vec<&NodeId>)> = Vec::new();
         for (node, outcome) in &self.entries {
             let cause = match outcome {
                 NodeOutcome::TimedOut => "timed out".to_owned(),
-                NodeOutcome::Failed(error) => error.source_error().to_string(),
-                NodeOutcome::Down(error) => format!("down ({})", error.source_error()),
+                NodeOutcome::Failed(error) => error.reason(),
+                NodeOutcome::Down(error) => format!("down ({})", error.reason()),
                 NodeOutcome::Refused(reason) => format!("vote refused: {reason}"),
                 _ => continue,
             };
@@ -330,5 +398,53 @@ impl fmt::Display for Outcomes {
             write!(f, "; {cause}: {}", nodes.join(", "))?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fred::error::{Error as FredError, ErrorKind};
+
+    #[test]
+    fn an_os_error_is_said_by_its_message_not_its_debug_struct() {
+        let node = NodeId::new("no-such-host", 6379);
+        let lookup = FredError::new(
+            ErrorKind::IO,
+            r#"Custom { kind: Uncategorized, error: "failed to lookup address information: Name or service not known" }"#,
+        );
+        assert_eq!(
+            NodeError::new(node.clone(), lookup).to_string(),
+            "node no-such-host:6379: IO Error: failed to lookup address information: Name or service not known"
+        );
+        let refused = FredError::new(
+            ErrorKind::IO,
+            r#"Os { code: 111, kind: ConnectionRefused, message: "Connection refused" }"#,
+        );
+        assert_eq!(
+            NodeError::new(node.clone(), refused).to_string(),
+            "node no-such-host:6379: IO Error: Connection refused"
+        );
+        let plain = FredError::new(ErrorKind::IO, "cannot connect: connection refused");
+        assert_eq!(
+            NodeError::new(node, plain).to_string(),
+            "node no-such-host:6379: IO Error: cannot connect: connection refused"
+        );
+    }
+
+    #[test]
+    fn a_read_counts_nodes_read_not_acquired() {
+        let failed = FredError::new(ErrorKind::IO, "cannot connect: connection refused");
+        let entries = vec![
+            (NodeId::new("a", 1), NodeOutcome::Acquired),
+            (
+                NodeId::new("b", 1),
+                NodeOutcome::Failed(NodeError::new(NodeId::new("b", 1), failed)),
+            ),
+        ];
+        assert_eq!(
+            Outcomes::of_read(entries, 2).to_string(),
+            "1 read, 1 failed of 2 nodes (quorum 2); IO Error: cannot connect: connection refused: b:1"
+        );
     }
 }

@@ -15,7 +15,7 @@ use crate::nodes_arg::NodesArg;
 #[derive(Debug, clap::Args)]
 pub(crate) struct ListArgs {
     /// Only resources whose name starts with this [default: all].
-    #[arg(default_value = "")]
+    #[arg(default_value = "", hide_default_value = true)]
     prefix: String,
     /// At most this many names (also bounds the scan of each node).
     #[arg(long, default_value = "100", value_parser = arg_values::count)]

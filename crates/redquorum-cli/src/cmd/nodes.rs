@@ -22,6 +22,12 @@ use crate::exit;
 
 /// The state file inside the state directory: one port per line.
 const STATE_FILE: &str = "nodes";
+/// The file inside the state directory that holds the path of the server
+/// binary `up` started (`redis-server`, `valkey-server`, ...), so `down`
+/// knows which process name a pid file's pid must have.
+const SERVER_FILE: &str = "server";
+/// Server names `down` accepts when the state predates [`SERVER_FILE`].
+const KNOWN_SERVERS: &[&str] = &["redis-server", "valkey-server"];
 /// How long a node may take to answer PING after starting.
 const READY_WITHIN: Duration = Duration::from_secs(10);
 /// How long a node may take to exit after SIGTERM before SIGKILL.
@@ -150,6 +156,12 @@ fn up(dir: &Path, count: u16, base_port: u16, durable: bool) -> Result<(), Failu
     })?;
     // Write the state first, so `down` can clean up even if a start fails half-way.
     write_state(dir, &ports)?;
+    fs::write(dir.join(SERVER_FILE), server.as_os_str().as_encoded_bytes()).map_err(|e| {
+        Failure::new(
+            exit::SOFTWARE,
+            format!("cannot write state in {}: {e}", dir.display()),
+        )
+    })?;
     for &port in &ports {
         if let Err(failure) = start_node(&server, dir, port, durable) {
             let _ = down(dir);
@@ -229,9 +241,12 @@ fn down(dir: &Path) -> Result<(), Failure> {
         );
         return Ok(());
     };
+    let server = fs::read(dir.join(SERVER_FILE))
+        .ok()
+        .map(|path| process_name(Path::new(&*String::from_utf8_lossy(&path))));
     let mut failures = Vec::new();
     for port in &ports {
-        if let Err(message) = stop_node(dir, *port) {
+        if let Err(message) = stop_node(dir, *port, server.as_deref()) {
             failures.push(message);
         }
     }
@@ -248,7 +263,7 @@ fn down(dir: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
-fn stop_node(dir: &Path, port: u16) -> Result<(), String> {
+fn stop_node(dir: &Path, port: u16, server: Option<&str>) -> Result<(), String> {
     let Ok(text) = fs::read_to_string(pid_file(dir, port)) else {
         return Ok(()); // never started (a failed `up`), or already gone
     };
@@ -257,8 +272,8 @@ fn stop_node(dir: &Path, port: u16) -> Result<(), String> {
         .parse()
         .map_err(|_| format!("bad pid file for port {port}: {text:?}"))?;
     let pid = Pid::from_raw(pid);
-    // The pid may have been reused since: only signal a redis-server.
-    if !is_redis_server(pid) {
+    // The pid may have been reused since: only signal the server `up` started.
+    if !is_server(pid, server) {
         return Ok(());
     }
     signal::kill(pid, Signal::SIGTERM).map_err(|e| format!("node on port {port}: SIGTERM: {e}"))?;
@@ -272,9 +287,31 @@ fn stop_node(dir: &Path, port: u16) -> Result<(), String> {
     signal::kill(pid, Signal::SIGKILL).map_err(|e| format!("node on port {port}: SIGKILL: {e}"))
 }
 
-fn is_redis_server(pid: Pid) -> bool {
+/// The name the kernel gives a process running `binary` (`/proc/PID/comm`:
+/// the file name, cut to 15 bytes).
+fn process_name(binary: &Path) -> String {
+    let name = binary
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut end = name.len().min(15);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    name[..end].to_owned()
+}
+
+/// Whether `pid` is a node server: the binary `up` recorded, else a known one
+/// (or its AOF check tool, which a server runs while loading).
+fn is_server(pid: Pid, server: Option<&str>) -> bool {
     match fs::read_to_string(format!("/proc/{pid}/comm")) {
-        Ok(comm) => comm.starts_with("redis-server") || comm.starts_with("redis-check"),
+        Ok(comm) => {
+            let comm = comm.trim_end();
+            server.is_some_and(|name| !name.is_empty() && comm == name)
+                || KNOWN_SERVERS.contains(&comm)
+                || comm.starts_with("redis-check")
+                || comm.starts_with("valkey-check")
+        }
         // No /proc (not Linux): trust the pid file if the process exists.
         Err(_) => !Path::new("/proc/self").exists() && signal::kill(pid, None).is_ok(),
     }
@@ -331,6 +368,22 @@ mod tests {
         assert_eq!(read_state(dir.path()), None);
         assert!(write_state(dir.path(), &[7301, 7302, 7303]).is_ok());
         assert_eq!(read_state(dir.path()), Some(vec![7301, 7302, 7303]));
+    }
+
+    #[test]
+    fn process_names_are_cut_as_the_kernel_cuts_them() {
+        assert_eq!(
+            process_name(Path::new("/usr/bin/redis-server")),
+            "redis-server"
+        );
+        assert_eq!(
+            process_name(Path::new("/opt/valkey-server")),
+            "valkey-server"
+        );
+        assert_eq!(
+            process_name(Path::new("/x/a-very-long-server-name")),
+            "a-very-long-ser"
+        );
     }
 
     #[test]

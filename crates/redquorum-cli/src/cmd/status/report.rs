@@ -180,6 +180,11 @@ impl Report {
                 self.nodes.len(),
                 self.quorum
             ),
+            // Too few nodes read to tell: the unread ones may hold a quorum's worth.
+            (None, on) if self.reachable < self.quorum => format!(
+                "UNKNOWN: too few nodes reachable to tell (quorum {}); holds seen on {on}; {reachable}\n",
+                self.quorum
+            ),
             (None, 0) => format!("FREE: no node holds it; {reachable}\n"),
             (None, on) => format!(
                 "NOT HELD: holds on {on} of {} nodes, below the quorum {}; {reachable}\n",
@@ -251,7 +256,7 @@ fn most_held(nodes: &[NodeReport]) -> usize {
 
 /// The cause of a node error (its node is already in the row).
 fn cause(error: &redquorum::NodeError) -> String {
-    error.source_error().to_string()
+    error.reason()
 }
 
 fn short(token: &str) -> String {
@@ -326,6 +331,39 @@ mod tests {
         ];
         assert_eq!(most_held(&nodes), 2);
         assert_eq!(most_held(&[]), 0);
+    }
+
+    fn report(nodes: Vec<NodeReport>, quorum: usize) -> Report {
+        Report {
+            resource: "r".into(),
+            key: "lock:r".into(),
+            fence_key: "fence:r".into(),
+            quorum,
+            reachable: nodes.iter().filter(|n| n.reachable).count(),
+            held: false,
+            kind: None,
+            holders: Vec::new(),
+            held_on: most_held(&nodes),
+            max_ttl_ms: None,
+            voting: 0,
+            nodes,
+        }
+    }
+
+    #[test]
+    fn free_only_when_a_quorum_was_read() {
+        let unread = report(
+            vec![node(&[], false), node(&[], false), node(&[], false)],
+            2,
+        );
+        assert!(
+            unread.verdict().starts_with("UNKNOWN: "),
+            "{}",
+            unread.verdict()
+        );
+        assert!(unread.verdict().contains("0 of 3 nodes reachable"));
+        let read = report(vec![node(&[], true), node(&[], true), node(&[], false)], 2);
+        assert!(read.verdict().starts_with("FREE: "), "{}", read.verdict());
     }
 
     #[test]
