@@ -46,6 +46,19 @@ pub struct Exercised {
     /// Per fault kind, how many faults struck while some lock was held
     /// (a client fault: a lock held by the client group it hit).
     pub faults_while_held: BTreeMap<FaultKind, usize>,
+    /// Granted sessions per lock kind (when the history says the kind).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_kind: BTreeMap<String, usize>,
+    /// Sessions that held while a hold they share with held the same
+    /// resource, by kind of sharing (`readers`, `owner`, `permits`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub shared: BTreeMap<&'static str, usize>,
+    /// Futures dropped part-way, by which (`acquire`, `release`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub dropped: BTreeMap<&'static str, usize>,
+    /// Whether any session could share (a mixed run): then sharing must happen.
+    #[serde(skip)]
+    sharers: bool,
 }
 
 impl Exercised {
@@ -68,8 +81,18 @@ impl Exercised {
             .iter()
             .filter(|f| f.kind == FaultKind::ClientPause)
             .collect();
+        out.shared = crate::share::shared_holds(sessions);
+        out.sharers = sessions.iter().any(|s| s.share.is_some());
+        for s in sessions {
+            if let Some(dropped) = s.dropped {
+                *out.dropped.entry(dropped.name()).or_default() += 1;
+            }
+        }
         for s in sessions.iter().filter(|s| s.grant.is_some()) {
             out.granted += 1;
+            if !s.kind.is_empty() {
+                *out.by_kind.entry(s.kind.clone()).or_default() += 1;
+            }
             out.completed += usize::from(s.outcome == Outcome::Completed);
             out.rejected += usize::from(s.outcome == Outcome::Rejected);
             out.near_deadline += usize::from(s.ran_near_deadline());
@@ -162,6 +185,12 @@ impl Exercised {
             || kinds.contains(&FaultKind::ClientPause);
         if pausing && self.paused == 0 {
             why.push("no holder was paused".to_owned());
+        }
+        if self.sharers && self.shared.is_empty() {
+            why.push(
+                "no hold shared its resource (readers, one reentrant owner, permits), so sharing was never tested"
+                    .to_owned(),
+            );
         }
         why
     }

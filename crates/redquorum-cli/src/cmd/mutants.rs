@@ -187,7 +187,8 @@ fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan) {
         check_before_write: true,
         pause_past: ttl / 2,
         seed: args.seed,
-        lock_kind: LockKind::Plain,
+        lock_kind: Some(LockKind::Plain),
+        drop_chance: 0.0,
         lock_delay: Duration::ZERO,
         operator: Pace::default(),
         quiet: true,
@@ -267,14 +268,14 @@ fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan) {
         Mutant::PermitWithoutSlot => (
             "semaphore of 1 permit: 12 brief holders on one name",
             Plan {
-                lock_kind: LockKind::Semaphore,
+                lock_kind: Some(LockKind::Semaphore),
                 ..base
             },
         ),
         Mutant::SharedLeadership => (
             "election: 12 brief leaders (campaign, resign) on one name",
             Plan {
-                lock_kind: LockKind::Election,
+                lock_kind: Some(LockKind::Election),
                 ..base
             },
         ),
@@ -289,7 +290,7 @@ fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan) {
         Mutant::AllOfLastOnly => (
             "all-of over 3 resources in a ring: each set is a resource and a neighbour (after, then before, in turn), 12 brief holders",
             Plan {
-                lock_kind: LockKind::AllOf,
+                lock_kind: Some(LockKind::AllOf),
                 resources: 3,
                 ..base
             },

@@ -9,7 +9,9 @@
 //! The workload runner and checker live in the harness, generic over its
 //! `Locker` trait; the library is driven through the adapter the benchmarks
 //! use too (`redquorum_benches::KindLocker::for_history`: any lock kind,
-//! each grant with its owner and fencing tokens for the checker).
+//! each grant with its owner and fencing tokens for the checker); by
+//! default every kind at once on the same names (`MixedLocker`), with
+//! acquires and releases dropped part-way at random.
 
 pub(crate) mod operator;
 pub(crate) mod plan;
@@ -112,13 +114,18 @@ pub(crate) struct TortureArgs {
     /// Random seed for clients and nemesis.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// The lock kind the clients take, each exclusively on its resource:
-    /// plain, reentrant (a fresh owner per hold), write, any-of / all-of
-    /// (`lock_any` over the one resource; `lock_all` over it and a neighbour
-    /// among the resources, after or before it in turn), semaphore (one
-    /// permit), election (a campaign; release is resign).
-    #[arg(long, default_value = "plain")]
-    kind: redquorum_benches::LockKind,
+    /// One lock kind for a focused run, each hold exclusive on its resource:
+    /// plain, reentrant (a fresh owner per hold), write, read (readers
+    /// share), any-of / all-of (`lock_any` over the one resource; `lock_all`
+    /// over it and a neighbour among the resources, after or before it in
+    /// turn), semaphore (one permit), election (a campaign; release is
+    /// resign). Default: every kind at once on the same names (plain, write,
+    /// readers, one reentrant owner per client group, permits of a
+    /// 2-permit semaphore, any-of, all-of, election), and 4% of acquires
+    /// and releases dropped part-way; plain with --lock-delay, --fast-node,
+    /// --inspect-every or --force-release-every.
+    #[arg(long)]
+    kind: Option<redquorum_benches::LockKind>,
     /// The lock's lock-delay (e.g. 2s): the checker then requires that no
     /// grant comes within it after a holder that vanished (released only
     /// after its hold expired: the paused holders). Not with `--kind
@@ -289,7 +296,7 @@ fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String> {
         return Err("need --clients, --resources and --groups ≥ 1 and --ttl ≥ 200ms".into());
     }
     if args.lock_delay.is_some_and(|d| !d.is_zero())
-        && args.kind == redquorum_benches::LockKind::Election
+        && args.kind == Some(redquorum_benches::LockKind::Election)
     {
         return Err("--lock-delay cannot be checked with --kind election: a leadership extends itself, so no holder vanishes".into());
     }
@@ -316,6 +323,12 @@ fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String> {
     if operator.inspect_every.is_some() && args.fast_node.is_some() {
         return Err("--inspect-every cannot be checked with --fast-node: a hold on the fast node ends early, so an inspection may honestly miss a holder".into());
     }
+    // The focused recipes (a lock-delay, a fast node, an operator) keep the
+    // plain lock their rules were written for; otherwise every kind at once.
+    let focused = args.lock_delay.is_some() || args.fast_node.is_some() || !operator.is_idle();
+    let lock_kind = args
+        .kind
+        .or(focused.then_some(redquorum_benches::LockKind::Plain));
     let minority = count / 2;
     let fault_nodes = match args.fault_nodes {
         Some(n) if n == 0 || n > count => return Err(format!("--fault-nodes must be 1..={count}")),
@@ -366,7 +379,8 @@ fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String> {
             args.ttl / 2
         }),
         seed: args.seed,
-        lock_kind: args.kind,
+        lock_kind,
+        drop_chance: if lock_kind.is_none() { 0.04 } else { 0.0 },
         lock_delay: args.lock_delay.unwrap_or_default(),
         operator,
         quiet: false,

@@ -17,7 +17,7 @@ use redquorum_harness::{
     vanished_holders,
 };
 
-use redquorum_benches::{KindLocker, LockKind};
+use redquorum_benches::{LockKind, MixedLocker};
 
 use super::operator::{self, Pace};
 
@@ -54,8 +54,11 @@ pub(crate) struct Plan {
     pub(crate) check_before_write: bool,
     pub(crate) pause_past: Duration,
     pub(crate) seed: u64,
-    /// The lock kind every client takes (each exclusively on its resource).
-    pub(crate) lock_kind: LockKind,
+    /// The lock kind every client takes (each exclusively on its resource);
+    /// `None`: every kind at once on the same names (the mixed workload).
+    pub(crate) lock_kind: Option<LockKind>,
+    /// The chance that a client drops an acquire or release part-way.
+    pub(crate) drop_chance: f64,
     /// The lock's lock-delay (zero: none); the checker then holds it to it.
     pub(crate) lock_delay: Duration,
     /// How often an operator inspects and force-releases the resources.
@@ -197,6 +200,9 @@ impl Plan {
             pause_past_validity: self.pause_past,
             check_before_write: self.check_before_write,
             fenced_store: self.fenced_store,
+            drop_chance: self.drop_chance,
+            // Short: most drops land inside the call (sends, replies, write-back).
+            drop_within: Duration::from_millis(30),
             seed: self.seed,
             ..WorkloadConfig::default()
         }
@@ -235,7 +241,7 @@ impl Plan {
         info.nemesis = self.kinds.iter().map(|k| k.name().to_owned()).collect();
         info.fenced_store = self.fenced_store;
         info.mutant = self.mutant.clone();
-        info.lock_kind = self.lock_kind.name().to_owned();
+        info.lock_kind = self.lock_kind.map_or("mixed", LockKind::name).to_owned();
         info.lock_delay = self.lock_delay_rule();
         let ms = |every: Option<Duration>| every.map(|d| d.as_millis() as u64);
         info.inspect_every_ms = ms(self.operator.inspect_every);
@@ -350,7 +356,11 @@ impl Plan {
             let redlock = plan
                 .redlock(urls[group].clone(), &prefix)
                 .expect("the same configuration was built above");
-            KindLocker::for_history(redlock, plan.lock_kind).with_ring(plan.workload().resources)
+            let resources = plan.workload().resources;
+            match plan.lock_kind {
+                Some(kind) => MixedLocker::single(redlock, kind, resources),
+                None => MixedLocker::new(redlock, resources, plan.seed.wrapping_add(group as u64)),
+            }
         };
         let finished = Arc::new(AtomicBool::new(false));
         let quiet = self.quiet || !std::io::stderr().is_terminal();
@@ -553,7 +563,8 @@ mod tests {
             check_before_write: true,
             pause_past: Duration::from_millis(100),
             seed: 1,
-            lock_kind: LockKind::Plain,
+            lock_kind: Some(LockKind::Plain),
+            drop_chance: 0.0,
             lock_delay: Duration::ZERO,
             operator: Pace::default(),
             quiet: true,
