@@ -96,15 +96,21 @@ pub enum Holder {
     /// Pauses past its deadline and writes anyway, unaware (the GC victim):
     /// breaks assumption (b) on purpose; fencing must refuse its write.
     Paused,
+    /// Keeps its lease alive through several extensions, each sent with a
+    /// third of the lease left, and writes after the last only if every
+    /// one succeeded: a lease kept alive on fewer than a quorum shows as
+    /// an overlap with the next holder.
+    Renewing,
 }
 
 impl Holder {
     /// Every kind.
-    pub const ALL: [Holder; 4] = [
+    pub const ALL: [Holder; 5] = [
         Holder::Brief,
         Holder::ToDeadline,
         Holder::Extending,
         Holder::Paused,
+        Holder::Renewing,
     ];
 
     /// The kebab-case name.
@@ -121,6 +127,7 @@ impl Holder {
             Holder::ToDeadline => "to-deadline",
             Holder::Extending => "extending",
             Holder::Paused => "paused",
+            Holder::Renewing => "renewing",
         }
     }
 }
@@ -132,7 +139,9 @@ impl std::str::FromStr for Holder {
         Self::ALL
             .into_iter()
             .find(|h| h.name() == s)
-            .ok_or_else(|| format!("unknown holder {s:?} (brief, to-deadline, extending, paused)"))
+            .ok_or_else(|| {
+                format!("unknown holder {s:?} (brief, to-deadline, extending, paused, renewing)")
+            })
     }
 }
 

@@ -423,6 +423,24 @@ impl<L: Locker> Client<L> {
         let config = &self.config;
         match holder {
             Holder::Brief => tokio::time::sleep(hold).await,
+            Holder::Renewing => {
+                // 2 to 4 extensions, each with a third of the lease left.
+                for _ in 0..2 + hold.subsec_nanos() % 3 {
+                    let lease = deadline.saturating_duration_since(Instant::now());
+                    tokio::time::sleep(lease * 2 / 3).await;
+                    let at = self.history.now();
+                    match self.locker.extend(held).await {
+                        Ok(until) => {
+                            *deadline = until;
+                            session.extensions.push(Extension {
+                                at,
+                                until: self.history.at(until),
+                            });
+                        }
+                        Err(_) => return false,
+                    }
+                }
+            }
             Holder::ToDeadline => {
                 // Write with twice the margin left (an honest holder's check
                 // then passes on a loaded machine), then hold on to the end.

@@ -25,12 +25,18 @@
 //! - `multi_lock.rs` (`try_lock_all`): all-of-last-only;
 //! - `clock_watch.rs` (`record`): clock-monitor-blind;
 //! - `inspect.rs` (`Inspection::holders`): inspect-any-node;
-//! - `admin.rs` (`force_release`): stale-force-fence.
+//! - `admin.rs` (`force_release`): stale-force-fence;
+//! - `validity.rs` (`validity`): validity-no-drift;
+//! - `settle.rs` (`settle`): validity-from-replies, extend-below-quorum;
+//! - `op.rs` (`Code::name`: codes `X`, `A`) with the prelude:
+//!   release-drops-sharers, reader-beside-any-kind.
 //!
 //! The last seven are bugs of one primitive: `redquorum mutants` runs them
 //! with `torture --kind semaphore`, `--kind election`, `--lock-delay`,
 //! `--kind all-of`, `--fast-node`, `--inspect-every` and
-//! `--force-release-every`.
+//! `--force-release-every`. The last five ([`Mutant::CLASSES`]) are
+//! caught by the default run (every kind on the same names, majority
+//! faults within the assumptions, fast clocks within the drift budget).
 
 use std::fmt;
 use std::str::FromStr;
@@ -94,11 +100,25 @@ pub enum Mutant {
     /// it (read first), not the raised one: the ousted holder's token is
     /// not below it, so storage given it does not refuse the ousted holder.
     StaleForceFence,
+    /// The validity leaves out the clock-drift allowance: `ttl - elapsed`.
+    ValidityNoDrift,
+    /// The validity is counted from when the quorum's replies came, not
+    /// from before the first send: the lease is `elapsed` too long.
+    ValidityFromReplies,
+    /// An extension is accepted when any node renewed the hold, not a quorum.
+    ExtendBelowQuorum,
+    /// A release removes every hold of the lock record, not only its own:
+    /// the other readers (or permits, or the owner's other holds) are freed
+    /// with it.
+    ReleaseDropsSharers,
+    /// A reader is admitted beside any kind but a writer (a plain lock, a
+    /// permit, a leader...), not only beside other readers.
+    ReaderBesideAnyKind,
 }
 
 impl Mutant {
     /// Every mutant, in the order `redquorum mutants` runs them.
-    pub const ALL: [Mutant; 15] = [
+    pub const ALL: [Mutant; 20] = [
         Mutant::ValidityUnreduced,
         Mutant::LongLease,
         Mutant::NoUnwind,
@@ -114,6 +134,22 @@ impl Mutant {
         Mutant::ClockMonitorBlind,
         Mutant::InspectAnyNode,
         Mutant::StaleForceFence,
+        Mutant::ValidityNoDrift,
+        Mutant::ValidityFromReplies,
+        Mutant::ExtendBelowQuorum,
+        Mutant::ReleaseDropsSharers,
+        Mutant::ReaderBesideAnyKind,
+    ];
+
+    /// The mutants of the bug classes only the mixed default run reaches
+    /// (docs/torture.md): `redquorum mutants` runs them with the default
+    /// `redquorum torture`, no recipe of their own.
+    pub const CLASSES: [Mutant; 5] = [
+        Mutant::ValidityNoDrift,
+        Mutant::ValidityFromReplies,
+        Mutant::ExtendBelowQuorum,
+        Mutant::ReleaseDropsSharers,
+        Mutant::ReaderBesideAnyKind,
     ];
 
     /// The kebab-case name.
@@ -142,6 +178,11 @@ impl Mutant {
             Mutant::ClockMonitorBlind => "clock-monitor-blind",
             Mutant::InspectAnyNode => "inspect-any-node",
             Mutant::StaleForceFence => "stale-force-fence",
+            Mutant::ValidityNoDrift => "validity-no-drift",
+            Mutant::ValidityFromReplies => "validity-from-replies",
+            Mutant::ExtendBelowQuorum => "extend-below-quorum",
+            Mutant::ReleaseDropsSharers => "release-drops-sharers",
+            Mutant::ReaderBesideAnyKind => "reader-beside-any-kind",
         }
     }
 }

@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 
 use crate::claim::Claim;
 use crate::error::Error;
+use crate::mutants::{self, Mutant};
 use crate::nodes::Nodes;
+use crate::outcome::NodeOutcome;
 use crate::outcome::Outcomes;
 use crate::tally::Decision;
 use crate::validity;
@@ -44,6 +46,21 @@ impl Settle<'_> {
     ) -> Result<Instant, Error> {
         trace_votes(&votes, self.nodes, elapsed);
         let resource = claim.resource.clone();
+        let decision = if operation == Operation::Extend
+            && mutants::is_active(Mutant::ExtendBelowQuorum)
+            && votes
+                .iter()
+                .any(|v| matches!(v.outcome, NodeOutcome::Acquired))
+        {
+            Decision::Won
+        } else {
+            decision
+        };
+        let start = if mutants::is_active(Mutant::ValidityFromReplies) {
+            start + elapsed
+        } else {
+            start
+        };
         let result = match decision {
             Decision::Won => match validity::validity(claim.ttl, elapsed, self.drift_factor) {
                 Some(validity) => Ok(start + validity),
@@ -114,7 +131,7 @@ impl Settle<'_> {
 }
 
 /// Which lease operation a fan-out was, for its result and metrics.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Operation {
     Acquire,
     Extend,

@@ -161,8 +161,22 @@ fn table(rows: &[Row], budget: Duration) -> String {
     out
 }
 
-/// The run that makes `mutant` bite, within the assumptions.
+/// The run that makes `mutant` bite, within the assumptions: for the bug
+/// classes ([`Mutant::CLASSES`]), the default `redquorum torture`.
 fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan) {
+    if Mutant::CLASSES.contains(&mutant) {
+        if let Ok(plan) = crate::cmd::torture::default_plan(args.duration, args.seed) {
+            let plan = Plan {
+                quiet: true,
+                command: format!("redquorum mutants --only {mutant}"),
+                ..plan
+            };
+            return (
+                "the default run: every kind on shared names, every fault",
+                plan,
+            );
+        }
+    }
     let ttl = Duration::from_secs(2);
     let base = Plan {
         given: Vec::new(),

@@ -51,7 +51,8 @@ pub(crate) struct TortureArgs {
     #[arg(long, default_value_t = 4)]
     groups: usize,
     /// Faults: `all` (kill,pause,latency,stall,reset,clock,partition,
-    /// script-flush,strobe: within the assumptions), `none`, or a comma list
+    /// script-flush,strobe,slow-majority,restart-majority: within the
+    /// assumptions), `none`, or a comma list
     /// of those and client-pause (fenced holders only), forget (outside the
     /// assumptions) [default: all; all,client-pause with --soak].
     #[arg(long)]
@@ -69,8 +70,9 @@ pub(crate) struct TortureArgs {
     /// Longest client pause (default: 2 × ttl).
     #[arg(long, value_parser = humantime::parse_duration)]
     client_pause: Option<Duration>,
-    /// Holder mix as kind=weight: brief, to-deadline, extending, paused
-    /// [default: brief=12,to-deadline=2,extending=1,paused=1; brief=30,... with --soak].
+    /// Holder mix as kind=weight: brief, to-deadline, extending, paused,
+    /// renewing [default: brief=12,to-deadline=2,extending=1,paused=1,renewing=2;
+    /// brief=30,... with --soak].
     #[arg(long)]
     holders: Option<String>,
     /// The protected store ignores fencing tokens (paused holders then lose updates).
@@ -154,6 +156,27 @@ pub(crate) struct TortureArgs {
     #[cfg(feature = "mutants")]
     #[arg(long)]
     mutant: Option<redquorum::mutants::Mutant>,
+}
+
+/// The plan of the default run (`redquorum torture --duration D --seed S`,
+/// nothing else), for the mutant sweep's bug classes.
+pub(crate) fn default_plan(duration: Duration, seed: u64) -> Result<Plan, String> {
+    #[derive(clap::Parser)]
+    struct Default {
+        #[command(flatten)]
+        torture: TortureArgs,
+    }
+    let duration = format!("{}ms", duration.as_millis());
+    let seed = seed.to_string();
+    let parsed = <Default as clap::Parser>::try_parse_from([
+        "torture",
+        "--duration",
+        &duration,
+        "--seed",
+        &seed,
+    ])
+    .map_err(|e| e.to_string())?;
+    plan(&NodesArg(Vec::new()), &parsed.torture)
 }
 
 pub(crate) async fn run(nodes: &NodesArg, args: TortureArgs) -> ExitCode {
@@ -285,7 +308,7 @@ fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String> {
     let holders = parse_holders(args.holders.as_deref().unwrap_or(if soak {
         "brief=30,to-deadline=1,extending=1,paused=1"
     } else {
-        "brief=12,to-deadline=2,extending=1,paused=1"
+        "brief=12,to-deadline=2,extending=1,paused=1,renewing=2"
     }))?;
     let duration = args
         .duration

@@ -185,7 +185,9 @@ impl Plan {
     /// Whether the lock enforces the delayed-restart rule: when the nemesis
     /// kills local (AOF everysec) nodes.
     fn delayed_restart(&self) -> bool {
-        self.given.is_empty() && self.kinds.contains(&FaultKind::Kill)
+        self.given.is_empty()
+            && (self.kinds.contains(&FaultKind::Kill)
+                || self.kinds.contains(&FaultKind::RestartMajority))
     }
 
     fn workload(&self) -> WorkloadConfig {
@@ -221,6 +223,8 @@ impl Plan {
             clock_window: self.ttl,
             max_strobe: self.ttl / 100,
             max_client_pause: self.client_pause,
+            // A slow majority answers within the node timeout: slow, not down.
+            majority_latency: Self::NODE_TIMEOUT * 4 / 5,
             clients: Some(pauser.clone()),
             key_pattern: keys.pattern.clone(),
             epoch: Some(epoch),
