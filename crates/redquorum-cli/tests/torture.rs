@@ -128,6 +128,7 @@ fn every_lock_kind_passes_a_short_torture_under_faults() {
     for kind in [
         "reentrant",
         "write",
+        "read",
         "any-of",
         "all-of",
         "semaphore",
@@ -149,6 +150,26 @@ fn every_lock_kind_passes_a_short_torture_under_faults() {
         );
         assert_eq!(json["violations"], serde_json::json!({}), "{kind}: {json}");
     }
+}
+
+/// The default run (no `--kind`) puts every kind on the same names and
+/// drops futures part-way: the report says which kinds were granted and
+/// what shared, and the run passes.
+#[test]
+fn the_default_run_mixes_every_kind_on_the_same_names() {
+    let (out, stdout, stderr) = short_run_under_network_faults(&["--duration", "8s"]);
+    assert!(
+        out.status.success(),
+        "status {:?}\n{stdout}\n{stderr}",
+        out.status
+    );
+    let json: serde_json::Value = serde_json::from_str(&stdout).expect("JSON report");
+    assert_eq!(json["lock_kind"], "mixed", "{json}");
+    let kinds = json["exercised"]["by_kind"]
+        .as_object()
+        .map_or(0, serde_json::Map::len);
+    assert!(kinds >= 4, "at least four kinds granted: {json}");
+    assert_eq!(json["violations"], serde_json::json!({}), "{json}");
 }
 
 #[test]

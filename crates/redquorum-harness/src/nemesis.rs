@@ -64,9 +64,10 @@ pub enum FaultKind {
     /// The node forgets every lock key (outside the assumptions: a node that
     /// forgets keys it granted breaks the quorums' intersection).
     Forget,
-    /// A majority of the nodes answers slowly: added latency below the
-    /// lock's node timeout (`NemesisConfig::majority_latency`), so every
-    /// quorum waits for a slow node and an acquire's elapsed time is large.
+    /// A majority of the nodes answers slowly: their replies (not the
+    /// requests) are held below the lock's node timeout
+    /// (`NemesisConfig::majority_latency`), so the nodes act at once, every
+    /// quorum waits for a slow answer, and an acquire's elapsed time is large.
     SlowMajority,
     /// A majority of the nodes is killed and restarted (at most once every
     /// `NemesisConfig::majority_restart_every`). Within the assumptions
@@ -291,6 +292,10 @@ pub struct NemesisConfig {
     pub clock_window: Duration,
     /// Added latency, at most (uniform from 10 ms). Default: 300 ms.
     pub max_latency: Duration,
+    /// The nodes the clock and strobe faults may shift (empty: every
+    /// node): nodes whose clock already runs fast use their drift budget
+    /// up. Default: empty.
+    pub clock_nodes: Vec<usize>,
     /// Lock keys the clock jump shifts. Default: `lock:*`.
     pub key_pattern: String,
     /// The latency of a slow majority, at most (uniform from a fifth of
@@ -322,6 +327,7 @@ impl Default for NemesisConfig {
             max_clock_jump: Duration::from_millis(20),
             clock_window: Duration::from_secs(2),
             max_latency: Duration::from_millis(300),
+            clock_nodes: Vec::new(),
             key_pattern: "lock:*".into(),
             majority_latency: Duration::from_millis(80),
             majority_restart_every: Duration::from_secs(10),
@@ -418,8 +424,9 @@ fn run(
     let mut rng = rand::rngs::StdRng::seed_from_u64(config.seed);
     let epoch = config.epoch.unwrap_or_else(Instant::now);
     let mut log = FaultLog::default();
+    let clock_ok = |n: &usize| config.clock_nodes.is_empty() || config.clock_nodes.contains(n);
     let strobing: Vec<usize> = (0..cluster.len())
-        .filter(|&n| cluster.has_controlled_clock(n))
+        .filter(|&n| cluster.has_controlled_clock(n) && clock_ok(&n))
         .collect();
     let kinds: Vec<FaultKind> = config
         .kinds
@@ -472,10 +479,11 @@ fn run(
             continue;
         }
         // A random set of 1..=max_nodes distinct nodes (a minority when max_nodes ≤ N/2).
-        let pool = if kind == FaultKind::Strobe {
-            &strobing
-        } else {
-            &nodes
+        let clocks: Vec<usize> = nodes.iter().copied().filter(clock_ok).collect();
+        let pool = match kind {
+            FaultKind::Strobe => &strobing,
+            FaultKind::Clock if !clocks.is_empty() => &clocks,
+            _ => &nodes,
         };
         let most = config.max_nodes.clamp(1, pool.len());
         let count = if matches!(kind, FaultKind::SlowMajority | FaultKind::RestartMajority) {
@@ -519,7 +527,8 @@ fn run(
             FaultKind::SlowMajority => {
                 let most = config.majority_latency.max(Duration::from_millis(5));
                 for &n in &targets {
-                    proxies.get(n).set_latency(rng.gen_range(most / 5..=most));
+                    let delay = rng.gen_range(most / 5..=most);
+                    proxies.get(n).set_mode(ProxyMode::SlowReplies(delay));
                 }
                 nap(length, stop);
                 for &n in &targets {

@@ -29,12 +29,13 @@
 //! - `validity.rs` (`validity`): validity-no-drift;
 //! - `settle.rs` (`settle`): validity-from-replies, extend-below-quorum;
 //! - `op.rs` (`Code::name`: codes `X`, `A`) with the prelude:
-//!   release-drops-sharers, reader-beside-any-kind.
+//!   release-drops-sharers, reader-beside-any-kind;
+//! - `quorum.rs` (`acquire`: the drop guard): unwind-disarmed-early.
 //!
 //! The last seven are bugs of one primitive: `redquorum mutants` runs them
 //! with `torture --kind semaphore`, `--kind election`, `--lock-delay`,
 //! `--kind all-of`, `--fast-node`, `--inspect-every` and
-//! `--force-release-every`. The last five ([`Mutant::CLASSES`]) are
+//! `--force-release-every`. The last six ([`Mutant::CLASSES`]) are
 //! caught by the default run (every kind on the same names, majority
 //! faults within the assumptions, fast clocks within the drift budget).
 
@@ -103,7 +104,9 @@ pub enum Mutant {
     /// The validity leaves out the clock-drift allowance: `ttl - elapsed`.
     ValidityNoDrift,
     /// The validity is counted from when the quorum's replies came, not
-    /// from before the first send: the lease is `elapsed` too long.
+    /// from before the first send (`ttl - drift` from then): the time the
+    /// acquire took is not taken off, though the nodes' keys started to
+    /// expire when they acted.
     ValidityFromReplies,
     /// An extension is accepted when any node renewed the hold, not a quorum.
     ExtendBelowQuorum,
@@ -114,11 +117,15 @@ pub enum Mutant {
     /// A reader is admitted beside any kind but a writer (a plain lock, a
     /// permit, a leader...), not only beside other readers.
     ReaderBesideAnyKind,
+    /// An acquire's unwind-on-drop guard is disarmed before the acquire is
+    /// sent: a caller that drops the acquire part-way leaves its holds to
+    /// their TTL.
+    UnwindDisarmedEarly,
 }
 
 impl Mutant {
     /// Every mutant, in the order `redquorum mutants` runs them.
-    pub const ALL: [Mutant; 20] = [
+    pub const ALL: [Mutant; 21] = [
         Mutant::ValidityUnreduced,
         Mutant::LongLease,
         Mutant::NoUnwind,
@@ -139,17 +146,19 @@ impl Mutant {
         Mutant::ExtendBelowQuorum,
         Mutant::ReleaseDropsSharers,
         Mutant::ReaderBesideAnyKind,
+        Mutant::UnwindDisarmedEarly,
     ];
 
     /// The mutants of the bug classes only the mixed default run reaches
     /// (docs/torture.md): `redquorum mutants` runs them with the default
     /// `redquorum torture`, no recipe of their own.
-    pub const CLASSES: [Mutant; 5] = [
+    pub const CLASSES: [Mutant; 6] = [
         Mutant::ValidityNoDrift,
         Mutant::ValidityFromReplies,
         Mutant::ExtendBelowQuorum,
         Mutant::ReleaseDropsSharers,
         Mutant::ReaderBesideAnyKind,
+        Mutant::UnwindDisarmedEarly,
     ];
 
     /// The kebab-case name.
@@ -183,6 +192,7 @@ impl Mutant {
             Mutant::ExtendBelowQuorum => "extend-below-quorum",
             Mutant::ReleaseDropsSharers => "release-drops-sharers",
             Mutant::ReaderBesideAnyKind => "reader-beside-any-kind",
+            Mutant::UnwindDisarmedEarly => "unwind-disarmed-early",
         }
     }
 }

@@ -56,13 +56,15 @@ impl Settle<'_> {
         } else {
             decision
         };
-        let start = if mutants::is_active(Mutant::ValidityFromReplies) {
-            start + elapsed
+        // The mutant counts the lease from when the replies came, and so
+        // takes nothing off for the time the acquire took.
+        let (start, taken) = if mutants::is_active(Mutant::ValidityFromReplies) {
+            (start + elapsed, Duration::ZERO)
         } else {
-            start
+            (start, elapsed)
         };
         let result = match decision {
-            Decision::Won => match validity::validity(claim.ttl, elapsed, self.drift_factor) {
+            Decision::Won => match validity::validity(claim.ttl, taken, self.drift_factor) {
                 Some(validity) => Ok(start + validity),
                 None => Err(Error::Expired {
                     resource,

@@ -184,6 +184,7 @@ fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan) {
         persistence: Persistence::AofEverySec,
         fast_clocks: None,
         fast_node: None,
+        drift_rate: None,
         clock_ahead: None,
         store: None,
         ttl,

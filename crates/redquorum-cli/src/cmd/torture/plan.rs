@@ -36,6 +36,10 @@ pub(crate) struct Plan {
     /// outside the drift allowance, so the lock's clock monitoring must
     /// take its vote away (each client's handle probes every ttl / 10).
     pub(crate) fast_node: Option<f64>,
+    /// The last N/2 + 1 local nodes' clocks run this many times as fast
+    /// (libfaketime), using most of the drift budget; clock faults spare
+    /// them. Skipped, said so, without libfaketime.
+    pub(crate) drift_rate: Option<f64>,
     pub(crate) store: Option<String>,
     pub(crate) ttl: Duration,
     pub(crate) duration: Duration,
@@ -110,6 +114,16 @@ impl Plan {
         if let Some(rate) = self.fast_node {
             builder = builder.fast_clock(0, rate);
         }
+        if let Some(rate) = self.drift_rate {
+            match faketime_support() {
+                Ok(_) => {
+                    for i in self.drifting_nodes() {
+                        builder = builder.fast_clock(i, rate);
+                    }
+                }
+                Err(why) => notes.push(format!("fast clocks skipped: {why}")),
+            }
+        }
         // A controlled clock (strobe, or a node ahead) needs libfaketime.
         let strobe = self.kinds.contains(&FaultKind::Strobe);
         if strobe || self.clock_ahead.is_some() {
@@ -122,6 +136,14 @@ impl Plan {
             }
         }
         builder.start().map_err(|e| e.to_string())
+    }
+
+    /// The nodes whose clocks run fast with `drift_rate`: the last majority.
+    fn drifting_nodes(&self) -> std::ops::Range<usize> {
+        if self.drift_rate.is_none() || !self.given.is_empty() {
+            return 0..0;
+        }
+        self.node_count - (self.node_count / 2 + 1)..self.node_count
     }
 
     /// The node timeout every client uses.
@@ -223,6 +245,10 @@ impl Plan {
             clock_window: self.ttl,
             max_strobe: self.ttl / 100,
             max_client_pause: self.client_pause,
+            // Fast clocks use their drift budget: clock faults spare them.
+            clock_nodes: (0..self.node_count)
+                .filter(|n| !self.drifting_nodes().contains(n))
+                .collect(),
             // A slow majority answers within the node timeout: slow, not down.
             majority_latency: Self::NODE_TIMEOUT * 4 / 5,
             clients: Some(pauser.clone()),
@@ -550,6 +576,7 @@ mod tests {
             fast_clocks: None,
             clock_ahead: None,
             fast_node: None,
+            drift_rate: None,
             store: None,
             // Longer than this test's nodes have been up.
             ttl: Duration::from_secs(30),
