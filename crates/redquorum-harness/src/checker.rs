@@ -1,9 +1,10 @@
 //! The checker: pure logic over a recorded run, proving per resource
-//! (1) no two holders' exclusive windows overlap (extensions included),
+//! (1) no two holders' windows overlap (extensions included) unless their
+//! holds may share (`share.rs`: readers, one reentrant owner, up to K permits),
 //! (2) no update is lost: no two accepted read-modify-writes read the same
 //! value (each lost one is named with the session that overwrote it), and
 //! the protected counter equals the accepted writes, (3) fencing tokens
-//! strictly increase in grant order, and a fenced store never accepts a
+//! strictly increase in grant order between holds that cannot share, and a fenced store never accepts a
 //! write whose token is below one it accepted before, (4) no lock key
 //! outlived the run plus the max TTL, and (5) from the key audit taken
 //! during the run, no lock key lived on after its owner's attempt was

@@ -71,7 +71,7 @@ pub(crate) struct TortureArgs {
     #[arg(long, value_parser = humantime::parse_duration)]
     client_pause: Option<Duration>,
     /// Holder mix as kind=weight: brief, to-deadline, extending, paused,
-    /// renewing [default: brief=12,to-deadline=2,extending=1,paused=1,renewing=2;
+    /// renewing [default: brief=12,to-deadline=3,extending=1,paused=1,renewing=2;
     /// brief=30,... with --soak].
     #[arg(long)]
     holders: Option<String>,
@@ -123,7 +123,7 @@ pub(crate) struct TortureArgs {
     /// turn), semaphore (one permit), election (a campaign; release is
     /// resign). Default: every kind at once on the same names (plain, write,
     /// readers, one reentrant owner per client group, permits of a
-    /// 2-permit semaphore, any-of, all-of, election), and 4% of acquires
+    /// 2-permit semaphore, any-of, all-of, election), and 8% of acquires
     /// and releases dropped part-way; plain with --lock-delay, --fast-node,
     /// --inspect-every or --force-release-every.
     #[arg(long)]
@@ -308,7 +308,7 @@ fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String> {
     let holders = parse_holders(args.holders.as_deref().unwrap_or(if soak {
         "brief=30,to-deadline=1,extending=1,paused=1"
     } else {
-        "brief=12,to-deadline=2,extending=1,paused=1,renewing=2"
+        "brief=12,to-deadline=3,extending=1,paused=1,renewing=2"
     }))?;
     let duration = args
         .duration
@@ -411,7 +411,7 @@ fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String> {
         }),
         seed: args.seed,
         lock_kind,
-        drop_chance: if lock_kind.is_none() { 0.04 } else { 0.0 },
+        drop_chance: if lock_kind.is_none() { 0.08 } else { 0.0 },
         lock_delay: args.lock_delay.unwrap_or_default(),
         operator,
         quiet: false,

@@ -225,8 +225,9 @@ impl Plan {
             check_before_write: self.check_before_write,
             fenced_store: self.fenced_store,
             drop_chance: self.drop_chance,
-            // Short: most drops land inside the call (sends, replies, write-back).
-            drop_within: Duration::from_millis(30),
+            // Short: most drops land inside the call's first attempt (sends,
+            // replies, write-back), not in a wait between attempts.
+            drop_within: Duration::from_millis(15),
             seed: self.seed,
             ..WorkloadConfig::default()
         }
