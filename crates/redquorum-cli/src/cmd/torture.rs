@@ -160,6 +160,7 @@ pub(crate) struct TortureArgs {
 
 /// The plan of the default run (`redquorum torture --duration D --seed S`,
 /// nothing else), for the mutant sweep's bug classes.
+#[cfg(feature = "mutants")]
 pub(crate) fn default_plan(duration: Duration, seed: u64) -> Result<Plan, String> {
     #[derive(clap::Parser)]
     struct Default {
