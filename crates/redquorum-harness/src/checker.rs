@@ -4,8 +4,9 @@
 //! (2) no update is lost: no two accepted read-modify-writes read the same
 //! value (each lost one is named with the session that overwrote it), and
 //! the protected counter equals the accepted writes, (3) fencing tokens
-//! strictly increase in grant order between holds that cannot share, and a fenced store never accepts a
-//! write whose token is below one it accepted before, (4) no lock key
+//! strictly increase in grant order between holds that cannot share, and
+//! a fenced store never accepts a write whose token is below one it
+//! accepted before, (4) no lock key
 //! outlived the run plus the max TTL, and (5) from the key audit taken
 //! during the run, no lock key lived on after its owner's attempt was
 //! unwound or its lease released, (6) with a lock-delay, no grant came
