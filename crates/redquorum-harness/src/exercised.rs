@@ -56,6 +56,9 @@ pub struct Exercised {
     /// Futures dropped part-way, by which (`acquire`, `release`).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub dropped: BTreeMap<&'static str, usize>,
+    /// Renewing holders whose lease was extended at least twice.
+    #[serde(default)]
+    pub renewed: usize,
     /// Whether any session could share (a mixed run): then sharing must happen.
     #[serde(skip)]
     sharers: bool,
@@ -93,6 +96,7 @@ impl Exercised {
             if !s.kind.is_empty() {
                 *out.by_kind.entry(s.kind.clone()).or_default() += 1;
             }
+            out.renewed += usize::from(s.holder == Holder::Renewing && s.extensions.len() >= 2);
             out.completed += usize::from(s.outcome == Outcome::Completed);
             out.rejected += usize::from(s.outcome == Outcome::Rejected);
             out.near_deadline += usize::from(s.ran_near_deadline());
@@ -185,6 +189,9 @@ impl Exercised {
             || kinds.contains(&FaultKind::ClientPause);
         if pausing && self.paused == 0 {
             why.push("no holder was paused".to_owned());
+        }
+        if holders.contains(&Holder::Renewing) && self.renewed == 0 {
+            why.push("no renewing holder kept its lease through two extensions".to_owned());
         }
         // Sharing needs two compatible holds at once on one name: a short
         // mixed run may honestly see none; one of half a minute must.

@@ -307,7 +307,7 @@ fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String> {
         .unwrap_or(if soak { "all,client-pause" } else { "all" });
     let kinds = FaultKind::parse_list(nemesis).map_err(|e| format!("--nemesis: {e}"))?;
     let holders = parse_holders(args.holders.as_deref().unwrap_or(if soak {
-        "brief=30,to-deadline=1,extending=1,paused=1"
+        "brief=30,to-deadline=1,extending=1,paused=1,renewing=1"
     } else {
         "brief=12,to-deadline=3,extending=1,paused=1,renewing=2"
     }))?;

@@ -243,8 +243,8 @@ impl Report {
         let _ = writeln!(
             out,
             "exercised     {} granted, {} ran to within 10% of their deadline, {} paused, \
-             {} lost their lease",
-            ex.granted, ex.near_deadline, ex.paused, ex.lost_leases
+             {} renewed twice or more, {} lost their lease",
+            ex.granted, ex.near_deadline, ex.paused, ex.renewed, ex.lost_leases
         );
         let counts = |map: Vec<(String, usize)>| {
             list(map.into_iter().map(|(k, n)| format!("{k} {n}")).collect())
