@@ -250,4 +250,31 @@ mod tests {
                 .is_empty()
         );
     }
+
+    #[test]
+    fn a_long_mixed_run_in_which_nothing_shared_or_renewed_is_vacuous() {
+        let reader = |from: u64| {
+            let mut s = Session::granted(0, "r", "a", ms(from), ms(from), ms(from + 100));
+            s.share = Some(crate::Share::Readers);
+            s
+        };
+        let mut renewing = Session::granted(1, "r", "b", ms(500), ms(500), ms(600));
+        renewing.holder = Holder::Renewing;
+        let alone = Exercised::measure(&[reader(0), reader(200), renewing.clone()], &[]);
+        let why = alone.vacuous(ms(30_000), &[], &[Holder::Renewing]);
+        assert_eq!(why.len(), 2, "{why:?}");
+        assert!(alone.vacuous(ms(10_000), &[], &[]).is_empty(), "short");
+        let ms2 = |at: u64| crate::Extension {
+            at: ms(at),
+            until: ms(at + 100),
+        };
+        renewing.extensions = vec![ms2(550), ms2(640)];
+        let shared = Exercised::measure(&[reader(0), reader(50), renewing], &[]);
+        assert_eq!(shared.shared.get("readers"), Some(&2));
+        assert!(
+            shared
+                .vacuous(ms(30_000), &[], &[Holder::Renewing])
+                .is_empty()
+        );
+    }
 }
