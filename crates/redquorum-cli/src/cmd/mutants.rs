@@ -39,6 +39,10 @@ pub(crate) struct MutantsArgs {
     /// Random seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Run every mutant with the default `redquorum torture` (no recipe):
+    /// what the run users make catches. The bug-class mutants always are.
+    #[arg(long)]
+    default_run: bool,
 }
 
 /// One line of the table.
@@ -164,7 +168,7 @@ fn table(rows: &[Row], budget: Duration) -> String {
 /// The run that makes `mutant` bite, within the assumptions: for the bug
 /// classes ([`Mutant::CLASSES`]), the default `redquorum torture`.
 fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan) {
-    if Mutant::CLASSES.contains(&mutant) {
+    if args.default_run || Mutant::CLASSES.contains(&mutant) {
         if let Ok(plan) = crate::cmd::torture::default_plan(args.duration, args.seed) {
             let plan = Plan {
                 quiet: true,
