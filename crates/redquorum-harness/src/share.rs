@@ -50,7 +50,7 @@ pub enum Share {
 
 impl Share {
     /// Whether a hold sharing as `self` may overlap one sharing as `other`
-    /// (permits: as far as their count allows, which [`permits_over`] checks).
+    /// (permits: as far as their count allows, which the checker counts).
     #[must_use]
     pub fn shares_with(&self, other: &Share) -> bool {
         match (self, other) {
