@@ -265,7 +265,7 @@ impl KindLocker {
     /// # let cluster = redquorum_harness::Cluster::start(3).unwrap();
     /// use redquorum_benches::{KindLocker, LockKind, Locker};
     /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build().unwrap();
-    /// let locker = KindLocker::new(redlock, LockKind::Reentrant).sharing(2);
+    /// let locker = KindLocker::new(redlock, LockKind::Reentrant).mixed(2);
     /// let outer = locker.acquire("r").await.unwrap();
     /// let inner = locker.acquire("r").await.unwrap(); // the same owner re-enters
     /// locker.release(inner.held).await.unwrap();
