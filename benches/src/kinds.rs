@@ -10,8 +10,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use redquorum::{Leadership, Lock, MultiLock, Permit, Redlock, ReentrantLock, WriteLock};
-use redquorum_harness::{Grant, Locker, Refusal};
+use redquorum::{
+    Leadership, Lock, MultiLock, Permit, ReadLock, Redlock, ReentrantLock, ReentrantOwner,
+    WriteLock,
+};
+use redquorum_harness::{Grant, Locker, Refusal, Share};
 
 use crate::locker::{REDQUORUM_COMMANDS, refusal_kind};
 
@@ -34,6 +37,9 @@ pub enum LockKind {
     Semaphore,
     /// `Redlock::election(resource)`, `Election::campaign("bench")`, `resign`.
     Election,
+    /// `Redlock::read_lock`: readers share (the torture's mixed workload and
+    /// `--kind read`; not in the benchmark's tables).
+    Read,
 }
 
 impl LockKind {
@@ -66,8 +72,21 @@ impl LockKind {
             LockKind::AllOf => "all-of",
             LockKind::Semaphore => "semaphore",
             LockKind::Election => "election",
+            LockKind::Read => "read",
         }
     }
+
+    /// Every kind: the plain lock, the ones beside it, and readers.
+    pub const ALL: [LockKind; 8] = [
+        LockKind::Plain,
+        LockKind::Reentrant,
+        LockKind::Write,
+        LockKind::AnyOf,
+        LockKind::AllOf,
+        LockKind::Semaphore,
+        LockKind::Election,
+        LockKind::Read,
+    ];
 }
 
 impl fmt::Display for LockKind {
@@ -89,14 +108,11 @@ impl FromStr for LockKind {
     /// assert!("mutex".parse::<LockKind>().is_err());
     /// ```
     fn from_str(s: &str) -> Result<Self, String> {
-        std::iter::once(LockKind::Plain)
-            .chain(LockKind::BESIDE_PLAIN)
+        LockKind::ALL
+            .into_iter()
             .find(|kind| kind.name() == s)
             .ok_or_else(|| {
-                let names: Vec<&str> = std::iter::once(LockKind::Plain)
-                    .chain(LockKind::BESIDE_PLAIN)
-                    .map(LockKind::name)
-                    .collect();
+                let names: Vec<&str> = LockKind::ALL.into_iter().map(LockKind::name).collect();
                 format!("unknown lock kind {s:?} (kinds: {})", names.join(", "))
             })
     }
@@ -119,6 +135,8 @@ pub enum HeldKind {
     Semaphore(Permit),
     /// A leadership.
     Election(Leadership),
+    /// A read lock.
+    Read(ReadLock),
 }
 
 /// Runs `$body` with `$held` bound to whichever lock `$value` holds: every
@@ -133,6 +151,7 @@ macro_rules! on_held {
             HeldKind::AllOf($held) => $body,
             HeldKind::Semaphore($held) => $body,
             HeldKind::Election($held) => $body,
+            HeldKind::Read($held) => $body,
         }
     };
 }
@@ -193,6 +212,14 @@ pub struct KindLocker {
     ring: Vec<String>,
     /// Which neighbour the next set takes: after, then before, in turn.
     turn: Arc<AtomicUsize>,
+    /// For `reentrant`: the one owner every acquire goes through (its holds
+    /// share); `None`: a fresh owner per acquire (they contend).
+    owner: Option<ReentrantOwner>,
+    /// For `semaphore`: its permit count.
+    permits: usize,
+    /// For `election`: campaign for at most the handle's wait, as every
+    /// other kind's acquire waits (unbounded: until elected).
+    bounded: bool,
 }
 
 impl KindLocker {
@@ -219,6 +246,51 @@ impl KindLocker {
             for_history: false,
             ring: Vec::new(),
             turn: Arc::default(),
+            owner: None,
+            permits: 1,
+            bounded: false,
+        }
+    }
+
+    /// For a mixed run, where kinds meet on one name: `reentrant` takes
+    /// every hold through one owner, whose holds share (a history records
+    /// them as such); `semaphore` has `permits` permits, which share up to
+    /// that count; `election` campaigns for at most the handle's wait (an
+    /// endless campaign would keep its client from every other kind).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// # let cluster = redquorum_harness::Cluster::start(3).unwrap();
+    /// use redquorum_benches::{KindLocker, LockKind, Locker};
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build().unwrap();
+    /// let locker = KindLocker::new(redlock, LockKind::Reentrant).mixed(2);
+    /// let outer = locker.acquire("r").await.unwrap();
+    /// let inner = locker.acquire("r").await.unwrap(); // the same owner re-enters
+    /// locker.release(inner.held).await.unwrap();
+    /// locker.release(outer.held).await.unwrap();
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn mixed(mut self, permits: usize) -> Self {
+        self.owner = Some(self.redlock.reentrant_owner());
+        self.permits = permits.max(1);
+        self.bounded = true;
+        self
+    }
+
+    /// How a hold of this locker may share its resource.
+    fn share(&self) -> Option<Share> {
+        match self.kind {
+            LockKind::Read => Some(Share::Readers),
+            LockKind::Reentrant => self.owner.as_ref().map(|o| Share::Owner {
+                id: o.id().to_owned(),
+            }),
+            LockKind::Semaphore if self.permits > 1 => Some(Share::Permits {
+                of: u32::try_from(self.permits).unwrap_or(u32::MAX),
+            }),
+            _ => None,
         }
     }
 
@@ -297,18 +369,26 @@ impl KindLocker {
         let redlock = &self.redlock;
         Ok(match self.kind {
             LockKind::Plain => HeldKind::Plain(redlock.lock(resource).await?),
-            LockKind::Reentrant => {
-                HeldKind::Reentrant(redlock.reentrant_owner().lock(resource).await?)
-            }
+            LockKind::Reentrant => HeldKind::Reentrant(match &self.owner {
+                Some(owner) => owner.lock(resource).await?,
+                None => redlock.reentrant_owner().lock(resource).await?,
+            }),
             LockKind::Write => HeldKind::Write(redlock.write_lock(resource).await?),
             LockKind::AnyOf => HeldKind::AnyOf(redlock.lock_any(&[resource]).await?.1),
             LockKind::AllOf => HeldKind::AllOf(redlock.lock_all(&self.set_of(resource)).await?),
             LockKind::Semaphore => {
-                HeldKind::Semaphore(redlock.semaphore(resource, 1)?.acquire().await?)
+                HeldKind::Semaphore(redlock.semaphore(resource, self.permits)?.acquire().await?)
             }
+            LockKind::Election if self.bounded => HeldKind::Election(
+                redlock
+                    .election(resource)?
+                    .campaign_waiting("bench")
+                    .await?,
+            ),
             LockKind::Election => {
                 HeldKind::Election(redlock.election(resource)?.campaign("bench").await?)
             }
+            LockKind::Read => HeldKind::Read(redlock.read_lock(resource).await?),
         })
     }
 }
@@ -332,7 +412,9 @@ impl Locker for KindLocker {
         // no quorum confirmed it): the holder then has no token and does
         // not touch a fenced store.
         let fence = held.fence().await.ok();
-        Ok(Grant::new(held, owner, deadline).with_fence(fence))
+        Ok(Grant::new(held, owner, deadline)
+            .with_fence(fence)
+            .with_kind(self.kind.name(), self.share()))
     }
 
     async fn extend(&self, held: &mut HeldKind) -> Result<Instant, Refusal> {

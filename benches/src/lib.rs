@@ -27,6 +27,7 @@
 mod cpu;
 mod kinds;
 mod locker;
+mod mixed;
 mod redis_stats;
 mod stats;
 mod workload;
@@ -34,6 +35,7 @@ mod workload;
 pub use cpu::process_cpu;
 pub use kinds::{HeldKind, KindLocker, LockKind};
 pub use locker::{Floor, refusal_kind};
+pub use mixed::{MIXED_PERMITS, MixedLocker};
 pub use redis_stats::CommandStats;
 pub use redquorum_harness::{Grant, Locker, Refusal};
 pub use stats::{Latencies, median};

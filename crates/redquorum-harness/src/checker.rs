@@ -1,10 +1,12 @@
 //! The checker: pure logic over a recorded run, proving per resource
-//! (1) no two holders' exclusive windows overlap (extensions included),
+//! (1) no two holders' windows overlap (extensions included) unless their
+//! holds may share (`share.rs`: readers, one reentrant owner, up to K permits),
 //! (2) no update is lost: no two accepted read-modify-writes read the same
 //! value (each lost one is named with the session that overwrote it), and
 //! the protected counter equals the accepted writes, (3) fencing tokens
-//! strictly increase in grant order, and a fenced store never accepts a
-//! write whose token is below one it accepted before, (4) no lock key
+//! strictly increase in grant order between holds that cannot share, and
+//! a fenced store never accepts a write whose token is below one it
+//! accepted before, (4) no lock key
 //! outlived the run plus the max TTL, and (5) from the key audit taken
 //! during the run, no lock key lived on after its owner's attempt was
 //! unwound or its lease released, (6) with a lock-delay, no grant came
@@ -25,6 +27,7 @@ use crate::fault_log::FaultEvent;
 use crate::history::{Outcome, Session};
 use crate::lock_delay::{LockDelayRule, early_grants};
 use crate::operator::{OperatorCall, OperatorFault, broken_promises, excuses_overlap};
+use crate::share;
 
 /// A lock key found on a node after the run plus the max TTL.
 ///
@@ -519,25 +522,25 @@ fn granted_owners(sessions: &[Session]) -> HashMap<&str, &Session> {
 }
 
 /// Sweeps every exclusive window (grant and extensions) in start order,
-/// against the windows of other sessions still open at its start; an
-/// operator's force-release between them excuses a pair.
+/// against the windows of other sessions still open at its start; holds
+/// that may share (`share.rs`: readers, one reentrant owner, up to K
+/// permits) are excused, and so is a pair with an operator's force-release
+/// between them.
 fn check_overlaps(
     granted: &[&Session],
     operator: &[OperatorCall],
     violations: &mut Vec<Violation>,
 ) {
-    let mut windows: Vec<(Duration, Duration, usize)> = granted
-        .iter()
-        .enumerate()
-        .flat_map(|(i, s)| s.windows().into_iter().map(move |(a, b)| (a, b, i)))
-        .collect();
-    windows.sort();
     let mut open: Vec<(Duration, usize)> = Vec::new();
     let mut reported = std::collections::HashSet::new();
-    for (from, until, i) in windows {
+    for (from, until, i) in share::windows(granted) {
         open.retain(|(end, _)| *end > from);
-        for &(_, j) in &open {
+        let holding: Vec<usize> = open.iter().map(|(_, j)| *j).collect();
+        let over_count = share::permits_over(granted, &holding, i);
+        for &j in &holding {
+            let shares = share::may_share(granted[j], granted[i]) && !over_count.contains(&j);
             if j != i
+                && !shares
                 && !excuses_overlap(operator, granted[j], granted[i])
                 && reported.insert((j, i))
             {
@@ -552,14 +555,11 @@ fn check_overlaps(
 }
 
 fn check_fences(granted: &[&Session], violations: &mut Vec<Violation>) {
-    let fenced: Vec<&&Session> = granted.iter().filter(|s| s.fence.is_some()).collect();
-    for pair in fenced.windows(2) {
-        if pair[1].fence <= pair[0].fence {
-            violations.push(Violation::FenceNotIncreasing {
-                earlier: Box::new((*pair[0]).clone()),
-                later: Box::new((*pair[1]).clone()),
-            });
-        }
+    for (earlier, later) in share::fence_inversions(granted) {
+        violations.push(Violation::FenceNotIncreasing {
+            earlier: Box::new(earlier.clone()),
+            later: Box::new(later.clone()),
+        });
     }
 }
 

@@ -46,6 +46,22 @@ pub struct Exercised {
     /// Per fault kind, how many faults struck while some lock was held
     /// (a client fault: a lock held by the client group it hit).
     pub faults_while_held: BTreeMap<FaultKind, usize>,
+    /// Granted sessions per lock kind (when the history says the kind).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_kind: BTreeMap<String, usize>,
+    /// Sessions that held while a hold they share with held the same
+    /// resource, by kind of sharing (`readers`, `owner`, `permits`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub shared: BTreeMap<&'static str, usize>,
+    /// Futures dropped part-way, by which (`acquire`, `release`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub dropped: BTreeMap<&'static str, usize>,
+    /// Renewing holders whose lease was extended at least twice.
+    #[serde(default)]
+    pub renewed: usize,
+    /// Whether any session could share (a mixed run): then sharing must happen.
+    #[serde(skip)]
+    sharers: bool,
 }
 
 impl Exercised {
@@ -68,8 +84,19 @@ impl Exercised {
             .iter()
             .filter(|f| f.kind == FaultKind::ClientPause)
             .collect();
+        out.shared = crate::share::shared_holds(sessions);
+        out.sharers = sessions.iter().any(|s| s.share.is_some());
+        for s in sessions {
+            if let Some(dropped) = s.dropped {
+                *out.dropped.entry(dropped.name()).or_default() += 1;
+            }
+        }
         for s in sessions.iter().filter(|s| s.grant.is_some()) {
             out.granted += 1;
+            if !s.kind.is_empty() {
+                *out.by_kind.entry(s.kind.clone()).or_default() += 1;
+            }
+            out.renewed += usize::from(s.holder == Holder::Renewing && s.extensions.len() >= 2);
             out.completed += usize::from(s.outcome == Outcome::Completed);
             out.rejected += usize::from(s.outcome == Outcome::Rejected);
             out.near_deadline += usize::from(s.ran_near_deadline());
@@ -163,6 +190,17 @@ impl Exercised {
         if pausing && self.paused == 0 {
             why.push("no holder was paused".to_owned());
         }
+        if holders.contains(&Holder::Renewing) && self.renewed == 0 {
+            why.push("no renewing holder kept its lease through two extensions".to_owned());
+        }
+        // Sharing needs two compatible holds at once on one name: a short
+        // mixed run may honestly see none; one of half a minute must.
+        if self.sharers && self.shared.is_empty() && duration >= Duration::from_secs(30) {
+            why.push(
+                "no hold shared its resource (readers, one reentrant owner, permits), so sharing was never tested"
+                    .to_owned(),
+            );
+        }
         why
     }
 }
@@ -209,6 +247,33 @@ mod tests {
         let run = Exercised::measure(&[full], &[fault]);
         assert!(
             run.vacuous(ms(1000), &[FaultKind::Kill], &[Holder::ToDeadline])
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_long_mixed_run_in_which_nothing_shared_or_renewed_is_vacuous() {
+        let reader = |from: u64| {
+            let mut s = Session::granted(0, "r", "a", ms(from), ms(from), ms(from + 100));
+            s.share = Some(crate::Share::Readers);
+            s
+        };
+        let mut renewing = Session::granted(1, "r", "b", ms(500), ms(500), ms(600));
+        renewing.holder = Holder::Renewing;
+        let alone = Exercised::measure(&[reader(0), reader(200), renewing.clone()], &[]);
+        let why = alone.vacuous(ms(30_000), &[], &[Holder::Renewing]);
+        assert_eq!(why.len(), 2, "{why:?}");
+        assert!(alone.vacuous(ms(10_000), &[], &[]).is_empty(), "short");
+        let ms2 = |at: u64| crate::Extension {
+            at: ms(at),
+            until: ms(at + 100),
+        };
+        renewing.extensions = vec![ms2(550), ms2(640)];
+        let shared = Exercised::measure(&[reader(0), reader(50), renewing], &[]);
+        assert_eq!(shared.shared.get("readers"), Some(&2));
+        assert!(
+            shared
+                .vacuous(ms(30_000), &[], &[Holder::Renewing])
                 .is_empty()
         );
     }

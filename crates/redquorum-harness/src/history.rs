@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::share::Share;
+
 /// How a session ended.
 ///
 /// # Examples
@@ -33,6 +35,39 @@ pub enum Outcome {
     /// Granted, but the fenced store refused the read or the write: a higher
     /// fencing token had been seen there (fencing doing its job).
     Rejected,
+    /// Granted a hold that may share (a reader, a reentrant owner's hold, a
+    /// permit): read the protected value and did not write it (sharers
+    /// would lose each other's updates).
+    ReadOnly,
+}
+
+/// Which of a session's futures the workload dropped part-way (cancellation).
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(redquorum_harness::Dropped::Release.name(), "release");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Dropped {
+    /// The acquire (the session is refused as `dropped`; a hold it made
+    /// must be unwound or released by the library on drop).
+    Acquire,
+    /// The release (the library must still free the hold at once).
+    Release,
+}
+
+impl Dropped {
+    /// The kebab-case name.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Dropped::Acquire => "acquire",
+            Dropped::Release => "release",
+        }
+    }
 }
 
 /// How a holder uses its lease (the workload's mix, see `WorkloadConfig::holders`).
@@ -61,15 +96,21 @@ pub enum Holder {
     /// Pauses past its deadline and writes anyway, unaware (the GC victim):
     /// breaks assumption (b) on purpose; fencing must refuse its write.
     Paused,
+    /// Keeps its lease alive through several extensions, each sent with a
+    /// third of the lease left, and writes after the last only if every
+    /// one succeeded: a lease kept alive on fewer than a quorum shows as
+    /// an overlap with the next holder.
+    Renewing,
 }
 
 impl Holder {
     /// Every kind.
-    pub const ALL: [Holder; 4] = [
+    pub const ALL: [Holder; 5] = [
         Holder::Brief,
         Holder::ToDeadline,
         Holder::Extending,
         Holder::Paused,
+        Holder::Renewing,
     ];
 
     /// The kebab-case name.
@@ -86,6 +127,7 @@ impl Holder {
             Holder::ToDeadline => "to-deadline",
             Holder::Extending => "extending",
             Holder::Paused => "paused",
+            Holder::Renewing => "renewing",
         }
     }
 }
@@ -97,7 +139,9 @@ impl std::str::FromStr for Holder {
         Self::ALL
             .into_iter()
             .find(|h| h.name() == s)
-            .ok_or_else(|| format!("unknown holder {s:?} (brief, to-deadline, extending, paused)"))
+            .ok_or_else(|| {
+                format!("unknown holder {s:?} (brief, to-deadline, extending, paused, renewing)")
+            })
     }
 }
 
@@ -191,6 +235,15 @@ pub struct Session {
     /// How long the holder paused inside its critical section (GC-pause model).
     #[serde(with = "micros::option", default)]
     pub paused: Option<Duration>,
+    /// The lock kind that granted it (`plain`, `read`, ...; empty: not recorded).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kind: String,
+    /// How its hold may share the resource (`None`: exclusive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share: Option<Share>,
+    /// Which future the workload dropped part-way, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped: Option<Dropped>,
     /// How it ended.
     pub outcome: Outcome,
 }
@@ -225,6 +278,9 @@ impl Session {
             read: None,
             wrote: None,
             paused: None,
+            kind: String::new(),
+            share: None,
+            dropped: None,
             outcome: Outcome::NotAcquired(why.to_owned()),
         }
     }
@@ -268,6 +324,9 @@ impl Session {
             read: None,
             wrote: None,
             paused: None,
+            kind: String::new(),
+            share: None,
+            dropped: None,
             outcome: Outcome::Completed,
         }
     }

@@ -46,6 +46,7 @@
 
 mod audit;
 mod builder;
+mod cancel;
 mod checker;
 mod client_group;
 mod clock;
@@ -63,6 +64,7 @@ mod nemesis;
 mod operator;
 mod proxy;
 mod resp;
+mod share;
 mod store;
 mod tls;
 mod workload;
@@ -77,7 +79,7 @@ pub use error::HarnessError;
 pub use example_binary::example_binary;
 pub use exercised::Exercised;
 pub use fault_log::{FaultEvent, FaultLog};
-pub use history::{Extension, History, Holder, Outcome, Session};
+pub use history::{Dropped, Extension, History, Holder, Outcome, Session};
 pub use history_file::{HistoryFile, RunInfo};
 pub use leaks::{find_leaks, leaks_after, lock_keys_after};
 pub use lock_delay::{LockDelayRule, vanished_holders};
@@ -89,6 +91,7 @@ pub use operator::{
 };
 pub use proxy::{FaultProxy, NodeProxies, Proxies, ProxyMode};
 pub use resp::{Reply, RespConn};
+pub use share::Share;
 pub use store::ProtectedStore;
 pub use tls::{TlsCluster, unrelated_ca_pem};
 pub use workload::{WorkloadConfig, run_workload, run_workload_groups, run_workload_into};

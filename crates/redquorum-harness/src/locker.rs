@@ -13,6 +13,8 @@ use std::fmt;
 use std::future::Future;
 use std::time::Instant;
 
+use crate::share::Share;
+
 /// A granted lock, as a workload sees it.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -25,6 +27,11 @@ pub struct Grant<H> {
     pub fence: Option<u64>,
     /// When the holder must stop using the lock.
     pub deadline: Instant,
+    /// The lock kind that granted it, for the history (empty: not said).
+    pub kind: &'static str,
+    /// How the hold may share its resource (`None`: exclusive). A sharing
+    /// holder only reads the protected value.
+    pub share: Option<Share>,
 }
 
 impl<H> Grant<H> {
@@ -42,6 +49,8 @@ impl<H> Grant<H> {
             owner,
             fence: None,
             deadline,
+            kind: "",
+            share: None,
         }
     }
 
@@ -56,6 +65,22 @@ impl<H> Grant<H> {
     #[must_use]
     pub fn with_fence(mut self, fence: Option<u64>) -> Self {
         self.fence = fence;
+        self
+    }
+
+    /// Says which lock kind granted it and how its hold may share.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use redquorum_harness::{Grant, Share};
+    /// let grant = Grant::new((), "o".into(), std::time::Instant::now()).with_kind("read", Some(Share::Readers));
+    /// assert_eq!(grant.share, Some(Share::Readers));
+    /// ```
+    #[must_use]
+    pub fn with_kind(mut self, kind: &'static str, share: Option<Share>) -> Self {
+        self.kind = kind;
+        self.share = share;
         self
     }
 }

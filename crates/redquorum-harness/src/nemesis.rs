@@ -64,11 +64,22 @@ pub enum FaultKind {
     /// The node forgets every lock key (outside the assumptions: a node that
     /// forgets keys it granted breaks the quorums' intersection).
     Forget,
+    /// A majority of the nodes answers slowly: their replies (not the
+    /// requests) are held below the lock's node timeout
+    /// (`NemesisConfig::majority_latency`), so the nodes act at once, every
+    /// quorum waits for a slow answer, and an acquire's elapsed time is large.
+    SlowMajority,
+    /// A majority of the nodes is killed and restarted (at most once every
+    /// `NemesisConfig::majority_restart_every`). Within the assumptions
+    /// only with the delayed-restart rule: the lock's `max_ttl`, so a
+    /// restarted node's vote is refused until every hold it may have lost
+    /// has expired.
+    RestartMajority,
 }
 
 impl FaultKind {
     /// Every kind.
-    pub const ALL: [FaultKind; 11] = [
+    pub const ALL: [FaultKind; 13] = [
         FaultKind::Kill,
         FaultKind::Pause,
         FaultKind::Latency,
@@ -80,6 +91,8 @@ impl FaultKind {
         FaultKind::Strobe,
         FaultKind::ClientPause,
         FaultKind::Forget,
+        FaultKind::SlowMajority,
+        FaultKind::RestartMajority,
     ];
 
     /// The kinds within Redlock's assumptions for any workload (on a
@@ -87,7 +100,9 @@ impl FaultKind {
     /// command line. (`script-flush` was left out while the previous engine
     /// sent its NOSCRIPT fallback after the unwind; the one engine resends
     /// only calls nothing overtook, see docs/torture.md.)
-    pub const SAFE: [FaultKind; 9] = [
+    /// `slow-majority` and `restart-majority` strike a majority within the
+    /// assumptions (the latter needs the delayed-restart rule).
+    pub const SAFE: [FaultKind; 11] = [
         FaultKind::Kill,
         FaultKind::Pause,
         FaultKind::Latency,
@@ -97,6 +112,8 @@ impl FaultKind {
         FaultKind::Partition,
         FaultKind::ScriptFlush,
         FaultKind::Strobe,
+        FaultKind::SlowMajority,
+        FaultKind::RestartMajority,
     ];
 
     /// The lower-case name, as `--nemesis` takes it.
@@ -120,6 +137,8 @@ impl FaultKind {
             FaultKind::Strobe => "strobe",
             FaultKind::ClientPause => "client-pause",
             FaultKind::Forget => "forget",
+            FaultKind::SlowMajority => "slow-majority",
+            FaultKind::RestartMajority => "restart-majority",
         }
     }
 
@@ -133,7 +152,10 @@ impl FaultKind {
     /// ```
     #[must_use]
     pub fn needs_process(self) -> bool {
-        matches!(self, FaultKind::Kill | FaultKind::Pause | FaultKind::Strobe)
+        matches!(
+            self,
+            FaultKind::Kill | FaultKind::Pause | FaultKind::Strobe | FaultKind::RestartMajority
+        )
     }
 
     /// True for faults that hit a client group rather than nodes.
@@ -164,6 +186,8 @@ impl FaultKind {
         matches!(
             self,
             FaultKind::Kill
+                | FaultKind::RestartMajority
+                | FaultKind::SlowMajority
                 | FaultKind::Pause
                 | FaultKind::Latency
                 | FaultKind::Stall
@@ -183,7 +207,7 @@ impl FaultKind {
     ///
     /// ```
     /// use redquorum_harness::FaultKind;
-    /// assert_eq!(FaultKind::parse_list("all").unwrap().len(), 9);
+    /// assert_eq!(FaultKind::parse_list("all").unwrap().len(), 11);
     /// assert_eq!(FaultKind::parse_list("kill, stall").unwrap(), vec![FaultKind::Kill, FaultKind::Stall]);
     /// assert!(FaultKind::parse_list("flood").is_err());
     /// ```
@@ -268,8 +292,18 @@ pub struct NemesisConfig {
     pub clock_window: Duration,
     /// Added latency, at most (uniform from 10 ms). Default: 300 ms.
     pub max_latency: Duration,
+    /// The nodes the clock and strobe faults may shift (empty: every
+    /// node): nodes whose clock already runs fast use their drift budget
+    /// up. Default: empty.
+    pub clock_nodes: Vec<usize>,
     /// Lock keys the clock jump shifts. Default: `lock:*`.
     pub key_pattern: String,
+    /// The latency of a slow majority, at most (uniform from a fifth of
+    /// it): keep it below the lock's node timeout. Default: 80 ms.
+    pub majority_latency: Duration,
+    /// A majority restart comes at most this often (the restarted nodes
+    /// refuse their votes for the max TTL). Default: 10 s.
+    pub majority_restart_every: Duration,
     /// Random seed. Default: 7.
     pub seed: u64,
 }
@@ -293,7 +327,10 @@ impl Default for NemesisConfig {
             max_clock_jump: Duration::from_millis(20),
             clock_window: Duration::from_secs(2),
             max_latency: Duration::from_millis(300),
+            clock_nodes: Vec::new(),
             key_pattern: "lock:*".into(),
+            majority_latency: Duration::from_millis(80),
+            majority_restart_every: Duration::from_secs(10),
             seed: 7,
         }
     }
@@ -387,8 +424,9 @@ fn run(
     let mut rng = rand::rngs::StdRng::seed_from_u64(config.seed);
     let epoch = config.epoch.unwrap_or_else(Instant::now);
     let mut log = FaultLog::default();
+    let clock_ok = |n: &usize| config.clock_nodes.is_empty() || config.clock_nodes.contains(n);
     let strobing: Vec<usize> = (0..cluster.len())
-        .filter(|&n| cluster.has_controlled_clock(n))
+        .filter(|&n| cluster.has_controlled_clock(n) && clock_ok(&n))
         .collect();
     let kinds: Vec<FaultKind> = config
         .kinds
@@ -432,16 +470,27 @@ fn run(
             .saturating_sub(list.iter().map(|(_, d)| *d).sum())
     };
     let gap = || config.min_gap..=config.max_gap.max(config.min_gap);
+    let mut last_majority_restart: Option<Instant> = None;
     while nap(rng.gen_range(gap()), stop) {
         let kind = kinds[rng.gen_range(0..kinds.len())];
+        if kind == FaultKind::RestartMajority
+            && last_majority_restart.is_some_and(|at| at.elapsed() < config.majority_restart_every)
+        {
+            continue;
+        }
         // A random set of 1..=max_nodes distinct nodes (a minority when max_nodes ≤ N/2).
-        let pool = if kind == FaultKind::Strobe {
-            &strobing
-        } else {
-            &nodes
+        let clocks: Vec<usize> = nodes.iter().copied().filter(clock_ok).collect();
+        let pool = match kind {
+            FaultKind::Strobe => &strobing,
+            FaultKind::Clock if !clocks.is_empty() => &clocks,
+            _ => &nodes,
         };
         let most = config.max_nodes.clamp(1, pool.len());
-        let count = rng.gen_range(config.min_nodes.clamp(1, most)..=most);
+        let count = if matches!(kind, FaultKind::SlowMajority | FaultKind::RestartMajority) {
+            pool.len() / 2 + 1
+        } else {
+            rng.gen_range(config.min_nodes.clamp(1, most)..=most)
+        };
         let mut targets: Vec<usize> = rand::seq::index::sample(&mut rng, pool.len(), count)
             .into_iter()
             .map(|i| pool[i])
@@ -465,6 +514,27 @@ fn run(
                 killed
                     .and(restarted.into_iter().collect::<Result<(), _>>())
                     .map_err(|e| e.to_string())
+            }
+            FaultKind::RestartMajority => {
+                last_majority_restart = Some(Instant::now());
+                let killed: Result<(), _> = targets.iter().try_for_each(|&n| cluster.kill(n));
+                std::thread::sleep(rng.gen_range(Duration::ZERO..=config.max_restart_delay));
+                let restarted: Vec<_> = targets.iter().map(|&n| restart(cluster, n)).collect();
+                killed
+                    .and(restarted.into_iter().collect::<Result<(), _>>())
+                    .map_err(|e| e.to_string())
+            }
+            FaultKind::SlowMajority => {
+                let most = config.majority_latency.max(Duration::from_millis(5));
+                for &n in &targets {
+                    let delay = rng.gen_range(most / 5..=most);
+                    proxies.get(n).set_mode(ProxyMode::SlowReplies(delay));
+                }
+                nap(length, stop);
+                for &n in &targets {
+                    proxies.get(n).heal();
+                }
+                Ok(())
             }
             FaultKind::Pause => {
                 let paused: Result<(), _> = targets.iter().try_for_each(|&n| cluster.pause(n));

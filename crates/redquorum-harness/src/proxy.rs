@@ -33,6 +33,9 @@ pub enum ProxyMode {
     Pass,
     /// Hold every chunk for this long before forwarding it (each way).
     Latency(Duration),
+    /// Hold every reply chunk (node to client) this long; requests pass at
+    /// once: the node acts at once and its answer comes late.
+    SlowReplies(Duration),
     /// Read but hold everything; forward it, in order, when healed.
     Stall,
     /// Reset new connections at once (open ones were reset on entering this mode).
@@ -305,8 +308,8 @@ async fn connection(
     let (mut client_read, mut client_write) = client.into_split();
     let (mut server_read, mut server_write) = server.into_split();
     let reset = tokio::select! {
-        _ = pump(&mut client_read, &mut server_write, mode.clone()) => false,
-        _ = pump(&mut server_read, &mut client_write, mode) => false,
+        _ = pump(&mut client_read, &mut server_write, mode.clone(), false) => false,
+        _ = pump(&mut server_read, &mut client_write, mode, true) => false,
         _ = resets.changed() => true,
     };
     if reset {
@@ -316,11 +319,13 @@ async fn connection(
     }
 }
 
-/// Copies one direction, applying the current mode to each chunk.
+/// Copies one direction (`replies`: node to client), applying the current
+/// mode to each chunk.
 async fn pump(
     from: &mut OwnedReadHalf,
     to: &mut OwnedWriteHalf,
     mut mode: watch::Receiver<ProxyMode>,
+    replies: bool,
 ) -> io::Result<()> {
     let mut buf = vec![0_u8; 16 * 1024];
     loop {
@@ -340,7 +345,11 @@ async fn pump(
                     tokio::time::sleep(delay).await;
                     break;
                 }
-                ProxyMode::Pass | ProxyMode::Refuse => break,
+                ProxyMode::SlowReplies(delay) if replies => {
+                    tokio::time::sleep(delay).await;
+                    break;
+                }
+                ProxyMode::SlowReplies(_) | ProxyMode::Pass | ProxyMode::Refuse => break,
             }
         }
         to.write_all(&buf[..n]).await?;

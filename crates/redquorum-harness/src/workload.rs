@@ -19,8 +19,9 @@ use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
 
+use crate::cancel::DropPlan;
 use crate::client_group::ClientPauser;
-use crate::history::{Extension, History, Holder, Outcome, Session};
+use crate::history::{Dropped, Extension, History, Holder, Outcome, Session};
 use crate::locker::{Grant, Locker};
 use crate::store::ProtectedStore;
 
@@ -57,6 +58,11 @@ pub struct WorkloadConfig {
     /// Reads and writes carry the fencing token (when the lock has one),
     /// and the store refuses tokens below the highest it has seen. Default: off.
     pub fenced_store: bool,
+    /// The chance that an acquire or a release is dropped part-way
+    /// (raced against a random timer up to `drop_within`). Default: 0.
+    pub drop_chance: f64,
+    /// The longest such timer. Default: 50 ms.
+    pub drop_within: Duration,
     /// Random seed (clients use `seed + index`). Default: 1.
     pub seed: u64,
 }
@@ -74,6 +80,8 @@ impl Default for WorkloadConfig {
             pause_past_validity: Duration::from_millis(100),
             check_before_write: true,
             fenced_store: false,
+            drop_chance: 0.0,
+            drop_within: Duration::from_millis(50),
             seed: 1,
         }
     }
@@ -278,7 +286,19 @@ impl<L: Locker> Client<L> {
             let resource = &config.resources[rng.gen_range(0..config.resources.len())];
             let holder = pick(&config.holders, rng.gen_range(0..total.max(1)));
             let start = self.history.now();
-            match self.locker.acquire(resource).await {
+            let Some(acquired) = self
+                .drops()
+                .run(&mut rng, self.locker.acquire(resource))
+                .await
+            else {
+                let mut session = Session::refused(self.client, resource, start, "dropped");
+                session.group = self.group;
+                session.holder = holder;
+                session.dropped = Some(Dropped::Acquire);
+                self.history.record(session);
+                continue;
+            };
+            match acquired {
                 Err(refusal) => {
                     let mut session = Session::refused(self.client, resource, start, refusal.kind);
                     session.group = self.group;
@@ -289,15 +309,30 @@ impl<L: Locker> Client<L> {
                 }
                 Ok(grant) => {
                     let hold = rng.gen_range(config.hold.0..=config.hold.1);
-                    let session = self
+                    let (mut session, held) = self
                         .critical_section(resource, start, grant, holder, hold)
                         .await;
+                    session.release = Some(self.history.now());
+                    match self.drops().run(&mut rng, self.locker.release(held)).await {
+                        Some(Ok(())) => session.released = Some(self.history.now()),
+                        // A failed release leaves the key to its TTL; the leak check covers it.
+                        Some(Err(_)) => {}
+                        None => session.dropped = Some(Dropped::Release),
+                    }
                     self.history.record(session);
                 }
             }
         }
     }
 
+    fn drops(&self) -> DropPlan {
+        DropPlan {
+            chance: self.config.drop_chance,
+            within: self.config.drop_within,
+        }
+    }
+
+    /// Uses the granted lock; returns the session and the hold to release.
     async fn critical_section(
         &self,
         resource: &str,
@@ -305,13 +340,16 @@ impl<L: Locker> Client<L> {
         grant: Grant<L::Held>,
         holder: Holder,
         hold: Duration,
-    ) -> Session {
+    ) -> (Session, L::Held) {
         let (history, config) = (&self.history, &self.config);
         let Grant {
             mut held,
             owner,
             fence,
             mut deadline,
+            kind,
+            share,
+            ..
         } = grant;
         let mut session = Session::granted(
             self.client,
@@ -324,6 +362,9 @@ impl<L: Locker> Client<L> {
         session.group = self.group;
         session.holder = holder;
         session.fence = fence;
+        session.kind = kind.to_owned();
+        let sharing = share.is_some();
+        session.share = share;
         session.write_start = None;
         session.write_end = None;
         session.outcome = Outcome::Abandoned;
@@ -331,10 +372,7 @@ impl<L: Locker> Client<L> {
         if config.fenced_store && fence.is_none() {
             // No token (fencing's write-back failed): a fenced resource cannot
             // be touched, so the holder gives up before reading.
-            session.release = Some(history.now());
-            // A failed release leaves the key to its TTL; the leak check covers it.
-            let _ = self.locker.release(held).await;
-            return session;
+            return (session, held);
         }
         match self.store.read(resource, store_fence).await {
             Ok(Some(value)) => {
@@ -343,7 +381,10 @@ impl<L: Locker> Client<L> {
                 let write = self
                     .use_lease(holder, hold, &mut held, &mut deadline, &mut session)
                     .await;
-                if write {
+                if sharing {
+                    // Sharers read only: their read-modify-writes would race.
+                    session.outcome = Outcome::ReadOnly;
+                } else if write {
                     session.write_start = Some(history.now());
                     session.wrote = Some(value + 1);
                     session.outcome = match self.store.write(resource, value + 1, store_fence).await
@@ -367,11 +408,7 @@ impl<L: Locker> Client<L> {
             Ok(None) => session.outcome = Outcome::Rejected,
             Err(_) => {}
         }
-        session.release = Some(history.now());
-        if self.locker.release(held).await.is_ok() {
-            session.released = Some(history.now());
-        }
-        session
+        (session, held)
     }
 
     /// Holds the lock as `holder` does; returns whether to write now.
@@ -386,6 +423,24 @@ impl<L: Locker> Client<L> {
         let config = &self.config;
         match holder {
             Holder::Brief => tokio::time::sleep(hold).await,
+            Holder::Renewing => {
+                // 2 to 4 extensions, each with a third of the lease left.
+                for _ in 0..2 + hold.subsec_nanos() % 3 {
+                    let lease = deadline.saturating_duration_since(Instant::now());
+                    tokio::time::sleep(lease * 2 / 3).await;
+                    let at = self.history.now();
+                    match self.locker.extend(held).await {
+                        Ok(until) => {
+                            *deadline = until;
+                            session.extensions.push(Extension {
+                                at,
+                                until: self.history.at(until),
+                            });
+                        }
+                        Err(_) => return false,
+                    }
+                }
+            }
             Holder::ToDeadline => {
                 // Write with twice the margin left (an honest holder's check
                 // then passes on a loaded machine), then hold on to the end.

@@ -25,12 +25,19 @@
 //! - `multi_lock.rs` (`try_lock_all`): all-of-last-only;
 //! - `clock_watch.rs` (`record`): clock-monitor-blind;
 //! - `inspect.rs` (`Inspection::holders`): inspect-any-node;
-//! - `admin.rs` (`force_release`): stale-force-fence.
+//! - `admin.rs` (`force_release`): stale-force-fence;
+//! - `validity.rs` (`validity`): validity-no-drift;
+//! - `settle.rs` (`settle`): validity-from-replies, extend-below-quorum;
+//! - `op.rs` (`Code::name`: codes `X`, `A`) with the prelude:
+//!   release-drops-sharers, reader-beside-any-kind;
+//! - `quorum.rs` (`acquire`: the drop guard): unwind-disarmed-early.
 //!
 //! The last seven are bugs of one primitive: `redquorum mutants` runs them
 //! with `torture --kind semaphore`, `--kind election`, `--lock-delay`,
 //! `--kind all-of`, `--fast-node`, `--inspect-every` and
-//! `--force-release-every`.
+//! `--force-release-every`. The last six ([`Mutant::CLASSES`]) are
+//! caught by the default run (every kind on the same names, majority
+//! faults within the assumptions, fast clocks within the drift budget).
 
 use std::fmt;
 use std::str::FromStr;
@@ -94,11 +101,31 @@ pub enum Mutant {
     /// it (read first), not the raised one: the ousted holder's token is
     /// not below it, so storage given it does not refuse the ousted holder.
     StaleForceFence,
+    /// The validity leaves out the clock-drift allowance: `ttl - elapsed`.
+    ValidityNoDrift,
+    /// The validity is counted from when the quorum's replies came, not
+    /// from before the first send (`ttl - drift` from then): the time the
+    /// acquire took is not taken off, though the nodes' keys started to
+    /// expire when they acted.
+    ValidityFromReplies,
+    /// An extension is accepted when any node renewed the hold, not a quorum.
+    ExtendBelowQuorum,
+    /// A release removes every hold of the lock record, not only its own:
+    /// the other readers (or permits, or the owner's other holds) are freed
+    /// with it.
+    ReleaseDropsSharers,
+    /// A reader is admitted beside any kind but a writer (a plain lock, a
+    /// permit, a leader...), not only beside other readers.
+    ReaderBesideAnyKind,
+    /// An acquire's unwind-on-drop guard is disarmed before the acquire is
+    /// sent: a caller that drops the acquire part-way leaves its holds to
+    /// their TTL.
+    UnwindDisarmedEarly,
 }
 
 impl Mutant {
     /// Every mutant, in the order `redquorum mutants` runs them.
-    pub const ALL: [Mutant; 15] = [
+    pub const ALL: [Mutant; 21] = [
         Mutant::ValidityUnreduced,
         Mutant::LongLease,
         Mutant::NoUnwind,
@@ -114,6 +141,24 @@ impl Mutant {
         Mutant::ClockMonitorBlind,
         Mutant::InspectAnyNode,
         Mutant::StaleForceFence,
+        Mutant::ValidityNoDrift,
+        Mutant::ValidityFromReplies,
+        Mutant::ExtendBelowQuorum,
+        Mutant::ReleaseDropsSharers,
+        Mutant::ReaderBesideAnyKind,
+        Mutant::UnwindDisarmedEarly,
+    ];
+
+    /// The mutants of the bug classes only the mixed default run reaches
+    /// (docs/torture.md): `redquorum mutants` runs them with the default
+    /// `redquorum torture`, no recipe of their own.
+    pub const CLASSES: [Mutant; 6] = [
+        Mutant::ValidityNoDrift,
+        Mutant::ValidityFromReplies,
+        Mutant::ExtendBelowQuorum,
+        Mutant::ReleaseDropsSharers,
+        Mutant::ReaderBesideAnyKind,
+        Mutant::UnwindDisarmedEarly,
     ];
 
     /// The kebab-case name.
@@ -142,6 +187,12 @@ impl Mutant {
             Mutant::ClockMonitorBlind => "clock-monitor-blind",
             Mutant::InspectAnyNode => "inspect-any-node",
             Mutant::StaleForceFence => "stale-force-fence",
+            Mutant::ValidityNoDrift => "validity-no-drift",
+            Mutant::ValidityFromReplies => "validity-from-replies",
+            Mutant::ExtendBelowQuorum => "extend-below-quorum",
+            Mutant::ReleaseDropsSharers => "release-drops-sharers",
+            Mutant::ReaderBesideAnyKind => "reader-beside-any-kind",
+            Mutant::UnwindDisarmedEarly => "unwind-disarmed-early",
         }
     }
 }

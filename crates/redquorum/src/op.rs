@@ -32,10 +32,12 @@ pub(crate) enum Code {
 impl Code {
     fn name(self) -> &'static str {
         match self {
+            Code::Acquire if mutants::is_active(Mutant::ReaderBesideAnyKind) => "A",
             Code::Acquire => "a",
             Code::Extend if mutants::is_active(Mutant::NoOwnerCheck) => "E",
             Code::Extend => "e",
             Code::Release if mutants::is_active(Mutant::NoOwnerCheck) => "R",
+            Code::Release if mutants::is_active(Mutant::ReleaseDropsSharers) => "X",
             Code::Release => "r",
             Code::Commit => "c",
             Code::Propose => "p",

@@ -156,6 +156,12 @@ impl Quorum {
             let (quorum, claim) = (Arc::clone(self), Arc::clone(claim));
             move || quorum.spawn_on_all(claim.unwind())
         });
+        let guard = if mutants::is_active(Mutant::UnwindDisarmedEarly) {
+            guard.disarm();
+            None
+        } else {
+            Some(guard)
+        };
         let op = claim.acquire(fenced);
         let (decision, votes) = self.gather(|| op.clone(), Until::Decided).await;
         let elapsed = start.elapsed();
@@ -166,7 +172,9 @@ impl Quorum {
             // this unwind, so a late grant is always followed by its undoing.
             self.unwind(claim, &votes).await;
         }
-        guard.disarm();
+        if let Some(guard) = guard {
+            guard.disarm();
+        }
         let proposal = fenced
             .then(|| {
                 let proposals = votes.iter().map(|v| (&v.outcome, v.value));

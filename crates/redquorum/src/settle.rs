@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 
 use crate::claim::Claim;
 use crate::error::Error;
+use crate::mutants::{self, Mutant};
 use crate::nodes::Nodes;
+use crate::outcome::NodeOutcome;
 use crate::outcome::Outcomes;
 use crate::tally::Decision;
 use crate::validity;
@@ -44,8 +46,25 @@ impl Settle<'_> {
     ) -> Result<Instant, Error> {
         trace_votes(&votes, self.nodes, elapsed);
         let resource = claim.resource.clone();
+        let decision = if operation == Operation::Extend
+            && mutants::is_active(Mutant::ExtendBelowQuorum)
+            && votes
+                .iter()
+                .any(|v| matches!(v.outcome, NodeOutcome::Acquired))
+        {
+            Decision::Won
+        } else {
+            decision
+        };
+        // The mutant counts the lease from when the replies came, and so
+        // takes nothing off for the time the acquire took.
+        let (start, taken) = if mutants::is_active(Mutant::ValidityFromReplies) {
+            (start + elapsed, Duration::ZERO)
+        } else {
+            (start, elapsed)
+        };
         let result = match decision {
-            Decision::Won => match validity::validity(claim.ttl, elapsed, self.drift_factor) {
+            Decision::Won => match validity::validity(claim.ttl, taken, self.drift_factor) {
                 Some(validity) => Ok(start + validity),
                 None => Err(Error::Expired {
                     resource,
@@ -114,7 +133,7 @@ impl Settle<'_> {
 }
 
 /// Which lease operation a fan-out was, for its result and metrics.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Operation {
     Acquire,
     Extend,

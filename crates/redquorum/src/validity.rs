@@ -25,6 +25,9 @@ pub(crate) fn validity(ttl: Duration, elapsed: Duration, drift_factor: f64) -> O
     if mutants::is_active(Mutant::LongLease) {
         return Some(ttl * 3);
     }
+    if mutants::is_active(Mutant::ValidityNoDrift) {
+        return ttl.checked_sub(elapsed).filter(|left| !left.is_zero());
+    }
     ttl.checked_sub(elapsed)?
         .checked_sub(drift(ttl, drift_factor))
         .filter(|left| !left.is_zero())

@@ -39,6 +39,10 @@ pub(crate) struct MutantsArgs {
     /// Random seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Run every mutant with the default `redquorum torture` (no recipe):
+    /// what the run users make catches. The bug-class mutants always are.
+    #[arg(long)]
+    default_run: bool,
 }
 
 /// One line of the table.
@@ -161,8 +165,22 @@ fn table(rows: &[Row], budget: Duration) -> String {
     out
 }
 
-/// The run that makes `mutant` bite, within the assumptions.
+/// The run that makes `mutant` bite, within the assumptions: for the bug
+/// classes ([`Mutant::CLASSES`]), the default `redquorum torture`.
 fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan) {
+    if args.default_run || Mutant::CLASSES.contains(&mutant) {
+        if let Ok(plan) = crate::cmd::torture::default_plan(args.duration, args.seed) {
+            let plan = Plan {
+                quiet: true,
+                command: format!("redquorum mutants --only {mutant}"),
+                ..plan
+            };
+            return (
+                "the default run: every kind on shared names, every fault",
+                plan,
+            );
+        }
+    }
     let ttl = Duration::from_secs(2);
     let base = Plan {
         given: Vec::new(),
@@ -170,6 +188,7 @@ fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan) {
         persistence: Persistence::AofEverySec,
         fast_clocks: None,
         fast_node: None,
+        drift_rate: None,
         clock_ahead: None,
         store: None,
         ttl,
@@ -187,7 +206,8 @@ fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan) {
         check_before_write: true,
         pause_past: ttl / 2,
         seed: args.seed,
-        lock_kind: LockKind::Plain,
+        lock_kind: Some(LockKind::Plain),
+        drop_chance: 0.0,
         lock_delay: Duration::ZERO,
         operator: Pace::default(),
         quiet: true,
@@ -267,14 +287,14 @@ fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan) {
         Mutant::PermitWithoutSlot => (
             "semaphore of 1 permit: 12 brief holders on one name",
             Plan {
-                lock_kind: LockKind::Semaphore,
+                lock_kind: Some(LockKind::Semaphore),
                 ..base
             },
         ),
         Mutant::SharedLeadership => (
             "election: 12 brief leaders (campaign, resign) on one name",
             Plan {
-                lock_kind: LockKind::Election,
+                lock_kind: Some(LockKind::Election),
                 ..base
             },
         ),
@@ -289,7 +309,7 @@ fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan) {
         Mutant::AllOfLastOnly => (
             "all-of over 3 resources in a ring: each set is a resource and a neighbour (after, then before, in turn), 12 brief holders",
             Plan {
-                lock_kind: LockKind::AllOf,
+                lock_kind: Some(LockKind::AllOf),
                 resources: 3,
                 ..base
             },

@@ -9,7 +9,9 @@
 //! The workload runner and checker live in the harness, generic over its
 //! `Locker` trait; the library is driven through the adapter the benchmarks
 //! use too (`redquorum_benches::KindLocker::for_history`: any lock kind,
-//! each grant with its owner and fencing tokens for the checker).
+//! each grant with its owner and fencing tokens for the checker); by
+//! default every kind at once on the same names (`MixedLocker`), with
+//! acquires and releases dropped part-way at random.
 
 pub(crate) mod operator;
 pub(crate) mod plan;
@@ -49,7 +51,8 @@ pub(crate) struct TortureArgs {
     #[arg(long, default_value_t = 4)]
     groups: usize,
     /// Faults: `all` (kill,pause,latency,stall,reset,clock,partition,
-    /// script-flush,strobe: within the assumptions), `none`, or a comma list
+    /// script-flush,strobe,slow-majority,restart-majority: within the
+    /// assumptions), `none`, or a comma list
     /// of those and client-pause (fenced holders only), forget (outside the
     /// assumptions) [default: all; all,client-pause with --soak].
     #[arg(long)]
@@ -67,8 +70,9 @@ pub(crate) struct TortureArgs {
     /// Longest client pause (default: 2 × ttl).
     #[arg(long, value_parser = humantime::parse_duration)]
     client_pause: Option<Duration>,
-    /// Holder mix as kind=weight: brief, to-deadline, extending, paused
-    /// [default: brief=12,to-deadline=2,extending=1,paused=1; brief=30,... with --soak].
+    /// Holder mix as kind=weight: brief, to-deadline, extending, paused,
+    /// renewing [default: brief=12,to-deadline=3,extending=1,paused=1,renewing=2;
+    /// brief=30,... with --soak].
     #[arg(long)]
     holders: Option<String>,
     /// The protected store ignores fencing tokens (paused holders then lose updates).
@@ -112,13 +116,18 @@ pub(crate) struct TortureArgs {
     /// Random seed for clients and nemesis.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// The lock kind the clients take, each exclusively on its resource:
-    /// plain, reentrant (a fresh owner per hold), write, any-of / all-of
-    /// (`lock_any` over the one resource; `lock_all` over it and a neighbour
-    /// among the resources, after or before it in turn), semaphore (one
-    /// permit), election (a campaign; release is resign).
-    #[arg(long, default_value = "plain")]
-    kind: redquorum_benches::LockKind,
+    /// One lock kind for a focused run, each hold exclusive on its resource:
+    /// plain, reentrant (a fresh owner per hold), write, read (readers
+    /// share), any-of / all-of (`lock_any` over the one resource; `lock_all`
+    /// over it and a neighbour among the resources, after or before it in
+    /// turn), semaphore (one permit), election (a campaign; release is
+    /// resign). Default: every kind at once on the same names (plain, write,
+    /// readers, one reentrant owner per client group, permits of a
+    /// 2-permit semaphore, any-of, all-of, election), and 8% of acquires
+    /// and releases dropped part-way; plain with --lock-delay, --fast-node,
+    /// --inspect-every or --force-release-every.
+    #[arg(long)]
+    kind: Option<redquorum_benches::LockKind>,
     /// The lock's lock-delay (e.g. 2s): the checker then requires that no
     /// grant comes within it after a holder that vanished (released only
     /// after its hold expired: the paused holders). Not with `--kind
@@ -147,6 +156,28 @@ pub(crate) struct TortureArgs {
     #[cfg(feature = "mutants")]
     #[arg(long)]
     mutant: Option<redquorum::mutants::Mutant>,
+}
+
+/// The plan of the default run (`redquorum torture --duration D --seed S`,
+/// nothing else), for the mutant sweep's bug classes.
+#[cfg(feature = "mutants")]
+pub(crate) fn default_plan(duration: Duration, seed: u64) -> Result<Plan, String> {
+    #[derive(clap::Parser)]
+    struct Default {
+        #[command(flatten)]
+        torture: TortureArgs,
+    }
+    let duration = format!("{}ms", duration.as_millis());
+    let seed = seed.to_string();
+    let parsed = <Default as clap::Parser>::try_parse_from([
+        "torture",
+        "--duration",
+        &duration,
+        "--seed",
+        &seed,
+    ])
+    .map_err(|e| e.to_string())?;
+    plan(&NodesArg(Vec::new()), &parsed.torture)
 }
 
 pub(crate) async fn run(nodes: &NodesArg, args: TortureArgs) -> ExitCode {
@@ -276,9 +307,9 @@ fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String> {
         .unwrap_or(if soak { "all,client-pause" } else { "all" });
     let kinds = FaultKind::parse_list(nemesis).map_err(|e| format!("--nemesis: {e}"))?;
     let holders = parse_holders(args.holders.as_deref().unwrap_or(if soak {
-        "brief=30,to-deadline=1,extending=1,paused=1"
+        "brief=30,to-deadline=1,extending=1,paused=1,renewing=1"
     } else {
-        "brief=12,to-deadline=2,extending=1,paused=1"
+        "brief=12,to-deadline=3,extending=1,paused=1,renewing=2"
     }))?;
     let duration = args
         .duration
@@ -289,7 +320,7 @@ fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String> {
         return Err("need --clients, --resources and --groups ≥ 1 and --ttl ≥ 200ms".into());
     }
     if args.lock_delay.is_some_and(|d| !d.is_zero())
-        && args.kind == redquorum_benches::LockKind::Election
+        && args.kind == Some(redquorum_benches::LockKind::Election)
     {
         return Err("--lock-delay cannot be checked with --kind election: a leadership extends itself, so no holder vanishes".into());
     }
@@ -316,6 +347,12 @@ fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String> {
     if operator.inspect_every.is_some() && args.fast_node.is_some() {
         return Err("--inspect-every cannot be checked with --fast-node: a hold on the fast node ends early, so an inspection may honestly miss a holder".into());
     }
+    // The focused recipes (a lock-delay, a fast node, an operator) keep the
+    // plain lock their rules were written for; otherwise every kind at once.
+    let focused = args.lock_delay.is_some() || args.fast_node.is_some() || !operator.is_idle();
+    let lock_kind = args
+        .kind
+        .or(focused.then_some(redquorum_benches::LockKind::Plain));
     let minority = count / 2;
     let fault_nodes = match args.fault_nodes {
         Some(n) if n == 0 || n > count => return Err(format!("--fault-nodes must be 1..={count}")),
@@ -343,6 +380,14 @@ fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String> {
         fast_clocks: args.fast_clocks,
         clock_ahead: args.clock_ahead,
         fast_node: args.fast_node,
+        // The mixed default run on local nodes: a majority's clocks 0.9 %
+        // fast, within the 1 % drift allowance, so validity arithmetic off
+        // by the drift term shows as an overlap.
+        drift_rate: (lock_kind.is_none()
+            && nodes.0.iter().all(|u| u.trim().is_empty())
+            && args.fast_clocks.is_none()
+            && args.clock_ahead.is_none())
+        .then_some(1.009),
         store: args.store.clone(),
         ttl: args.ttl,
         duration,
@@ -366,7 +411,8 @@ fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String> {
             args.ttl / 2
         }),
         seed: args.seed,
-        lock_kind: args.kind,
+        lock_kind,
+        drop_chance: if lock_kind.is_none() { 0.08 } else { 0.0 },
         lock_delay: args.lock_delay.unwrap_or_default(),
         operator,
         quiet: false,

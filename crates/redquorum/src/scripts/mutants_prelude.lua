@@ -4,6 +4,10 @@
 --   'R' release, 'E' extend WITHOUT the owner check: the token argument
 --       becomes that of the lock's hold with the latest expiry, whoever owns
 --       it, so the owner check in ops.lua always passes.
+--   'X' release that first removes every OTHER hold of the lock record (the
+--       other readers, permits or one owner's other holds go with it).
+--   'A' acquire that, for a reader, relabels a live record of any kind
+--       but 'write' as a readers' record, so the reader is admitted beside it.
 -- The encoding is ops.lua's: per operation, code, key count, argument
 -- count, arguments; the token is an operation's first argument and its
 -- lock its first key.
@@ -22,6 +26,29 @@ do
             latest = expiry
             ARGV[next_arg + 3] = string.sub(flat[i], 3)
           end
+        end
+      end
+    end
+    if code == 'X' then
+      ARGV[next_arg] = 'r'
+      local token = ARGV[next_arg + 3]
+      local flat = redis.pcall('hgetall', KEYS[next_key])
+      if type(flat) == 'table' and not flat.err and redis.call('hexists', KEYS[next_key], 'h:' .. token) == 1 then
+        for i = 1, #flat, 2 do
+          local prefix, other = string.sub(flat[i], 1, 2), string.sub(flat[i], 3)
+          if (prefix == 'h:' or prefix == 'm:' or prefix == 'd:') and other ~= token then
+            redis.call('hdel', KEYS[next_key], flat[i])
+          end
+        end
+      end
+    elseif code == 'A' then
+      ARGV[next_arg] = 'a'
+      -- A single lock's kind is the operation's 8th argument.
+      local single = tonumber(ARGV[next_arg + 1]) >= 1 and tonumber(ARGV[next_arg + 2]) == 8
+      if single and ARGV[next_arg + 10] == 'read' then
+        local kind = redis.pcall('hget', KEYS[next_key], 'kind')
+        if type(kind) == 'string' and kind ~= 'write' and kind ~= 'read' then
+          redis.call('hset', KEYS[next_key], 'kind', 'read')
         end
       end
     end

@@ -17,7 +17,7 @@ use redquorum_harness::{
     vanished_holders,
 };
 
-use redquorum_benches::{KindLocker, LockKind};
+use redquorum_benches::{LockKind, MixedLocker};
 
 use super::operator::{self, Pace};
 
@@ -36,6 +36,10 @@ pub(crate) struct Plan {
     /// outside the drift allowance, so the lock's clock monitoring must
     /// take its vote away (each client's handle probes every ttl / 10).
     pub(crate) fast_node: Option<f64>,
+    /// The last N/2 + 1 local nodes' clocks run this many times as fast
+    /// (libfaketime), using most of the drift budget; clock faults spare
+    /// them. Skipped, said so, without libfaketime.
+    pub(crate) drift_rate: Option<f64>,
     pub(crate) store: Option<String>,
     pub(crate) ttl: Duration,
     pub(crate) duration: Duration,
@@ -54,8 +58,11 @@ pub(crate) struct Plan {
     pub(crate) check_before_write: bool,
     pub(crate) pause_past: Duration,
     pub(crate) seed: u64,
-    /// The lock kind every client takes (each exclusively on its resource).
-    pub(crate) lock_kind: LockKind,
+    /// The lock kind every client takes (each exclusively on its resource);
+    /// `None`: every kind at once on the same names (the mixed workload).
+    pub(crate) lock_kind: Option<LockKind>,
+    /// The chance that a client drops an acquire or release part-way.
+    pub(crate) drop_chance: f64,
     /// The lock's lock-delay (zero: none); the checker then holds it to it.
     pub(crate) lock_delay: Duration,
     /// How often an operator inspects and force-releases the resources.
@@ -107,6 +114,16 @@ impl Plan {
         if let Some(rate) = self.fast_node {
             builder = builder.fast_clock(0, rate);
         }
+        if let Some(rate) = self.drift_rate {
+            match faketime_support() {
+                Ok(_) => {
+                    for i in self.drifting_nodes() {
+                        builder = builder.fast_clock(i, rate);
+                    }
+                }
+                Err(why) => notes.push(format!("fast clocks skipped: {why}")),
+            }
+        }
         // A controlled clock (strobe, or a node ahead) needs libfaketime.
         let strobe = self.kinds.contains(&FaultKind::Strobe);
         if strobe || self.clock_ahead.is_some() {
@@ -119,6 +136,14 @@ impl Plan {
             }
         }
         builder.start().map_err(|e| e.to_string())
+    }
+
+    /// The nodes whose clocks run fast with `drift_rate`: the last majority.
+    fn drifting_nodes(&self) -> std::ops::Range<usize> {
+        if self.drift_rate.is_none() || !self.given.is_empty() {
+            return 0..0;
+        }
+        self.node_count - (self.node_count / 2 + 1)..self.node_count
     }
 
     /// The node timeout every client uses.
@@ -182,7 +207,9 @@ impl Plan {
     /// Whether the lock enforces the delayed-restart rule: when the nemesis
     /// kills local (AOF everysec) nodes.
     fn delayed_restart(&self) -> bool {
-        self.given.is_empty() && self.kinds.contains(&FaultKind::Kill)
+        self.given.is_empty()
+            && (self.kinds.contains(&FaultKind::Kill)
+                || self.kinds.contains(&FaultKind::RestartMajority))
     }
 
     fn workload(&self) -> WorkloadConfig {
@@ -197,6 +224,10 @@ impl Plan {
             pause_past_validity: self.pause_past,
             check_before_write: self.check_before_write,
             fenced_store: self.fenced_store,
+            drop_chance: self.drop_chance,
+            // Short: most drops land inside the call's first attempt (sends,
+            // replies, write-back), not in a wait between attempts.
+            drop_within: Duration::from_millis(15),
             seed: self.seed,
             ..WorkloadConfig::default()
         }
@@ -215,6 +246,12 @@ impl Plan {
             clock_window: self.ttl,
             max_strobe: self.ttl / 100,
             max_client_pause: self.client_pause,
+            // Fast clocks use their drift budget: clock faults spare them.
+            clock_nodes: (0..self.node_count)
+                .filter(|n| !self.drifting_nodes().contains(n))
+                .collect(),
+            // A slow majority answers within the node timeout: slow, not down.
+            majority_latency: Self::NODE_TIMEOUT * 4 / 5,
             clients: Some(pauser.clone()),
             key_pattern: keys.pattern.clone(),
             epoch: Some(epoch),
@@ -235,7 +272,7 @@ impl Plan {
         info.nemesis = self.kinds.iter().map(|k| k.name().to_owned()).collect();
         info.fenced_store = self.fenced_store;
         info.mutant = self.mutant.clone();
-        info.lock_kind = self.lock_kind.name().to_owned();
+        info.lock_kind = self.lock_kind.map_or("mixed", LockKind::name).to_owned();
         info.lock_delay = self.lock_delay_rule();
         let ms = |every: Option<Duration>| every.map(|d| d.as_millis() as u64);
         info.inspect_every_ms = ms(self.operator.inspect_every);
@@ -350,7 +387,11 @@ impl Plan {
             let redlock = plan
                 .redlock(urls[group].clone(), &prefix)
                 .expect("the same configuration was built above");
-            KindLocker::for_history(redlock, plan.lock_kind).with_ring(plan.workload().resources)
+            let resources = plan.workload().resources;
+            match plan.lock_kind {
+                Some(kind) => MixedLocker::single(redlock, kind, resources),
+                None => MixedLocker::new(redlock, resources, plan.seed.wrapping_add(group as u64)),
+            }
         };
         let finished = Arc::new(AtomicBool::new(false));
         let quiet = self.quiet || !std::io::stderr().is_terminal();
@@ -536,6 +577,7 @@ mod tests {
             fast_clocks: None,
             clock_ahead: None,
             fast_node: None,
+            drift_rate: None,
             store: None,
             // Longer than this test's nodes have been up.
             ttl: Duration::from_secs(30),
@@ -553,7 +595,8 @@ mod tests {
             check_before_write: true,
             pause_past: Duration::from_millis(100),
             seed: 1,
-            lock_kind: LockKind::Plain,
+            lock_kind: Some(LockKind::Plain),
+            drop_chance: 0.0,
             lock_delay: Duration::ZERO,
             operator: Pace::default(),
             quiet: true,

@@ -243,9 +243,41 @@ impl Report {
         let _ = writeln!(
             out,
             "exercised     {} granted, {} ran to within 10% of their deadline, {} paused, \
-             {} lost their lease",
-            ex.granted, ex.near_deadline, ex.paused, ex.lost_leases
+             {} renewed twice or more, {} lost their lease",
+            ex.granted, ex.near_deadline, ex.paused, ex.renewed, ex.lost_leases
         );
+        let counts = |map: Vec<(String, usize)>| {
+            list(map.into_iter().map(|(k, n)| format!("{k} {n}")).collect())
+        };
+        if !ex.by_kind.is_empty() && (ex.by_kind.len() > 1 || !ex.shared.is_empty()) {
+            let _ = writeln!(
+                out,
+                "  granted per kind: {}",
+                counts(ex.by_kind.iter().map(|(k, n)| (k.clone(), *n)).collect())
+            );
+            let _ = writeln!(
+                out,
+                "  shared a resource with a compatible hold: {}",
+                counts(
+                    ex.shared
+                        .iter()
+                        .map(|(k, n)| ((*k).to_owned(), *n))
+                        .collect()
+                )
+            );
+        }
+        if !ex.dropped.is_empty() {
+            let _ = writeln!(
+                out,
+                "  futures dropped part-way: {}",
+                counts(
+                    ex.dropped
+                        .iter()
+                        .map(|(k, n)| ((*k).to_owned(), *n))
+                        .collect()
+                )
+            );
+        }
         if let Some(vanished) = self.vanished_holders {
             let _ = writeln!(
                 out,
