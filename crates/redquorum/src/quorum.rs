@@ -41,16 +41,13 @@ pub(crate) struct Grant {
 
 /// When a fan-out stops waiting for answers. Whatever is still owed to a
 /// node that has not answered then completes in the background when it
-/// must run (a release, an extend: see `Op::must_run`).
+/// must run (an extend: see `Op::must_run`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Until {
     /// At the first definite decision.
     Decided,
-    /// As soon as a quorum acted (a release removed our hold on a quorum),
-    /// else when every node has answered: a release that did not reach a
-    /// quorum reports every node's answer.
-    Won,
-    /// When every node has answered (an operator's force-release).
+    /// When every node has answered (a release, an operator's
+    /// force-release); a node known to be down answers at once.
     Everyone,
 }
 
@@ -58,7 +55,6 @@ impl Until {
     fn stops_at(self, decision: Decision) -> bool {
         match self {
             Until::Decided => decision != Decision::Pending,
-            Until::Won => decision == Decision::Won,
             Until::Everyone => false,
         }
     }
@@ -202,8 +198,11 @@ impl Quorum {
     }
 
     /// Owner-checked release on every node; returns on how many nodes our
-    /// hold was removed by the time it returned: once a quorum confirmed
-    /// it, the release returns, and the rest completes in the background.
+    /// hold was removed. It waits for every node that is up (a node known
+    /// to be down is sent the release without being waited for): returning
+    /// at a quorum let a straggler's release go missing under script-cache
+    /// flushes (the scenario test `script_cache_flushes_…`), not yet
+    /// understood, so it waits.
     ///
     /// With a local waiter on this lock, a hand-off window opens on every
     /// node: the release queues, the waiter woken here queues its acquire
@@ -216,7 +215,7 @@ impl Quorum {
         let notifier = self.notifier.get().filter(|n| n.has_waiters(key));
         let window = notifier.map(|_| HandOffWindow::open(&self.nodes));
         let op = claim.release();
-        let gather = self.gather(|| op.clone(), Until::Won);
+        let gather = self.gather(|| op.clone(), Until::Everyone);
         let mut gather = std::pin::pin!(gather);
         // The first poll sends or queues the release on every node. A local
         // waiter woken now sends its acquire behind it on the same
