@@ -34,7 +34,7 @@ fn fence_key(redlock: &Redlock, resource: &str) -> String {
     redlock.fence_key(resource)
 }
 
-/// The naive design from DESIGN §3: every node the attempt reaches INCRs its
+/// The naive design (docs/fencing.md, "Why it is monotonic"): every node the attempt reaches INCRs its
 /// counter; the token is the max over the nodes that answered, if they are a quorum.
 fn naive_attempt(cluster: &Cluster, counter: &str) -> Option<i64> {
     let answers: Vec<i64> = (0..cluster.len())
@@ -94,7 +94,7 @@ async fn contending_holders_see_increasing_tokens_in_holding_order() {
     );
 }
 
-/// DESIGN §3's counterexample, run on real nodes: partial attempts inflate
+/// The naive design's counterexample (docs/fencing.md), run on real nodes: partial attempts inflate
 /// node 0's counter, then a holder's quorum misses node 0. The nodes keep
 /// their data (AOF), so only the outages matter.
 #[tokio::test]

@@ -54,7 +54,7 @@ enum Design {
     Deferred,
     /// `Deferred` with a write-back that does not check the holder.
     DeferredWithoutOwnerCheck,
-    /// DESIGN §3's naive design: every node that grants the lock INCRs its
+    /// The naive design (docs/fencing.md, "Why it is monotonic"): every node that grants the lock INCRs its
     /// counter; the token is the max over the granting quorum.
     NaiveMaxOfIncr,
     /// The chosen proposal without the write-back round.

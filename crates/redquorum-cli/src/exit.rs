@@ -1,4 +1,4 @@
-//! Exit statuses, from sysexits(3), as the CLI contract (DESIGN §6) names them.
+//! Exit statuses, from sysexits(3), as the CLI contract names them (docs/cli.md, "Exit status").
 
 /// The command line was wrong.
 pub(crate) const USAGE: u8 = 64;

@@ -1,6 +1,6 @@
 //! `redquorum exec`: a distributed `flock(1)`. Runs a command while holding
 //! the lock (with `-n K`, one of K permits of a semaphore), auto-extended,
-//! and maps every outcome to an exit status (DESIGN §6).
+//! and maps every outcome to an exit status (docs/cli.md, "Exit status").
 //!
 //! [`Runner::run`] is the one path that runs a command under a hold, for
 //! every kind of hold ([`Hold`]: a lock, a permit, a leadership; `elect`
@@ -227,7 +227,7 @@ impl Runner {
         }
     }
 
-    /// Reports a failed acquisition; its exit status (DESIGN §6).
+    /// Reports a failed acquisition; its exit status (docs/cli.md).
     pub(crate) fn not_acquired(&self, error: &Error) -> ExitCode {
         let code = acquire_exit_code(error);
         // A lock held elsewhere is the expected outcome of a cron dedup: not an error.
