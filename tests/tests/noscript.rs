@@ -29,8 +29,15 @@ async fn a_lost_attempt_leaves_no_key_on_a_slow_node_whose_scripts_were_flushed(
     let mut held = Vec::new();
     for round in 0..rounds {
         let resource = format!("flushed-{round}");
-        // Another owner holds nodes 0 and 1; node 2 is free.
+        // Another owner holds nodes 0 and 1; node 2 is free. Its acquire
+        // may land on node 2 after the decision: wait for it before the
+        // DEL, or the late acquire leaves the holder's key there.
         let lock = holder.try_lock(&resource).await.unwrap();
+        let landed = eventually(Duration::from_secs(5), || async {
+            nodes.command(2, &["EXISTS", lock.key()]).unwrap().as_int() == Some(1)
+        })
+        .await;
+        assert!(landed, "the holder's acquire never reached node 2");
         nodes.command(2, &["DEL", lock.key()]).unwrap();
         held.push(lock);
         nodes.command(2, &["SCRIPT", "FLUSH"]).unwrap();
