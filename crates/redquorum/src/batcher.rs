@@ -71,68 +71,36 @@ impl Batcher {
         }
     }
 
-    /// Runs `op` on the node: at once when a slot is free, else in the next
-    /// batch. The answer is the operation's own.
-    pub(crate) async fn run(self: &Arc<Self>, op: Op) -> Reply {
-        let answer = {
-            let mut state = self.lock();
-            if state.may_send() {
-                state.in_flight += 1;
-                Ok(self.start(&mut state, vec![op]))
-            } else {
-                let (reply, answer) = oneshot::channel();
-                state.queue.push_back(Queued { op, reply });
-                Err(answer)
-            }
-        };
-        match answer {
-            Ok((call, first)) => {
-                let replies = match first {
-                    Poll::Ready(replies) => {
-                        self.call_ended();
-                        replies
-                    }
-                    Poll::Pending => {
-                        let mut in_flight = InFlight {
-                            batcher: Arc::clone(self),
-                            call: Some(call),
-                        };
-                        let replies = in_flight.call.as_mut().expect("set above").await;
-                        in_flight.call = None;
-                        replies
-                    }
-                };
-                replies.into_iter().next().unwrap_or_else(|| {
-                    Err(FredError::new(
-                        ErrorKind::Protocol,
-                        "no answer for the operation",
-                    ))
-                })
-            }
-            Err(reply) => match tokio::time::timeout(self.timeout, reply).await {
-                Ok(Ok(reply)) => reply,
-                Ok(Err(_dropped)) => Err(FredError::new(
-                    ErrorKind::Canceled,
-                    "the batch was dropped (runtime shut down)",
-                )),
-                Err(_elapsed) => Err(FredError::new(
-                    ErrorKind::Timeout,
-                    "no reply within the node timeout (queued behind calls in flight)",
-                )),
-            },
+    /// Puts `op` on the connection (a slot is free) or in the queue, now,
+    /// before anything is awaited: a fan-out enters its operation on every
+    /// node before it waits for the first answer, so one it stops waiting
+    /// for (the decision came first) is never left unsent for want of a
+    /// poll. Dropping the result leaves a sent call to finish in the
+    /// background; a queued operation is then sent only if it must run
+    /// ([`Op::must_run`]).
+    pub(crate) fn enter(self: &Arc<Self>, op: Op) -> Entered {
+        let mut state = self.lock();
+        if !state.may_send() {
+            let (reply, answer) = oneshot::channel();
+            state.queue.push_back(Queued { op, reply });
+            return Entered::Queued {
+                answer,
+                timeout: self.timeout,
+            };
         }
-    }
-
-    /// Sends or queues `op` now, and lets it complete in the background:
-    /// nobody waits for its answer. Only for operations that must run
-    /// ([`Op::must_run`]): a queued one is sent even though its caller is gone.
-    pub(crate) fn send_detached(self: &Arc<Self>, op: Op) {
-        debug_assert!(op.must_run());
-        let run = self.run(op);
-        let mut run = std::pin::pin!(run);
-        // The first poll puts it on the connection or in the queue; dropping
-        // it then leaves a direct call to finish in the background.
-        let _ = run.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+        state.in_flight += 1;
+        let (call, first) = self.start(&mut state, vec![op]);
+        drop(state);
+        match first {
+            Poll::Ready(replies) => {
+                self.call_ended();
+                Entered::Answered(first_reply(replies))
+            }
+            Poll::Pending => Entered::Sent(InFlight {
+                batcher: Arc::clone(self),
+                call: Some(call),
+            }),
+        }
     }
 
     /// Opens a hand-off window: until [`Batcher::unhold`], every operation
@@ -314,11 +282,61 @@ struct Sent {
     replies: Vec<oneshot::Sender<Reply>>,
 }
 
+/// An operation entered into its node's batcher ([`Batcher::enter`]).
+pub(crate) enum Entered {
+    /// Its call failed at once.
+    Answered(Reply),
+    /// On the connection, in a call of its own.
+    Sent(InFlight),
+    /// In the queue, for the next call; waited for at most `timeout`.
+    Queued {
+        answer: oneshot::Receiver<Reply>,
+        timeout: Duration,
+    },
+}
+
+impl Entered {
+    /// The operation's answer.
+    pub(crate) async fn answer(self) -> Reply {
+        match self {
+            Entered::Answered(reply) => reply,
+            Entered::Sent(mut in_flight) => {
+                let replies = in_flight.call.as_mut().expect("set when sent").await;
+                in_flight.call = None;
+                first_reply(replies)
+            }
+            Entered::Queued { answer, timeout } => {
+                match tokio::time::timeout(timeout, answer).await {
+                    Ok(Ok(reply)) => reply,
+                    Ok(Err(_dropped)) => Err(FredError::new(
+                        ErrorKind::Canceled,
+                        "the batch was dropped (runtime shut down)",
+                    )),
+                    Err(_elapsed) => Err(FredError::new(
+                        ErrorKind::Timeout,
+                        "no reply within the node timeout (queued behind calls in flight)",
+                    )),
+                }
+            }
+        }
+    }
+}
+
+/// The answer of a call that carried one operation.
+fn first_reply(replies: Vec<Reply>) -> Reply {
+    replies.into_iter().next().unwrap_or_else(|| {
+        Err(FredError::new(
+            ErrorKind::Protocol,
+            "no answer for the operation",
+        ))
+    })
+}
+
 /// A direct call holding one of its node's in-flight slots. The slot is
 /// held until the node answers, even when the caller stops waiting first
 /// (the command is on the wire by then): the rest of the call then runs in
 /// the background. Then the slot carries the next batch, or is freed.
-struct InFlight {
+pub(crate) struct InFlight {
     batcher: Arc<Batcher>,
     /// `None` once the call has completed.
     call: Option<Call>,
@@ -379,12 +397,12 @@ mod tests {
                 client.wait_for_connect().await.unwrap();
                 let batcher = Arc::new(Batcher::new(client, Duration::from_secs(10), link));
                 nodes.pause(0).unwrap();
-                // Each first poll sends or queues: two operations take the
-                // node's slots (sent to the paused node), the release queues.
+                // Entering sends or queues: two operations take the node's
+                // slots (sent to the paused node), the release queues.
                 let all = futures::future::join3(
-                    batcher.run(Op::for_test(Code::Acquire)),
-                    batcher.run(Op::for_test(Code::Extend)),
-                    batcher.run(Op::for_test(Code::Release)),
+                    batcher.enter(Op::for_test(Code::Acquire)).answer(),
+                    batcher.enter(Op::for_test(Code::Extend)).answer(),
+                    batcher.enter(Op::for_test(Code::Release)).answer(),
                 );
                 let mut all = std::pin::pin!(all);
                 assert!(futures::poll!(all.as_mut()).is_pending());

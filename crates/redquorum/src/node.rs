@@ -93,23 +93,24 @@ impl Node {
         }
     }
 
-    /// Starts one operation (sent or queued on the first poll of the
-    /// returned future), or, on a node known to be down (link.rs), says
-    /// why without waiting. What undoes earlier operations (a release, an
-    /// unwind) is still sent to a down node, and completes in the
-    /// background: a stopped node that resumes applies it after the
+    /// Starts one operation now (sent, or queued: see [`Batcher::enter`])
+    /// and returns its answer to come; or, on a node known to be down
+    /// (link.rs), says why without waiting. What undoes earlier operations
+    /// (a release, an unwind) is still sent to a down node, and completes in
+    /// the background: a stopped node that resumes applies it after the
     /// operations sent before it on the same connection. Anything else is
     /// not sent at all, which is always safe.
     pub(crate) fn submit(&self, op: Op) -> Result<impl Future<Output = Reply> + '_, FredError> {
         if let Some(cause) = self.link.down() {
             if op.undoes() {
-                self.batcher.send_detached(op);
+                drop(self.batcher.enter(op));
             }
             return Err(cause);
         }
+        let entered = self.batcher.enter(op);
         Ok(async move {
-            self.batcher
-                .run(op)
+            entered
+                .answer()
                 .await
                 .map_err(|error| self.link.explain(error))
         })

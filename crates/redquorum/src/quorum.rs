@@ -133,7 +133,7 @@ impl Quorum {
         }
     }
 
-    /// One Redlock acquisition (DESIGN §2): send to all, decide early, check
+    /// One Redlock acquisition (docs/algorithm.md): send to all, decide early, check
     /// validity, and unwind everywhere on failure. With `fenced`, granting
     /// nodes also propose a fencing token (fence.rs).
     ///
@@ -199,10 +199,12 @@ impl Quorum {
 
     /// Owner-checked release on every node; returns on how many nodes our
     /// hold was removed. It waits for every node that is up (a node known
-    /// to be down is sent the release without being waited for): returning
-    /// at a quorum let a straggler's release go missing under script-cache
-    /// flushes (the scenario test `script_cache_flushes_…`), not yet
-    /// understood, so it waits.
+    /// to be down is sent the release without being waited for), so that
+    /// once it returns nothing of the hold is left on a reachable node: a
+    /// release that returned at a quorum left the stragglers' releases to
+    /// the background, and a process that then ended (or dropped its
+    /// `Redlock`) cut them, leaving the key to its TTL (seen as orphan keys
+    /// at the end of `tests/tests/scenarios.rs` runs).
     ///
     /// With a local waiter on this lock, a hand-off window opens on every
     /// node: the release queues, the waiter woken here queues its acquire
