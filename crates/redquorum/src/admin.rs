@@ -5,7 +5,8 @@ use crate::error::Error;
 use crate::fence::FenceToken;
 use crate::keys;
 use crate::mutants::{self, Mutant};
-use crate::outcome::{NodeError, NodeOutcome, Outcomes};
+use crate::node_error::NodeError;
+use crate::outcome::{NodeOutcome, Outcomes};
 use crate::redlock::Redlock;
 use crate::tally;
 

@@ -5,8 +5,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::build_error::BuildError;
 use crate::connection;
-use crate::error::BuildError;
 use crate::node::Node;
 use crate::node_source::NodeSource;
 use crate::nodes::Nodes;

@@ -12,7 +12,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::health::Ineligible;
+use crate::ineligible::Ineligible;
 use crate::mutants::{self, Mutant};
 
 /// Below this the allowance never goes: Redis reports microseconds, NTP may

@@ -9,9 +9,9 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::build_error::BuildError;
 use crate::builder::RedlockBuilder;
 use crate::connection;
-use crate::error::BuildError;
 use crate::redlock::Redlock;
 
 /// A `Redlock` configuration as data: node URLs and the builder's knobs.

@@ -24,7 +24,8 @@ use fred::types::config::Server;
 use tokio::sync::broadcast::{self, error::TryRecvError};
 
 use crate::clock_watch::{ClockSample, ClockWatch};
-use crate::health::{Durability, Ineligible, NodeHealth, Probe, Role};
+use crate::health::{Durability, NodeHealth, Probe, Role};
+use crate::ineligible::Ineligible;
 use crate::sync::lock;
 
 /// The decision rule, pure: why a node with this state may not vote at `now`.

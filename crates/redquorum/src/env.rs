@@ -2,9 +2,9 @@
 //! and [`Redlock::from_env`], the twelve-factor way to configure a
 //! `Redlock` (and the same `REDQUORUM_NODES` the `redquorum` command reads).
 
+use crate::build_error::BuildError;
 use crate::builder::RedlockBuilder;
 use crate::config::{RedlockConfig, parse_duration};
-use crate::error::BuildError;
 use crate::redlock::Redlock;
 
 /// The environment variables [`RedlockConfig::from_env`] reads, and the field

@@ -3,7 +3,8 @@
 
 use crate::error::Error;
 use crate::inspect::Inspection;
-use crate::outcome::{NodeError, NodeOutcome, Outcomes};
+use crate::node_error::NodeError;
+use crate::outcome::{NodeOutcome, Outcomes};
 use crate::owner_info::OwnerInfo;
 
 /// Who leads, as a quorum of nodes sees it.

@@ -39,7 +39,8 @@
 //!
 //! - The handle: `redlock.rs` ([`Redlock`]), `shutdown.rs`
 //!   ([`Redlock::shutdown`]), `builder.rs`
-//!   ([`RedlockBuilder`], validation into [`BuildError`]), `builder_nodes.rs`
+//!   ([`RedlockBuilder`], validation into [`BuildError`], `build_error.rs`),
+//!   `builder_nodes.rs`
 //!   (its methods that add masters), `node_source.rs` (a builder's nodes:
 //!   URLs or fred configs), `config.rs`
 //!   ([`RedlockConfig`]: settings as data, deserialisable with the `serde`
@@ -50,7 +51,8 @@
 //!   `reentrant.rs` ([`ReentrantOwner`], [`ReentrantLock`]), `any_of.rs`
 //!   (`lock_any`), `multi_lock.rs` ([`MultiLock`], `lock_all`),
 //!   `semaphore.rs` ([`Semaphore`], [`Permit`]), `election.rs`
-//!   ([`Election`], [`Leadership`]) with `leader.rs` ([`Leader`], who leads),
+//!   ([`Election`]) with `leadership.rs` ([`Leadership`]) and `leader.rs`
+//!   ([`Leader`], who leads),
 //!   `scoped.rs`
 //!   ([`Redlock::with_lock`]); `lock_api.rs` writes their shared methods
 //!   once.
@@ -61,7 +63,8 @@
 //! - What a kind sends: `claim.rs` (a hold as data: the operations of each
 //!   kind), `keys.rs` (the key layout), `op.rs` (an operation as data),
 //!   `scripts/ops.lua` (every operation of every kind, each in its own pcall).
-//! - The coordinator: `quorum.rs` (one fan-out, early decision, unwind),
+//! - The coordinator: `quorum.rs` (the operations, unwind), `fan_out.rs`
+//!   (the one fan-out: send to every node, collect votes to a decision),
 //!   `vote.rs` (a node's answer read as a vote), `tally.rs` (the decision),
 //!   `settle.rs` (a decision and its votes into a result),
 //!   `validity.rs` (the lease maths), `fence.rs` ([`FenceToken`], the token
@@ -72,13 +75,14 @@
 //!   rules across nodes), `node.rs` (one master), `node_id.rs` ([`NodeId`]),
 //!   `connection.rs` (URLs, lock-safe fred settings), `link.rs` (up, or
 //!   down and why: a down node is skipped at once), `batcher.rs` (group
-//!   commit, NOSCRIPT handling) over `queue.rs` (its queue, as pure state),
+//!   commit, NOSCRIPT handling; tests in `batcher_tests.rs`) over `queue.rs`
+//!   (its queue, as pure state),
 //!   `script.rs` (the script cache), `probe.rs` (health probes),
 //!   `eligibility.rs` (probe results and which votes count), `clock_watch.rs`
-//!   (node clocks against the local one), `health.rs`
-//!   ([`NodeHealth`], [`Ineligible`]), `tls.rs` (custom trust roots).
-//! - Results: `outcome.rs` ([`NodeOutcome`], [`Outcomes`], [`NodeError`]),
-//!   `error.rs` ([`Error`], [`BuildError`]), `observe.rs` (metrics),
+//!   (node clocks against the local one), `health.rs` ([`NodeHealth`]),
+//!   `ineligible.rs` ([`Ineligible`]), `tls.rs` (custom trust roots).
+//! - Results: `outcome.rs` ([`NodeOutcome`], [`Outcomes`]), `node_error.rs`
+//!   ([`NodeError`]), `error.rs` ([`Error`]), `observe.rs` (metrics),
 //!   `inspect.rs` ([`Redlock::inspect`]: who holds a resource, read-only),
 //!   `owner_info.rs` ([`OwnerInfo`]: who took a hold), `admin.rs`
 //!   ([`Redlock::list`], [`Redlock::force_release`]).
@@ -95,6 +99,7 @@ mod admin;
 mod any_of;
 mod backoff;
 mod batcher;
+mod build_error;
 mod builder;
 mod builder_nodes;
 mod claim;
@@ -106,13 +111,16 @@ mod election;
 mod eligibility;
 mod env;
 mod error;
+mod fan_out;
 mod fence;
 mod fenced_write;
 mod health;
 mod held;
+mod ineligible;
 mod inspect;
 mod keys;
 mod leader;
+mod leadership;
 mod lease;
 mod lease_watch;
 mod link;
@@ -125,6 +133,7 @@ pub mod mutants;
 #[allow(dead_code, unreachable_pub)]
 mod mutants;
 mod node;
+mod node_error;
 mod node_id;
 mod node_source;
 mod nodes;
@@ -156,22 +165,26 @@ mod wait;
 mod waiters;
 mod watchdog;
 
+pub use build_error::BuildError;
 pub use builder::RedlockBuilder;
 pub use config::RedlockConfig;
-pub use election::{Election, Leadership};
-pub use error::{BuildError, Error, FencedWriteError};
+pub use election::Election;
+pub use error::{Error, FencedWriteError};
 pub use fence::FenceToken;
 pub use fenced_write::FencedWriter;
-pub use health::{Durability, Ineligible, NodeHealth, Role};
+pub use health::{Durability, NodeHealth, Role};
+pub use ineligible::Ineligible;
 pub use inspect::{HoldView, Inspection, NodeView};
 pub use leader::Leader;
+pub use leadership::Leadership;
 pub use lease::{AtRisk, LostReason};
 pub use lease_watch::LeaseWatch;
 pub use lock::Lock;
 pub use multi_lock::MultiLock;
+pub use node_error::NodeError;
 pub use node_id::NodeId;
 pub use options::{LockOptions, WatchdogOptions};
-pub use outcome::{NodeError, NodeOutcome, Outcomes};
+pub use outcome::{NodeOutcome, Outcomes};
 pub use owner_info::OwnerInfo;
 pub use redlock::Redlock;
 pub use reentrant::{ReentrantLock, ReentrantOwner};

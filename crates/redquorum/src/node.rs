@@ -16,7 +16,8 @@ use tokio::task::JoinHandle;
 use crate::batcher::Batcher;
 use crate::connection;
 use crate::eligibility::Eligibility;
-use crate::health::{Ineligible, NodeHealth};
+use crate::health::NodeHealth;
+use crate::ineligible::Ineligible;
 use crate::link::{self, Link};
 use crate::node_id::NodeId;
 use crate::op::{Op, Reply};
@@ -81,6 +82,11 @@ impl Node {
 
     pub(crate) fn id(&self) -> &NodeId {
         &self.id
+    }
+
+    /// Why the node is down, or `None` while it is up (link.rs).
+    pub(crate) fn down(&self) -> Option<FredError> {
+        self.link.down()
     }
 
     /// Runs one operation: at once, or in the node's next batch. A timeout

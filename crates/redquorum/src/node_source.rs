@@ -2,8 +2,8 @@
 //! `redis://` URL, or a fred [`Config`](fred::prelude::Config) the caller
 //! already has; both become one lock-safe client per node at `build()`.
 
+use crate::build_error::BuildError;
 use crate::connection;
-use crate::error::BuildError;
 use crate::node_id::NodeId;
 
 /// One master as the caller named it.

@@ -9,7 +9,8 @@ use futures::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::OnceCell;
 use tokio::task::JoinHandle;
 
-use crate::health::{Ineligible, NodeHealth};
+use crate::health::NodeHealth;
+use crate::ineligible::Ineligible;
 use crate::node::Node;
 use crate::node_id::NodeId;
 use crate::outcome::NodeOutcome;

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::error::BuildError;
+use crate::build_error::BuildError;
 
 /// How a lock is taken: its lease and how long `lock()` keeps trying.
 ///

@@ -1,5 +1,5 @@
 //! The quorum coordinator: one fan-out for every operation of every kind.
-//! An operation goes to all N nodes at once ([`Quorum::gather`]) and is
+//! An operation goes to all N nodes at once (`fan_out::gather`) and is
 //! decided as early as possible; acquire, extend, release and the fencing
 //! rounds differ only in the operation sent (claim.rs) and in how the votes
 //! are settled. A failed acquisition is unwound on every node that may hold
@@ -10,24 +10,24 @@ use std::sync::{Arc, OnceLock};
 use std::task::Poll;
 use std::time::Instant;
 
-use futures::stream::{FuturesUnordered, StreamExt};
 use tokio::runtime::Handle;
 
 use crate::claim::{self, Claim};
 use crate::drop_guard::DropGuard;
 use crate::error::Error;
+use crate::fan_out::{self, Until};
 use crate::fence::{self, FenceToken};
 use crate::keys::ResourceKeys;
 use crate::mutants::{self, Mutant};
+use crate::node_error::NodeError;
 use crate::node_id::NodeId;
 use crate::nodes::Nodes;
 use crate::notify::Notifier;
-use crate::op::{Code, Op};
-use crate::outcome::{NodeError, NodeOutcome};
+use crate::op::Op;
 use crate::registry::Registry;
 use crate::settle::{Operation, Settle};
-use crate::tally::{Decision, Tally};
-use crate::vote::{self, Vote};
+use crate::tally::Decision;
+use crate::vote::Vote;
 
 /// A won acquisition.
 #[derive(Debug, Clone, Copy)]
@@ -37,27 +37,6 @@ pub(crate) struct Grant {
     /// The highest fencing proposal of the granting nodes, when a quorum of
     /// them proposed (fenced acquisitions only).
     pub(crate) proposal: Option<i64>,
-}
-
-/// When a fan-out stops waiting for answers. Whatever is still owed to a
-/// node that has not answered then completes in the background when it
-/// must run (an extend: see `Op::must_run`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Until {
-    /// At the first definite decision.
-    Decided,
-    /// When every node has answered (a release, an operator's
-    /// force-release); a node known to be down answers at once.
-    Everyone,
-}
-
-impl Until {
-    fn stops_at(self, decision: Decision) -> bool {
-        match self {
-            Until::Decided => decision != Decision::Pending,
-            Until::Everyone => false,
-        }
-    }
 }
 
 /// The N independent masters as one coordinator, shared by every `Redlock`
@@ -159,7 +138,7 @@ impl Quorum {
             Some(guard)
         };
         let op = claim.acquire(fenced);
-        let (decision, votes) = self.gather(|| op.clone(), Until::Decided).await;
+        let (decision, votes) = fan_out::gather(&self.nodes, || op.clone(), Until::Decided).await;
         let elapsed = start.elapsed();
         if !self.settling().is_granted(decision, elapsed, claim.ttl)
             && !mutants::is_active(Mutant::NoUnwind)
@@ -191,7 +170,7 @@ impl Quorum {
         self.nodes.first_connect().await;
         let start = Instant::now();
         let op = claim.extend();
-        let (decision, votes) = self.gather(|| op.clone(), Until::Decided).await;
+        let (decision, votes) = fan_out::gather(&self.nodes, || op.clone(), Until::Decided).await;
         let elapsed = start.elapsed();
         self.settling()
             .settle(Operation::Extend, claim, decision, votes, start, elapsed)
@@ -217,7 +196,7 @@ impl Quorum {
         let notifier = self.notifier.get().filter(|n| n.has_waiters(key));
         let window = notifier.map(|_| HandOffWindow::open(&self.nodes));
         let op = claim.release();
-        let gather = self.gather(|| op.clone(), Until::Everyone);
+        let gather = fan_out::gather(&self.nodes, || op.clone(), Until::Everyone);
         let mut gather = std::pin::pin!(gather);
         // The first poll sends or queues the release on every node. A local
         // waiter woken now sends its acquire behind it on the same
@@ -250,7 +229,7 @@ impl Quorum {
             return Ok(());
         }
         let op = claim.commit(token);
-        let (decision, votes) = self.gather(|| op.clone(), Until::Decided).await;
+        let (decision, votes) = fan_out::gather(&self.nodes, || op.clone(), Until::Decided).await;
         match decision {
             Decision::Won => Ok(()),
             Decision::Contended => Err(Error::NotHeld {
@@ -269,7 +248,7 @@ impl Quorum {
     pub(crate) async fn propose(&self, claim: &Claim) -> Result<i64, Error> {
         self.check_open()?;
         let op = claim.propose();
-        let (decision, votes) = self.gather(|| op.clone(), Until::Decided).await;
+        let (decision, votes) = fan_out::gather(&self.nodes, || op.clone(), Until::Decided).await;
         match decision {
             Decision::Won => Ok(votes.iter().map(|v| v.value).max().unwrap_or(0)),
             _ => Err(Error::FenceUnavailable {
@@ -284,7 +263,7 @@ impl Quorum {
     pub(crate) async fn set_meta(&self, claim: &Claim, meta: &str) -> Result<(), Error> {
         self.check_open()?;
         let op = claim.set_meta(meta);
-        let (decision, votes) = self.gather(|| op.clone(), Until::Decided).await;
+        let (decision, votes) = fan_out::gather(&self.nodes, || op.clone(), Until::Decided).await;
         let (resource, outcomes) = (claim.resource.clone(), self.settling().outcomes(votes));
         match decision {
             Decision::Won => Ok(()),
@@ -306,7 +285,7 @@ impl Quorum {
         self.check_open()?;
         self.nodes.first_connect().await;
         let op = claim::force_release(keys);
-        let (decision, votes) = self.gather(|| op.clone(), Until::Everyone).await;
+        let (decision, votes) = fan_out::gather(&self.nodes, || op.clone(), Until::Everyone).await;
         let unavailable = |votes| Error::Unavailable {
             resource: resource.to_owned(),
             outcomes: self.settling().outcomes(votes),
@@ -316,7 +295,7 @@ impl Quorum {
         }
         let highest = votes.iter().map(|v| v.value).max().unwrap_or(0);
         let raise = claim::raise_fence(keys, highest);
-        match self.gather(|| raise.clone(), Until::Decided).await {
+        match fan_out::gather(&self.nodes, || raise.clone(), Until::Decided).await {
             (Decision::Won, _) => Ok(highest),
             (_, votes) => Err(unavailable(votes)),
         }
@@ -350,61 +329,6 @@ impl Quorum {
             let calls = quorum.nodes.iter().map(|node| node.run(op.clone()));
             futures::future::join_all(calls).await;
         });
-    }
-
-    /// Sends `op` to every node concurrently and collects the votes until
-    /// `until`. Nodes that had not answered by then are `Unanswered`. An
-    /// acting vote counts only if the node may vote now (nodes.rs).
-    async fn gather<F>(&self, op: F, until: Until) -> (Decision, Vec<Vote>)
-    where
-        F: Fn() -> Op,
-    {
-        let mut tally = Tally::new(self.nodes.len());
-        let mut votes: Vec<Vote> = self
-            .nodes
-            .iter()
-            .map(|_| Vote {
-                outcome: NodeOutcome::Unanswered,
-                value: 0,
-            })
-            .collect();
-        let mut pending: FuturesUnordered<_> = self
-            .nodes
-            .iter()
-            .enumerate()
-            .filter_map(|(index, node)| {
-                let op = op();
-                let code = op.code;
-                match node.submit(op) {
-                    Ok(answer) => Some(async move { (index, code, answer.await) }),
-                    // Known down: not waited for (link.rs).
-                    Err(cause) => {
-                        let down = vote::down(node.id(), cause);
-                        tally.record(&down.outcome);
-                        votes[index] = down;
-                        None
-                    }
-                }
-            })
-            .collect();
-        let mut decision = tally.decision();
-        // Decided by down nodes alone (too many are down): nothing is sent.
-        if until.stops_at(decision) {
-            return (decision, votes);
-        }
-        while let Some((index, code, answer)) = pending.next().await {
-            let mut vote = vote::vote(self.nodes.get(index).id(), code, answer);
-            if code != Code::Release {
-                vote.outcome = self.nodes.admit(index, vote.outcome);
-            }
-            tally.record(&vote.outcome);
-            votes[index] = vote;
-            decision = tally.decision();
-            if until.stops_at(decision) {
-                break;
-            }
-        }
-        (decision, votes)
     }
 
     /// Undoes a failed attempt on every node that may hold its state: all

@@ -3,8 +3,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::build_error::BuildError;
 use crate::claim::{Claim, Kind};
-use crate::error::{BuildError, Error};
+use crate::error::Error;
 use crate::held::Held;
 use crate::keys::{self, ResourceKeys};
 use crate::mutants::{self, Mutant};

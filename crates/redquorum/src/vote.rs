@@ -1,9 +1,10 @@
 //! A vote: one node's answer to one operation, read from what `ops.lua`
 //! answered (its outcome, and the fencing proposal it carried).
 
+use crate::node_error::NodeError;
 use crate::node_id::NodeId;
 use crate::op::{self, Code, Reply};
-use crate::outcome::{NodeError, NodeOutcome};
+use crate::outcome::NodeOutcome;
 
 /// The smallest proposal a node can make (`node_ms * 1024` with a clock
 /// past 1970); any acquire answer at least this is a proposal.
