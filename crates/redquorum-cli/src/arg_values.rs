@@ -7,6 +7,8 @@
 
 use std::time::Duration;
 
+use redquorum_harness::Holder;
+
 /// The longest duration any option takes: 100 years (365-day years).
 ///
 /// Far below what overflows `Instant` arithmetic (`now + 300000000000y`
@@ -58,6 +60,26 @@ pub(crate) fn count(text: &str) -> Result<usize, String> {
 /// with no permits would admit no one.
 pub(crate) fn permits(text: &str) -> Result<usize, String> {
     count(text).map_err(|e| format!("{e} (a semaphore with no permits admits no one)"))
+}
+
+/// `brief=5,to-deadline=2` → weights per holder kind.
+pub(crate) fn parse_holders(list: &str) -> Result<Vec<(Holder, u32)>, String> {
+    let holders: Vec<(Holder, u32)> = list
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|item| {
+            let (name, weight) = item.split_once('=').unwrap_or((item, "1"));
+            let weight = weight
+                .parse()
+                .map_err(|_| format!("--holders: bad weight in {item:?}"))?;
+            Ok((name.parse().map_err(|e| format!("--holders: {e}"))?, weight))
+        })
+        .collect::<Result<_, String>>()?;
+    if holders.iter().all(|(_, w)| *w == 0) {
+        return Err("--holders: no holder kind has a weight".into());
+    }
+    Ok(holders)
 }
 
 #[cfg(test)]

@@ -35,16 +35,14 @@
 //!   was killed (then `exec` kills what the guard left, and leaves the lock
 //!   to its TTL: see `cmd/exec/guarded.rs`).
 
-use std::ffi::{CString, OsString};
+use std::ffi::OsString;
 use std::os::fd::{AsFd, RawFd};
-use std::os::unix::ffi::OsStrExt;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
 use nix::libc;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-use nix::spawn::{PosixSpawnAttr, PosixSpawnFileActions, PosixSpawnFlags, posix_spawnp};
 use nix::sys::prctl;
 use nix::sys::signal::{self, SigSet, Signal};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
@@ -54,6 +52,10 @@ use nix::unistd::{Pid, getpid, getppid};
 use crate::exit;
 use crate::stop_times::{self, Received, Receiver, StopTimes};
 use crate::subtree;
+
+mod spawn;
+
+use spawn::spawn;
 
 /// The hidden subcommand that runs the guard.
 pub(crate) const SUBCOMMAND: &str = "__guard";
@@ -180,43 +182,6 @@ fn set_up(parent: i32) -> Result<SignalFd, String> {
         return Err("redquorum exited before the command started".to_owned());
     }
     Ok(signals)
-}
-
-/// Starts the command with an empty signal mask and SIGPIPE at its default
-/// action, as a program expects to start (std's `Command` would pass on the
-/// guard's blocked signals, and Rust ignores SIGPIPE); searched in `PATH`,
-/// with the guard's environment, stdio and process group, without the
-/// inherited stop-times pipe `stop_times_fd`.
-fn spawn(command: &[OsString], stop_times_fd: RawFd) -> Result<Pid, (OsString, Errno)> {
-    let program = command.first().cloned().unwrap_or_default();
-    let failed = |e| (program.clone(), e);
-    let args = command
-        .iter()
-        .map(|arg| c_string(arg.as_bytes()))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(failed)?;
-    let env = std::env::vars_os()
-        .map(|(name, value)| c_string(&[name.as_bytes(), b"=", value.as_bytes()].concat()))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(failed)?;
-    let mut attr = PosixSpawnAttr::init().map_err(failed)?;
-    attr.set_sigmask(&SigSet::empty()).map_err(failed)?;
-    let mut default = SigSet::empty();
-    default.add(Signal::SIGPIPE);
-    attr.set_sigdefault(&default).map_err(failed)?;
-    attr.set_flags(
-        PosixSpawnFlags::POSIX_SPAWN_SETSIGMASK | PosixSpawnFlags::POSIX_SPAWN_SETSIGDEF,
-    )
-    .map_err(failed)?;
-    let mut actions = PosixSpawnFileActions::init().map_err(failed)?;
-    actions.add_close(stop_times_fd).map_err(failed)?;
-    let path = args.first().ok_or(Errno::ENOENT).map_err(failed)?;
-    posix_spawnp(path, &actions, &attr, &args, &env).map_err(failed)
-}
-
-/// `bytes` as a C string; arguments from the command line never hold a NUL.
-fn c_string(bytes: &[u8]) -> Result<CString, Errno> {
-    CString::new(bytes).map_err(|_| Errno::EINVAL)
 }
 
 /// The command's pid, its status once reaped, and when to stop it.

@@ -13,13 +13,17 @@
 //! exited, having reaped everything below it; never after the guard was
 //! killed (`guarded::Left`).
 
+mod args;
+mod exit_codes;
 mod guarded;
 mod hold;
 mod stop_plan;
 
+pub(crate) use args::{ExecArgs, LeaseArgs};
+use exit_codes::{acquire_exit_code, fence_exit_code};
+
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -27,74 +31,13 @@ use nix::sys::signal::Signal;
 use redquorum::{AtRisk, Error, LeaseWatch, LockOptions, Redlock};
 use tokio::signal::unix::{SignalKind, signal};
 
-use crate::arg_values;
 use crate::cmd::{common, min_hold};
 use crate::exit;
-use crate::guard;
 use crate::nodes_arg::NodesArg;
 use crate::stop_times::StopTimes;
 use guarded::{GuardEnd, Guarded, Left, Stopped};
 use hold::Hold;
 use stop_plan::StopPlan;
-
-/// The options of every command that runs a command under a lease (`exec`,
-/// `elect`): the lease, when to stop the command, and how to reach the nodes.
-#[derive(Debug, clap::Args)]
-pub(crate) struct LeaseArgs {
-    /// The lease on each node; the watchdog extends it when half of it is left.
-    #[arg(long, default_value = "10s", value_parser = arg_values::positive_duration)]
-    ttl: Duration,
-    /// Stop the command (SIGTERM) when less validity than this is left and no
-    /// extension has succeeded; must be below half the TTL
-    /// [default: a quarter of the TTL].
-    #[arg(long, value_parser = arg_values::positive_duration)]
-    stop_margin: Option<Duration>,
-    /// Time between SIGTERM and SIGKILL; with 100ms for the kill to land it
-    /// must fit in the stop margin [default: half the stop margin].
-    #[arg(long, value_parser = arg_values::duration)]
-    kill_after: Option<Duration>,
-    /// The longest TTL any client locks with on these nodes: turns on the
-    /// delayed-restart rule (a node that is not durable and has been up for
-    /// less than this does not vote). Must be at least --ttl [default: off].
-    #[arg(long, value_parser = arg_values::positive_duration)]
-    max_ttl: Option<Duration>,
-    /// Trust this CA certificate (PEM or DER) for rediss:// nodes instead of
-    /// the system's roots.
-    #[arg(long, value_name = "FILE")]
-    tls_ca: Option<PathBuf>,
-    /// The global `--quiet`/`-q` (main.rs): no redquorum messages on stderr
-    /// except errors (a lock held elsewhere is not an error: it exits 75 silently).
-    #[arg(skip)]
-    pub(crate) quiet: bool,
-    /// Prefix of the lock key on each node.
-    #[arg(long, default_value = "lock:")]
-    key_prefix: String,
-}
-
-/// Options of `redquorum exec`.
-#[derive(Debug, clap::Args)]
-pub(crate) struct ExecArgs {
-    #[command(flatten)]
-    pub(crate) lease: LeaseArgs,
-    /// How long to keep trying to take the lock, e.g. 500ms, 10s, 2m
-    /// [default: one attempt].
-    #[arg(long, value_parser = arg_values::duration)]
-    wait: Option<Duration>,
-    /// Take one of K permits of the semaphore RESOURCE instead of its lock:
-    /// at most K commands run at once, across hosts [default: the lock].
-    #[arg(long, short = 'n', value_name = "K", value_parser = arg_values::permits)]
-    permits: Option<usize>,
-    /// Keep the lock (or permit) until this long after it was acquired,
-    /// even when the command ends sooner (cron: one run per schedule window;
-    /// see min_hold.rs) [default: release when the command ends].
-    #[arg(long, value_parser = arg_values::duration)]
-    min_hold: Option<Duration>,
-    /// The resource to lock.
-    #[arg(value_parser = arg_values::non_empty)]
-    resource: String,
-    #[command(flatten)]
-    command: guard::CommandArgs,
-}
 
 /// How often `exec` looks for a deadline moved by an extension, to send the
 /// guard its stop times: well inside the time between an extension (half the
@@ -413,21 +356,6 @@ impl Runner {
     }
 }
 
-/// 69 when too few nodes answered (also as the last error of a wait), 75 when
-/// the lock is busy or came too late, 64 for a bad resource.
-pub(crate) fn acquire_exit_code(error: &Error) -> u8 {
-    match error {
-        Error::Unavailable { .. } => exit::UNAVAILABLE,
-        Error::Contended { .. } | Error::Expired { .. } => exit::TEMPFAIL,
-        Error::WaitTimeout { last, .. } => match **last {
-            Error::Unavailable { .. } => exit::UNAVAILABLE,
-            _ => exit::TEMPFAIL,
-        },
-        Error::EmptyResource | Error::ZeroPermits { .. } => exit::USAGE,
-        _ => exit::SOFTWARE,
-    }
-}
-
 /// The command's environment: the resource, the fencing token for commands
 /// that write to a resource checking it, and what the kind of hold adds.
 async fn child_env<H: Hold>(hold: &H) -> Result<Vec<(&'static str, String)>, Error> {
@@ -440,36 +368,4 @@ async fn child_env<H: Hold>(hold: &H) -> Result<Vec<(&'static str, String)>, Err
     }
     env.extend(hold.extra_env());
     Ok(env)
-}
-
-/// No token: 70 when the lease was lost before the command could start,
-/// 69 when too few nodes took the token (or a fence counter is corrupt);
-/// the command never ran.
-fn fence_exit_code(error: &Error) -> u8 {
-    match error {
-        Error::Lost { .. } | Error::NotHeld { .. } => exit::SOFTWARE,
-        _ => exit::UNAVAILABLE,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn acquire_errors_map_to_the_contract() {
-        assert_eq!(acquire_exit_code(&Error::EmptyResource), exit::USAGE);
-        let expired = Error::Expired {
-            resource: "r".into(),
-            elapsed: Duration::from_secs(1),
-            ttl: Duration::from_secs(1),
-        };
-        assert_eq!(acquire_exit_code(&expired), exit::TEMPFAIL);
-        let waited = Error::WaitTimeout {
-            resource: "r".into(),
-            waited: Duration::from_secs(1),
-            last: Box::new(expired),
-        };
-        assert_eq!(acquire_exit_code(&waited), exit::TEMPFAIL);
-    }
 }

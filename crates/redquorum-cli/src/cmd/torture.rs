@@ -13,15 +13,17 @@
 //! default every kind at once on the same names (`MixedLocker`), with
 //! acquires and releases dropped part-way at random.
 
+mod example;
 pub(crate) mod operator;
 pub(crate) mod plan;
+mod recheck;
 pub(crate) mod report;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use redquorum_harness::{FaultKind, HistoryFile, Holder, Persistence};
+use redquorum_harness::{FaultKind, Persistence};
 
 use crate::arg_values;
 use crate::exit;
@@ -239,47 +241,13 @@ fn finish(report: &Report, json: bool) -> ExitCode {
 
 /// `--recheck FILE`: the checker again over a saved run.
 fn recheck(path: &std::path::Path, json: bool) -> ExitCode {
-    let file = match HistoryFile::load(path) {
-        Ok(file) => file,
+    match recheck::ran(path) {
+        Ok(ran) => finish(&Report::new(&ran), json),
         Err(e) => {
             eprintln!("redquorum torture: --recheck {}: {e}", path.display());
-            return exit::USAGE.into();
+            exit::USAGE.into()
         }
-    };
-    let verdict = file.check();
-    let exercised = redquorum_harness::Exercised::measure(&file.sessions, &file.faults);
-    let kinds: Vec<FaultKind> = file
-        .info
-        .nemesis
-        .iter()
-        .filter_map(|k| k.parse().ok())
-        .collect();
-    let duration = Duration::from_millis(file.info.duration_ms);
-    let mut vacuous = exercised.vacuous(duration, &kinds, &[]);
-    vacuous.extend(plan::lock_delay_untested(&file));
-    vacuous.extend(plan::operator_untested(&file));
-    let elapsed = file
-        .sessions
-        .iter()
-        .filter_map(|s| s.release.or(Some(s.start)))
-        .max()
-        .unwrap_or_default();
-    eprintln!(
-        "torture: re-checking {} ({} sessions, {} faults, {} audited keys)",
-        path.display(),
-        file.sessions.len(),
-        file.faults.len(),
-        file.keys.len()
-    );
-    let ran = plan::Ran {
-        file,
-        verdict,
-        exercised,
-        vacuous,
-        fault_errors: Vec::new(),
-        elapsed,
-    };
-    finish(&Report::new(&ran), json)
+    }
 }
 
 /// The run's plan from the command line; `Err` is a usage error.
@@ -306,7 +274,7 @@ fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String> {
         .as_deref()
         .unwrap_or(if soak { "all,client-pause" } else { "all" });
     let kinds = FaultKind::parse_list(nemesis).map_err(|e| format!("--nemesis: {e}"))?;
-    let holders = parse_holders(args.holders.as_deref().unwrap_or(if soak {
+    let holders = arg_values::parse_holders(args.holders.as_deref().unwrap_or(if soak {
         "brief=30,to-deadline=1,extending=1,paused=1,renewing=1"
     } else {
         "brief=12,to-deadline=3,extending=1,paused=1,renewing=2"
@@ -429,24 +397,4 @@ fn mutant_name(args: &TortureArgs) -> Option<String> {
 #[cfg(not(feature = "mutants"))]
 fn mutant_name(_args: &TortureArgs) -> Option<String> {
     None
-}
-
-/// `brief=5,to-deadline=2` → weights per holder kind.
-pub(crate) fn parse_holders(list: &str) -> Result<Vec<(Holder, u32)>, String> {
-    let holders: Vec<(Holder, u32)> = list
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|item| {
-            let (name, weight) = item.split_once('=').unwrap_or((item, "1"));
-            let weight = weight
-                .parse()
-                .map_err(|_| format!("--holders: bad weight in {item:?}"))?;
-            Ok((name.parse().map_err(|e| format!("--holders: {e}"))?, weight))
-        })
-        .collect::<Result<_, String>>()?;
-    if holders.iter().all(|(_, w)| *w == 0) {
-        return Err("--holders: no holder kind has a weight".into());
-    }
-    Ok(holders)
 }

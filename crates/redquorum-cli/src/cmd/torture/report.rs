@@ -4,19 +4,14 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use redquorum_harness::{Exercised, FaultEvent, HistoryFile, Outcome, Verdict, Violation};
+use redquorum_harness::{Exercised, FaultEvent, HistoryFile, Outcome};
 
+use super::example::{EXAMPLES, Example, examples};
 use super::plan::Ran;
-
-/// Examples shown per violation kind.
-const EXAMPLES: usize = 3;
-/// Faults shown around one example.
-const FAULTS_AROUND: usize = 8;
 
 #[derive(Debug, Serialize)]
 pub(crate) struct Report {
@@ -94,13 +89,6 @@ struct Damage {
     lost_update_rate: f64,
     stale_writes_accepted: usize,
     stale_writes_refused: usize,
-}
-
-#[derive(Debug, Serialize)]
-struct Example {
-    kind: &'static str,
-    detail: String,
-    faults_around: Vec<String>,
 }
 
 impl Report {
@@ -379,47 +367,4 @@ fn count_faults(faults: &[FaultEvent]) -> BTreeMap<&'static str, u64> {
         *counts.entry(f.kind.name()).or_default() += 1;
     }
     counts
-}
-
-/// Up to [`EXAMPLES`] violations per kind, each with the faults in force
-/// from a second before its sessions started to a second after they ended.
-fn examples(verdict: &Verdict, faults: &[FaultEvent]) -> Vec<Example> {
-    let mut shown: BTreeMap<&'static str, usize> = BTreeMap::new();
-    let mut out = Vec::new();
-    for v in &verdict.violations {
-        let count = shown.entry(v.kind()).or_default();
-        if *count >= EXAMPLES {
-            continue;
-        }
-        *count += 1;
-        out.push(Example {
-            kind: v.kind(),
-            detail: v.to_string(),
-            faults_around: around(v, faults),
-        });
-    }
-    out
-}
-
-fn around(v: &Violation, faults: &[FaultEvent]) -> Vec<String> {
-    let sessions = v.sessions();
-    let from = sessions.iter().map(|s| s.start).min();
-    let until = sessions
-        .iter()
-        .filter_map(|s| s.release.or(s.deadline()).or(s.grant))
-        .max();
-    let (from, until) = match (from, until, v) {
-        (Some(from), Some(until), _) => (from, until),
-        (_, _, Violation::OrphanKey { key, .. }) => {
-            (key.last_seen.saturating_sub(key.age), key.last_seen)
-        }
-        _ => return Vec::new(),
-    };
-    let second = Duration::from_secs(1);
-    faults
-        .iter()
-        .filter(|f| f.overlaps(from.saturating_sub(second), until + second))
-        .take(FAULTS_AROUND)
-        .map(ToString::to_string)
-        .collect()
 }
