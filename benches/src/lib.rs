@@ -26,6 +26,7 @@
 
 mod cpu;
 mod kinds;
+mod lock_kind;
 mod locker;
 mod mixed;
 mod redis_stats;
@@ -33,7 +34,8 @@ mod stats;
 mod workload;
 
 pub use cpu::process_cpu;
-pub use kinds::{HeldKind, KindLocker, LockKind};
+pub use kinds::{HeldKind, KindLocker};
+pub use lock_kind::LockKind;
 pub use locker::{Floor, refusal_kind};
 pub use mixed::{MIXED_PERMITS, MixedLocker};
 pub use redis_stats::CommandStats;

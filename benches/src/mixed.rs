@@ -12,7 +12,8 @@ use rand::{Rng, SeedableRng};
 use redquorum::Redlock;
 use redquorum_harness::{Grant, Locker, Refusal};
 
-use crate::kinds::{HeldKind, KindLocker, LockKind};
+use crate::kinds::{HeldKind, KindLocker};
+use crate::lock_kind::LockKind;
 
 /// The semaphore's permit count on every name in a mixed run: permits share
 /// up to it, and the checker counts them.
