@@ -285,26 +285,45 @@ fn send(sig: &str, pid: &str) {
     assert!(status.success(), "kill -{sig} {pid}: {status}");
 }
 
-#[test]
-fn a_stopped_exec_costs_its_command_the_run_never_the_next_holder_its_lock() {
+/// A first holder (a [`Stubborn`] command under `exec`) and the nodes and
+/// directory it runs with.
+struct Scene {
+    _nodes: redquorum_harness::Cluster,
+    _dir: tempfile::TempDir,
+    first: Stubborn,
+}
+
+/// Starts a first holder, lets `strike` hit it, then runs a second `exec`
+/// on the same name: the second must run, and nothing of the first may tick
+/// after it was granted.
+fn second_takes_over(strike: impl FnOnce(&mut Stubborn)) -> Scene {
     let nodes = cluster(3);
     let urls = nodes.urls().join(",");
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("log");
     let mut first = Stubborn::start(&urls, dir.path(), &log);
-
-    // A debugger, a starved or swapped-out process: `exec` cannot extend,
-    // cannot signal. The guard must stop the command on its own.
-    send("STOP", &first.exec_pid());
+    strike(&mut first);
     let mut second = second_holder(&urls, &log);
     let second_status = wait_within(&mut second, Duration::from_secs(90));
     assert!(
         second_status.success(),
         "the second holder: {second_status}"
     );
-    // Still stopped: the guard alone stopped the command and its grandchild.
     assert_first_stopped_before_second(&first.pids, &log);
+    Scene {
+        _nodes: nodes,
+        _dir: dir,
+        first,
+    }
+}
 
+#[test]
+fn a_stopped_exec_costs_its_command_the_run_never_the_next_holder_its_lock() {
+    // A debugger, a starved or swapped-out process: `exec` cannot extend,
+    // cannot signal. The guard must stop the command (and its grandchild)
+    // on its own, while `exec` is still stopped.
+    let mut scene = second_takes_over(|first| send("STOP", &first.exec_pid()));
+    let first = &mut scene.first;
     send("CONT", &first.exec_pid());
     let first_status = wait_within(&mut first.exec, Duration::from_secs(30));
     let said = first.said();
@@ -315,21 +334,8 @@ fn a_stopped_exec_costs_its_command_the_run_never_the_next_holder_its_lock() {
 
 #[test]
 fn a_guard_killed_alone_takes_the_command_with_it_and_the_lock_is_left_to_its_ttl() {
-    let nodes = cluster(3);
-    let urls = nodes.urls().join(",");
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("log");
-    let mut first = Stubborn::start(&urls, dir.path(), &log);
-
-    send("KILL", &first.guard);
-    let mut second = second_holder(&urls, &log);
-    let second_status = wait_within(&mut second, Duration::from_secs(90));
-    assert!(
-        second_status.success(),
-        "the second holder: {second_status}"
-    );
-    assert_first_stopped_before_second(&first.pids, &log);
-
+    let mut scene = second_takes_over(|first| send("KILL", &first.guard));
+    let first = &mut scene.first;
     let first_status = wait_within(&mut first.exec, Duration::from_secs(30));
     let said = first.said();
     assert_eq!(first_status.code(), Some(70), "the first holder: {said}");
@@ -339,19 +345,8 @@ fn a_guard_killed_alone_takes_the_command_with_it_and_the_lock_is_left_to_its_tt
 
 #[test]
 fn an_exec_killed_with_sigkill_takes_a_term_ignoring_tree_and_its_setsid_grandchild_with_it() {
-    let nodes = cluster(3);
-    let urls = nodes.urls().join(",");
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("log");
-    let mut first = Stubborn::start(&urls, dir.path(), &log);
-
-    first.exec.kill().expect("SIGKILL redquorum");
-    first.exec.wait().expect("reap redquorum");
-    let mut second = second_holder(&urls, &log);
-    let second_status = wait_within(&mut second, Duration::from_secs(90));
-    assert!(
-        second_status.success(),
-        "the second holder: {second_status}"
-    );
-    assert_first_stopped_before_second(&first.pids, &log);
+    second_takes_over(|first| {
+        first.exec.kill().expect("SIGKILL redquorum");
+        first.exec.wait().expect("reap redquorum");
+    });
 }
