@@ -428,16 +428,8 @@ impl<L: Locker> Client<L> {
                 for _ in 0..2 + hold.subsec_nanos() % 3 {
                     let lease = deadline.saturating_duration_since(Instant::now());
                     tokio::time::sleep(lease * 2 / 3).await;
-                    let at = self.history.now();
-                    match self.locker.extend(held).await {
-                        Ok(until) => {
-                            *deadline = until;
-                            session.extensions.push(Extension {
-                                at,
-                                until: self.history.at(until),
-                            });
-                        }
-                        Err(_) => return false,
+                    if !self.extend(held, deadline, session).await {
+                        return false;
                     }
                 }
             }
@@ -458,20 +450,34 @@ impl<L: Locker> Client<L> {
                     // Unaware of the pause, it writes from its old read.
                     return true;
                 }
-                let at = self.history.now();
-                match self.locker.extend(held).await {
-                    Ok(until) => {
-                        *deadline = until;
-                        session.extensions.push(Extension {
-                            at,
-                            until: self.history.at(until),
-                        });
-                    }
-                    Err(_) => return false,
+                if !self.extend(held, deadline, session).await {
+                    return false;
                 }
             }
         }
         !config.check_before_write || Instant::now() + config.write_margin <= *deadline
+    }
+
+    /// Extends the lease and records the extension in the session; false
+    /// when it failed (the holder then gives up before its write).
+    async fn extend(
+        &self,
+        held: &mut L::Held,
+        deadline: &mut Instant,
+        session: &mut Session,
+    ) -> bool {
+        let at = self.history.now();
+        match self.locker.extend(held).await {
+            Ok(until) => {
+                *deadline = until;
+                session.extensions.push(Extension {
+                    at,
+                    until: self.history.at(until),
+                });
+                true
+            }
+            Err(_) => false,
+        }
     }
 }
 

@@ -152,14 +152,8 @@ impl Mutant {
     /// The mutants of the bug classes only the mixed default run reaches
     /// (docs/torture.md): `redquorum mutants` runs them with the default
     /// `redquorum torture`, no recipe of their own.
-    pub const CLASSES: [Mutant; 6] = [
-        Mutant::ValidityNoDrift,
-        Mutant::ValidityFromReplies,
-        Mutant::ExtendBelowQuorum,
-        Mutant::ReleaseDropsSharers,
-        Mutant::ReaderBesideAnyKind,
-        Mutant::UnwindDisarmedEarly,
-    ];
+    /// They are the last six of [`Mutant::ALL`].
+    pub const CLASSES: &[Mutant] = Mutant::ALL.split_at(Mutant::ALL.len() - 6).1;
 
     /// The kebab-case name.
     ///
