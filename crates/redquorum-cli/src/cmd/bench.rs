@@ -140,11 +140,11 @@ pub(crate) async fn run_bench(nodes: &NodesArg, args: BenchArgs, verbosity: Verb
         workload,
         Workload::Contended { .. } | Workload::PingPong { .. }
     );
-    let sample = measure(&locker, workload, args.duration, &tag, verbosity).await;
-    let mut samples = vec![("all up".to_owned(), sample)];
-    if let (Some(down), Some(cluster)) = (args.down, nodes.local()) {
+    let up = measure(&locker, workload, args.duration, &tag, verbosity).await;
+    let mut down = None;
+    if let (Some(count_down), Some(cluster)) = (args.down, nodes.local()) {
         let count = nodes.urls().len();
-        let struck: Vec<usize> = (count - down..count).collect();
+        let struck: Vec<usize> = (count - count_down..count).collect();
         for &index in &struck {
             let struck = match args.down_how {
                 DownHow::Kill => cluster.kill(index),
@@ -159,24 +159,22 @@ pub(crate) async fn run_bench(nodes: &NodesArg, args: BenchArgs, verbosity: Verb
             DownHow::Kill => "killed",
             DownHow::Stop => "stopped",
         };
-        let label = format!("{down} of {count} {how}");
         let tag = format!("{tag}:down");
         let sample = measure(&locker, workload, args.duration, &tag, verbosity).await;
         if args.down_how == DownHow::Stop {
             struck.iter().for_each(|&index| drop(cluster.resume(index)));
         }
-        samples.push((label, sample));
+        down = Some((format!("{count_down} of {count} {how}"), sample));
     }
     if args.json {
-        let json = match samples.as_slice() {
-            [(_, up)] => serde_json::to_string(&up.report(handoff)),
-            [(_, up), (label, down)] => serde_json::to_string(&serde_json::json!({
+        let json = match &down {
+            None => serde_json::to_string(&up.report(handoff)),
+            Some((label, sample)) => serde_json::to_string(&serde_json::json!({
                 "all_up": up.report(handoff),
                 "down": label,
-                "with_nodes_down": down.report(handoff),
-                "cycles_per_sec_ratio": redquorum_benches::round3(down.cycles_per_sec() / up.cycles_per_sec()),
+                "with_nodes_down": sample.report(handoff),
+                "cycles_per_sec_ratio": redquorum_benches::round3(sample.cycles_per_sec() / up.cycles_per_sec()),
             })),
-            _ => unreachable!("one or two runs"),
         };
         match json {
             Ok(json) => println!("{json}"),
@@ -186,19 +184,24 @@ pub(crate) async fn run_bench(nodes: &NodesArg, args: BenchArgs, verbosity: Verb
             }
         }
     } else {
-        for (label, sample) in &samples {
-            print_sample(workload, label, nodes.urls().len(), sample, handoff);
-        }
-        if let [(_, up), (label, down)] = samples.as_slice() {
+        let nodes = nodes.urls().len();
+        print_sample(workload, "all up", nodes, &up, handoff);
+        if let Some((label, sample)) = &down {
+            print_sample(workload, label, nodes, sample, handoff);
             println!(
                 "with {label}: {:.2}x the cycles/s of all up",
-                down.cycles_per_sec() / up.cycles_per_sec()
+                sample.cycles_per_sec() / up.cycles_per_sec()
             );
         }
     }
-    let errors: u64 = samples.iter().map(|(_, s)| s.errors).sum();
+    let samples = std::iter::once(&up).chain(down.as_ref().map(|(_, sample)| sample));
+    let (errors, first) = samples.fold((0, None), |(errors, first), sample| {
+        (
+            errors + sample.errors,
+            first.or(sample.first_error.as_deref()),
+        )
+    });
     if errors > 0 {
-        let first = samples.iter().find_map(|(_, s)| s.first_error.as_deref());
         eprintln!(
             "redquorum bench: {errors} failed acquires or releases; the first: {}",
             first.unwrap_or("a worker task failed")
