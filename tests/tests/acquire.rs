@@ -108,14 +108,17 @@ async fn acquire_wins_with_three_when_a_foreign_key_is_on_two_and_release_cleans
         .await
     );
     assert_held_on(&nodes, &lock, 3).await;
-    assert_eq!(lock.release().await.unwrap(), 3);
+    assert!(lock.release().await.unwrap() >= 3);
     assert_eq!(
         held_on(&nodes, &key, "foreign"),
         2,
         "{:?}",
         values(&nodes, &key)
     );
-    assert_eq!(common::kinds(&nodes, &key)[2..], [None, None, None]);
+    common::settles("records left", vec![None, None, None], || {
+        common::kinds(&nodes, &key)[2..].to_vec()
+    })
+    .await;
 }
 
 #[tokio::test]

@@ -1,8 +1,9 @@
 //! A minority of nodes down costs nothing per call: a node that refuses
 //! connections, a stopped server (SIGSTOP) and a black hole (a proxy that
 //! holds every byte) are each marked down (a silent one after at most one
-//! node timeout), then skipped at once by acquire, extend and release;
-//! waiters are still woken by the release; the node rejoins when it answers
+//! node timeout, which no call waits out: none needs its answer), then
+//! skipped at once by acquire, extend and release; waiters are still woken
+//! by the release; the node rejoins when it answers
 //! again and keeps no key of ours once it does.
 //! A majority down fails every call at once, naming the nodes. Real nodes.
 //!
@@ -117,19 +118,12 @@ async fn a_down_node_costs_nothing_per_call(fault: Fault) {
     common::warm_up(&waiter).await;
     setup.strike(fault);
 
-    // The first acquire and extend do not wait for it (the decision does
-    // not need it); the first release, which waits for every node that is
-    // not known down, may wait one node timeout for a silent one.
+    // Even the first calls do not wait for it: no decision needs it (a
+    // release returns once a quorum confirmed it).
     let first = fast("the first acquire", redlock.try_lock("first")).await;
     let mut first = first.expect("four nodes are enough");
     fast("the first extend", first.extend()).await.unwrap();
-    let start = Instant::now();
-    first.release().await.unwrap();
-    let took = start.elapsed();
-    assert!(
-        took < NODE_TIMEOUT + FAST,
-        "the first release took {took:?}"
-    );
+    fast("the first release", first.release()).await.unwrap();
     // Refused at once, or silent for one node timeout: then it is down.
     for (name, handle) in [("redlock", &redlock), ("waiter", &waiter)] {
         if !is_down(handle, 4).await {

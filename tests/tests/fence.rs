@@ -264,8 +264,14 @@ async fn no_token_is_issued_when_no_quorum_can_store_it() {
     assert!(matches!(err, Error::FenceUnavailable { .. }), "{err}");
     assert_eq!(err.outcomes().unwrap().failed(), 2, "{err}");
     assert!(lock.is_valid());
-    assert_eq!(lock.release().await.unwrap(), 3);
-    assert_eq!(values(&nodes, &redlock.key("broken")), [None, None, None]);
+    // Confirmed by a quorum; the third node's release completes after it.
+    assert!(lock.release().await.unwrap() >= 2);
+    let key = redlock.key("broken");
+    let gone = common::eventually(Duration::from_secs(5), || async {
+        values(&nodes, &key).iter().all(Option::is_none)
+    })
+    .await;
+    assert!(gone, "{:?}", values(&nodes, &key));
 }
 
 #[tokio::test]

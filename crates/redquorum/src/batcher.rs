@@ -35,7 +35,7 @@ use fred::interfaces::LuaInterface;
 use fred::types::Value;
 use futures::future::BoxFuture;
 use tokio::runtime::Handle;
-use tokio::sync::oneshot;
+use tokio::sync::{Notify, oneshot};
 
 use crate::link::Link;
 use crate::mutants::{self, Mutant};
@@ -55,6 +55,8 @@ pub(crate) struct Batcher {
     /// then down until it answers again).
     link: Arc<Link>,
     state: Mutex<State>,
+    /// Told when the last call in flight ends (see [`Batcher::drained`]).
+    idle: Notify,
 }
 
 /// One call of `ops.lua`, owning its operations, answering each.
@@ -68,6 +70,7 @@ impl Batcher {
             runtime: Handle::current(),
             link,
             state: Mutex::default(),
+            idle: Notify::new(),
         }
     }
 
@@ -100,6 +103,23 @@ impl Batcher {
                 batcher: Arc::clone(self),
                 call: Some(call),
             }),
+        }
+    }
+
+    /// Returns once no call of ours is in flight on the node: what callers
+    /// stopped waiting for (a release's stragglers, an extend) has been
+    /// answered, or has failed. With no call in flight, nothing that must
+    /// run is queued (a queued operation goes out when a call ends).
+    pub(crate) async fn drained(&self) {
+        loop {
+            let notified = self.idle.notified();
+            let mut notified = std::pin::pin!(notified);
+            // Registered before the check, so an end in between is not missed.
+            notified.as_mut().enable();
+            if self.lock().in_flight == 0 {
+                return;
+            }
+            notified.await;
         }
     }
 
@@ -138,6 +158,9 @@ impl Batcher {
                 Some(batch) => self.send(&mut state, batch),
                 None => {
                     state.in_flight -= 1;
+                    if state.in_flight == 0 {
+                        self.idle.notify_waiters();
+                    }
                     return;
                 }
             }

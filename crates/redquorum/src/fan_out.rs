@@ -13,13 +13,17 @@ use crate::vote::{self, Vote};
 
 /// When a fan-out stops waiting for answers. Whatever is still owed to a
 /// node that has not answered then completes in the background when it
-/// must run (an extend: see `Op::must_run`).
+/// must run (a release, an extend: see `Op::must_run`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Until {
     /// At the first definite decision.
     Decided,
-    /// When every node has answered (a release, an operator's
-    /// force-release); a node known to be down answers at once.
+    /// As soon as a quorum acted (a release removed our hold on a quorum),
+    /// else when every node has answered: a release that did not reach a
+    /// quorum reports every node's answer.
+    Won,
+    /// When every node has answered (an operator's force-release); a node
+    /// known to be down answers at once.
     Everyone,
 }
 
@@ -27,6 +31,7 @@ impl Until {
     fn stops_at(self, decision: Decision) -> bool {
         match self {
             Until::Decided => decision != Decision::Pending,
+            Until::Won => decision == Decision::Won,
             Until::Everyone => false,
         }
     }

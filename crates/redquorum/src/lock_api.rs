@@ -244,9 +244,12 @@ macro_rules! lock_api {
             }
 
             /// Releases on every node (owner-checked); returns on how many
-            /// nodes our hold was removed. A node known to be down is sent
-            /// the release but not waited for. Stops the watchdog first
-            /// (awaiting any extension in flight), so no extension follows it.
+            /// nodes our hold was removed by the time it returned. It returns
+            /// as soon as a quorum confirmed the release (at least a quorum,
+            /// then); the other nodes' releases complete in the background,
+            /// and a node known to be down is not waited for. Stops the
+            /// watchdog first (awaiting any extension in flight), so no
+            /// extension follows it.
             ///
             /// # Errors
             ///

@@ -205,6 +205,13 @@ impl Node {
         health
     }
 
+    /// Resolves once no call of ours is in flight on the node (see
+    /// [`Batcher::drained`]); owns what it needs, so it may outlive the node.
+    pub(crate) fn drained(&self) -> impl Future<Output = ()> + Send + 'static {
+        let batcher = Arc::clone(&self.batcher);
+        async move { batcher.drained().await }
+    }
+
     /// Asks the server to close our connection (bounded by the node timeout).
     pub(crate) async fn quit(&self) {
         let _ = self.client.quit().await;

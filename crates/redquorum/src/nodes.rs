@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use fred::types::ConnectHandle;
+use futures::FutureExt;
 use futures::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::OnceCell;
 use tokio::task::JoinHandle;
@@ -30,6 +31,8 @@ pub(crate) struct Nodes {
     /// rest (a node that is down never reports its first connect: fred
     /// keeps retrying).
     stragglers_grace: Duration,
+    /// How long the calls still owed to the nodes may delay closing.
+    node_timeout: Duration,
 }
 
 impl Nodes {
@@ -53,6 +56,7 @@ impl Nodes {
             connected: OnceCell::new(),
             connect_timeout,
             stragglers_grace: node_timeout,
+            node_timeout,
         }
     }
 
@@ -157,10 +161,18 @@ impl Nodes {
             .collect()
     }
 
-    /// Closes every connection (each bounded by the node timeout) and stops
-    /// the background tasks.
+    /// Resolves once no call of ours is in flight on any node: the
+    /// releases a caller stopped waiting for (quorum.rs) have ended.
+    fn drained(&self) -> impl Future<Output = ()> + Send + 'static {
+        futures::future::join_all(self.nodes.iter().map(Node::drained)).map(drop)
+    }
+
+    /// Lets the calls still owed to the nodes end (bounded by the node
+    /// timeout), then closes every connection (each bounded by the node
+    /// timeout) and stops the background tasks.
     pub(crate) async fn stop(&self) {
         self.tasks.iter().for_each(JoinHandle::abort);
+        let _ = tokio::time::timeout(self.node_timeout, self.drained()).await;
         futures::future::join_all(self.nodes.iter().map(Node::quit)).await;
         self.connections.iter().for_each(JoinHandle::abort);
     }
@@ -168,8 +180,23 @@ impl Nodes {
 
 impl Drop for Nodes {
     fn drop(&mut self) {
-        // Stop the reconnect loops: nothing can use these clients any more.
-        self.connections.iter().for_each(JoinHandle::abort);
+        // Probes and watchers: nothing can use these clients any more.
         self.tasks.iter().for_each(JoinHandle::abort);
+        // The reconnect loops stop once the calls still owed to the nodes
+        // (a release that returned at a quorum) have ended, bounded by the
+        // node timeout: stopping them at once would cut those releases and
+        // leave their keys to the TTL.
+        let connections = std::mem::take(&mut self.connections);
+        let abort = move || connections.iter().for_each(JoinHandle::abort);
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                let (drained, timeout) = (self.drained(), self.node_timeout);
+                runtime.spawn(async move {
+                    let _ = tokio::time::timeout(timeout, drained).await;
+                    abort();
+                });
+            }
+            Err(_) => abort(),
+        }
     }
 }

@@ -205,6 +205,25 @@ where
     }
 }
 
+/// Waits (bounded) until `probe` holds: for raw key reads just after a
+/// release, which returns once a quorum confirmed it (the other nodes'
+/// releases complete right after). Panics with `what` and the last reading.
+pub async fn settles<T: PartialEq + std::fmt::Debug>(
+    what: &str,
+    expected: T,
+    mut probe: impl FnMut() -> T,
+) {
+    let settled = eventually(Duration::from_secs(5), || {
+        let now = probe();
+        let ok = now == expected;
+        async move { ok }
+    })
+    .await;
+    if !settled {
+        assert_eq!(probe(), expected, "{what}");
+    }
+}
+
 /// `calls=` of `cmdstat_<name>` on node `i` (0 when never called). Commands
 /// run inside scripts count too (`set`, `del`).
 /// Subscribers of the release channel of `key` (`redquorum:released:<key>`)
