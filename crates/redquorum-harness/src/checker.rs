@@ -662,7 +662,11 @@ fn check_counter(resource: &str, list: &[&Session], value: i64, violations: &mut
 
 /// A key seen by the audit after its owner's release (granted owner) or
 /// older than the slack (an attempt that was never granted, so it should
-/// have been unwound), unless a fault on that node explains the delay.
+/// have been unwound), unless a fault on that node explains the delay: one
+/// overlapping that time, or ending less than the slack before it (a client
+/// still reconnecting to a restarted node cannot send it the release, and
+/// the node's log brings the key back until its TTL; a key outliving its
+/// TTL is a leak, checked apart).
 fn check_orphans(
     evidence: &Evidence<'_>,
     owners: &HashMap<&str, &Session>,
@@ -672,7 +676,7 @@ fn check_orphans(
         evidence.faults.iter().any(|f| {
             f.kind.delays_commands()
                 && (f.nodes.is_empty() || f.nodes.contains(&node))
-                && f.overlaps(from, until)
+                && f.overlaps(from.saturating_sub(evidence.slack), until)
         })
     };
     for key in evidence.keys {
@@ -932,13 +936,12 @@ mod tests {
             life(2, "never", 3000, 1500), // an unwound attempt's key, 1.5 s old
             life(3, "never-2", 3000, 500), // younger than the slack
             life(4, "never-3", 3000, 1500), // but node 4 was stalled meanwhile
+            life(5, "a", 1200, 1200), // node 5 restarted just before a's release
         ];
-        let faults = [FaultEvent::new(
-            crate::FaultKind::Stall,
-            vec![4],
-            ms(2000),
-            ms(2100),
-        )];
+        let faults = [
+            FaultEvent::new(crate::FaultKind::Stall, vec![4], ms(2000), ms(2100)),
+            FaultEvent::new(crate::FaultKind::Kill, vec![5], ms(40), ms(60)),
+        ];
         let protected = values(&[("r", 1)]);
         let sessions = [a];
         let evidence = Evidence {
@@ -967,7 +970,7 @@ mod tests {
             faults: &flush,
             ..evidence
         };
-        assert_eq!(check_evidence(&evidence).count("orphan-key"), 3);
+        assert_eq!(check_evidence(&evidence).count("orphan-key"), 4);
     }
 
     /// Holders one after another, each granted at or after the previous window's end.
