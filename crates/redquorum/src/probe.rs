@@ -58,6 +58,10 @@ pub(crate) async fn probe(client: &Client, id: &NodeId, eligibility: &Eligibilit
 
 /// Logs at warn level only what is wrong; a healthy node logs at debug.
 fn log(node: &NodeId, probe: &Probe) {
+    if probe.too_old() {
+        let version = probe.version.as_deref().unwrap_or_default();
+        tracing::warn!(%node, version, "server too old for the lock scripts: its votes are refused; use 5.0 or later");
+    }
     if probe.role == Role::Replica {
         tracing::warn!(%node, "node is a replica: its votes are refused; configure masters only");
     }
