@@ -39,7 +39,7 @@
 //! - `resp.rs`: [`RespConn`], a tiny blocking RESP2 client for checks and faults.
 //! - `error.rs`: [`HarnessError`].
 //! - `example_binary.rs`: [`example_binary`], a workspace example built fresh for a test.
-//! - `tls.rs`: [`TlsCluster`], TLS nodes with certificates generated at start.
+//! - `tls.rs` (feature `tls`, for tests): `TlsCluster`, TLS nodes with certificates generated at start.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
@@ -66,6 +66,7 @@ mod proxy;
 mod resp;
 mod share;
 mod store;
+#[cfg(feature = "tls")]
 mod tls;
 mod workload;
 
@@ -93,5 +94,6 @@ pub use proxy::{FaultProxy, NodeProxies, Proxies, ProxyMode};
 pub use resp::{Reply, RespConn};
 pub use share::Share;
 pub use store::ProtectedStore;
+#[cfg(feature = "tls")]
 pub use tls::{TlsCluster, unrelated_ca_pem};
 pub use workload::{WorkloadConfig, run_workload, run_workload_groups, run_workload_into};
