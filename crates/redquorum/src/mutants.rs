@@ -30,12 +30,14 @@
 //! - `settle.rs` (`settle`): validity-from-replies, extend-below-quorum;
 //! - `op.rs` (`Code::name`: codes `X`, `A`) with the prelude:
 //!   release-drops-sharers, reader-beside-any-kind;
-//! - `quorum.rs` (`acquire`: the drop guard): unwind-disarmed-early.
+//! - `quorum.rs` (`acquire`: the drop guard): unwind-disarmed-early;
+//! - `op.rs` (`Code::name`: code `K`) with the prelude and
+//!   `scripts/mutants_postlude.lua`: extend-keeps-expiry.
 //!
 //! The last seven are bugs of one primitive: `redquorum mutants` runs them
 //! with `torture --kind semaphore`, `--kind election`, `--lock-delay`,
 //! `--kind all-of`, `--fast-node`, `--inspect-every` and
-//! `--force-release-every`. The last six ([`Mutant::CLASSES`]) are
+//! `--force-release-every`. The last seven ([`Mutant::CLASSES`]) are
 //! caught by the default run (every kind on the same names, majority
 //! faults within the assumptions, fast clocks within the drift budget).
 
@@ -121,11 +123,16 @@ pub enum Mutant {
     /// sent: a caller that drops the acquire part-way leaves its holds to
     /// their TTL.
     UnwindDisarmedEarly,
+    /// An extension renews the hold's expiry in the lock record but not the
+    /// key's: the key still expires when the hold would have without the
+    /// extension, and with it every hold in it, while the holder counts on
+    /// the extended lease.
+    ExtendKeepsExpiry,
 }
 
 impl Mutant {
     /// Every mutant, in the order `redquorum mutants` runs them.
-    pub const ALL: [Mutant; 21] = [
+    pub const ALL: [Mutant; 22] = [
         Mutant::ValidityUnreduced,
         Mutant::LongLease,
         Mutant::NoUnwind,
@@ -147,13 +154,14 @@ impl Mutant {
         Mutant::ReleaseDropsSharers,
         Mutant::ReaderBesideAnyKind,
         Mutant::UnwindDisarmedEarly,
+        Mutant::ExtendKeepsExpiry,
     ];
 
     /// The mutants of the bug classes only the mixed default run reaches
     /// (docs/torture.md): `redquorum mutants` runs them with the default
     /// `redquorum torture`, no recipe of their own.
     /// They are the last six of [`Mutant::ALL`].
-    pub const CLASSES: &[Mutant] = Mutant::ALL.split_at(Mutant::ALL.len() - 6).1;
+    pub const CLASSES: &[Mutant] = Mutant::ALL.split_at(Mutant::ALL.len() - 7).1;
 
     /// The kebab-case name.
     ///
@@ -187,6 +195,7 @@ impl Mutant {
             Mutant::ReleaseDropsSharers => "release-drops-sharers",
             Mutant::ReaderBesideAnyKind => "reader-beside-any-kind",
             Mutant::UnwindDisarmedEarly => "unwind-disarmed-early",
+            Mutant::ExtendKeepsExpiry => "extend-keeps-expiry",
         }
     }
 }
@@ -265,11 +274,17 @@ pub(crate) const fn is_active(_mutant: Mutant) -> bool {
 
 /// The lock script's source: with the feature, `scripts/mutants_prelude.lua`
 /// first (it turns the planted operation codes into ordinary ones acting on
-/// another owner's hold); without it, `ops.lua` as written.
+/// another owner's hold), then `ops.lua` run as a function, then
+/// `scripts/mutants_postlude.lua` (it undoes what a planted code must not
+/// have done); without it, `ops.lua` as written.
 pub(crate) fn ops_source(source: &'static str) -> String {
     #[cfg(feature = "mutants")]
     {
-        format!("{}\n{source}", include_str!("scripts/mutants_prelude.lua"))
+        format!(
+            "{}\nlocal answers = (function()\n{source}\nend)()\n{}\nreturn answers\n",
+            include_str!("scripts/mutants_prelude.lua"),
+            include_str!("scripts/mutants_postlude.lua")
+        )
     }
     #[cfg(not(feature = "mutants"))]
     {
@@ -314,10 +329,12 @@ mod tests {
 
     #[cfg(feature = "mutants")]
     #[test]
-    fn with_the_feature_the_prelude_comes_before_ops_lua_unchanged() {
+    fn with_the_feature_ops_lua_runs_unchanged_between_the_prelude_and_the_postlude() {
         let ops = include_str!("scripts/ops.lua");
         let source = ops_source(ops);
         assert!(source.starts_with("-- Mutants only"));
-        assert!(source.ends_with(ops));
+        let wrapped = format!("local answers = (function()\n{ops}\nend)()\n");
+        assert!(source.contains(&wrapped));
+        assert!(source.ends_with("return answers\n"));
     }
 }

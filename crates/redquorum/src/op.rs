@@ -35,6 +35,7 @@ impl Code {
             Code::Acquire if mutants::is_active(Mutant::ReaderBesideAnyKind) => "A",
             Code::Acquire => "a",
             Code::Extend if mutants::is_active(Mutant::NoOwnerCheck) => "E",
+            Code::Extend if mutants::is_active(Mutant::ExtendKeepsExpiry) => "K",
             Code::Extend => "e",
             Code::Release if mutants::is_active(Mutant::NoOwnerCheck) => "R",
             Code::Release if mutants::is_active(Mutant::ReleaseDropsSharers) => "X",

@@ -8,9 +8,13 @@
 --       other readers, permits or one owner's other holds go with it).
 --   'A' acquire that, for a reader, relabels a live record of any kind
 --       but 'write' as a readers' record, so the reader is admitted beside it.
+--   'K' extend whose locks' keys keep the expiry they had before it:
+--       their time to live is noted here, and mutants_postlude.lua puts it
+--       back after ops.lua ran (ops.lua runs as a function in between).
 -- The encoding is ops.lua's: per operation, code, key count, argument
 -- count, arguments; the token is an operation's first argument and its
 -- lock its first key.
+local kept_expiry = {}
 do
   local next_arg, next_key = 1, 1
   while next_arg <= #ARGV do
@@ -40,6 +44,11 @@ do
             redis.call('hdel', KEYS[next_key], flat[i])
           end
         end
+      end
+    elseif code == 'K' then
+      ARGV[next_arg] = 'e'
+      for i = next_key, next_key + tonumber(ARGV[next_arg + 1]) - 1 do
+        kept_expiry[#kept_expiry + 1] = { KEYS[i], redis.call('pttl', KEYS[i]) }
       end
     elseif code == 'A' then
       ARGV[next_arg] = 'a'
