@@ -100,7 +100,8 @@ impl Leadership {
     /// # let cluster = redquorum_harness::Cluster::start(3)?;
     /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
     /// let leadership = redlock.election("cron")?.campaign("me").await?;
-    /// assert_eq!(leadership.resign().await?, 3);
+    /// // It returns once a quorum (2 of 3) confirmed it; the rest follows.
+    /// assert!(leadership.resign().await? >= 2);
     /// # Ok(()) }
     /// ```
     pub async fn resign(self) -> Result<usize, Error> {

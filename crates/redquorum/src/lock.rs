@@ -22,8 +22,9 @@ use crate::redlock::Redlock;
 /// let lock = redlock.lock("inventory:sku-1").await?;
 /// assert_eq!(lock.resource(), "inventory:sku-1");
 /// assert!(lock.is_valid());
+/// // A release returns once a quorum (2 of 3) confirmed it; the rest follows.
 /// let released_on = lock.release().await?;
-/// assert_eq!(released_on, 3);
+/// assert!(released_on >= 2);
 /// # Ok(()) }
 /// ```
 #[must_use = "dropping a Lock releases it at once"]
