@@ -268,7 +268,9 @@ mod tests {
         assert_eq!(why.len(), 2, "{why:?}");
         assert!(alone.vacuous(ms(10_000), &[], &[]).is_empty(), "short");
         assert!(
-            alone.vacuous(ms(20_000), &[], &[Holder::Renewing]).is_empty(),
+            alone
+                .vacuous(ms(20_000), &[], &[Holder::Renewing])
+                .is_empty(),
             "a 20 s run may honestly renew nothing twice"
         );
         let ms2 = |at: u64| crate::Extension {
