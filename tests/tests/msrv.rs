@@ -40,7 +40,7 @@ fn host() -> String {
 fn metadata() -> Value {
     let output = Command::new(env!("CARGO"))
         .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-        // Not --offline: a fresh machine may not have every package yet.
+        // Online: a fresh machine may not have every package yet.
         .args(["metadata", "--format-version", "1", "--locked"])
         .args(["--filter-platform", &host()])
         .output()

@@ -88,8 +88,8 @@ fn run_example(program: &Path, nodes: &str) -> Output {
 /// `cargo tree` in the guide's project, seeded with the clone's
 /// `Cargo.lock`, resolves its dependencies, and they are all in that lock
 /// file: the project needs no package, and no version, that the clone
-/// lacks. That is checked by name and version, not by resolving
-/// `--offline`, which passes or fails with whatever this machine's cargo
+/// lacks. That is checked by name and version, not by an offline
+/// resolution, which passes or fails with whatever this machine's cargo
 /// cache happens to hold (a fresh machine's is empty).
 fn resolves_from_the_clones_packages(project: &Path) {
     let clone_lock = std::fs::read_to_string(clone_dir().join("Cargo.lock")).unwrap();

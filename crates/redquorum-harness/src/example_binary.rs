@@ -45,8 +45,8 @@ pub fn example_binary(package: &str, name: &str) -> Result<PathBuf, HarnessError
     let output = Command::new(cargo)
         .args([
             "build",
-            // Not --offline: on a fresh machine the example may need a
-            // package that no earlier build downloaded.
+            // Online: on a fresh machine the example may need a package
+            // that no earlier build downloaded.
             "--locked",
             "-q",
             "--profile",

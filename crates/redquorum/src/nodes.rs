@@ -27,11 +27,10 @@ pub(crate) struct Nodes {
     connected: OnceCell<()>,
     /// Bound on that first wait, so a hung node cannot stall the first call.
     connect_timeout: Duration,
-    /// Once a quorum has connected, how much longer the first wait gives the
-    /// rest (a node that is down never reports its first connect: fred
-    /// keeps retrying).
-    stragglers_grace: Duration,
-    /// How long the calls still owed to the nodes may delay closing.
+    /// The node timeout: once a quorum has connected, how much longer the
+    /// first wait gives the rest (a node that is down never reports its
+    /// first connect: fred keeps retrying), and how long a closing
+    /// `Redlock` stays open for the calls still owed to the nodes.
     node_timeout: Duration,
 }
 
@@ -55,7 +54,6 @@ impl Nodes {
             tasks,
             connected: OnceCell::new(),
             connect_timeout,
-            stragglers_grace: node_timeout,
             node_timeout,
         }
     }
@@ -94,8 +92,7 @@ impl Nodes {
                 while let Ok(Some(up)) = tokio::time::timeout_at(deadline, attempts.next()).await {
                     ready += usize::from(up);
                     if ready == self.quorum() {
-                        deadline =
-                            deadline.min(tokio::time::Instant::now() + self.stragglers_grace);
+                        deadline = deadline.min(tokio::time::Instant::now() + self.node_timeout);
                     }
                 }
                 drop(attempts);
