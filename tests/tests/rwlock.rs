@@ -65,7 +65,8 @@ async fn concurrent_readers_overlap() {
     for read in [a, b, c] {
         assert!(read.release().await.unwrap() >= 2);
     }
-    assert_eq!(readers(&nodes, &redlock.key("catalog")), [0, 0, 0]);
+    // A release returns at quorum: the last node's may still be landing.
+    common::settles("readers left", vec![0, 0, 0], || readers(&nodes, &key)).await;
 }
 
 #[tokio::test]

@@ -44,7 +44,8 @@ async fn the_body_runs_under_the_lock_and_its_output_comes_back_then_the_lock_is
     assert!(out.extensions() >= 1, "{} extensions", out.extensions());
     // with_lock stopped the watchdog before it released and returned.
     assert!(!out.is_auto_extending(), "watchdog task left behind");
-    assert!(values(&nodes, &key).iter().all(Option::is_none));
+    // The release returned at quorum: the last node's may still be landing.
+    common::settles("records left", vec![None; 5], || values(&nodes, &key)).await;
 }
 
 #[tokio::test]
