@@ -64,11 +64,9 @@ async fn the_body_error_comes_back_unchanged() {
     let err = out.unwrap_err();
     assert_eq!(err.kind(), std::io::ErrorKind::InvalidData);
     assert_eq!(err.to_string(), "bad row 7");
-    assert!(
-        values(&nodes, &redlock.key("fails"))
-            .iter()
-            .all(Option::is_none)
-    );
+    // Released all the same; at quorum, the last node's may still be landing.
+    let key = redlock.key("fails");
+    common::settles("records left", vec![None; 3], || values(&nodes, &key)).await;
 }
 
 #[tokio::test]
