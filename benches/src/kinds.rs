@@ -311,9 +311,15 @@ impl Locker for KindLocker {
         // no quorum confirmed it): the holder then has no token and does
         // not touch a fenced store.
         let fence = held.fence().await.ok();
-        Ok(Grant::new(held, owner, deadline)
+        let grant = Grant::new(held, owner, deadline)
             .with_fence(fence)
-            .with_kind(self.kind.name(), self.share()))
+            .with_kind(self.kind.name(), self.share());
+        // A leadership's watchdog extends it in the background.
+        Ok(if self.kind == LockKind::Election {
+            grant.renewing_itself()
+        } else {
+            grant
+        })
     }
 
     async fn extend(&self, held: &mut HeldKind) -> Result<Instant, Refusal> {

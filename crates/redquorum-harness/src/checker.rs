@@ -12,7 +12,8 @@
 //! unwound or its lease released, (6) with a lock-delay, no grant came
 //! within the delay after a holder that vanished (`lock_delay.rs`), and (7)
 //! an operator's inspections and force-releases kept their promises
-//! (`operator.rs`; a force-release excuses the overlap it causes).
+//! (`operator.rs`; a force-release excuses the overlap it causes), and (8)
+//! no lease was renewed after its deadline had passed (`revival.rs`).
 //! Unfenced holders that write after their deadline (the assumption a
 //! paused client breaks) are flagged too.
 
@@ -24,10 +25,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::audit::KeyLife;
 use crate::fault_log::FaultEvent;
-use crate::history::{Outcome, Session};
+use crate::history::{Extension, Outcome, Session};
 use crate::lock_delay::{LockDelayRule, early_grants};
 use crate::operator::{OperatorCall, OperatorFault, broken_promises, excuses_overlap};
-use crate::share;
+use crate::{revival, share};
 
 /// A lock key found on a node after the run plus the max TTL.
 ///
@@ -145,12 +146,22 @@ pub enum Violation {
         /// What it got wrong.
         fault: OperatorFault,
     },
+    /// `session`'s lease was extended by a call sent after the deadline
+    /// then in force (`expired`) had passed: renewed after it ended.
+    Revived {
+        /// The holder.
+        session: Box<Session>,
+        /// The extension, sent after `expired`.
+        extension: Extension,
+        /// The deadline that had passed.
+        expired: Duration,
+    },
 }
 
 impl Violation {
     /// A short name for counting: `overlap`, `stale-write`, `lost-update`,
     /// `counter`, `leaked`, `fence`, `orphan-key`, `lock-delay`, `inspection`,
-    /// `force-release`.
+    /// `force-release`, `revived`.
     ///
     /// # Examples
     ///
@@ -175,6 +186,7 @@ impl Violation {
                 ..
             } => "inspection",
             Violation::Operator { .. } => "force-release",
+            Violation::Revived { .. } => "revived",
         }
     }
 
@@ -203,6 +215,7 @@ impl Violation {
             Violation::OrphanKey { key, .. } => Some(key.last_seen),
             Violation::EarlyGrant { early, .. } => early.grant,
             Violation::Operator { call, .. } => Some(call.start),
+            Violation::Revived { extension, .. } => Some(extension.at),
             Violation::CounterMismatch { .. } | Violation::Leaked(_) => None,
         }
     }
@@ -230,7 +243,9 @@ impl Violation {
             Violation::EarlyGrant {
                 vanished, early, ..
             } => vec![vanished, early],
-            Violation::Operator { session, .. } => vec![session],
+            Violation::Operator { session, .. } | Violation::Revived { session, .. } => {
+                vec![session]
+            }
             Violation::CounterMismatch { .. } | Violation::Leaked(_) => Vec::new(),
         }
     }
@@ -301,6 +316,17 @@ impl fmt::Display for Violation {
                 session,
                 fault,
             } => write!(f, "{call}\n  {fault}:\n  {session}"),
+            Violation::Revived {
+                session,
+                extension,
+                expired,
+            } => write!(
+                f,
+                "lease renewed after it ended on {:?}: extension sent at {:.3} s, the deadline was {:.3} s:\n  {session}",
+                session.resource,
+                extension.at.as_secs_f64(),
+                expired.as_secs_f64()
+            ),
         }
     }
 }
@@ -480,6 +506,17 @@ pub fn check_evidence(evidence: &Evidence<'_>) -> Verdict {
             }),
         );
         check_fences(&granted, &mut violations);
+        for s in &granted {
+            violations.extend(
+                revival::revivals(s)
+                    .into_iter()
+                    .map(|(extension, expired)| Violation::Revived {
+                        session: Box::new((*s).clone()),
+                        extension,
+                        expired,
+                    }),
+            );
+        }
         check_stale_writes(&granted, &mut violations);
         check_lost_updates(&granted, &mut violations);
         if let Some(rule) = &evidence.lock_delay {

@@ -279,6 +279,31 @@ fn sequential(gaps: &[(u64, u64)]) -> Vec<Session> {
         .collect()
 }
 
+#[test]
+fn a_lease_renewed_after_its_deadline_is_caught_and_a_timely_renewal_is_not() {
+    let mut timely = Session::granted(0, "r", "a", ms(0), ms(1), ms(100));
+    timely.extensions = vec![crate::Extension {
+        at: ms(70),
+        until: ms(170),
+    }];
+    // Paused past its deadline, then renewed: nothing held from 100 to 300.
+    let mut revived = Session::granted(1, "q", "b", ms(0), ms(1), ms(100));
+    revived.extensions = vec![crate::Extension {
+        at: ms(300),
+        until: ms(400),
+    }];
+    assert!(check(&[timely.clone()], &values(&[("r", 1)]), &[]).is_ok());
+    let values = values(&[("r", 1), ("q", 1)]);
+    let verdict = check(&[timely, revived], &values, &[]);
+    assert_eq!(verdict.count("revived"), 1, "{verdict:?}");
+    assert_eq!(verdict.violations.len(), 1);
+    assert!(
+        verdict.violations[0]
+            .to_string()
+            .contains("renewed after it ended")
+    );
+}
+
 proptest! {
     #[test]
     fn sequential_histories_pass(gaps in proptest::collection::vec((0_u64..50, 1_u64..50), 0..40)) {

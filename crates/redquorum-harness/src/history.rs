@@ -244,6 +244,10 @@ pub struct Session {
     /// Which future the workload dropped part-way, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dropped: Option<Dropped>,
+    /// The lock renewed the hold by itself ([`crate::Grant::renews_itself`]):
+    /// `extensions` are the holder's own, not all of them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub renews_itself: bool,
     /// How it ended.
     pub outcome: Outcome,
 }
@@ -281,6 +285,7 @@ impl Session {
             kind: String::new(),
             share: None,
             dropped: None,
+            renews_itself: false,
             outcome: Outcome::NotAcquired(why.to_owned()),
         }
     }
@@ -327,6 +332,7 @@ impl Session {
             kind: String::new(),
             share: None,
             dropped: None,
+            renews_itself: false,
             outcome: Outcome::Completed,
         }
     }

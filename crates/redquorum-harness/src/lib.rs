@@ -64,6 +64,7 @@ mod nemesis;
 mod operator;
 mod proxy;
 mod resp;
+mod revival;
 mod share;
 mod store;
 #[cfg(feature = "tls")]

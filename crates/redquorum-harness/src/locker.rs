@@ -32,6 +32,10 @@ pub struct Grant<H> {
     /// How the hold may share its resource (`None`: exclusive). A sharing
     /// holder only reads the protected value.
     pub share: Option<Share>,
+    /// The lock renews the hold by itself (a leadership's watchdog): its
+    /// deadline moves without the holder's extensions, which the history
+    /// alone records, so the checker does not call a late one a revival.
+    pub renews_itself: bool,
 }
 
 impl<H> Grant<H> {
@@ -51,6 +55,7 @@ impl<H> Grant<H> {
             deadline,
             kind: "",
             share: None,
+            renews_itself: false,
         }
     }
 
@@ -81,6 +86,20 @@ impl<H> Grant<H> {
     pub fn with_kind(mut self, kind: &'static str, share: Option<Share>) -> Self {
         self.kind = kind;
         self.share = share;
+        self
+    }
+
+    /// Says the lock renews this hold by itself (see [`Grant::renews_itself`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let grant = redquorum_harness::Grant::new((), "o".into(), std::time::Instant::now()).renewing_itself();
+    /// assert!(grant.renews_itself);
+    /// ```
+    #[must_use]
+    pub fn renewing_itself(mut self) -> Self {
+        self.renews_itself = true;
         self
     }
 }

@@ -52,7 +52,9 @@ pub enum FaultKind {
     /// One client group is cut off from some nodes (its own proxies refuse
     /// or hold its bytes); the other groups still reach them.
     Partition,
-    /// The node's script cache is emptied (`SCRIPT FLUSH`): calls answer NOSCRIPT.
+    /// The node's script cache is emptied (`SCRIPT FLUSH`) again and again,
+    /// every 0–100 ms for the fault's length: calls answer NOSCRIPT, and
+    /// their resends race the script's reload by other calls.
     ScriptFlush,
     /// The node's wall clock strobes: it jumps forward by up to the drift
     /// budget and back, many times (libfaketime; nodes with a controlled clock).
@@ -619,10 +621,21 @@ fn run(
                 }
                 Ok(())
             }
-            FaultKind::ScriptFlush => targets
-                .iter()
-                .try_for_each(|&n| cluster.flush_scripts(n))
-                .map_err(|e| e.to_string()),
+            FaultKind::ScriptFlush => {
+                // A storm, not one flush: a NOSCRIPT resend that lands after
+                // the caller's unwind needs another call to have reloaded the
+                // script in between, which one flush rarely gives.
+                let until = Instant::now() + length;
+                let mut result = Ok(());
+                loop {
+                    result = result.and(targets.iter().try_for_each(|&n| cluster.flush_scripts(n)));
+                    let gap = Duration::from_millis(rng.gen_range(0..=100));
+                    if result.is_err() || Instant::now() + gap >= until || !nap(gap, stop) {
+                        break;
+                    }
+                }
+                result.map_err(|e| e.to_string())
+            }
             FaultKind::Strobe => {
                 // Forward by up to the drift budget and back, every 5–30 ms:
                 // a key never expires more than one step early.

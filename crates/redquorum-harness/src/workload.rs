@@ -349,6 +349,7 @@ impl<L: Locker> Client<L> {
             mut deadline,
             kind,
             share,
+            renews_itself,
             ..
         } = grant;
         let mut session = Session::granted(
@@ -363,6 +364,7 @@ impl<L: Locker> Client<L> {
         session.holder = holder;
         session.fence = fence;
         session.kind = kind.to_owned();
+        session.renews_itself = renews_itself;
         let sharing = share.is_some();
         session.share = share;
         session.write_start = None;
