@@ -51,20 +51,27 @@ fn no_values() -> std::collections::BTreeMap<String, i64> {
 }
 
 /// Waits until the client is connected to every node again (after restarts):
-/// a probe lock must land on all of them.
+/// a probe lock must land on all of them, and its release too. (A release
+/// returns at quorum: a snapshot taken while the last node's is on its way
+/// would keep the probe's hold, and a restart from it would block the next
+/// probe for a whole TTL.)
 async fn wait_connected(redlock: &Redlock, cluster: &Cluster) {
     let reached = common::eventually(Duration::from_secs(10), || async {
         let Ok(lock) = redlock.try_lock("probe").await else {
             return false;
         };
-        let owner = lock.owner().to_string();
+        let (key, owner) = (lock.key().to_owned(), lock.owner().to_string());
         // A straggler's acquire lands moments after the quorum was decided.
         let everywhere = common::eventually(Duration::from_millis(500), || async {
-            common::held_on(cluster, lock.key(), &owner) == cluster.len()
+            common::held_on(cluster, &key, &owner) == cluster.len()
         })
         .await;
         let _ = lock.release().await;
-        everywhere
+        let released = common::eventually(Duration::from_millis(500), || async {
+            common::held_on(cluster, &key, &owner) == 0
+        })
+        .await;
+        everywhere && released
     })
     .await;
     assert!(reached, "the client did not reconnect to every node");
