@@ -92,6 +92,20 @@ fn an_unknown_nemesis_is_a_usage_error() {
 }
 
 #[test]
+fn fence_loss_with_clocks_that_disagree_is_a_usage_error() {
+    for clocks in [
+        &["--nemesis", "fence-loss,strobe"][..],
+        &["--nemesis", "fence-loss", "--fast-clocks", "1.005"],
+    ] {
+        let mut args = vec!["torture", "--duration", "1s"];
+        args.extend_from_slice(clocks);
+        let (out, _, stderr) = run(&args);
+        assert_eq!(out.status.code(), Some(64), "{clocks:?}: {stderr}");
+        assert!(stderr.contains("clocks that agree"), "{stderr}");
+    }
+}
+
+#[test]
 fn an_even_node_count_is_a_usage_error() {
     let (out, _, stderr) = run(&["torture", "-n", "2", "--duration", "1s"]);
     assert_eq!(out.status.code(), Some(64), "{stderr}");

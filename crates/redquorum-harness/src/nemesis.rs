@@ -77,11 +77,18 @@ pub enum FaultKind {
     /// restarted node's vote is refused until every hold it may have lost
     /// has expired.
     RestartMajority,
+    /// A majority of the nodes (or all of them) loses the fence counters
+    /// (every key matching the lock keys' pattern and ending in `:fence`),
+    /// as when they expire after a day idle. Within the assumptions only
+    /// while the nodes' clocks agree: a node that lost its counter proposes
+    /// from its clock, above every token issued while its clock was behind
+    /// (so not with fast clocks, `clock-ahead` or strobing).
+    FenceLoss,
 }
 
 impl FaultKind {
     /// Every kind.
-    pub const ALL: [FaultKind; 13] = [
+    pub const ALL: [FaultKind; 14] = [
         FaultKind::Kill,
         FaultKind::Pause,
         FaultKind::Latency,
@@ -95,6 +102,7 @@ impl FaultKind {
         FaultKind::Forget,
         FaultKind::SlowMajority,
         FaultKind::RestartMajority,
+        FaultKind::FenceLoss,
     ];
 
     /// The kinds within Redlock's assumptions for any workload (on a
@@ -141,6 +149,7 @@ impl FaultKind {
             FaultKind::Forget => "forget",
             FaultKind::SlowMajority => "slow-majority",
             FaultKind::RestartMajority => "restart-majority",
+            FaultKind::FenceLoss => "fence-loss",
         }
     }
 
@@ -490,6 +499,8 @@ fn run(
         let most = config.max_nodes.clamp(1, pool.len());
         let count = if matches!(kind, FaultKind::SlowMajority | FaultKind::RestartMajority) {
             pool.len() / 2 + 1
+        } else if kind == FaultKind::FenceLoss {
+            rng.gen_range(pool.len() / 2 + 1..=pool.len())
         } else {
             rng.gen_range(config.min_nodes.clamp(1, most)..=most)
         };
@@ -686,6 +697,13 @@ fn run(
                         }
                     }
                 }
+            }
+            FaultKind::FenceLoss => {
+                let fences = format!("{}:fence", config.key_pattern);
+                targets
+                    .iter()
+                    .try_for_each(|&n| cluster.forget_keys(n, &fences).map(drop))
+                    .map_err(|e| e.to_string())
             }
             FaultKind::Forget => targets
                 .iter()

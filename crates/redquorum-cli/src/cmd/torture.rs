@@ -55,8 +55,11 @@ pub(crate) struct TortureArgs {
     /// Faults: `all` (kill,pause,latency,stall,reset,clock,partition,
     /// script-flush,strobe,slow-majority,restart-majority: within the
     /// assumptions), `none`, or a comma list
-    /// of those and client-pause (fenced holders only), forget (outside the
-    /// assumptions) [default: all; all,client-pause with --soak].
+    /// of those and client-pause (fenced holders only), fence-loss (a
+    /// majority's fence counters expire; not with clocks that disagree:
+    /// strobe, --fast-clocks, --clock-ahead, the default run's fast
+    /// majority), forget (outside the assumptions) [default: all;
+    /// all,client-pause with --soak].
     #[arg(long)]
     nemesis: Option<String>,
     /// Each fault hits exactly N nodes (default: 1 to N/2 at random; more
@@ -274,6 +277,15 @@ fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String> {
         .as_deref()
         .unwrap_or(if soak { "all,client-pause" } else { "all" });
     let kinds = FaultKind::parse_list(nemesis).map_err(|e| format!("--nemesis: {e}"))?;
+    let fence_loss = kinds.contains(&FaultKind::FenceLoss);
+    if fence_loss
+        && (kinds.contains(&FaultKind::Strobe)
+            || args.fast_clocks.is_some()
+            || args.clock_ahead.is_some()
+            || args.fast_node.is_some())
+    {
+        return Err("--nemesis fence-loss needs node clocks that agree: not with strobe, --fast-clocks, --clock-ahead or --fast-node (a node that lost its counter proposes from its own clock)".into());
+    }
     let holders = arg_values::parse_holders(args.holders.as_deref().unwrap_or(if soak {
         "brief=30,to-deadline=1,extending=1,paused=1,renewing=1"
     } else {
@@ -350,8 +362,10 @@ fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String> {
         fast_node: args.fast_node,
         // The mixed default run on local nodes: a majority's clocks 0.9 %
         // fast, within the 1 % drift allowance, so validity arithmetic off
-        // by the drift term shows as an overlap.
+        // by the drift term shows as an overlap (not with fence-loss, whose
+        // fence floors need clocks that agree).
         drift_rate: (lock_kind.is_none()
+            && !fence_loss
             && nodes.0.iter().all(|u| u.trim().is_empty())
             && args.fast_clocks.is_none()
             && args.clock_ahead.is_none())
