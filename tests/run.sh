@@ -54,4 +54,4 @@ for entry in "${SERVERS[@]}"; do
   unset REDQUORUM_REDIS_SERVER
 done
 # The checker can fail: two planted bugs must be caught (the full sweep: docs/torture.md).
-cargo run -q -p redquorum-cli --features mutants -- mutants --only long-lease,minority-quorum --duration 8s
+cargo run -q -p redquorum-cli --features mutants -- mutants --recipes --only long-lease,minority-quorum --duration 8s

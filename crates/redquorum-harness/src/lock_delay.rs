@@ -5,7 +5,8 @@
 //!
 //! From a history alone the checker can only be sure of the holds that
 //! certainly expired unreleased, and only when nothing renewed them: a
-//! session that never extended (and whose lock has no watchdog) whose
+//! session that never extended (and whose lock has no watchdog:
+//! [`Session::renews_itself`]) whose
 //! release started after the latest moment any node could have set the
 //! hold plus the TTL at the fastest legal clock. Such a hold was set on a
 //! quorum no earlier than the session's start, so every node of that quorum
@@ -18,6 +19,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::history::{Holder, Session};
+use crate::share;
 
 /// What a run's lock-delay promises, and what the checker must allow for.
 ///
@@ -61,9 +63,17 @@ impl LockDelayRule {
         let (Some(grant), Some(release)) = (session.grant, session.release) else {
             return false;
         };
-        let renewable = session.holder == Holder::Extending || !session.extensions.is_empty();
-        let latest_expiry = grant + self.max_apply + self.ttl.mul_f64(1.0 + DRIFT) + FIXED;
-        !renewable && release > latest_expiry
+        let renewable = session.holder == Holder::Extending
+            || !session.extensions.is_empty()
+            || session.renews_itself;
+        !renewable && release > self.latest_expiry(grant)
+    }
+
+    /// The latest a hold granted at `grant` can expire on any node: the
+    /// grant, plus the longest apply time, plus the TTL at the fastest
+    /// legal node clock.
+    fn latest_expiry(&self, grant: Duration) -> Duration {
+        grant + self.max_apply + self.ttl.mul_f64(1.0 + DRIFT) + FIXED
     }
 
     /// The earliest a later grant may come after `session` vanished: its
@@ -79,7 +89,10 @@ impl LockDelayRule {
 
 /// Per resource (`granted` sorted by grant): each session granted after a
 /// vanished one and before its [`blocked_until`](LockDelayRule::blocked_until),
-/// as `(vanished, early)` pairs.
+/// as `(vanished, early)` pairs. A hold that may share with the vanished
+/// one (another reader, permit or hold of its owner) could join it while it
+/// was live: it counts only when granted after the vanished hold had
+/// certainly expired everywhere.
 pub(crate) fn early_grants<'a>(
     granted: &[&'a Session],
     rule: &LockDelayRule,
@@ -90,10 +103,12 @@ pub(crate) fn early_grants<'a>(
             continue;
         }
         let until = rule.blocked_until(gone);
+        let expired = gone.grant.map(|g| rule.latest_expiry(g));
         found.extend(
             granted[i + 1..]
                 .iter()
                 .take_while(|next| next.grant.is_some_and(|g| g < until))
+                .filter(|next| !share::may_share(gone, next) || next.grant > expired)
                 .map(|next| (*gone, *next)),
         );
     }
@@ -156,6 +171,33 @@ mod tests {
         let found = early_grants(&[&gone, &early, &after], &RULE);
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].1.owner, "b");
+    }
+
+    #[test]
+    fn a_reader_joining_a_vanished_reader_while_it_held_is_not_early_but_one_after_it_expired_is() {
+        let reader = |owner: &str, start: u64, grant: u64, release: u64| {
+            let mut s = session(owner, start, grant, release);
+            s.share = Some(crate::Share::Readers);
+            s
+        };
+        let gone = reader("a", 0, 10, 2500);
+        let joined = reader("b", 300, 400, 600);
+        let late = reader("c", 1150, 1200, 1300);
+        let writer = session("d", 1150, 1250, 1300);
+        assert!(RULE.vanished(&gone));
+        let found = early_grants(&[&gone, &joined, &late, &writer], &RULE);
+        let owners: Vec<&str> = found
+            .iter()
+            .map(|(_, early)| early.owner.as_str())
+            .collect();
+        assert_eq!(owners, ["c", "d"]);
+    }
+
+    #[test]
+    fn holds_the_lock_renews_by_itself_are_never_judged() {
+        let mut leader = session("a", 0, 10, 5000);
+        leader.renews_itself = true;
+        assert!(!RULE.vanished(&leader));
     }
 
     #[test]

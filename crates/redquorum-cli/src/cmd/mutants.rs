@@ -3,10 +3,16 @@
 //! caught by a named check within the time budget. A checker that cannot
 //! fail proves nothing; this is the proof that it can.
 //!
-//! Each mutant gets the workload and faults that make its bug bite, all
-//! within Redlock's assumptions, so `--controls` runs the same recipe on the
-//! real library and requires it to pass: the violation is the mutant's,
-//! not the experiment's.
+//! Each mutant runs against the default `redquorum torture` (every kind on
+//! shared names, dropped futures, every fault): what users run must catch
+//! it. A mutant whose bug lives in a feature the bare run does not use
+//! (a lock-delay, an operator, node clock monitoring, fence counters lost)
+//! gets the default run with that feature turned on. `--recipes` runs
+//! instead the focused recipe each old mutant was written with (faster:
+//! CI's proof that the checker can fail). Everything stays within
+//! Redlock's assumptions, so `--controls` runs the same run on the real
+//! library and requires it to pass: the violation is the mutant's, not
+//! the experiment's.
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -27,8 +33,9 @@ pub(crate) struct MutantsArgs {
     /// Only these mutants (comma list); default: all.
     #[arg(long, value_delimiter = ',')]
     only: Vec<Mutant>,
-    /// How long each mutant's torture runs.
-    #[arg(long, default_value = "20s", value_parser = humantime::parse_duration)]
+    /// How long each mutant's torture runs (the default run's catches
+    /// come within a minute).
+    #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
     duration: Duration,
     /// A mutant counts as caught only if its first violation showed within this.
     #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
@@ -39,10 +46,11 @@ pub(crate) struct MutantsArgs {
     /// Random seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Run every mutant with the default `redquorum torture` (no recipe):
-    /// what the run users make catches. The bug-class mutants always are.
+    /// Run each mutant with the focused recipe it was written with
+    /// instead of the default run (mutants without one still get the
+    /// default run).
     #[arg(long)]
-    default_run: bool,
+    recipes: bool,
 }
 
 /// One line of the table.
@@ -165,20 +173,48 @@ fn table(rows: &[Row], budget: Duration) -> String {
     out
 }
 
+/// The default run for `mutant`: bare, or with the one feature its bug
+/// lives in turned on (the flags a user of that feature passes).
+fn default_run_for(mutant: Mutant) -> (&'static str, &'static [&'static str]) {
+    match mutant {
+        Mutant::LockDelayIgnored => (
+            "the default run with `--lock-delay 2s`",
+            &["--lock-delay", "2s"],
+        ),
+        Mutant::ClockMonitorBlind => (
+            "the default run with `--fast-node 3`",
+            &["--fast-node", "3"],
+        ),
+        Mutant::InspectAnyNode => (
+            "the default run with `--inspect-every 20ms`",
+            &["--inspect-every", "20ms"],
+        ),
+        Mutant::StaleForceFence => (
+            "the default run with `--force-release-every 200ms`",
+            &["--force-release-every", "200ms"],
+        ),
+        _ => (
+            "the default run: every kind on shared names, every fault",
+            &[],
+        ),
+    }
+}
+
 /// The run that makes `mutant` bite, within the assumptions: for the bug
 /// classes ([`Mutant::CLASSES`]), the default `redquorum torture`.
 fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan) {
-    if args.default_run || Mutant::CLASSES.contains(&mutant) {
-        if let Ok(plan) = crate::cmd::torture::default_plan(args.duration, args.seed) {
-            let plan = Plan {
-                quiet: true,
-                command: format!("redquorum mutants --only {mutant}"),
-                ..plan
-            };
-            return (
-                "the default run: every kind on shared names, every fault",
-                plan,
-            );
+    if !args.recipes || Mutant::CLASSES.contains(&mutant) {
+        let (recipe, flags) = default_run_for(mutant);
+        match crate::cmd::torture::default_plan(args.duration, args.seed, flags) {
+            Ok(plan) => {
+                let plan = Plan {
+                    quiet: true,
+                    command: format!("redquorum mutants --only {mutant}"),
+                    ..plan
+                };
+                return (recipe, plan);
+            }
+            Err(problem) => eprintln!("mutants: {mutant}: the default run: {problem}"),
         }
     }
     let ttl = Duration::from_secs(2);

@@ -129,8 +129,8 @@ pub(crate) struct TortureArgs {
     /// resign). Default: every kind at once on the same names (plain, write,
     /// readers, one reentrant owner per client group, permits of a
     /// 2-permit semaphore, any-of, all-of, election), and 8% of acquires
-    /// and releases dropped part-way; plain with --lock-delay, --fast-node,
-    /// --inspect-every or --force-release-every.
+    /// and releases dropped part-way (with --lock-delay, --fast-node and an
+    /// operator too).
     #[arg(long)]
     kind: Option<redquorum_benches::LockKind>,
     /// The lock's lock-delay (e.g. 2s): the checker then requires that no
@@ -164,9 +164,9 @@ pub(crate) struct TortureArgs {
 }
 
 /// The plan of the default run (`redquorum torture --duration D --seed S`,
-/// nothing else), for the mutant sweep's bug classes.
+/// plus `flags`, nothing else), for the mutant sweep.
 #[cfg(feature = "mutants")]
-pub(crate) fn default_plan(duration: Duration, seed: u64) -> Result<Plan, String> {
+pub(crate) fn default_plan(duration: Duration, seed: u64, flags: &[&str]) -> Result<Plan, String> {
     #[derive(clap::Parser)]
     struct Default {
         #[command(flatten)]
@@ -174,14 +174,9 @@ pub(crate) fn default_plan(duration: Duration, seed: u64) -> Result<Plan, String
     }
     let duration = format!("{}ms", duration.as_millis());
     let seed = seed.to_string();
-    let parsed = <Default as clap::Parser>::try_parse_from([
-        "torture",
-        "--duration",
-        &duration,
-        "--seed",
-        &seed,
-    ])
-    .map_err(|e| e.to_string())?;
+    let mut args = vec!["torture", "--duration", &duration, "--seed", &seed];
+    args.extend_from_slice(flags);
+    let parsed = <Default as clap::Parser>::try_parse_from(args).map_err(|e| e.to_string())?;
     plan(&NodesArg(Vec::new()), &parsed.torture)
 }
 
@@ -327,12 +322,8 @@ fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String> {
     if operator.inspect_every.is_some() && args.fast_node.is_some() {
         return Err("--inspect-every cannot be checked with --fast-node: a hold on the fast node ends early, so an inspection may honestly miss a holder".into());
     }
-    // The focused recipes (a lock-delay, a fast node, an operator) keep the
-    // plain lock their rules were written for; otherwise every kind at once.
-    let focused = args.lock_delay.is_some() || args.fast_node.is_some() || !operator.is_idle();
-    let lock_kind = args
-        .kind
-        .or(focused.then_some(redquorum_benches::LockKind::Plain));
+    // Without --kind, every kind at once, whatever else is asked for.
+    let lock_kind = args.kind;
     let minority = count / 2;
     let fault_nodes = match args.fault_nodes {
         Some(n) if n == 0 || n > count => return Err(format!("--fault-nodes must be 1..={count}")),
