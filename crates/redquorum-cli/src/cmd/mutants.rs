@@ -190,8 +190,8 @@ fn default_run_for(mutant: Mutant) -> (&'static str, &'static [&'static str]) {
             &["--inspect-every", "20ms"],
         ),
         Mutant::StaleForceFence => (
-            "the default run with `--force-release-every 200ms`",
-            &["--force-release-every", "200ms"],
+            "the default run with `--force-release-every 1s`",
+            &["--force-release-every", "1s"],
         ),
         _ => (
             "the default run: every kind on shared names, every fault",
