@@ -306,7 +306,11 @@ fn may_lose_holds(
     let lossy = |kind: FaultKind| {
         matches!(
             kind,
-            FaultKind::Kill | FaultKind::Forget | FaultKind::Clock | FaultKind::Strobe
+            FaultKind::Kill
+                | FaultKind::RestartMajority
+                | FaultKind::Forget
+                | FaultKind::Clock
+                | FaultKind::Strobe
         )
     };
     faults
@@ -466,6 +470,10 @@ mod tests {
         assert!(faults_of(&sessions, &[inspect(9, &[], 3)], &[]).is_empty());
         let kill = FaultEvent::new(FaultKind::Kill, vec![1], ms(50), ms(60));
         assert!(faults_of(&sessions, &[inspect(100, &[], 3)], &[kill]).is_empty());
+        // A majority killed and restarted from an AOF that had not yet
+        // written the hold: its copies are gone.
+        let restart = FaultEvent::new(FaultKind::RestartMajority, vec![0, 1], ms(50), ms(60));
+        assert!(faults_of(&sessions, &[inspect(100, &[], 3)], &[restart]).is_empty());
         let calls = [force(40, Some(7)), inspect(100, &[], 3)];
         assert!(faults_of(&sessions, &calls, &[]).is_empty());
     }
