@@ -150,3 +150,42 @@ async fn news_of_a_new_leader_or_value_reach_observers_only() {
     assert_eq!(next_leader(&mut leaders).await.unwrap().value(), "host-b");
     second.resign().await.unwrap();
 }
+
+/// An observer reads the leader's epoch (the token its writes carry, so the
+/// observer can fence with it too), and a later leader's is above it even
+/// when a majority of the nodes restarted empty between the two campaigns:
+/// their fence counters are gone, and their clocks floor the next proposal.
+#[tokio::test]
+async fn an_observer_reads_the_leaders_epoch_and_the_next_is_greater_after_a_majority_restarts_empty()
+ {
+    let nodes = cluster(3); // no persistence: a restarted node has no keys
+    let redlock = redlock(&nodes, Duration::from_secs(2));
+    let election = redlock.election("writer").unwrap();
+    let first = election.campaign("db-a").await.unwrap();
+    // Until the leader takes its epoch there is none to fence with.
+    let seen = election.leader().await.unwrap().expect("db-a leads");
+    assert_eq!(seen.epoch(), None);
+    let first_epoch = first.epoch().await.unwrap();
+    let seen = election.leader().await.unwrap().expect("db-a leads");
+    assert_eq!((seen.value(), seen.epoch()), ("db-a", Some(first_epoch)));
+    first.resign().await.unwrap();
+
+    let fence_key = format!("{}:fence", redlock.key("writer"));
+    for i in [0, 1] {
+        nodes.restart(i).unwrap();
+        let exists = nodes.command(i, &["EXISTS", &fence_key]).unwrap();
+        assert_eq!(exists.as_int(), Some(0), "node {i} kept its fence counter");
+    }
+    let second = tokio::time::timeout(Duration::from_secs(10), election.campaign("db-b"))
+        .await
+        .expect("elected once the client reconnected")
+        .unwrap();
+    let second_epoch = second.epoch().await.unwrap();
+    assert!(
+        second_epoch > first_epoch,
+        "{second_epoch} after {first_epoch}"
+    );
+    let seen = election.leader().await.unwrap().expect("db-b leads");
+    assert_eq!((seen.value(), seen.epoch()), ("db-b", Some(second_epoch)));
+    second.resign().await.unwrap();
+}

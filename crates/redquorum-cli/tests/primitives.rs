@@ -221,6 +221,9 @@ rec "end B""#
     assert_eq!(shown["name"], "jobs");
     assert_eq!(shown["leader"]["value"], "A", "{shown}");
     assert_eq!(shown["leader"]["pid"], a.id(), "{shown}");
+    // And A's epoch: the fencing token A's command was given.
+    let a_epoch = events(&lines(&log), "start")[0][2].to_owned();
+    assert_eq!(shown["leader"]["epoch"].to_string(), a_epoch, "{shown}");
 
     // B campaigns while A leads: it must not run.
     let mut b = elect("B", &second);

@@ -8,6 +8,7 @@ use fred::types::Value;
 
 use crate::claim;
 use crate::error::Error;
+use crate::fence::FenceToken;
 use crate::mutants::{self, Mutant};
 use crate::node_error::NodeError;
 use crate::node_id::NodeId;
@@ -29,6 +30,7 @@ pub struct HoldView {
     token: String,
     left: Duration,
     info: Option<OwnerInfo>,
+    fence: Option<FenceToken>,
 }
 
 impl HoldView {
@@ -73,6 +75,21 @@ impl HoldView {
     #[must_use]
     pub fn owner_info(&self) -> Option<&OwnerInfo> {
         self.info.as_ref()
+    }
+
+    /// The hold's fencing token, once its holder took it (`Lock::fence`,
+    /// `Leadership::epoch`): the token its writes carry.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(hold: &redquorum::HoldView) {
+    /// if let Some(token) = hold.fence() { println!("writes carry {token}"); }
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn fence(&self) -> Option<FenceToken> {
+        self.fence
     }
 }
 
@@ -218,7 +235,7 @@ impl NodeView {
         let holds = items
             .get(6..)
             .unwrap_or_default()
-            .chunks(3)
+            .chunks(4)
             .filter_map(|hold| {
                 Some(HoldView {
                     token: hold.first()?.as_string()?,
@@ -227,6 +244,11 @@ impl NodeView {
                         .get(2)
                         .and_then(Value::as_string)
                         .and_then(|s| OwnerInfo::decode(&s)),
+                    fence: hold
+                        .get(3)
+                        .and_then(Value::as_string)
+                        .and_then(|s| s.parse().ok())
+                        .map(FenceToken::new),
                 })
             })
             .collect();

@@ -2,6 +2,7 @@
 //! from an inspection of the election's lock).
 
 use crate::error::Error;
+use crate::fence::FenceToken;
 use crate::inspect::Inspection;
 use crate::node_error::NodeError;
 use crate::outcome::{NodeOutcome, Outcomes};
@@ -20,6 +21,7 @@ use crate::owner_info::OwnerInfo;
 pub struct Leader {
     token: String,
     info: Option<OwnerInfo>,
+    epoch: Option<FenceToken>,
 }
 
 impl Leader {
@@ -64,6 +66,30 @@ impl Leader {
     pub fn info(&self) -> Option<&OwnerInfo> {
         self.info.as_ref()
     }
+
+    /// The leader's epoch, the fencing token its writes carry
+    /// ([`Leadership::epoch`](crate::Leadership::epoch)), once it has
+    /// taken it (`None` before): an observer can fence with it too, e.g.
+    /// refuse requests stamped with an older epoch. It is above every
+    /// earlier leader's epoch.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+    /// let election = redlock.election("writer")?;
+    /// let leadership = election.campaign("10.0.0.7:5432").await?;
+    /// let epoch = leadership.epoch().await?;
+    /// let leader = election.leader().await?.expect("a leader");
+    /// assert_eq!(leader.epoch(), Some(epoch));
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn epoch(&self) -> Option<FenceToken> {
+        self.epoch
+    }
 }
 
 /// The leader a quorum of readable nodes recognises, with the value most of
@@ -97,11 +123,14 @@ pub(crate) fn leader_of(inspection: &Inspection, quorum: usize) -> Result<Option
         return Ok(None);
     };
     let mut values: Vec<(Option<OwnerInfo>, usize)> = Vec::new();
+    // The epoch was committed to a quorum: any of them has it.
+    let mut epoch = None;
     let views = inspection.nodes().filter_map(|(_, view)| view.ok());
     for hold in views
         .flat_map(|view| view.holds())
         .filter(|h| h.token() == token)
     {
+        epoch = epoch.max(hold.fence());
         let info = hold.owner_info().cloned();
         match values.iter_mut().find(|(seen, _)| *seen == info) {
             Some((_, count)) => *count += 1,
@@ -112,5 +141,5 @@ pub(crate) fn leader_of(inspection: &Inspection, quorum: usize) -> Result<Option
         .into_iter()
         .max_by_key(|(_, count)| *count)
         .and_then(|(info, _)| info);
-    Ok(Some(Leader { token, info }))
+    Ok(Some(Leader { token, info, epoch }))
 }

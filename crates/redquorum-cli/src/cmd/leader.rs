@@ -54,8 +54,10 @@ struct LeaderReport<'a> {
     /// Absent for a hold without owner information.
     host: Option<&'a str>,
     pid: Option<u32>,
-    /// The leadership's owner token (not its epoch: only the leader learns that).
+    /// The leadership's owner token.
     token: &'a str,
+    /// The leader's epoch (its fencing token), once it took it.
+    epoch: Option<u64>,
 }
 
 impl<'a> Report<'a> {
@@ -65,11 +67,13 @@ impl<'a> Report<'a> {
             host: leader.info().map(|info| info.host()),
             pid: leader.info().map(|info| info.pid()),
             token: leader.token(),
+            epoch: leader.epoch().map(|e| e.get()),
         });
         Self { name, leader }
     }
 
-    /// One line: JSON, or `VALUE (host H, pid P, token T)`, or `no leader`.
+    /// One line: JSON, or `VALUE (host H, pid P, token T, epoch E)`, or
+    /// `no leader`.
     fn line(&self, json: bool) -> String {
         if json {
             // Strings and numbers only: serialization cannot fail.
@@ -82,7 +86,11 @@ impl<'a> Report<'a> {
                 if let (Some(host), Some(pid)) = (leader.host, leader.pid) {
                     line.push_str(&format!("host {host}, pid {pid}, "));
                 }
-                line.push_str(&format!("token {})", leader.token));
+                line.push_str(&format!("token {}", leader.token));
+                if let Some(epoch) = leader.epoch {
+                    line.push_str(&format!(", epoch {epoch}"));
+                }
+                line.push(')');
                 line
             }
         }

@@ -14,6 +14,8 @@
 --   h:<token>   one per hold: its expiry, in node time (ms)
 --   m:<token>   the hold's owner information (host:pid:note), if given
 --   d:<token>   the hold's lock-delay in ms, if it has one
+--   f:<token>   the hold's fencing token, once committed (what an observer
+--               reads as a leader's epoch)
 --   intent      read only: a waiting writer's token (new readers wait);
 --   intent-exp  its expiry
 --   blocked     a lock-delay: no new hold before this node time (ms)
@@ -62,6 +64,8 @@ local function load(key)
       state.delays[token] = tonumber(value)
     elseif prefix == 'm:' then
       state.meta[token] = value
+    elseif prefix == 'f:' then
+      -- The committed fencing token: only inspect reads it.
     else
       state[field] = value
     end
@@ -82,6 +86,7 @@ local function load(key)
       dead[#dead + 1] = 'h:' .. token
       dead[#dead + 1] = 'm:' .. token
       dead[#dead + 1] = 'd:' .. token
+      dead[#dead + 1] = 'f:' .. token
     end
   end
   if state.intent and tonumber(state['intent-exp']) <= now then
@@ -290,7 +295,7 @@ function ops.r(keys, args)
       if state.count == 0 and not state.intent and not state.blocked then
         redis.call('del', lock)
       elseif removed then
-        redis.call('hdel', lock, 'h:' .. token, 'm:' .. token, 'd:' .. token)
+        redis.call('hdel', lock, 'h:' .. token, 'm:' .. token, 'd:' .. token, 'f:' .. token)
       end
       if state.count == 0 or dropped or state.kind == 'permit' then
         announce[lock] = token
@@ -302,9 +307,9 @@ end
 
 -- Commit a fencing token (the write-back), owner-checked: KEYS lock_1 ..
 -- lock_n, then fence_1 .. fence_f; ARGV token, the fencing token (decimal),
--- n. Raises each counter to the fencing token, never lowers it, while the
--- hold is live on every lock; returns 1, or 0 when it is not (then nothing
--- is written).
+-- n. Raises each counter to the fencing token, never lowers it, and notes
+-- the token in the hold (f:<token>), while the hold is live on every lock;
+-- returns 1, or 0 when it is not (then nothing is written).
 function ops.c(keys, args)
   local token, n = args[1], tonumber(args[3])
   for i = 1, n do
@@ -313,6 +318,9 @@ function ops.c(keys, args)
     end
   end
   local fencing = tonumber(args[2])
+  for i = 1, n do
+    redis.call('hset', keys[i], 'f:' .. token, args[2])
+  end
   for i = n + 1, #keys do
     local stored = redis.call('get', keys[i])
     if stored ~= false then
@@ -368,11 +376,12 @@ end
 
 -- Inspect, read-only: KEYS lock, fence. Returns { kind, owner, intent,
 -- fence counter, pttl, lock-delay ms left, then per live hold: token, ms
--- left, owner information } with '' for what is absent.
+-- left, owner information, committed fencing token } with '' for what is
+-- absent.
 function ops.i(keys, _)
   local lock, fence = keys[1], keys[2]
   local flat = redis.call('hgetall', lock)
-  local fields, expiries, meta, delays = {}, {}, {}, {}
+  local fields, expiries, meta, delays, fencings = {}, {}, {}, {}, {}
   local now = clock()
   for i = 1, #flat, 2 do
     local field, value = flat[i], flat[i + 1]
@@ -383,6 +392,8 @@ function ops.i(keys, _)
       meta[token] = value
     elseif prefix == 'd:' then
       delays[token] = tonumber(value)
+    elseif prefix == 'f:' then
+      fencings[token] = value
     else
       fields[field] = value
     end
@@ -408,6 +419,7 @@ function ops.i(keys, _)
       answer[#answer + 1] = token
       answer[#answer + 1] = left
       answer[#answer + 1] = meta[token] or ''
+      answer[#answer + 1] = fencings[token] or ''
     end
   end
   return answer
