@@ -32,14 +32,18 @@
 //!   release-drops-sharers, reader-beside-any-kind;
 //! - `quorum.rs` (`acquire`: the drop guard): unwind-disarmed-early;
 //! - `op.rs` (`Code::name`: code `K`) with the prelude and
-//!   `scripts/mutants_postlude.lua`: extend-keeps-expiry.
+//!   `scripts/mutants_postlude.lua`: extend-keeps-expiry;
+//! - `op.rs` (`Code::name`: codes `F`, `P`) with the prelude, and
+//!   [`ops_source`], which lets the prelude's `floorless` switch off the
+//!   clock floor in `ops.lua`'s `propose`: fence-without-floor.
 //!
 //! The last seven are bugs of one primitive: `redquorum mutants` runs them
 //! with `torture --kind semaphore`, `--kind election`, `--lock-delay`,
 //! `--kind all-of`, `--fast-node`, `--inspect-every` and
-//! `--force-release-every`. The last seven ([`Mutant::CLASSES`]) are
+//! `--force-release-every`. The last eight ([`Mutant::CLASSES`]) are
 //! caught by the default run (every kind on the same names, majority
-//! faults within the assumptions, fast clocks within the drift budget).
+//! faults within the assumptions, fast clocks within the drift budget;
+//! fence-without-floor with the `fence-loss` fault added).
 
 use std::fmt;
 use std::str::FromStr;
@@ -128,11 +132,16 @@ pub enum Mutant {
     /// extension, and with it every hold in it, while the holder counts on
     /// the extended lease.
     ExtendKeepsExpiry,
+    /// A fence proposal is the counter plus one, without the node-clock
+    /// floor: a node that lost its counter (expired after a day idle, or a
+    /// restart without persistence) proposes from zero, below the tokens
+    /// already issued.
+    FenceWithoutFloor,
 }
 
 impl Mutant {
     /// Every mutant, in the order `redquorum mutants` runs them.
-    pub const ALL: [Mutant; 22] = [
+    pub const ALL: [Mutant; 23] = [
         Mutant::ValidityUnreduced,
         Mutant::LongLease,
         Mutant::NoUnwind,
@@ -155,13 +164,14 @@ impl Mutant {
         Mutant::ReaderBesideAnyKind,
         Mutant::UnwindDisarmedEarly,
         Mutant::ExtendKeepsExpiry,
+        Mutant::FenceWithoutFloor,
     ];
 
     /// The mutants of the bug classes only the mixed default run reaches
     /// (docs/torture.md): `redquorum mutants` runs them with the default
     /// `redquorum torture`, no recipe of their own.
-    /// They are the last six of [`Mutant::ALL`].
-    pub const CLASSES: &[Mutant] = Mutant::ALL.split_at(Mutant::ALL.len() - 7).1;
+    /// They are the last eight of [`Mutant::ALL`].
+    pub const CLASSES: &[Mutant] = Mutant::ALL.split_at(Mutant::ALL.len() - 8).1;
 
     /// The kebab-case name.
     ///
@@ -196,6 +206,7 @@ impl Mutant {
             Mutant::ReaderBesideAnyKind => "reader-beside-any-kind",
             Mutant::UnwindDisarmedEarly => "unwind-disarmed-early",
             Mutant::ExtendKeepsExpiry => "extend-keeps-expiry",
+            Mutant::FenceWithoutFloor => "fence-without-floor",
         }
     }
 }
@@ -276,10 +287,13 @@ pub(crate) const fn is_active(_mutant: Mutant) -> bool {
 /// first (it turns the planted operation codes into ordinary ones acting on
 /// another owner's hold), then `ops.lua` run as a function, then
 /// `scripts/mutants_postlude.lua` (it undoes what a planted code must not
-/// have done); without it, `ops.lua` as written.
+/// have done); without it, `ops.lua` as written. In `ops.lua` the fence
+/// proposal's clock floor becomes conditional on the prelude's `floorless`
+/// (set by the codes `F` and `P`), the one change made inside it.
 pub(crate) fn ops_source(source: &'static str) -> String {
     #[cfg(feature = "mutants")]
     {
+        let source = source.replace(CLOCK_FLOOR, FLOOR_UNLESS_FLOORLESS);
         format!(
             "{}\nlocal answers = (function()\n{source}\nend)()\n{}\nreturn answers\n",
             include_str!("scripts/mutants_prelude.lua"),
@@ -291,6 +305,13 @@ pub(crate) fn ops_source(source: &'static str) -> String {
         source.to_owned()
     }
 }
+
+/// The clock floor of `ops.lua`'s fence proposal, and what mutants builds
+/// put in its place (`floorless` is the prelude's).
+#[cfg(any(feature = "mutants", test))]
+const CLOCK_FLOOR: &str = "math.max(stored + 1, clock() * 1024)";
+#[cfg(any(feature = "mutants", test))]
+const FLOOR_UNLESS_FLOORLESS: &str = "math.max(stored + 1, floorless and 1024 or clock() * 1024)";
 
 /// `NoscriptAfterUnwind`: the old engine's order. The script (`body`) is
 /// reloaded at once (so calls sent meanwhile, like the attempt's unwind, run
@@ -327,12 +348,21 @@ mod tests {
         assert_eq!(ops_source(ops), ops);
     }
 
+    #[test]
+    fn ops_lua_has_the_clock_floor_the_mutants_build_switches() {
+        assert_eq!(
+            include_str!("scripts/ops.lua").matches(CLOCK_FLOOR).count(),
+            1
+        );
+    }
+
     #[cfg(feature = "mutants")]
     #[test]
-    fn with_the_feature_ops_lua_runs_unchanged_between_the_prelude_and_the_postlude() {
+    fn with_the_feature_ops_lua_runs_between_the_prelude_and_the_postlude_its_floor_switchable() {
         let ops = include_str!("scripts/ops.lua");
         let source = ops_source(ops);
         assert!(source.starts_with("-- Mutants only"));
+        let ops = ops.replace(CLOCK_FLOOR, FLOOR_UNLESS_FLOORLESS);
         let wrapped = format!("local answers = (function()\n{ops}\nend)()\n");
         assert!(source.contains(&wrapped));
         assert!(source.ends_with("return answers\n"));

@@ -33,6 +33,7 @@ impl Code {
     fn name(self) -> &'static str {
         match self {
             Code::Acquire if mutants::is_active(Mutant::ReaderBesideAnyKind) => "A",
+            Code::Acquire if mutants::is_active(Mutant::FenceWithoutFloor) => "F",
             Code::Acquire => "a",
             Code::Extend if mutants::is_active(Mutant::NoOwnerCheck) => "E",
             Code::Extend if mutants::is_active(Mutant::ExtendKeepsExpiry) => "K",
@@ -41,6 +42,7 @@ impl Code {
             Code::Release if mutants::is_active(Mutant::ReleaseDropsSharers) => "X",
             Code::Release => "r",
             Code::Commit => "c",
+            Code::Propose if mutants::is_active(Mutant::FenceWithoutFloor) => "P",
             Code::Propose => "p",
             Code::SetMeta => "m",
             Code::ForceRelease => "f",

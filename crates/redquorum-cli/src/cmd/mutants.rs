@@ -193,6 +193,13 @@ fn default_run_for(mutant: Mutant) -> (&'static str, &'static [&'static str]) {
             "the default run with `--force-release-every 1s`",
             &["--force-release-every", "1s"],
         ),
+        Mutant::FenceWithoutFloor => (
+            "the default run with fence counters lost on a majority (`--nemesis` every fault but strobe, and fence-loss)",
+            &[
+                "--nemesis",
+                "kill,pause,latency,stall,reset,clock,partition,script-flush,slow-majority,restart-majority,fence-loss",
+            ],
+        ),
         _ => (
             "the default run: every kind on shared names, every fault",
             &[],

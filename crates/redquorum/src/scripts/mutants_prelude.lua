@@ -11,10 +11,15 @@
 --   'K' extend whose locks' keys keep the expiry they had before it:
 --       their time to live is noted here, and mutants_postlude.lua puts it
 --       back after ops.lua ran (ops.lua runs as a function in between).
+--   'F' acquire, 'P' propose, whose fence proposals leave out the clock
+--       floor: `floorless` (ops.lua's `propose` reads it in mutants builds,
+--       see mutants.rs) makes a proposal the counter plus one (at least
+--       1024, what the caller reads as a proposal).
 -- The encoding is ops.lua's: per operation, code, key count, argument
 -- count, arguments; the token is an operation's first argument and its
 -- lock its first key.
 local kept_expiry = {}
+local floorless = false
 do
   local next_arg, next_key = 1, 1
   while next_arg <= #ARGV do
@@ -40,11 +45,14 @@ do
       if type(flat) == 'table' and not flat.err and redis.call('hexists', KEYS[next_key], 'h:' .. token) == 1 then
         for i = 1, #flat, 2 do
           local prefix, other = string.sub(flat[i], 1, 2), string.sub(flat[i], 3)
-          if (prefix == 'h:' or prefix == 'm:' or prefix == 'd:') and other ~= token then
+          if (prefix == 'h:' or prefix == 'm:' or prefix == 'd:' or prefix == 'f:') and other ~= token then
             redis.call('hdel', KEYS[next_key], flat[i])
           end
         end
       end
+    elseif code == 'F' or code == 'P' then
+      ARGV[next_arg] = string.lower(code)
+      floorless = true
     elseif code == 'K' then
       ARGV[next_arg] = 'e'
       for i = next_key, next_key + tonumber(ARGV[next_arg + 1]) - 1 do
