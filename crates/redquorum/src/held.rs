@@ -18,6 +18,7 @@ use crate::lease::{LostReason, Shared};
 use crate::lease_watch::LeaseWatch;
 use crate::options::WatchdogOptions;
 use crate::quorum::{Grant, Quorum};
+use crate::registry::Registry;
 use crate::watchdog::{Extender, Watchdog};
 
 /// A hold on a quorum.
@@ -31,7 +32,9 @@ pub(crate) struct Held {
     /// The running watchdog, if `auto_extend` was called.
     watchdog: Option<Watchdog>,
     fencing: Fencing,
-    /// Our entry in the quorum's registry of live holds (for shutdown).
+    /// The live holds of the `Redlock` this was taken with (for shutdown),
+    /// and our entry in it.
+    holds: Arc<Registry>,
     registration: u64,
     /// False once released or forgotten: `Drop` then has nothing to do.
     armed: bool,
@@ -49,9 +52,10 @@ enum Fencing {
 }
 
 impl Held {
-    /// A hold `grant`ed on `quorum` for `claim`.
+    /// A hold `grant`ed on `quorum` for `claim`, registered in `holds`.
     pub(crate) fn new(
         quorum: &Arc<Quorum>,
+        holds: &Arc<Registry>,
         claim: Arc<Claim>,
         grant: Grant,
         fenced: bool,
@@ -63,7 +67,7 @@ impl Held {
             grant.deadline,
             watchdog_options.stop_margin_for(claim.ttl),
         );
-        let registration = quorum.holds().add(Arc::clone(&claim), Arc::clone(&lease));
+        let registration = holds.add(Arc::clone(&claim), Arc::clone(&lease));
         let fencing = if fenced {
             Fencing::On {
                 proposal: grant.proposal,
@@ -79,6 +83,7 @@ impl Held {
             watchdog_options,
             watchdog: None,
             fencing,
+            holds: Arc::clone(holds),
             registration,
             armed: true,
         }
@@ -233,7 +238,7 @@ impl Held {
 
     fn disarm(&mut self) {
         self.armed = false;
-        self.quorum.holds().remove(self.registration);
+        self.holds.remove(self.registration);
     }
 }
 

@@ -24,7 +24,6 @@ use crate::node_id::NodeId;
 use crate::nodes::Nodes;
 use crate::notify::Notifier;
 use crate::op::Op;
-use crate::registry::Registry;
 use crate::settle::{Operation, Settle};
 use crate::tally::Decision;
 use crate::vote::Vote;
@@ -50,8 +49,6 @@ pub(crate) struct Quorum {
     runtime: Handle,
     /// Wakes this process's waiters as soon as a release is on the wire.
     notifier: OnceLock<Arc<Notifier>>,
-    /// The holds of this process, for `Redlock::shutdown`.
-    holds: Registry,
     /// Set by `Redlock::shutdown`: no new operation is started.
     shut: AtomicBool,
 }
@@ -64,7 +61,6 @@ impl Quorum {
             drift_factor,
             runtime: Handle::current(),
             notifier: OnceLock::new(),
-            holds: Registry::default(),
             shut: AtomicBool::new(false),
         }
     }
@@ -76,10 +72,6 @@ impl Quorum {
 
     pub(crate) fn nodes(&self) -> &Nodes {
         &self.nodes
-    }
-
-    pub(crate) fn holds(&self) -> &Registry {
-        &self.holds
     }
 
     /// The runtime background tasks run on.

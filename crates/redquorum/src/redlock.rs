@@ -14,6 +14,7 @@ use crate::notify::Notifier;
 use crate::options::{LockOptions, WatchdogOptions};
 use crate::owner_info::OwnerInfo;
 use crate::quorum::Quorum;
+use crate::registry::Registry;
 use crate::token::OwnerToken;
 use crate::wait::Wait;
 
@@ -48,6 +49,8 @@ pub struct Redlock {
     notifier: Arc<Notifier>,
     /// Owner information stored with every hold taken here (encoded).
     owner_info: Option<Arc<str>>,
+    /// The live holds taken here and by clones, for `shutdown`.
+    holds: Arc<Registry>,
 }
 
 impl Redlock {
@@ -65,6 +68,7 @@ impl Redlock {
             watchdog: WatchdogOptions::default(),
             notifier: Arc::new(Notifier::new(Vec::new(), Duration::ZERO)),
             owner_info: None,
+            holds: Arc::default(),
         }
     }
 
@@ -332,7 +336,8 @@ impl Redlock {
         let claim = Arc::new(claim);
         let fenced = self.options.fencing;
         let grant = self.quorum.acquire(&claim, fenced).await?;
-        Ok(Held::new(&self.quorum, claim, grant, fenced, self.watchdog))
+        let (quorum, holds, options) = (&self.quorum, &self.holds, self.watchdog);
+        Ok(Held::new(quorum, holds, claim, grant, fenced, options))
     }
 
     /// One attempt at a fresh claim of `kind` on `resource`.
@@ -371,6 +376,11 @@ impl Redlock {
     /// The shared coordinator.
     pub(crate) fn shared_quorum(&self) -> &Arc<Quorum> {
         &self.quorum
+    }
+
+    /// The live holds of this handle and its clones.
+    pub(crate) fn holds(&self) -> &Registry {
+        &self.holds
     }
 
     /// The release notifications (an election's observers wait on them).
