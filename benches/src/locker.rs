@@ -61,7 +61,9 @@ pub struct Floor {
 
 /// redquorum's script for every lock operation, here always with one operation per call.
 static OPS: std::sync::LazyLock<Script> = std::sync::LazyLock::new(|| {
-    Script::from_lua(include_str!("../../crates/redquorum/src/scripts/ops.lua"))
+    Script::from_lua(include_str!(
+        "../../crates/redquorum/src/protocol/scripts/ops.lua"
+    ))
 });
 
 impl Floor {

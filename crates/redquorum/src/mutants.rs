@@ -282,8 +282,8 @@ pub(crate) fn ops_source(source: &'static str) -> String {
     {
         format!(
             "{}\nlocal answers = (function()\n{source}\nend)()\n{}\nreturn answers\n",
-            include_str!("scripts/mutants_prelude.lua"),
-            include_str!("scripts/mutants_postlude.lua")
+            include_str!("protocol/scripts/mutants_prelude.lua"),
+            include_str!("protocol/scripts/mutants_postlude.lua")
         )
     }
     #[cfg(not(feature = "mutants"))]
@@ -323,14 +323,14 @@ mod tests {
     #[cfg(not(feature = "mutants"))]
     #[test]
     fn without_the_feature_the_lock_script_is_ops_lua_as_written() {
-        let ops = include_str!("scripts/ops.lua");
+        let ops = include_str!("protocol/scripts/ops.lua");
         assert_eq!(ops_source(ops), ops);
     }
 
     #[cfg(feature = "mutants")]
     #[test]
     fn with_the_feature_ops_lua_runs_unchanged_between_the_prelude_and_the_postlude() {
-        let ops = include_str!("scripts/ops.lua");
+        let ops = include_str!("protocol/scripts/ops.lua");
         let source = ops_source(ops);
         assert!(source.starts_with("-- Mutants only"));
         let wrapped = format!("local answers = (function()\n{ops}\nend)()\n");

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use metrics::Unit;
 
 use crate::error::Error;
-use crate::ineligible::Ineligible;
+use crate::health::ineligible::Ineligible;
 use crate::node_id::NodeId;
 
 /// Acquisitions, by result.

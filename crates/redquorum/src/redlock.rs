@@ -4,19 +4,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::build_error::BuildError;
-use crate::claim::{Claim, Kind};
 use crate::error::Error;
-use crate::held::Held;
-use crate::keys::{self, ResourceKeys};
+use crate::lease::held::Held;
+use crate::lease::registry::Registry;
 use crate::mutants::{self, Mutant};
 use crate::node_id::NodeId;
-use crate::notify::Notifier;
 use crate::options::{LockOptions, WatchdogOptions};
-use crate::owner_info::OwnerInfo;
-use crate::quorum::Quorum;
-use crate::registry::Registry;
-use crate::token::OwnerToken;
-use crate::wait::Wait;
+use crate::protocol::claim::{Claim, Kind};
+use crate::protocol::keys::{self, ResourceKeys};
+use crate::protocol::owner_info::OwnerInfo;
+use crate::protocol::token::OwnerToken;
+use crate::quorum::coordinator::Quorum;
+use crate::wait::notify::Notifier;
+use crate::wait::retry::Wait;
 
 /// A handle to N independent Redis masters that takes distributed locks.
 ///
@@ -251,7 +251,7 @@ impl Redlock {
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn health(&self) -> Vec<(NodeId, crate::health::NodeHealth)> {
+    pub async fn health(&self) -> Vec<(NodeId, crate::health::node_health::NodeHealth)> {
         self.quorum.nodes().health().await
     }
 

@@ -1,7 +1,7 @@
 //! Ending a process cleanly: [`Redlock::shutdown`] releases what it holds
 //! and stops the background tasks.
 
-use crate::lease::LostReason;
+use crate::lease::state::LostReason;
 use crate::redlock::Redlock;
 
 impl Redlock {
