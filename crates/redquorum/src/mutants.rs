@@ -9,30 +9,30 @@
 //! each one: a mutant the checker does not catch is a hole in the test bed.
 //!
 //! Hook sites on the one engine (each a line or a guard):
-//! - `validity.rs` (`validity`): validity-unreduced, long-lease;
-//! - `tally.rs` (`quorum`): minority-quorum;
-//! - `quorum.rs` (`acquire`: the unwind; `commit`: the write-back):
+//! - `protocol/validity.rs` (`validity`): validity-unreduced, long-lease;
+//! - `protocol/tally.rs` (`quorum`): minority-quorum;
+//! - `quorum/coordinator.rs` (`acquire`: the unwind; `commit`: the write-back):
 //!   no-unwind, fence-without-write-back;
-//! - `op.rs` (`Code::name`: codes `R`, `E`) with `scripts/mutants_prelude.lua`,
-//!   put before `ops.lua` by `script.rs` (`OPS`) in mutants builds only:
+//! - `protocol/op.rs` (`Code::name`: codes `R`, `E`) with `protocol/scripts/mutants_prelude.lua`,
+//!   put before `ops.lua` by `node/script.rs` (`OPS`) in mutants builds only:
 //!   no-owner-check;
-//! - `claim.rs` (`extend`: sent as an acquire) and `lease.rs`
+//! - `protocol/claim.rs` (`extend`: sent as an acquire) and `lease/state.rs`
 //!   (`check_expired`, `extended`: expiry is not final): reviving-extend;
-//! - `batcher.rs` (`after_noscript`): noscript-after-unwind;
-//! - `semaphore.rs` (`try_acquire`): permit-without-slot;
-//! - `election.rs` (`try_campaign`): shared-leadership;
+//! - `node/batcher.rs` (`after_noscript`): noscript-after-unwind;
+//! - `kinds/semaphore.rs` (`try_acquire`): permit-without-slot;
+//! - `kinds/election.rs` (`try_campaign`): shared-leadership;
 //! - `redlock.rs` (`claim_with`): lock-delay-ignored;
-//! - `multi_lock.rs` (`try_lock_all`): all-of-last-only;
-//! - `clock_watch.rs` (`record`): clock-monitor-blind;
-//! - `inspect.rs` (`Inspection::holders`): inspect-any-node;
-//! - `admin.rs` (`force_release`): stale-force-fence;
-//! - `validity.rs` (`validity`): validity-no-drift;
-//! - `settle.rs` (`settle`): validity-from-replies, extend-below-quorum;
-//! - `op.rs` (`Code::name`: codes `X`, `A`) with the prelude:
+//! - `kinds/multi_lock.rs` (`try_lock_all`): all-of-last-only;
+//! - `health/clock_watch.rs` (`record`): clock-monitor-blind;
+//! - `admin/inspect.rs` (`Inspection::holders`): inspect-any-node;
+//! - `admin/operator.rs` (`force_release`): stale-force-fence;
+//! - `protocol/validity.rs` (`validity`): validity-no-drift;
+//! - `quorum/settle.rs` (`settle`): validity-from-replies, extend-below-quorum;
+//! - `protocol/op.rs` (`Code::name`: codes `X`, `A`) with the prelude:
 //!   release-drops-sharers, reader-beside-any-kind;
-//! - `quorum.rs` (`acquire`: the drop guard): unwind-disarmed-early;
-//! - `op.rs` (`Code::name`: code `K`) with the prelude and
-//!   `scripts/mutants_postlude.lua`: extend-keeps-expiry.
+//! - `quorum/coordinator.rs` (`acquire`: the drop guard): unwind-disarmed-early;
+//! - `protocol/op.rs` (`Code::name`: code `K`) with the prelude and
+//!   `protocol/scripts/mutants_postlude.lua`: extend-keeps-expiry.
 //!
 //! The last seven are bugs of one primitive: `redquorum mutants` runs them
 //! with `torture --kind semaphore`, `--kind election`, `--lock-delay`,
@@ -272,10 +272,10 @@ pub(crate) const fn is_active(_mutant: Mutant) -> bool {
     false
 }
 
-/// The lock script's source: with the feature, `scripts/mutants_prelude.lua`
+/// The lock script's source: with the feature, `protocol/scripts/mutants_prelude.lua`
 /// first (it turns the planted operation codes into ordinary ones acting on
 /// another owner's hold), then `ops.lua` run as a function, then
-/// `scripts/mutants_postlude.lua` (it undoes what a planted code must not
+/// `protocol/scripts/mutants_postlude.lua` (it undoes what a planted code must not
 /// have done); without it, `ops.lua` as written.
 pub(crate) fn ops_source(source: &'static str) -> String {
     #[cfg(feature = "mutants")]

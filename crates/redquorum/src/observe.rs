@@ -48,7 +48,7 @@ pub(crate) const RELEASE_TOTAL: &str = "redquorum_release_total";
 pub(crate) const VOTE_REFUSED_TOTAL: &str = "redquorum_vote_refused_total";
 /// Whether a node's votes count (1) or not (0).
 pub(crate) const NODE_ELIGIBLE: &str = "redquorum_node_eligible";
-/// Gauge: whether a node is up (link.rs).
+/// Gauge: whether a node is up (node/link.rs).
 pub(crate) const NODE_UP: &str = "redquorum_node_up";
 /// Counter: clock faults a node's probes saw (jumps, stops, fast or slow).
 pub(crate) const NODE_CLOCK_FAULTS: &str = "redquorum_node_clock_faults_total";
@@ -190,12 +190,12 @@ pub(crate) fn node_eligible(node: &NodeId, eligible: bool) {
     });
 }
 
-/// Records whether `node` is up, when that changes (link.rs).
+/// Records whether `node` is up, when that changes (node/link.rs).
 pub(crate) fn node_up(node: &NodeId, up: bool) {
     metrics::gauge!(NODE_UP, "node" => node.to_string()).set(if up { 1.0 } else { 0.0 });
 }
 
-/// Counts a clock fault seen on `node` (clock_watch.rs).
+/// Counts a clock fault seen on `node` (health/clock_watch.rs).
 pub(crate) fn node_clock_fault(node: &NodeId) {
     metrics::counter!(NODE_CLOCK_FAULTS, "node" => node.to_string()).increment(1);
 }

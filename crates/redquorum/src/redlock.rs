@@ -39,7 +39,7 @@ use crate::wait::retry::Wait;
 #[derive(Debug, Clone)]
 pub struct Redlock {
     quorum: Arc<Quorum>,
-    /// Prefix of every key (keys.rs has the layout).
+    /// Prefix of every key (protocol/keys.rs has the layout).
     key_prefix: Arc<str>,
     node_timeout: Duration,
     options: LockOptions,

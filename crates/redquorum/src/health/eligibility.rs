@@ -9,7 +9,7 @@
 //! enforces this itself: such a node's votes are refused
 //! ([`NodeOutcome::Refused`](crate::NodeOutcome::Refused)) until its uptime
 //! reaches the max TTL. Replicas never vote, and one server reached under
-//! two names votes once (nodes.rs compares the run ids).
+//! two names votes once (node/nodes.rs compares the run ids).
 //!
 //! A reconnection seen at vote time (possibly a restart) makes the node's
 //! votes refused until the next probe has run, so a restart cannot slip in
@@ -78,7 +78,7 @@ pub(crate) const DEFAULT_INTERVAL: Duration = Duration::from_secs(5);
 pub(crate) struct Eligibility {
     max_ttl: Option<Duration>,
     interval: Duration,
-    /// The clock rule (clock_watch.rs): the drift allowance, and how long a
+    /// The clock rule (health/clock_watch.rs): the drift allowance, and how long a
     /// node's clock must be stable after a fault before it votes again;
     /// `None` when clocks are not checked.
     clock_rule: Option<(f64, Duration)>,

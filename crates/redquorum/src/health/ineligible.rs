@@ -1,5 +1,5 @@
 //! Why a node's vote does not count toward a quorum ([`Ineligible`]): the
-//! reasons the health rules (eligibility.rs, nodes.rs) give.
+//! reasons the health rules (health/eligibility.rs, node/nodes.rs) give.
 
 use std::fmt;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! What each master says about itself, as the public API shows it: its
 //! [`Role`], [`Durability`], eviction policy and uptime ([`NodeHealth`]),
-//! and why its vote may be refused (ineligible.rs). The probes live in
-//! `probe.rs`, the vote rules in `eligibility.rs`.
+//! and why its vote may be refused (health/ineligible.rs). The probes live in
+//! `node/probe.rs`, the vote rules in `health/eligibility.rs`.
 
 use std::fmt;
 use std::time::Duration;

@@ -111,7 +111,7 @@ impl Redlock {
         let name = resources.first().map_or("", |r| r.as_ref());
         let keys: Vec<String> = resources.iter().map(|r| self.key(r.as_ref())).collect();
         // Over one resource it waits its turn as `lock` does; over several it
-        // listens (waiters.rs: a release of one may suit any waiter).
+        // listens (wait/waiters.rs: a release of one may suit any waiter).
         self.wait_for(keys.iter().map(String::as_str).collect(), true)
             .until_acquired(name, || self.try_lock_any(resources))
             .await

@@ -1,6 +1,6 @@
 //! Being the leader ([`Leadership`]): a leader-kind hold that the watchdog
 //! extends, whose value observers read and whose fencing token is the
-//! epoch (election.rs has how it is won).
+//! epoch (kinds/election.rs has how it is won).
 
 use crate::error::Error;
 use crate::kinds::lock_api::lock_api;

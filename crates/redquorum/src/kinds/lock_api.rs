@@ -1,5 +1,5 @@
 //! The methods every held lock type has, written once: `lock_api!(Type)`
-//! gives a type that wraps a `held: Held` (held.rs) its public API, each
+//! gives a type that wraps a `held: Held` (lease/held.rs) its public API, each
 //! method a one-line call into the lease core, documented per type.
 
 /// Implements the shared public API and `Debug` for a `struct $ty { held: Held }`.

@@ -1,7 +1,7 @@
 //! Locking several resources at once: all of a set or none of it.
 //!
 //! One claim takes every resource's lock in one operation per node
-//! (`scripts/ops.lua` grants all or none on each node), so one quorum
+//! (`protocol/scripts/ops.lua` grants all or none on each node), so one quorum
 //! decides for the whole set and the set has one validity. No holder ever
 //! has some of its resources while waiting for others, so two holders that
 //! ask for overlapping sets in any order cannot deadlock: an attempt that
@@ -137,7 +137,7 @@ impl Redlock {
         let names = sorted_set(resources)?;
         let keys: Vec<String> = names.iter().map(|name| self.key(name)).collect();
         // A set of one waits its turn as `lock` does; a larger set listens
-        // (waiters.rs: a release of one member may complete any waiter's set).
+        // (wait/waiters.rs: a release of one member may complete any waiter's set).
         self.wait_for(keys.iter().map(String::as_str).collect(), true)
             .until_acquired(&names.join(", "), || self.try_lock_all(&names))
             .await

@@ -218,7 +218,7 @@ impl Semaphore {
     /// ```
     pub async fn acquire(&self) -> Result<Permit, Error> {
         // A release frees one permit, so this process's waiters take turns
-        // (waiters.rs): the head tries, and a winner's successor tries on
+        // (wait/waiters.rs): the head tries, and a winner's successor tries on
         // the next release (one announced meanwhile is kept for it), or
         // after its backoff, which also covers a permit that expired.
         self.redlock

@@ -167,7 +167,7 @@ impl Held {
     }
 
     /// The fencing token: written back to a quorum, owner-checked, on the
-    /// first call (fence.rs has why that is safe), then the same token.
+    /// first call (protocol/fence.rs has why that is safe), then the same token.
     pub(crate) async fn fence(&self) -> Result<FenceToken, Error> {
         let Fencing::On { proposal, token } = &self.fencing else {
             return Err(Error::FencingOff {

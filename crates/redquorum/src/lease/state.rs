@@ -1,8 +1,8 @@
 //! The lease: its state (deadline, extensions, loss) and the signals a
-//! holder watches through [`LeaseWatch`](crate::LeaseWatch) (lease_watch.rs).
+//! holder watches through [`LeaseWatch`](crate::LeaseWatch) (lease/watch.rs).
 //!
 //! The state lives in a `tokio::sync::watch` channel shared by the held
-//! lock, its watchdog task (watchdog.rs) and every [`LeaseWatch`], so a
+//! lock, its watchdog task (lease/watchdog.rs) and every [`LeaseWatch`], so a
 //! successful extension moves the deadline that all of them see, and a loss
 //! wakes every `lost()` future at once (as etcd's `Session.Done()` does)
 //! instead of each polling a flag. A lease has three states: held, at risk

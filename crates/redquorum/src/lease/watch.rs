@@ -1,4 +1,4 @@
-//! [`LeaseWatch`]: the holder's read-only view of its lease (lease.rs):
+//! [`LeaseWatch`]: the holder's read-only view of its lease (lease/state.rs):
 //! the deadline as the watchdog moves it, and the two signals to stop on,
 //! [`LeaseWatch::at_risk`] and [`LeaseWatch::lost`].
 

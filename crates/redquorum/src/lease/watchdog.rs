@@ -1,6 +1,6 @@
 //! The lease watchdog: a task that extends a held lock before its lease
 //! runs out, retries failed extensions while validity remains, and declares
-//! the lease lost when it cannot (lease.rs has the state it moves).
+//! the lease lost when it cannot (lease/state.rs has the state it moves).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

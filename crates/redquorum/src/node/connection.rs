@@ -111,7 +111,7 @@ pub(crate) fn client(config: Config, node_timeout: Duration) -> Client {
     Client::new(config, Some(performance), Some(connection), Some(reconnect))
 }
 
-/// The node's subscriber client for release notifications (`notify.rs`),
+/// The node's subscriber client for release notifications (`wait/notify.rs`),
 /// not yet connected. Its message buffer is larger than fred's 32 so a
 /// burst of releases is not dropped as `Lagged` (which only costs a
 /// spurious retry, but still costs).

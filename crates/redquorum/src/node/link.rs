@@ -5,13 +5,13 @@
 //! for the whole node timeout (a stopped server, a black hole). While it is
 //! down, operations skip it at once (`NodeOutcome::Down`) instead of each
 //! waiting out the node timeout; only what undoes earlier operations is
-//! still sent (node.rs). It is up again when it reconnects, or when a
+//! still sent (node/master.rs). It is up again when it reconnects, or when a
 //! background `PING` is answered: a node that went silent on an open
 //! connection never reconnects, and connection events can arrive out of
 //! order, so the `PING` is what decides (every earlier call on the
 //! connection has been answered by then: replies come in order). The
 //! delayed-restart rule is not this file's: a reconnection still makes the
-//! node's votes wait for its probe (eligibility.rs).
+//! node's votes wait for its probe (health/eligibility.rs).
 //!
 //! Each change is logged once (a warning going down, info coming back) and
 //! set on the `redquorum_node_up` gauge; calls skipped meanwhile log nothing.

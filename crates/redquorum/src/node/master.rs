@@ -45,7 +45,7 @@ impl fmt::Debug for Node {
 }
 
 impl Node {
-    /// A node with lock-safe client settings (connection.rs), not yet
+    /// A node with lock-safe client settings (node/connection.rs), not yet
     /// connected. With `max_ttl`, the delayed-restart rule refuses its votes
     /// while it may have forgotten keys; it is probed every `interval`.
     pub(crate) fn new(
@@ -84,7 +84,7 @@ impl Node {
         &self.id
     }
 
-    /// Why the node is down, or `None` while it is up (link.rs).
+    /// Why the node is down, or `None` while it is up (node/link.rs).
     pub(crate) fn down(&self) -> Option<FredError> {
         self.link.down()
     }
@@ -101,7 +101,7 @@ impl Node {
 
     /// Starts one operation now (sent, or queued: see [`Batcher::enter`])
     /// and returns its answer to come; or, on a node known to be down
-    /// (link.rs), says why without waiting. What undoes earlier operations
+    /// (node/link.rs), says why without waiting. What undoes earlier operations
     /// (a release, an unwind) is still sent to a down node, and completes in
     /// the background: a stopped node that resumes applies it after the
     /// operations sent before it on the same connection. Anything else is
@@ -187,7 +187,7 @@ impl Node {
         self.batcher.unhold();
     }
 
-    /// Why the node's votes are refused now, by its own state (nodes.rs
+    /// Why the node's votes are refused now, by its own state (node/nodes.rs
     /// adds the rule that spans nodes). Cheap: no I/O.
     pub(crate) fn refusal(&self) -> Option<Ineligible> {
         self.eligibility.refusal()

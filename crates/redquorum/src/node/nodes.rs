@@ -159,7 +159,7 @@ impl Nodes {
     }
 
     /// Resolves once no call of ours is in flight on any node: the
-    /// releases a caller stopped waiting for (quorum.rs) have ended.
+    /// releases a caller stopped waiting for (quorum/coordinator.rs) have ended.
     fn drained(&self) -> impl Future<Output = ()> + Send + 'static {
         futures::future::join_all(self.nodes.iter().map(Node::drained)).map(drop)
     }

@@ -1,7 +1,7 @@
 //! Health probes: what a node says about itself (`INFO`, `CONFIG GET
 //! appendfsync`), asked by a background task per node after every
 //! (re)connection and then periodically. Probes never run on the lock path:
-//! votes read the cached result (eligibility.rs).
+//! votes read the cached result (health/eligibility.rs).
 
 use std::sync::Weak;
 use std::time::{Duration, Instant};

@@ -1,4 +1,4 @@
-//! The batcher's queue (batcher.rs), as pure state: the calls in flight,
+//! The batcher's queue (node/batcher.rs), as pure state: the calls in flight,
 //! the operations waiting for the next call, and which of them are still
 //! wanted.
 
@@ -10,7 +10,7 @@ use crate::protocol::op::{Op, Reply};
 
 /// Calls of ours a node may have in flight before operations queue. Two,
 /// not one, so a release and the acquire of the waiter it wakes go out
-/// back to back (the local hand-off, see notify.rs) instead of one round
+/// back to back (the local hand-off, see wait/notify.rs) instead of one round
 /// trip apart.
 pub(crate) const MAX_IN_FLIGHT: usize = 2;
 

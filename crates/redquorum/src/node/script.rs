@@ -1,10 +1,10 @@
 //! The script cache: the one Lua script every lock operation runs in
-//! (`scripts/ops.lua`), and the fenced write run on a protected store.
+//! (`protocol/scripts/ops.lua`), and the fenced write run on a protected store.
 //!
 //! Scripts run by EVALSHA and are loaded (SCRIPT LOAD) each time a node's
 //! connection comes up. A node that answers NOSCRIPT (its cache was
 //! flushed, or it restarted before the reload) is a case the batcher
-//! decides about (batcher.rs): an acquire must never be sent again after
+//! decides about (node/batcher.rs): an acquire must never be sent again after
 //! its attempt was decided.
 
 use std::sync::LazyLock;

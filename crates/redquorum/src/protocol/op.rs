@@ -1,7 +1,7 @@
-//! A per-node operation as plain data: which function of `scripts/ops.lua`,
+//! A per-node operation as plain data: which function of `protocol/scripts/ops.lua`,
 //! on which keys, with which arguments. Every lock kind produces these
-//! (claim.rs); the node decides how to send them (alone or batched,
-//! batcher.rs), and one call carries any mix of them.
+//! (protocol/claim.rs); the node decides how to send them (alone or batched,
+//! node/batcher.rs), and one call carries any mix of them.
 
 use fred::error::{Error as FredError, ErrorKind};
 use fred::types::{Key, Value};
@@ -77,7 +77,7 @@ impl Op {
 
     /// Whether it undoes what earlier operations did (a release, an unwind,
     /// a force-release): sent even to a node known to be down, which may
-    /// still apply those earlier operations when it resumes (node.rs).
+    /// still apply those earlier operations when it resumes (node/master.rs).
     pub(crate) fn undoes(&self) -> bool {
         matches!(self.code, Code::Release | Code::ForceRelease)
     }

@@ -1,7 +1,7 @@
 //! The quorum coordinator: one fan-out for every operation of every kind.
 //! An operation goes to all N nodes at once (`fan_out::gather`) and is
 //! decided as early as possible; acquire, extend, release and the fencing
-//! rounds differ only in the operation sent (claim.rs) and in how the votes
+//! rounds differ only in the operation sent (protocol/claim.rs) and in how the votes
 //! are settled. A failed acquisition is unwound on every node that may hold
 //! its state, also when the caller stops waiting (a drop guard).
 
@@ -83,7 +83,7 @@ impl Quorum {
         self.nodes.quorum()
     }
 
-    /// Turns fan-outs' votes into results (settle.rs).
+    /// Turns fan-outs' votes into results (quorum/settle.rs).
     fn settling(&self) -> Settle<'_> {
         Settle {
             nodes: &self.nodes,
@@ -106,7 +106,7 @@ impl Quorum {
 
     /// One Redlock acquisition (docs/algorithm.md): send to all, decide early, check
     /// validity, and unwind everywhere on failure. With `fenced`, granting
-    /// nodes also propose a fencing token (fence.rs).
+    /// nodes also propose a fencing token (protocol/fence.rs).
     ///
     /// Cancel safety: if dropped after the first poll, a guard spawns the
     /// unwind on every node (it queues behind the acquire on each connection).
@@ -173,7 +173,7 @@ impl Quorum {
     /// it, the release returns, and the rest completes in the background,
     /// on each connection after what was sent before it (the batcher sends
     /// a release even when nobody waits for it; a `Redlock` that is dropped
-    /// or shut down first lets those calls finish, nodes.rs). A node known
+    /// or shut down first lets those calls finish, node/nodes.rs). A node known
     /// to be down is sent the release without being waited for.
     ///
     /// With a local waiter on this lock, a hand-off window opens on every
@@ -213,7 +213,7 @@ impl Quorum {
     }
 
     /// Writes `token` back to a quorum, owner-checked: it lands only where
-    /// the claim still holds (fence.rs has why).
+    /// the claim still holds (protocol/fence.rs has why).
     pub(crate) async fn commit(&self, claim: &Claim, token: FenceToken) -> Result<(), Error> {
         self.check_open()?;
         if mutants::is_active(Mutant::FenceWithoutWriteBack) {

@@ -38,12 +38,12 @@ impl Until {
 }
 
 /// Sends `op` to every node and collects the votes until `until`. Nodes
-/// known to be down vote `Down` at once (link.rs), and are sent only what
+/// known to be down vote `Down` at once (node/link.rs), and are sent only what
 /// undoes earlier operations; when they alone decide (too many are down),
 /// nothing is sent. Every other node's operation is entered before the
 /// first answer is awaited (`Batcher::enter`). Nodes
 /// that had not answered by the stop are `Unanswered`. An acting vote
-/// counts only if the node may vote now (nodes.rs).
+/// counts only if the node may vote now (node/nodes.rs).
 pub(crate) async fn gather<F>(nodes: &Nodes, op: F, until: Until) -> (Decision, Vec<Vote>)
 where
     F: Fn() -> Op,

@@ -53,7 +53,7 @@ impl Redlock {
 #[must_use]
 #[derive(Clone)]
 pub struct RedlockBuilder {
-    /// The masters, as named (node_source.rs).
+    /// The masters, as named (setup/node_source.rs).
     pub(crate) nodes: Vec<NodeSource>,
     options: LockOptions,
     node_timeout: Duration,
@@ -61,7 +61,7 @@ pub struct RedlockBuilder {
     key_prefix: String,
     /// Custom trust roots for `rediss://` nodes (certificates are public: no redaction needed).
     tls_roots: Vec<Vec<u8>>,
-    /// Enables the delayed-restart rule (see health.rs).
+    /// Enables the delayed-restart rule (see health/node_health.rs).
     max_ttl: Option<Duration>,
     health_check_interval: Duration,
     check_node_clocks: bool,
@@ -280,7 +280,7 @@ impl RedlockBuilder {
         self
     }
 
-    /// The lock options set so far (read by `config.rs`).
+    /// The lock options set so far (read by `setup/config.rs`).
     pub(crate) fn options(&self) -> &LockOptions {
         &self.options
     }

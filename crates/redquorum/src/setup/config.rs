@@ -1,5 +1,5 @@
 //! [`RedlockConfig`]: a `Redlock` configuration as data, read from the
-//! environment (`env.rs`) or (feature `serde`) deserialised from any serde
+//! environment (`setup/env.rs`) or (feature `serde`) deserialised from any serde
 //! format, and turned into a [`RedlockBuilder`].
 //!
 //! Every field is optional except the nodes, so a config file states only
@@ -186,7 +186,7 @@ mod duration {
 }
 
 /// A duration written for people: `500ms`, `10s`, `2m`, `1h 30m` (a
-/// config file's values and the `REDQUORUM_*` variables, env.rs).
+/// config file's values and the `REDQUORUM_*` variables, setup/env.rs).
 pub(crate) fn parse_duration(value: &str) -> Result<Duration, String> {
     humantime::parse_duration(value.trim())
         .map_err(|e| format!("{value:?} is not a duration such as 500ms, 10s or 2m ({e})"))

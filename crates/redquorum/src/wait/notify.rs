@@ -1,9 +1,9 @@
 //! Release notifications: the subscriber connections that wake local
-//! waiters (waiters.rs) when a holder releases, whatever the lock kind.
+//! waiters (wait/waiters.rs) when a holder releases, whatever the lock kind.
 //!
 //! The release operation publishes the hold's token on
 //! `redquorum:released:<lock key>` on every node where the lock became free
-//! (`scripts/ops.lua`). One subscriber connection per node, shared by all
+//! (`protocol/scripts/ops.lua`). One subscriber connection per node, shared by all
 //! waiters of a `Redlock` and its clones, listens on the channels of the
 //! locks someone here waits for: a channel is subscribed when the first
 //! local waiter on its lock arrives and unsubscribed when the last one has

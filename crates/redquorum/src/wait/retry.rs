@@ -2,7 +2,7 @@
 //! read and write locks, `lock_any`, `lock_all`, a semaphore's `acquire`,
 //! an election's `campaign`): retry with jittered backoff while the
 //! failure is worth another attempt, until `wait` runs out, woken early by
-//! release notifications on the lock keys waited for (waiters.rs).
+//! release notifications on the lock keys waited for (wait/waiters.rs).
 
 use std::future::Future;
 use std::time::Instant;

@@ -1,5 +1,5 @@
 //! The lines of local waiters, one per lock key, woken by release
-//! notifications (notify.rs delivers them).
+//! notifications (wait/notify.rs delivers them).
 //!
 //! An exclusive waiter (plain, write, reentrant lock, a campaign, a
 //! semaphore's permit, and `lock_any` / `lock_all` over one resource) takes

@@ -1,5 +1,5 @@
 -- Every lock operation of every kind, one or several per call (group
--- commit: see batcher.rs). For operation i, ARGV holds its code, its key
+-- commit: see node/batcher.rs). For operation i, ARGV holds its code, its key
 -- count and its argument count, then its arguments; its keys follow in
 -- KEYS, in order. Each operation runs in its own pcall: one that fails (a
 -- key of another type, OOM) answers its own error and the others still run.
@@ -171,7 +171,7 @@ local function propose_all(keys, first, last)
 end
 
 -- Lock key -> tag: announced at the end of the call on
--- 'redquorum:released:' .. key (notify.rs), so waiters wake without polling.
+-- 'redquorum:released:' .. key (wait/notify.rs), so waiters wake without polling.
 -- A release is tagged with the releasing token (or 'forced:' and the time).
 local announce = {}
 -- Lock key -> news that frees nothing, announced on the key's news channel
