@@ -45,8 +45,6 @@ pub struct Redlock {
     options: LockOptions,
     /// How `Lock::auto_extend` and `with_lock` extend locks taken here.
     watchdog: WatchdogOptions,
-    /// Wakes `lock()` waiters on release; shared by clones.
-    notifier: Arc<Notifier>,
     /// Owner information stored with every hold taken here (encoded).
     owner_info: Option<Arc<str>>,
     /// The live holds taken here and by clones, for `shutdown`.
@@ -66,17 +64,9 @@ impl Redlock {
             node_timeout,
             options,
             watchdog: WatchdogOptions::default(),
-            notifier: Arc::new(Notifier::new(Vec::new(), Duration::ZERO)),
             owner_info: None,
             holds: Arc::default(),
         }
-    }
-
-    /// Uses `notifier` (the nodes' subscriber connections) to wake waiters.
-    pub(crate) fn with_notifier(mut self, notifier: Notifier) -> Self {
-        self.notifier = Arc::new(notifier);
-        self.quorum.set_notifier(Arc::clone(&self.notifier));
-        self
     }
 
     /// A handle on the same nodes that locks with other options.
@@ -367,7 +357,7 @@ impl Redlock {
     pub(crate) fn wait_for<'a>(&'a self, lock_keys: Vec<&'a str>, exclusive: bool) -> Wait<'a> {
         Wait {
             options: &self.options,
-            notifier: &self.notifier,
+            notifier: self.quorum.notifier(),
             keys: lock_keys,
             exclusive,
         }
@@ -385,7 +375,7 @@ impl Redlock {
 
     /// The release notifications (an election's observers wait on them).
     pub(crate) fn notifier(&self) -> &Arc<Notifier> {
-        &self.notifier
+        self.quorum.notifier()
     }
 
     /// The prefix of every key.

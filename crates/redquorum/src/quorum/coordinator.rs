@@ -5,8 +5,8 @@
 //! are settled. A failed acquisition is unwound on every node that may hold
 //! its state, also when the caller stops waiting (a drop guard).
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
 use std::task::Poll;
 use std::time::Instant;
 
@@ -48,26 +48,27 @@ pub(crate) struct Quorum {
     /// watchdog) is spawned here, so it never depends on the caller's thread.
     runtime: Handle,
     /// Wakes this process's waiters as soon as a release is on the wire.
-    notifier: OnceLock<Arc<Notifier>>,
+    notifier: Arc<Notifier>,
     /// Set by `Redlock::shutdown`: no new operation is started.
     shut: AtomicBool,
 }
 
 impl Quorum {
-    /// A coordinator over started nodes (requires a Tokio runtime).
-    pub(crate) fn new(nodes: Nodes, drift_factor: f64) -> Self {
+    /// A coordinator over started nodes whose releases wake `notifier`'s
+    /// waiters (requires a Tokio runtime).
+    pub(crate) fn new(nodes: Nodes, drift_factor: f64, notifier: Arc<Notifier>) -> Self {
         Self {
             nodes,
             drift_factor,
             runtime: Handle::current(),
-            notifier: OnceLock::new(),
+            notifier,
             shut: AtomicBool::new(false),
         }
     }
 
-    /// The notifier whose local waiters `release` wakes (set once, by the builder).
-    pub(crate) fn set_notifier(&self, notifier: Arc<Notifier>) {
-        let _ = self.notifier.set(notifier);
+    /// The release notifications: the local waiters `release` wakes.
+    pub(crate) fn notifier(&self) -> &Arc<Notifier> {
+        &self.notifier
     }
 
     pub(crate) fn nodes(&self) -> &Nodes {
@@ -184,7 +185,7 @@ impl Quorum {
     pub(crate) async fn release(&self, claim: &Claim) -> Result<usize, Error> {
         let start = Instant::now();
         let key = claim.keys.lock_str();
-        let notifier = self.notifier.get().filter(|n| n.has_waiters(key));
+        let notifier = self.notifier.has_waiters(key).then_some(&self.notifier);
         let window = notifier.map(|_| HandOffWindow::open(&self.nodes));
         let op = claim.release();
         let gather = fan_out::gather(&self.nodes, || op.clone(), Until::Won);

@@ -382,13 +382,12 @@ impl RedlockBuilder {
             })
             .collect();
         let nodes = Nodes::start(nodes, connect_timeout, self.node_timeout);
-        let quorum = Quorum::new(nodes, self.drift_factor);
+        let quorum = Quorum::new(nodes, self.drift_factor, Arc::new(notifier));
         Ok(Redlock::new(
             Arc::new(quorum),
             self.key_prefix.into(),
             self.node_timeout,
             self.options,
-        )
-        .with_notifier(notifier))
+        ))
     }
 }
