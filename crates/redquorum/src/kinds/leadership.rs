@@ -3,7 +3,7 @@
 //! epoch (kinds/election.rs has how it is won).
 
 use crate::error::Error;
-use crate::kinds::lock_api::lock_api;
+use crate::kinds::held_methods::held_methods;
 use crate::lease::held::Held;
 use crate::protocol::fence::FenceToken;
 use crate::protocol::owner_info::OwnerInfo;
@@ -32,7 +32,7 @@ pub struct Leadership {
     held: Held,
 }
 
-lock_api!(Leadership);
+held_methods!(Leadership);
 
 impl Leadership {
     pub(crate) fn new(held: Held) -> Self {

@@ -1,7 +1,7 @@
 //! [`Lock`]: the plain exclusive lock, `Redlock::try_lock` and `Redlock::lock`.
 
 use crate::error::Error;
-use crate::kinds::lock_api::lock_api;
+use crate::kinds::held_methods::held_methods;
 use crate::lease::held::Held;
 use crate::protocol::claim::Kind;
 use crate::redlock::Redlock;
@@ -32,7 +32,7 @@ pub struct Lock {
     held: Held,
 }
 
-lock_api!(Lock);
+held_methods!(Lock);
 
 impl Redlock {
     /// Makes one attempt to take `resource` on a quorum.

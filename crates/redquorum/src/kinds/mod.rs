@@ -1,7 +1,7 @@
 //! The lock kinds: every public lock type and the `Redlock` methods that
 //! take them ([`Lock`](crate::Lock), read-write, reentrant, any-of-K,
 //! all-of-a-set, the semaphore, the election), each a thin type over one
-//! hold of the lease layer (`lease/held.rs`); `lock_api.rs` writes the
+//! hold of the lease layer (`lease/held.rs`); `held_methods.rs` writes the
 //! methods they share once. This is where a caller's words ("lock",
 //! "acquire a permit", "campaign") become a claim of some kind on the one
 //! engine below.
@@ -17,10 +17,10 @@
 
 mod any_of;
 mod election;
+mod held_methods;
 mod leader;
 mod leadership;
 mod lock;
-mod lock_api;
 mod multi_lock;
 mod reentrant;
 mod rwlock;

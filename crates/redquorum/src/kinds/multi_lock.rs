@@ -10,7 +10,7 @@
 //! them, so it is above every earlier token of each resource.
 
 use crate::error::Error;
-use crate::kinds::lock_api::lock_api;
+use crate::kinds::held_methods::held_methods;
 use crate::lease::held::Held;
 use crate::mutants::{self, Mutant};
 use crate::protocol::claim::Kind;
@@ -41,7 +41,7 @@ pub struct MultiLock {
     resources: Vec<String>,
 }
 
-lock_api!(MultiLock);
+held_methods!(MultiLock);
 
 impl MultiLock {
     /// The resources held, sorted and without duplicates.

@@ -11,7 +11,7 @@
 use std::fmt;
 
 use crate::error::Error;
-use crate::kinds::lock_api::lock_api;
+use crate::kinds::held_methods::held_methods;
 use crate::lease::held::Held;
 use crate::protocol::claim::Kind;
 use crate::protocol::token::OwnerToken;
@@ -227,7 +227,7 @@ pub struct ReentrantLock {
     held: Held,
 }
 
-lock_api!(ReentrantLock);
+held_methods!(ReentrantLock);
 
 #[cfg(test)]
 mod tests {

@@ -15,7 +15,7 @@
 use std::sync::Arc;
 
 use crate::error::Error;
-use crate::kinds::lock_api::lock_api;
+use crate::kinds::held_methods::held_methods;
 use crate::lease::held::Held;
 use crate::protocol::claim::Kind;
 use crate::protocol::token::OwnerToken;
@@ -196,7 +196,7 @@ pub struct ReadLock {
     held: Held,
 }
 
-lock_api!(ReadLock);
+held_methods!(ReadLock);
 
 /// The exclusive (write) hold on a resource, valid until [`deadline`](Self::deadline).
 ///
@@ -224,7 +224,7 @@ pub struct WriteLock {
     held: Held,
 }
 
-lock_api!(WriteLock);
+held_methods!(WriteLock);
 
 #[cfg(test)]
 mod tests {

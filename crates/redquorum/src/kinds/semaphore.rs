@@ -14,7 +14,7 @@
 
 use crate::error::Error;
 use crate::kinds::any_of;
-use crate::kinds::lock_api::lock_api;
+use crate::kinds::held_methods::held_methods;
 use crate::lease::held::Held;
 use crate::mutants::{self, Mutant};
 use crate::protocol::claim::Kind;
@@ -70,7 +70,7 @@ pub struct Permit {
     slot: usize,
 }
 
-lock_api!(Permit);
+held_methods!(Permit);
 
 impl Permit {
     /// Which of the semaphore's slots this permit holds (`0..K`).

@@ -1,7 +1,7 @@
 //! The lease core: a hold granted by a quorum, whatever its kind. Every
 //! public lock type ([`Lock`](crate::Lock), [`ReadLock`](crate::ReadLock),
 //! [`WriteLock`](crate::WriteLock), [`ReentrantLock`](crate::ReentrantLock))
-//! is a thin type over it (`held_accessors!` gives them their methods):
+//! is a thin type over it (`held_methods!` gives them their methods):
 //! owner-checked extend and release on the one fan-out, the watchdog, the
 //! lease's signals, the fencing token's deferred write-back, and release on
 //! drop.

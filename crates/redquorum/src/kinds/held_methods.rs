@@ -1,9 +1,9 @@
-//! The methods every held lock type has, written once: `lock_api!(Type)`
+//! The methods every held lock type has, written once: `held_methods!(Type)`
 //! gives a type that wraps a `held: Held` (lease/held.rs) its public API, each
 //! method a one-line call into the lease core, documented per type.
 
 /// Implements the shared public API and `Debug` for a `struct $ty { held: Held }`.
-macro_rules! lock_api {
+macro_rules! held_methods {
     ($ty:ident) => {
         impl $ty {
             /// The resource name, as given when locking.
@@ -303,4 +303,4 @@ macro_rules! lock_api {
         }
     };
 }
-pub(crate) use lock_api;
+pub(crate) use held_methods;
