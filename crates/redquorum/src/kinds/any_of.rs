@@ -120,11 +120,11 @@ impl Redlock {
 
 #[cfg(test)]
 mod tests {
-    fn is_send<T: Send>(_: &T) {}
+    use crate::kinds::assert_send;
 
     #[allow(dead_code)]
     fn futures_are_send(redlock: crate::Redlock) {
-        is_send(&redlock.try_lock_any(&["a", "b"]));
-        is_send(&redlock.lock_any(&["a", "b"]));
+        assert_send(&redlock.try_lock_any(&["a", "b"]));
+        assert_send(&redlock.lock_any(&["a", "b"]));
     }
 }

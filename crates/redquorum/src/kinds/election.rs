@@ -295,12 +295,12 @@ impl Election {
 
 #[cfg(test)]
 mod tests {
-    fn is_send<T: Send>(_: &T) {}
+    use crate::kinds::assert_send;
 
     #[allow(dead_code)]
     fn futures_are_send(election: crate::Election, leadership: crate::Leadership) {
-        is_send(&election.campaign("v"));
-        is_send(&election.observe());
-        is_send(&leadership.proclaim("v"));
+        assert_send(&election.campaign("v"));
+        assert_send(&election.observe());
+        assert_send(&leadership.proclaim("v"));
     }
 }

@@ -131,30 +131,28 @@ impl Redlock {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn is_send_sync_static<T: Send + Sync + 'static>() {}
-    fn is_send<T: Send>(_: &T) {}
+    use crate::kinds::{assert_send, assert_send_sync_static};
 
     #[test]
     fn bounds() {
-        is_send_sync_static::<Lock>();
-        is_send_sync_static::<crate::Redlock>();
-        is_send_sync_static::<crate::Error>();
-        is_send_sync_static::<crate::BuildError>();
-        is_send_sync_static::<crate::LeaseWatch>();
-        is_send_sync_static::<crate::AtRisk>();
-        is_send_sync_static::<crate::LostReason>();
+        assert_send_sync_static::<Lock>();
+        assert_send_sync_static::<crate::Redlock>();
+        assert_send_sync_static::<crate::Error>();
+        assert_send_sync_static::<crate::BuildError>();
+        assert_send_sync_static::<crate::LeaseWatch>();
+        assert_send_sync_static::<crate::AtRisk>();
+        assert_send_sync_static::<crate::LostReason>();
     }
 
     #[allow(dead_code, unused_must_use)]
     async fn futures_are_send(redlock: crate::Redlock, mut lock: Lock) {
-        is_send(&redlock.try_lock("r"));
-        is_send(&redlock.lock("r"));
-        is_send(&lock.extend());
-        is_send(&lock.lost());
-        is_send(&lock.fence());
-        is_send(&lock.lease().at_risk());
-        is_send(&redlock.with_lock("r", |_lease| async {}));
-        is_send(&lock.release());
+        assert_send(&redlock.try_lock("r"));
+        assert_send(&redlock.lock("r"));
+        assert_send(&lock.extend());
+        assert_send(&lock.lost());
+        assert_send(&lock.fence());
+        assert_send(&lock.lease().at_risk());
+        assert_send(&redlock.with_lock("r", |_lease| async {}));
+        assert_send(&lock.release());
     }
 }

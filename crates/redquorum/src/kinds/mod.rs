@@ -35,3 +35,13 @@ pub use multi_lock::MultiLock;
 pub use reentrant::{ReentrantLock, ReentrantOwner};
 pub use rwlock::{ReadLock, WriteLock};
 pub use semaphore::{Permit, Semaphore};
+
+/// Fails the build unless `T` can move between threads and live anywhere
+/// (the kinds' tests check their public types with it).
+#[cfg(test)]
+fn assert_send_sync_static<T: Send + Sync + 'static>() {}
+
+/// Fails the build unless the value, a future of some call, is `Send` (the
+/// kinds' tests check every public async call with it).
+#[cfg(test)]
+fn assert_send<T: Send>(_: &T) {}

@@ -161,6 +161,7 @@ fn sorted_set<S: AsRef<str>>(resources: &[S]) -> Result<Vec<String>, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kinds::assert_send;
 
     #[test]
     fn a_set_is_sorted_deduplicated_and_never_empty() {
@@ -169,11 +170,9 @@ mod tests {
         assert!(matches!(sorted_set(&["a", ""]), Err(Error::EmptyResource)));
     }
 
-    fn is_send<T: Send>(_: &T) {}
-
     #[allow(dead_code)]
     fn futures_are_send(redlock: Redlock) {
-        is_send(&redlock.try_lock_all(&["a", "b"]));
-        is_send(&redlock.lock_all(&["a", "b"]));
+        assert_send(&redlock.try_lock_all(&["a", "b"]));
+        assert_send(&redlock.lock_all(&["a", "b"]));
     }
 }

@@ -231,6 +231,7 @@ held_methods!(ReentrantLock);
 
 #[cfg(test)]
 mod tests {
+    use crate::kinds::{assert_send, assert_send_sync_static};
     use proptest::prelude::*;
 
     proptest! {
@@ -259,22 +260,19 @@ mod tests {
         }
     }
 
-    fn is_send_sync_static<T: Send + Sync + 'static>() {}
-    fn is_send<T: Send>(_: &T) {}
-
     #[test]
     fn bounds() {
-        is_send_sync_static::<super::ReentrantLock>();
-        is_send_sync_static::<super::ReentrantOwner>();
+        assert_send_sync_static::<super::ReentrantLock>();
+        assert_send_sync_static::<super::ReentrantOwner>();
     }
 
     #[allow(dead_code, unused_must_use)]
     async fn futures_are_send(owner: super::ReentrantOwner, mut lock: super::ReentrantLock) {
-        is_send(&owner.try_lock("r"));
-        is_send(&owner.lock("r"));
-        is_send(&lock.extend());
-        is_send(&lock.lost());
-        is_send(&lock.fence());
-        is_send(&lock.release());
+        assert_send(&owner.try_lock("r"));
+        assert_send(&owner.lock("r"));
+        assert_send(&lock.extend());
+        assert_send(&lock.lost());
+        assert_send(&lock.fence());
+        assert_send(&lock.release());
     }
 }

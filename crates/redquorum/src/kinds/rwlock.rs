@@ -228,13 +228,12 @@ held_methods!(WriteLock);
 
 #[cfg(test)]
 mod tests {
-    fn is_send_sync_static<T: Send + Sync + 'static>() {}
-    fn is_send<T: Send>(_: &T) {}
+    use crate::kinds::{assert_send, assert_send_sync_static};
 
     #[test]
     fn bounds() {
-        is_send_sync_static::<super::ReadLock>();
-        is_send_sync_static::<super::WriteLock>();
+        assert_send_sync_static::<super::ReadLock>();
+        assert_send_sync_static::<super::WriteLock>();
     }
 
     #[allow(dead_code, unused_must_use)]
@@ -243,16 +242,16 @@ mod tests {
         mut r: super::ReadLock,
         mut w: super::WriteLock,
     ) {
-        is_send(&redlock.try_read_lock("r"));
-        is_send(&redlock.read_lock("r"));
-        is_send(&redlock.try_write_lock("r"));
-        is_send(&redlock.write_lock("r"));
-        is_send(&r.extend());
-        is_send(&w.extend());
-        is_send(&r.lost());
-        is_send(&r.fence());
-        is_send(&w.lost());
-        is_send(&r.release());
-        is_send(&w.release());
+        assert_send(&redlock.try_read_lock("r"));
+        assert_send(&redlock.read_lock("r"));
+        assert_send(&redlock.try_write_lock("r"));
+        assert_send(&redlock.write_lock("r"));
+        assert_send(&r.extend());
+        assert_send(&w.extend());
+        assert_send(&r.lost());
+        assert_send(&r.fence());
+        assert_send(&w.lost());
+        assert_send(&r.release());
+        assert_send(&w.release());
     }
 }

@@ -229,11 +229,11 @@ impl Semaphore {
 
 #[cfg(test)]
 mod tests {
-    fn is_send<T: Send>(_: &T) {}
+    use crate::kinds::assert_send;
 
     #[allow(dead_code)]
     fn futures_are_send(semaphore: crate::Semaphore) {
-        is_send(&semaphore.try_acquire());
-        is_send(&semaphore.acquire());
+        assert_send(&semaphore.try_acquire());
+        assert_send(&semaphore.acquire());
     }
 }
