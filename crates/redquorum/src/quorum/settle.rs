@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use crate::error::Error;
 use crate::mutants::{self, Mutant};
 use crate::node::nodes::Nodes;
+use crate::observe;
 use crate::outcome::NodeOutcome;
 use crate::outcome::Outcomes;
 use crate::protocol::claim::Claim;
@@ -85,12 +86,12 @@ impl Settle<'_> {
             }
         };
         let kind = claim.kind.name();
-        let recorded = result.as_ref().map(|_| ());
+        let label = observe::result_label(result.as_ref().map(|_| ()), operation.ok_label());
         match operation {
-            Operation::Acquire => crate::observe::acquired(kind, recorded, elapsed),
-            Operation::Extend => crate::observe::extended(kind, recorded),
+            Operation::Acquire => observe::acquired(kind, label, elapsed),
+            Operation::Extend => observe::extended(kind, label),
         }
-        record_span(&result, operation.ok_label(), elapsed);
+        record_span(label, elapsed);
         result
     }
 
@@ -115,8 +116,9 @@ impl Settle<'_> {
                 Err(Error::Unavailable { resource, outcomes })
             }
         };
-        crate::observe::released(claim.kind.name(), result.as_ref().map(|_| ()));
-        record_span(&result, "released", elapsed);
+        let label = observe::result_label(result.as_ref().map(|_| ()), "released");
+        observe::released(claim.kind.name(), label);
+        record_span(label, elapsed);
         result
     }
 
@@ -161,11 +163,7 @@ fn trace_votes(votes: &[Vote], nodes: &Nodes, elapsed: Duration) {
 }
 
 /// Fills the current operation span's `result` and `elapsed_ms` fields.
-fn record_span<T>(result: &Result<T, Error>, ok_label: &str, elapsed: Duration) {
-    let label = match result {
-        Ok(_) => ok_label,
-        Err(error) => error.label(),
-    };
+fn record_span(label: &str, elapsed: Duration) {
     let span = tracing::Span::current();
     span.record("result", label);
     span.record("elapsed_ms", elapsed.as_millis() as u64);
