@@ -13,7 +13,7 @@ use tokio::sync::OnceCell;
 
 use crate::error::Error;
 use crate::lease::registry::Registry;
-use crate::lease::state::{LostReason, Shared};
+use crate::lease::state::{Lease, LostReason};
 use crate::lease::watch::LeaseWatch;
 use crate::lease::watchdog::{Extender, Watchdog};
 use crate::options::WatchdogOptions;
@@ -26,7 +26,7 @@ pub(crate) struct Held {
     quorum: Arc<Quorum>,
     pub(crate) claim: Arc<Claim>,
     /// The deadline and loss state, shared with the watchdog and `LeaseWatch`es.
-    lease: Arc<Shared>,
+    lease: Arc<Lease>,
     /// How `auto_extend` runs.
     watchdog_options: WatchdogOptions,
     /// The running watchdog, if `auto_extend` was called.
@@ -61,7 +61,7 @@ impl Held {
         fenced: bool,
         watchdog_options: WatchdogOptions,
     ) -> Self {
-        let lease = Shared::new(
+        let lease = Lease::new(
             &claim.resource,
             claim.token,
             grant.deadline,

@@ -7,12 +7,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use crate::lease::state::Shared;
+use crate::lease::state::Lease;
 use crate::protocol::claim::Claim;
 use crate::sync::lock;
 
 /// A live hold: what it claims, and its lease (declared lost at shutdown).
-pub(crate) type Hold = (Arc<Claim>, Arc<Shared>);
+pub(crate) type Hold = (Arc<Claim>, Arc<Lease>);
 
 /// Live holds by registration number, each with when it was granted (the
 /// held-locks gauge and hold-time histogram are kept here, where every hold
@@ -25,7 +25,7 @@ pub(crate) struct Registry {
 
 impl Registry {
     /// Records a live hold; returns its registration number.
-    pub(crate) fn add(&self, claim: Arc<Claim>, lease: Arc<Shared>) -> u64 {
+    pub(crate) fn add(&self, claim: Arc<Claim>, lease: Arc<Lease>) -> u64 {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let started = crate::observe::hold_started(claim.kind.name());
         lock(&self.holds).insert(id, ((claim, lease), started));

@@ -86,9 +86,10 @@ pub(crate) struct LeaseState {
     pub(crate) extensions: u32,
 }
 
-/// State shared by a `Lock`, its watchdog task and its `LeaseWatch`es.
+/// One hold's lease, shared by the hold (held.rs), its watchdog task and
+/// its `LeaseWatch`es.
 #[derive(Debug)]
-pub(crate) struct Shared {
+pub(crate) struct Lease {
     pub(crate) resource: Arc<str>,
     pub(crate) owner: OwnerToken,
     pub(crate) acquired: Instant,
@@ -100,7 +101,7 @@ pub(crate) struct Shared {
     pub(crate) running: AtomicUsize,
 }
 
-impl Shared {
+impl Lease {
     pub(crate) fn new(
         resource: &str,
         owner: OwnerToken,
@@ -181,11 +182,11 @@ impl Shared {
     }
 }
 
-/// Decrements `Shared::running` when the watchdog task's future is dropped.
-pub(crate) struct RunningGuard(Arc<Shared>);
+/// Decrements `Lease::running` when the watchdog task's future is dropped.
+pub(crate) struct RunningGuard(Arc<Lease>);
 
 impl RunningGuard {
-    pub(crate) fn new(shared: Arc<Shared>) -> Self {
+    pub(crate) fn new(shared: Arc<Lease>) -> Self {
         shared.running.fetch_add(1, Ordering::SeqCst);
         Self(shared)
     }
@@ -199,8 +200,8 @@ impl Drop for RunningGuard {
 
 /// A lease for unit tests: deadline `deadline`, stop margin 20 ms.
 #[cfg(test)]
-pub(crate) fn test_lease(deadline: Instant) -> Arc<Shared> {
-    Shared::new(
+pub(crate) fn test_lease(deadline: Instant) -> Arc<Lease> {
+    Lease::new(
         "r",
         OwnerToken::random(),
         deadline,

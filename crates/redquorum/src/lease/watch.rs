@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use crate::lease::state::{AtRisk, LostReason, Shared};
+use crate::lease::state::{AtRisk, Lease, LostReason};
 use crate::protocol::token::OwnerToken;
 
 /// A read-only, cheap-to-clone view of a held lock's lease: its deadline as
@@ -35,7 +35,7 @@ use crate::protocol::token::OwnerToken;
 /// ```
 #[derive(Clone)]
 pub struct LeaseWatch {
-    shared: Arc<Shared>,
+    shared: Arc<Lease>,
 }
 
 impl fmt::Debug for LeaseWatch {
@@ -55,7 +55,7 @@ impl fmt::Debug for LeaseWatch {
 }
 
 impl LeaseWatch {
-    pub(crate) fn new(shared: Arc<Shared>) -> Self {
+    pub(crate) fn new(shared: Arc<Lease>) -> Self {
         Self { shared }
     }
 
@@ -279,7 +279,7 @@ impl LeaseWatch {
 /// or the lease is declared lost (with the reason), whichever comes first.
 /// Bounded: each round ends with a state change or the point passing, and
 /// the deadline moves only with extensions (each a quorum round trip).
-async fn until_left(shared: Arc<Shared>, left: Duration) -> Result<Duration, LostReason> {
+async fn until_left(shared: Arc<Lease>, left: Duration) -> Result<Duration, LostReason> {
     let mut state = shared.state.subscribe();
     loop {
         let (deadline, lost) = {
@@ -295,7 +295,7 @@ async fn until_left(shared: Arc<Shared>, left: Duration) -> Result<Duration, Los
             return Ok(deadline.saturating_duration_since(now));
         }
         tokio::select! {
-            // `Shared` owns the sender and we hold `shared`: never closed.
+            // `Lease` owns the sender and we hold `shared`: never closed.
             _ = state.changed() => {}
             () = tokio::time::sleep_until(point.into()) => {}
         }
@@ -307,8 +307,8 @@ mod tests {
     use super::*;
     use crate::protocol::token::OwnerToken;
 
-    fn lease(validity: Duration, margin: Duration) -> (Arc<Shared>, LeaseWatch) {
-        let shared = Shared::new("r", OwnerToken::random(), Instant::now() + validity, margin);
+    fn lease(validity: Duration, margin: Duration) -> (Arc<Lease>, LeaseWatch) {
+        let shared = Lease::new("r", OwnerToken::random(), Instant::now() + validity, margin);
         (Arc::clone(&shared), LeaseWatch::new(shared))
     }
 

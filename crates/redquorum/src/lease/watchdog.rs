@@ -9,7 +9,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::error::Error;
-use crate::lease::state::{LostReason, RunningGuard, Shared};
+use crate::lease::state::{Lease, LostReason, RunningGuard};
 use crate::options::WatchdogOptions;
 use crate::protocol::claim::Claim;
 use crate::quorum::coordinator::Quorum;
@@ -40,7 +40,7 @@ pub(crate) struct Watchdog {
 
 impl Watchdog {
     /// Spawns the extension task on the runtime the `Redlock` was built on.
-    pub(crate) fn spawn(extender: Extender, shared: Arc<Shared>, options: WatchdogOptions) -> Self {
+    pub(crate) fn spawn(extender: Extender, shared: Arc<Lease>, options: WatchdogOptions) -> Self {
         let (stop, stopped) = oneshot::channel();
         let running = RunningGuard::new(Arc::clone(&shared));
         let runtime = extender.quorum.runtime().clone();
@@ -73,7 +73,7 @@ enum Period {
 
 async fn run(
     extender: Extender,
-    shared: Arc<Shared>,
+    shared: Arc<Lease>,
     options: WatchdogOptions,
     mut stop: oneshot::Receiver<()>,
 ) {
@@ -112,7 +112,7 @@ async fn run(
 }
 
 /// The limit the next extension would cross, if any.
-fn limit_reached(options: &WatchdogOptions, shared: &Shared, ttl: Duration) -> Option<LostReason> {
+fn limit_reached(options: &WatchdogOptions, shared: &Lease, ttl: Duration) -> Option<LostReason> {
     let extensions = shared.extensions();
     let held = shared.acquired.elapsed();
     let too_many = options.max_extensions.is_some_and(|max| extensions >= max);
@@ -125,7 +125,7 @@ fn limit_reached(options: &WatchdogOptions, shared: &Shared, ttl: Duration) -> O
 /// honoured between attempts, so an extension in flight always completes.
 async fn extend_before_deadline(
     extender: &Extender,
-    shared: &Shared,
+    shared: &Lease,
     options: &WatchdogOptions,
     deadline: Instant,
     stop: &mut oneshot::Receiver<()>,
