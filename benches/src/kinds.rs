@@ -39,7 +39,7 @@ pub enum HeldKind {
 }
 
 /// Runs `$body` with `$held` bound to whichever lock `$value` holds: every
-/// kind has the same lease methods (`lock_api!` in the library).
+/// kind has the same lease methods (`held_methods!` in the library).
 macro_rules! on_held {
     ($value:expr, $held:ident => $body:expr) => {
         match $value {

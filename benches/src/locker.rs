@@ -61,7 +61,9 @@ pub struct Floor {
 
 /// redquorum's script for every lock operation, here always with one operation per call.
 static OPS: std::sync::LazyLock<Script> = std::sync::LazyLock::new(|| {
-    Script::from_lua(include_str!("../../crates/redquorum/src/scripts/ops.lua"))
+    Script::from_lua(include_str!(
+        "../../crates/redquorum/src/protocol/scripts/ops.lua"
+    ))
 });
 
 impl Floor {
@@ -154,7 +156,7 @@ impl Locker for Floor {
             Value::from(1),
             Value::from_static_str("lock"),
         ];
-        // Granted with a proposal: >= 1024 (fence.rs); anything else means
+        // Granted with a proposal: >= 1024 (protocol/fence.rs); anything else means
         // the arguments no longer match the script, and the floor measures nothing.
         self.fan_out(vec![key.clone(), format!("{key}:fence")], args, |answer| {
             answer >= 1024

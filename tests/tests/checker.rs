@@ -330,7 +330,7 @@ async fn node_clocks_far_faster_than_the_drift_factor_are_caught_as_an_overlap()
         .fast_clock(2, 10.0)
         .start()
         .expect("nodes with fast clocks");
-    // The library would refuse these nodes' votes (clock_watch.rs): turned
+    // The library would refuse these nodes' votes (health/clock_watch.rs): turned
     // off, so that the checker is shown to catch what such clocks do.
     let redlock = redlock_with(cluster.urls(), Duration::from_secs(3), |b| {
         b.check_node_clocks(false)

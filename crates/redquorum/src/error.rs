@@ -154,7 +154,9 @@ impl Error {
         }
     }
 
-    /// A short stable name of the error, for spans and metric labels.
+    /// A short stable name of the error: the `result` label of spans and
+    /// metrics (observe.rs, `result_label`; docs/observability.md lists the
+    /// values).
     pub(crate) fn label(&self) -> &'static str {
         match self {
             Self::Contended { .. } => "contended",

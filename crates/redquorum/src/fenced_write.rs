@@ -9,8 +9,8 @@ use fred::interfaces::LuaInterface;
 use fred::types::Value;
 
 use crate::error::FencedWriteError;
-use crate::fence::FenceToken;
-use crate::script;
+use crate::node::script;
+use crate::protocol::fence::FenceToken;
 
 /// Writes to Redis keys guarded by a fence key that remembers the highest
 /// [`FenceToken`] it has accepted.

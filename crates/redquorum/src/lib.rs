@@ -32,165 +32,110 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # Glossary
+//!
+//! - **claim**: one hold asked for, as data (kind, resource, keys, token,
+//!   TTL) and the operations that take, renew and give it back
+//!   (`protocol/claim.rs`).
+//! - **grant**: a quorum's yes to a claim's acquire: the deadline, and the
+//!   fencing proposal (`quorum/coordinator.rs`).
+//! - **hold**: a granted claim while it lasts: one `h:<token>` entry in the
+//!   lock record on each node, and `lease/held.rs` in this process.
+//! - **lock record**: the hash at a resource's lock key on each node, one
+//!   per resource whatever the kind, holding every hold on it
+//!   (`protocol/scripts/ops.lua`).
+//! - **lease**: how long a hold may be used: its deadline as extensions
+//!   move it, and its loss (`lease/state.rs`; [`LeaseWatch`] shows it).
+//!
 //! # Layout
 //!
-//! One engine: every lock kind is a thin type over one lease core, one
-//! quorum fan-out and one node entry point that batches any operation.
+//! One engine: every lock kind is a thin type over one hold, one quorum
+//! fan-out and one node entry point that batches any operation. The source
+//! is laid out by layer, top to bottom; a layer imports only from layers
+//! below it, and each folder's `mod.rs` says what it holds and what it may
+//! and must never import (docs/architecture.md has the drawing and the path
+//! of one `lock()` call):
 //!
-//! - The handle: `redlock.rs` ([`Redlock`]), `shutdown.rs`
-//!   ([`Redlock::shutdown`]), `builder.rs`
-//!   ([`RedlockBuilder`], validation into [`BuildError`], `build_error.rs`),
-//!   `builder_nodes.rs`
-//!   (its methods that add masters), `node_source.rs` (a builder's nodes:
-//!   URLs or fred configs), `config.rs`
-//!   ([`RedlockConfig`]: settings as data, deserialisable with the `serde`
-//!   feature), `env.rs` (the `REDQUORUM_*` variables, [`Redlock::from_env`]),
-//!   `options.rs` ([`LockOptions`], [`WatchdogOptions`]).
-//! - The lock kinds, thin types over the lease core: `lock.rs` ([`Lock`],
-//!   `try_lock`, `lock`), `rwlock.rs` ([`ReadLock`], [`WriteLock`]),
-//!   `reentrant.rs` ([`ReentrantOwner`], [`ReentrantLock`]), `any_of.rs`
-//!   (`lock_any`), `multi_lock.rs` ([`MultiLock`], `lock_all`),
-//!   `semaphore.rs` ([`Semaphore`], [`Permit`]), `election.rs`
-//!   ([`Election`]) with `leadership.rs` ([`Leadership`]) and `leader.rs`
-//!   ([`Leader`], who leads),
-//!   `scoped.rs`
-//!   ([`Redlock::with_lock`]); `lock_api.rs` writes their shared methods
-//!   once.
-//! - The lease core: `held.rs` (extend, release, fencing write-back, drop);
-//!   `lease.rs` (the lease state, [`LostReason`], [`AtRisk`]) and
-//!   `lease_watch.rs` ([`LeaseWatch`]: `lost`, `at_risk`); `watchdog.rs` (the
-//!   extension task); `registry.rs` (live holds, for `shutdown`).
-//! - What a kind sends: `claim.rs` (a hold as data: the operations of each
-//!   kind), `keys.rs` (the key layout), `op.rs` (an operation as data),
-//!   `scripts/ops.lua` (every operation of every kind, each in its own pcall).
-//! - The coordinator: `quorum.rs` (the operations, unwind), `fan_out.rs`
-//!   (the one fan-out: send to every node, collect votes to a decision),
-//!   `vote.rs` (a node's answer read as a vote), `tally.rs` (the decision),
-//!   `settle.rs` (a decision and its votes into a result),
-//!   `validity.rs` (the lease maths), `fence.rs` ([`FenceToken`], the token
-//!   choice), `drop_guard.rs` (cancel safety).
-//! - Waiting: `wait.rs` (the one wait loop), `waiters.rs` (lines of local
-//!   waiters), `notify.rs` (release notifications), `backoff.rs`.
-//! - The nodes: `nodes.rs` (the N masters, their background tasks, the vote
-//!   rules across nodes), `node.rs` (one master), `node_id.rs` ([`NodeId`]),
-//!   `connection.rs` (URLs, lock-safe fred settings), `link.rs` (up, or
-//!   down and why: a down node is skipped at once), `batcher.rs` (group
-//!   commit, NOSCRIPT handling; tests in `batcher_tests.rs`) over `queue.rs`
-//!   (its queue, as pure state),
-//!   `script.rs` (the script cache), `probe.rs` (health probes),
-//!   `eligibility.rs` (probe results and which votes count), `clock_watch.rs`
-//!   (node clocks against the local one), `health.rs` ([`NodeHealth`]),
-//!   `ineligible.rs` ([`Ineligible`]), `tls.rs` (custom trust roots).
-//! - Results: `outcome.rs` ([`NodeOutcome`], [`Outcomes`]), `node_error.rs`
-//!   ([`NodeError`]), `error.rs` ([`Error`]), `observe.rs` (metrics),
-//!   `inspect.rs` ([`Redlock::inspect`]: who holds a resource, read-only),
-//!   `owner_info.rs` ([`OwnerInfo`]: who took a hold), `admin.rs`
-//!   ([`Redlock::list`], [`Redlock::force_release`]).
-//! - Around the lock: `fenced_write.rs` ([`FencedWriter`], the check on a
-//!   Redis-backed resource), `token.rs` ([`OwnerToken`]), `sync.rs`.
-//! - `mutants.rs`: planted bugs for testing the torture checker (feature
-//!   `mutants`, off by default; compiled away without it).
+//! 1. `kinds/`: the lock types and the `Redlock` methods that take them.
+//! 2. `admin/` (inspect, list, force-release), `setup/` (builder, config,
+//!    environment, TLS), `shutdown.rs`, `fenced_write.rs`.
+//! 3. `redlock.rs`: the handle, [`Redlock`].
+//! 4. `lease/`: a held lock's life: extend, release, watchdog, registry.
+//! 5. `quorum/`: one operation on N nodes: fan-out, decision, unwind.
+//! 6. `wait/` (the retry loop, local waiters, release notifications) and
+//!    `node/` (connections, group commit, probes, the N masters).
+//! 7. The public vocabulary, each importing only the ones after it:
+//!    `observe.rs` (metrics), `options.rs`, `build_error.rs`, `error.rs`.
+//! 8. `protocol/`: the protocol as data and arithmetic, no I/O: claims,
+//!    operations, keys, `scripts/ops.lua`, votes, tally, validity, tokens.
+//! 9. `outcome.rs`, then `node_error.rs`: what each node answered.
+//! 10. `health/`: node health as rules and data (never talks to a node).
+//! 11. `node_id.rs`, `sync.rs`, and `mutants.rs`: planted bugs for testing
+//!     the torture checker (feature `mutants`, off by default; compiled
+//!     away without it).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![deny(rustdoc::broken_intra_doc_links)]
 
+// The layers, top to bottom (the crate doc's Layout): each group of
+// modules imports only from the groups after it.
+mod kinds;
+
 mod admin;
-mod any_of;
-mod backoff;
-mod batcher;
-mod build_error;
-mod builder;
-mod builder_nodes;
-mod claim;
-mod clock_watch;
-mod config;
-mod connection;
-mod drop_guard;
-mod election;
-mod eligibility;
-mod env;
-mod error;
-mod fan_out;
-mod fence;
 mod fenced_write;
-mod health;
-mod held;
-mod ineligible;
-mod inspect;
-mod keys;
-mod leader;
-mod leadership;
+mod setup;
+mod shutdown;
+
+mod redlock;
+
 mod lease;
-mod lease_watch;
-mod link;
-mod lock;
-mod lock_api;
-mod multi_lock;
+
+mod quorum;
+
+mod node;
+mod wait;
+
+mod observe;
+mod options;
+
+mod build_error;
+
+mod error;
+
+mod protocol;
+
+mod outcome;
+
+mod node_error;
+
+mod health;
+
 #[cfg(feature = "mutants")]
 pub mod mutants;
 #[cfg(not(feature = "mutants"))]
 #[allow(dead_code, unreachable_pub)]
 mod mutants;
-mod node;
-mod node_error;
 mod node_id;
-mod node_source;
-mod nodes;
-mod notify;
-mod observe;
-mod op;
-mod options;
-mod outcome;
-mod owner_info;
-mod probe;
-mod queue;
-mod quorum;
-mod redlock;
-mod reentrant;
-mod registry;
-mod rwlock;
-mod scoped;
-mod script;
-mod semaphore;
-mod settle;
-mod shutdown;
 mod sync;
-mod tally;
-mod tls;
-mod token;
-mod validity;
-mod vote;
-mod wait;
-mod waiters;
-mod watchdog;
 
+pub use admin::{HoldView, Inspection, NodeView};
 pub use build_error::BuildError;
-pub use builder::RedlockBuilder;
-pub use config::RedlockConfig;
-pub use election::Election;
 pub use error::{Error, FencedWriteError};
-pub use fence::FenceToken;
 pub use fenced_write::FencedWriter;
-pub use health::{Durability, NodeHealth, OLDEST_SERVER, Role};
-pub use ineligible::Ineligible;
-pub use inspect::{HoldView, Inspection, NodeView};
-pub use leader::Leader;
-pub use leadership::Leadership;
-pub use lease::{AtRisk, LostReason};
-pub use lease_watch::LeaseWatch;
-pub use lock::Lock;
-pub use multi_lock::MultiLock;
+pub use health::{Durability, Ineligible, NodeHealth, OLDEST_SERVER, Role};
+pub use kinds::{
+    Election, Leader, Leadership, Lock, MultiLock, Permit, ReadLock, ReentrantLock, ReentrantOwner,
+    Semaphore, WriteLock,
+};
+pub use lease::{AtRisk, LeaseWatch, LostReason};
 pub use node_error::NodeError;
 pub use node_id::NodeId;
 pub use options::{LockOptions, WatchdogOptions};
 pub use outcome::{NodeOutcome, Outcomes};
-pub use owner_info::OwnerInfo;
+pub use protocol::{FenceToken, OwnerInfo, OwnerToken};
 pub use redlock::Redlock;
-pub use reentrant::{ReentrantLock, ReentrantOwner};
-pub use rwlock::{ReadLock, WriteLock};
-pub use semaphore::{Permit, Semaphore};
-pub use token::OwnerToken;
+pub use setup::{RedlockBuilder, RedlockConfig};
 
 /// The Redis client redquorum is built on, re-exported because its types
 /// appear in this API: the `source` of [`BuildError::InvalidUrl`] and

@@ -9,41 +9,40 @@
 //! each one: a mutant the checker does not catch is a hole in the test bed.
 //!
 //! Hook sites on the one engine (each a line or a guard):
-//! - `validity.rs` (`validity`): validity-unreduced, long-lease;
-//! - `tally.rs` (`quorum`): minority-quorum;
-//! - `quorum.rs` (`acquire`: the unwind; `commit`: the write-back):
+//! - `protocol/validity.rs` (`validity`): validity-unreduced, long-lease;
+//! - `protocol/tally.rs` (`quorum`): minority-quorum;
+//! - `quorum/coordinator.rs` (`acquire`: the unwind; `commit`: the write-back):
 //!   no-unwind, fence-without-write-back;
-//! - `op.rs` (`Code::name`: codes `R`, `E`) with `scripts/mutants_prelude.lua`,
-//!   put before `ops.lua` by `script.rs` (`OPS`) in mutants builds only:
+//! - `protocol/op.rs` (`Code::name`: codes `R`, `E`) with `protocol/scripts/mutants_prelude.lua`,
+//!   put before `ops.lua` by `node/script.rs` (`OPS`) in mutants builds only:
 //!   no-owner-check;
-//! - `claim.rs` (`extend`: sent as an acquire) and `lease.rs`
+//! - `protocol/claim.rs` (`extend`: sent as an acquire) and `lease/state.rs`
 //!   (`check_expired`, `extended`: expiry is not final): reviving-extend;
-//! - `batcher.rs` (`after_noscript`): noscript-after-unwind;
-//! - `semaphore.rs` (`try_acquire`): permit-without-slot;
-//! - `election.rs` (`try_campaign`): shared-leadership;
+//! - `node/batcher.rs` (`after_noscript`): noscript-after-unwind;
+//! - `kinds/semaphore.rs` (`try_acquire`): permit-without-slot;
+//! - `kinds/election.rs` (`try_campaign`): shared-leadership;
 //! - `redlock.rs` (`claim_with`): lock-delay-ignored;
-//! - `multi_lock.rs` (`try_lock_all`): all-of-last-only;
-//! - `clock_watch.rs` (`record`): clock-monitor-blind;
-//! - `inspect.rs` (`Inspection::holders`): inspect-any-node;
-//! - `admin.rs` (`force_release`): stale-force-fence;
-//! - `validity.rs` (`validity`): validity-no-drift;
-//! - `settle.rs` (`settle`): validity-from-replies, extend-below-quorum;
-//! - `op.rs` (`Code::name`: codes `X`, `A`) with the prelude:
+//! - `kinds/multi_lock.rs` (`try_lock_all`): all-of-last-only;
+//! - `health/clock_watch.rs` (`record`): clock-monitor-blind;
+//! - `admin/inspect.rs` (`Inspection::holders`): inspect-any-node;
+//! - `admin/operator.rs` (`force_release`): stale-force-fence;
+//! - `protocol/validity.rs` (`validity`): validity-no-drift;
+//! - `quorum/settle.rs` (`settle`): validity-from-replies, extend-below-quorum;
+//! - `protocol/op.rs` (`Code::name`: codes `X`, `A`) with the prelude:
 //!   release-drops-sharers, reader-beside-any-kind;
-//! - `quorum.rs` (`acquire`: the drop guard): unwind-disarmed-early;
-//! - `op.rs` (`Code::name`: code `K`) with the prelude and
-//!   `scripts/mutants_postlude.lua`: extend-keeps-expiry;
-//! - `op.rs` (`Code::name`: codes `F`, `P`) with the prelude, and
+//! - `quorum/coordinator.rs` (`acquire`: the drop guard): unwind-disarmed-early;
+//! - `protocol/op.rs` (`Code::name`: code `K`) with the prelude and
+//!   `protocol/scripts/mutants_postlude.lua`: extend-keeps-expiry;
+//! - `protocol/op.rs` (`Code::name`: codes `F`, `P`) with the prelude, and
 //!   [`ops_source`], which lets the prelude's `floorless` switch off the
 //!   clock floor in `ops.lua`'s `propose`: fence-without-floor.
 //!
-//! The last seven are bugs of one primitive: `redquorum mutants` runs them
-//! with `torture --kind semaphore`, `--kind election`, `--lock-delay`,
-//! `--kind all-of`, `--fast-node`, `--inspect-every` and
-//! `--force-release-every`. The last eight ([`Mutant::CLASSES`]) are
-//! caught by the default run (every kind on the same names, majority
-//! faults within the assumptions, fast clocks within the drift budget;
-//! fence-without-floor with the `fence-loss` fault added).
+//! `redquorum mutants` runs every one against the default torture run
+//! (every kind on the same names, majority faults within the assumptions,
+//! fast clocks within the drift budget), with the one feature a mutant's
+//! bug lives in turned on (a lock-delay, a fast node, an operator, lost
+//! fence counters). The last eight ([`Mutant::CLASSES`]) are the bug
+//! classes that have no focused recipe of their own (`mutants --recipes`).
 
 use std::fmt;
 use std::str::FromStr;
@@ -283,10 +282,10 @@ pub(crate) const fn is_active(_mutant: Mutant) -> bool {
     false
 }
 
-/// The lock script's source: with the feature, `scripts/mutants_prelude.lua`
+/// The lock script's source: with the feature, `protocol/scripts/mutants_prelude.lua`
 /// first (it turns the planted operation codes into ordinary ones acting on
 /// another owner's hold), then `ops.lua` run as a function, then
-/// `scripts/mutants_postlude.lua` (it undoes what a planted code must not
+/// `protocol/scripts/mutants_postlude.lua` (it undoes what a planted code must not
 /// have done); without it, `ops.lua` as written. In `ops.lua` the fence
 /// proposal's clock floor becomes conditional on the prelude's `floorless`
 /// (set by the codes `F` and `P`), the one change made inside it.
@@ -296,8 +295,8 @@ pub(crate) fn ops_source(source: &'static str) -> String {
         let source = source.replace(CLOCK_FLOOR, FLOOR_UNLESS_FLOORLESS);
         format!(
             "{}\nlocal answers = (function()\n{source}\nend)()\n{}\nreturn answers\n",
-            include_str!("scripts/mutants_prelude.lua"),
-            include_str!("scripts/mutants_postlude.lua")
+            include_str!("protocol/scripts/mutants_prelude.lua"),
+            include_str!("protocol/scripts/mutants_postlude.lua")
         )
     }
     #[cfg(not(feature = "mutants"))]
@@ -344,14 +343,16 @@ mod tests {
     #[cfg(not(feature = "mutants"))]
     #[test]
     fn without_the_feature_the_lock_script_is_ops_lua_as_written() {
-        let ops = include_str!("scripts/ops.lua");
+        let ops = include_str!("protocol/scripts/ops.lua");
         assert_eq!(ops_source(ops), ops);
     }
 
     #[test]
     fn ops_lua_has_the_clock_floor_the_mutants_build_switches() {
         assert_eq!(
-            include_str!("scripts/ops.lua").matches(CLOCK_FLOOR).count(),
+            include_str!("protocol/scripts/ops.lua")
+                .matches(CLOCK_FLOOR)
+                .count(),
             1
         );
     }
@@ -359,7 +360,7 @@ mod tests {
     #[cfg(feature = "mutants")]
     #[test]
     fn with_the_feature_ops_lua_runs_between_the_prelude_and_the_postlude_its_floor_switchable() {
-        let ops = include_str!("scripts/ops.lua");
+        let ops = include_str!("protocol/scripts/ops.lua");
         let source = ops_source(ops);
         assert!(source.starts_with("-- Mutants only"));
         let ops = ops.replace(CLOCK_FLOOR, FLOOR_UNLESS_FLOORLESS);

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use metrics::Unit;
 
 use crate::error::Error;
-use crate::ineligible::Ineligible;
+use crate::health::ineligible::Ineligible;
 use crate::node_id::NodeId;
 
 /// Acquisitions, by result.
@@ -48,7 +48,7 @@ pub(crate) const RELEASE_TOTAL: &str = "redquorum_release_total";
 pub(crate) const VOTE_REFUSED_TOTAL: &str = "redquorum_vote_refused_total";
 /// Whether a node's votes count (1) or not (0).
 pub(crate) const NODE_ELIGIBLE: &str = "redquorum_node_eligible";
-/// Gauge: whether a node is up (link.rs).
+/// Gauge: whether a node is up (node/link.rs).
 pub(crate) const NODE_UP: &str = "redquorum_node_up";
 /// Counter: clock faults a node's probes saw (jumps, stops, fast or slow).
 pub(crate) const NODE_CLOCK_FAULTS: &str = "redquorum_node_clock_faults_total";
@@ -133,46 +133,36 @@ pub(crate) fn describe() {
     );
 }
 
-/// A result label for an acquisition.
-fn acquire_result(result: &Result<(), &Error>) -> &'static str {
+/// The `result` label of an acquire, extend or release, in its metrics and
+/// its span alike: `ok` when it succeeded, else the error's
+/// [`label`](Error::label) (`contended`, `unavailable`, `expired`,
+/// `not_held`: the only errors a settled operation returns).
+pub(crate) fn result_label(result: Result<(), &Error>, ok: &'static str) -> &'static str {
     match result {
-        Ok(()) => "acquired",
-        Err(Error::Contended { .. }) => "contended",
-        Err(Error::Expired { .. }) => "expired",
-        Err(_) => "unavailable",
+        Ok(()) => ok,
+        Err(error) => error.label(),
     }
 }
 
-/// Records one acquisition attempt and how long it took.
-pub(crate) fn acquired(kind: &'static str, result: Result<(), &Error>, elapsed: Duration) {
-    let result = acquire_result(&result);
+/// Records one acquisition attempt (its [`result_label`]) and how long it took.
+pub(crate) fn acquired(kind: &'static str, result: &'static str, elapsed: Duration) {
     metrics::counter!(ACQUIRE_TOTAL, "kind" => kind, "result" => result).increment(1);
     metrics::histogram!(ACQUIRE_SECONDS, "kind" => kind, "result" => result)
         .record(elapsed.as_secs_f64());
 }
 
-/// Records one extension; a lease found gone also counts as lost.
-pub(crate) fn extended(kind: &'static str, result: Result<(), &Error>) {
-    let label = match result {
-        Ok(()) => "extended",
-        Err(Error::NotHeld { .. }) => "not_held",
-        Err(Error::Expired { .. }) => "expired",
-        Err(_) => "unavailable",
-    };
-    metrics::counter!(EXTEND_TOTAL, "kind" => kind, "result" => label).increment(1);
-    if matches!(label, "not_held" | "expired") {
+/// Records one extension (its [`result_label`]); a lease found gone also
+/// counts as lost.
+pub(crate) fn extended(kind: &'static str, result: &'static str) {
+    metrics::counter!(EXTEND_TOTAL, "kind" => kind, "result" => result).increment(1);
+    if matches!(result, "not_held" | "expired") {
         metrics::counter!(LEASE_LOST_TOTAL).increment(1);
     }
 }
 
-/// Records one release.
-pub(crate) fn released(kind: &'static str, result: Result<(), &Error>) {
-    let label = match result {
-        Ok(()) => "released",
-        Err(Error::NotHeld { .. }) => "not_held",
-        Err(_) => "unavailable",
-    };
-    metrics::counter!(RELEASE_TOTAL, "kind" => kind, "result" => label).increment(1);
+/// Records one release (its [`result_label`]).
+pub(crate) fn released(kind: &'static str, result: &'static str) {
+    metrics::counter!(RELEASE_TOTAL, "kind" => kind, "result" => result).increment(1);
 }
 
 /// Records a vote the health rules refused.
@@ -190,12 +180,12 @@ pub(crate) fn node_eligible(node: &NodeId, eligible: bool) {
     });
 }
 
-/// Records whether `node` is up, when that changes (link.rs).
+/// Records whether `node` is up, when that changes (node/link.rs).
 pub(crate) fn node_up(node: &NodeId, up: bool) {
     metrics::gauge!(NODE_UP, "node" => node.to_string()).set(if up { 1.0 } else { 0.0 });
 }
 
-/// Counts a clock fault seen on `node` (clock_watch.rs).
+/// Counts a clock fault seen on `node` (health/clock_watch.rs).
 pub(crate) fn node_clock_fault(node: &NodeId) {
     metrics::counter!(NODE_CLOCK_FAULTS, "node" => node.to_string()).increment(1);
 }

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::ineligible::Ineligible;
+use crate::health::ineligible::Ineligible;
 use crate::node_error::NodeError;
 use crate::node_id::NodeId;
 

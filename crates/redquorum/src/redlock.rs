@@ -4,18 +4,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::build_error::BuildError;
-use crate::claim::{Claim, Kind};
 use crate::error::Error;
-use crate::held::Held;
-use crate::keys::{self, ResourceKeys};
+use crate::lease::held::Held;
+use crate::lease::registry::Registry;
 use crate::mutants::{self, Mutant};
 use crate::node_id::NodeId;
-use crate::notify::Notifier;
 use crate::options::{LockOptions, WatchdogOptions};
-use crate::owner_info::OwnerInfo;
-use crate::quorum::Quorum;
-use crate::token::OwnerToken;
-use crate::wait::Wait;
+use crate::protocol::claim::{Claim, Kind};
+use crate::protocol::keys::{self, ResourceKeys};
+use crate::protocol::owner_info::OwnerInfo;
+use crate::protocol::token::OwnerToken;
+use crate::quorum::coordinator::Quorum;
+use crate::wait::notify::Notifier;
+use crate::wait::retry::Wait;
 
 /// A handle to N independent Redis masters that takes distributed locks.
 ///
@@ -38,16 +39,16 @@ use crate::wait::Wait;
 #[derive(Debug, Clone)]
 pub struct Redlock {
     quorum: Arc<Quorum>,
-    /// Prefix of every key (keys.rs has the layout).
+    /// Prefix of every key (protocol/keys.rs has the layout).
     key_prefix: Arc<str>,
     node_timeout: Duration,
     options: LockOptions,
     /// How `Lock::auto_extend` and `with_lock` extend locks taken here.
     watchdog: WatchdogOptions,
-    /// Wakes `lock()` waiters on release; shared by clones.
-    notifier: Arc<Notifier>,
     /// Owner information stored with every hold taken here (encoded).
     owner_info: Option<Arc<str>>,
+    /// The live holds taken here and by clones, for `shutdown`.
+    holds: Arc<Registry>,
 }
 
 impl Redlock {
@@ -63,16 +64,9 @@ impl Redlock {
             node_timeout,
             options,
             watchdog: WatchdogOptions::default(),
-            notifier: Arc::new(Notifier::new(Vec::new(), Duration::ZERO)),
             owner_info: None,
+            holds: Arc::default(),
         }
-    }
-
-    /// Uses `notifier` (the nodes' subscriber connections) to wake waiters.
-    pub(crate) fn with_notifier(mut self, notifier: Notifier) -> Self {
-        self.notifier = Arc::new(notifier);
-        self.quorum.set_notifier(Arc::clone(&self.notifier));
-        self
     }
 
     /// A handle on the same nodes that locks with other options.
@@ -247,7 +241,7 @@ impl Redlock {
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn health(&self) -> Vec<(NodeId, crate::health::NodeHealth)> {
+    pub async fn health(&self) -> Vec<(NodeId, crate::health::node_health::NodeHealth)> {
         self.quorum.nodes().health().await
     }
 
@@ -332,7 +326,8 @@ impl Redlock {
         let claim = Arc::new(claim);
         let fenced = self.options.fencing;
         let grant = self.quorum.acquire(&claim, fenced).await?;
-        Ok(Held::new(&self.quorum, claim, grant, fenced, self.watchdog))
+        let (quorum, holds, options) = (&self.quorum, &self.holds, self.watchdog);
+        Ok(Held::new(quorum, holds, claim, grant, fenced, options))
     }
 
     /// One attempt at a fresh claim of `kind` on `resource`.
@@ -362,7 +357,7 @@ impl Redlock {
     pub(crate) fn wait_for<'a>(&'a self, lock_keys: Vec<&'a str>, exclusive: bool) -> Wait<'a> {
         Wait {
             options: &self.options,
-            notifier: &self.notifier,
+            notifier: self.quorum.notifier(),
             keys: lock_keys,
             exclusive,
         }
@@ -373,9 +368,14 @@ impl Redlock {
         &self.quorum
     }
 
+    /// The live holds of this handle and its clones.
+    pub(crate) fn holds(&self) -> &Registry {
+        &self.holds
+    }
+
     /// The release notifications (an election's observers wait on them).
     pub(crate) fn notifier(&self) -> &Arc<Notifier> {
-        &self.notifier
+        self.quorum.notifier()
     }
 
     /// The prefix of every key.

@@ -1,7 +1,7 @@
 //! Ending a process cleanly: [`Redlock::shutdown`] releases what it holds
 //! and stops the background tasks.
 
-use crate::lease::LostReason;
+use crate::lease::state::LostReason;
 use crate::redlock::Redlock;
 
 impl Redlock {
@@ -37,7 +37,7 @@ impl Redlock {
     /// ```
     pub async fn shutdown(&self) {
         self.shared_quorum().shut_down();
-        let holds = self.shared_quorum().holds().take_all();
+        let holds = self.holds().take_all();
         let releases = holds.iter().map(|(claim, lease)| {
             lease.declare_lost(LostReason::Released);
             self.shared_quorum().release(claim)

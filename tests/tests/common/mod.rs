@@ -28,7 +28,7 @@ pub fn redlock(cluster: &Cluster, ttl: Duration) -> Redlock {
 
 /// The lock record at `key` on every node, as `field=value` pairs for
 /// messages (`None`: absent or node unreachable). A resource's lock is one
-/// hash whatever its kind (`scripts/ops.lua`): `kind`, and `h:<token>` =
+/// hash whatever its kind (`protocol/scripts/ops.lua`): `kind`, and `h:<token>` =
 /// expiry (node ms) per hold.
 pub fn values(cluster: &Cluster, key: &str) -> Vec<Option<String>> {
     (0..cluster.len())

@@ -2,7 +2,7 @@
 //! permit (`exec -n K`) and a leadership (`elect`) all go through the one
 //! run path in `exec.rs` (guard, stop before the lease ends, release).
 //!
-//! The library gives every held type the same methods (its `lock_api!`
+//! The library gives every held type the same methods (its `held_methods!`
 //! macro) but no trait over them, so this is the CLI's: one line per method,
 //! written once by `hold!` below.
 
@@ -33,7 +33,7 @@ pub(crate) trait Hold: Sized {
     fn extra_env(&self) -> Vec<(&'static str, String)>;
 }
 
-/// `impl Hold` for a library type with the `lock_api!` methods; the
+/// `impl Hold` for a library type with the `held_methods!` methods; the
 /// optional closure gives the extra environment.
 macro_rules! hold {
     ($ty:ident) => {

@@ -1,0 +1,382 @@
+//! Which nodes' votes count: the cached probe results of a node, and the
+//! rules that refuse a vote.
+//!
+//! Redlock's safety needs every node to remember the keys it granted for
+//! their whole TTL. A node without `appendfsync always` that crashed and came
+//! back empty breaks that, unless it stays out of every quorum until the
+//! largest TTL has passed since it started ("delayed restart"). With
+//! [`RedlockBuilder::max_ttl`](crate::RedlockBuilder::max_ttl) set, redquorum
+//! enforces this itself: such a node's votes are refused
+//! ([`NodeOutcome::Refused`](crate::NodeOutcome::Refused)) until its uptime
+//! reaches the max TTL. Replicas never vote, and one server reached under
+//! two names votes once (node/nodes.rs compares the run ids).
+//!
+//! A reconnection seen at vote time (possibly a restart) makes the node's
+//! votes refused until the next probe has run, so a restart cannot slip in
+//! between two probes. (fred announces a new connection before it sends
+//! anything on it, so a reply that came over a new connection is always
+//! preceded by the announcement the vote path checks.)
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use fred::types::config::Server;
+use tokio::sync::broadcast::{self, error::TryRecvError};
+
+use crate::health::clock_watch::{ClockSample, ClockWatch};
+use crate::health::ineligible::Ineligible;
+use crate::health::node_health::{Durability, NodeHealth, Probe, Role};
+use crate::sync::lock;
+
+/// The decision rule, pure: why a node with this state may not vote at `now`.
+fn refusal(
+    probe: &Probe,
+    started_at: Option<Instant>,
+    verified: bool,
+    max_ttl: Option<Duration>,
+    now: Instant,
+) -> Option<Ineligible> {
+    if probe.role == Role::Replica {
+        return Some(Ineligible::Replica);
+    }
+    if probe.too_old() {
+        let version = probe.version.clone().unwrap_or_default();
+        return Some(Ineligible::ServerTooOld { version });
+    }
+    let max_ttl = max_ttl?;
+    if !verified {
+        return Some(Ineligible::Unverified);
+    }
+    if probe.durability == Durability::Fsync {
+        return None;
+    }
+    // Unknown durability counts as not durable, and unknown uptime (INFO
+    // denied) as a node that may have just restarted: the rule must not be
+    // skipped because it cannot be checked.
+    let Some(started_at) = started_at else {
+        return Some(Ineligible::UnknownUptime);
+    };
+    let uptime = now.saturating_duration_since(started_at);
+    (uptime < max_ttl).then_some(Ineligible::RecentRestart { uptime, max_ttl })
+}
+
+/// When a node whose `INFO` said `uptime` at `probed` started, on the safe
+/// (later) side. Redis computes `uptime_in_seconds` as the difference of two
+/// clock readings truncated to whole seconds (now, start), so it can exceed
+/// the real uptime by almost a second: a node up 0.2 s may say 1. Taking one
+/// second off never makes a node look older than it is.
+fn assumed_start(probed: Instant, uptime: Duration) -> Instant {
+    let at_least = uptime.saturating_sub(Duration::from_secs(1));
+    probed.checked_sub(at_least).unwrap_or(probed)
+}
+
+/// The default time between periodic probes.
+pub(crate) const DEFAULT_INTERVAL: Duration = Duration::from_secs(5);
+
+/// The cached health of one node, shared by its prober task and its votes.
+#[derive(Debug)]
+pub(crate) struct Eligibility {
+    max_ttl: Option<Duration>,
+    interval: Duration,
+    /// The clock rule (health/clock_watch.rs): the drift allowance, and how long a
+    /// node's clock must be stable after a fault before it votes again;
+    /// `None` when clocks are not checked.
+    clock_rule: Option<(f64, Duration)>,
+    state: Mutex<State>,
+    /// Reconnection events as seen by the vote path (the checker task has its own receiver).
+    reconnects: Mutex<broadcast::Receiver<Server>>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    probe: Probe,
+    /// `probe time - uptime`, rounded so that the node seems younger, never older.
+    started_at: Option<Instant>,
+    /// Reconnections seen so far, by either receiver (both see the same sequence).
+    reconnects_seen: u64,
+    reconnects_seen_by_votes: u64,
+    reconnects_seen_by_checker: u64,
+    /// `reconnects_seen` when the last successful probe started; `None` before the first.
+    probed_through: Option<u64>,
+    clock: ClockWatch,
+}
+
+impl Eligibility {
+    pub(crate) fn new(reconnects: broadcast::Receiver<Server>) -> Self {
+        Self {
+            max_ttl: None,
+            interval: DEFAULT_INTERVAL,
+            clock_rule: None,
+            state: Mutex::new(State::default()),
+            reconnects: Mutex::new(reconnects),
+        }
+    }
+
+    /// Enables the delayed-restart rule for leases up to `max_ttl` (`None`: off),
+    /// and sets the time between periodic probes.
+    pub(crate) fn configure(&mut self, max_ttl: Option<Duration>, interval: Duration) {
+        self.max_ttl = max_ttl;
+        self.interval = interval;
+    }
+
+    /// Sets the clock rule: a node whose clock is off by more than
+    /// `drift_factor` is refused until stable for `stable_for`.
+    pub(crate) fn configure_clock(&mut self, drift_factor: f64, stable_for: Duration) {
+        self.clock_rule = Some((drift_factor, stable_for));
+    }
+
+    /// The time between periodic probes.
+    pub(crate) fn interval(&self) -> Duration {
+        self.interval
+    }
+
+    /// Counts a reconnection seen by the checker task.
+    pub(crate) fn checker_saw_reconnect(&self, events: u64) {
+        let mut state = lock(&self.state);
+        state.reconnects_seen_by_checker += events;
+        state.reconnects_seen = state
+            .reconnects_seen_by_checker
+            .max(state.reconnects_seen_by_votes);
+    }
+
+    /// The reconnection count a probe starting now covers.
+    pub(crate) fn probe_epoch(&self) -> u64 {
+        self.drain_reconnects();
+        lock(&self.state).reconnects_seen
+    }
+
+    /// Stores a completed probe that started at `epoch` (and at `started` in
+    /// time); returns the previous probe, to log changes only.
+    pub(crate) fn record(
+        &self,
+        probe: Probe,
+        epoch: u64,
+        started: Instant,
+    ) -> (Probe, Option<Ineligible>) {
+        let mut state = lock(&self.state);
+        let mut clock_fault = None;
+        if let (Some(node_us), Some((drift_factor, _))) = (probe.server_time_us, self.clock_rule) {
+            let sample = ClockSample {
+                sent: started,
+                answered: Instant::now(),
+                node_us,
+            };
+            clock_fault = state.clock.record(sample, drift_factor);
+        }
+        state.started_at = probe.uptime.map(|uptime| assumed_start(started, uptime));
+        state.probed_through = Some(state.probed_through.map_or(epoch, |p| p.max(epoch)));
+        (std::mem::replace(&mut state.probe, probe), clock_fault)
+    }
+
+    /// Why this node's vote is refused now, if it is. Cheap: no I/O.
+    pub(crate) fn refusal(&self) -> Option<Ineligible> {
+        self.drain_reconnects();
+        let state = lock(&self.state);
+        let now = Instant::now();
+        let clock_fault = self
+            .clock_rule
+            .and_then(|(_, stable_for)| state.clock.refusal(stable_for, now));
+        if clock_fault.is_some() {
+            return clock_fault;
+        }
+        let verified = state
+            .probed_through
+            .is_some_and(|p| p >= state.reconnects_seen);
+        refusal(&state.probe, state.started_at, verified, self.max_ttl, now)
+    }
+
+    /// The server's run id, once a probe has read it.
+    pub(crate) fn run_id(&self) -> Option<String> {
+        lock(&self.state).probe.run_id.clone()
+    }
+
+    /// A snapshot for `Redlock::health`.
+    pub(crate) fn snapshot(&self) -> NodeHealth {
+        let refusal = self.refusal();
+        let state = lock(&self.state);
+        NodeHealth {
+            role: state.probe.role,
+            durability: state.probe.durability,
+            eviction_policy: state.probe.eviction_policy.clone(),
+            uptime: state.started_at.map(|s| s.elapsed()),
+            refusal,
+            down: None,
+        }
+    }
+
+    /// Counts reconnections that happened since the vote path last looked.
+    fn drain_reconnects(&self) {
+        let mut events = 0;
+        {
+            let mut receiver = lock(&self.reconnects);
+            loop {
+                match receiver.try_recv() {
+                    Ok(_) => events += 1,
+                    Err(TryRecvError::Lagged(n)) => events += n,
+                    Err(TryRecvError::Empty | TryRecvError::Closed) => break,
+                }
+            }
+        }
+        if events > 0 {
+            let mut state = lock(&self.state);
+            state.reconnects_seen_by_votes += events;
+            state.reconnects_seen = state
+                .reconnects_seen_by_checker
+                .max(state.reconnects_seen_by_votes);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_uptime_in_whole_seconds_never_makes_a_node_look_older_than_it_is() {
+        let probed = Instant::now() + Duration::from_secs(100);
+        // Up 0.2 s across a second boundary: INFO says 1.
+        let real_start = probed - Duration::from_millis(200);
+        assert!(assumed_start(probed, Duration::from_secs(1)) >= real_start);
+        // Up 2.9 s: INFO says 2 or 3; either way not older than 2.9 s.
+        let real_start = probed - Duration::from_millis(2900);
+        for said in [2, 3] {
+            assert!(assumed_start(probed, Duration::from_secs(said)) >= real_start);
+        }
+        assert_eq!(assumed_start(probed, Duration::ZERO), probed);
+    }
+
+    #[test]
+    fn a_server_too_old_for_the_scripts_is_refused_whatever_its_durability() {
+        let now = Instant::now();
+        let old = Probe {
+            role: Role::Master,
+            durability: Durability::Fsync,
+            version: Some("4.0.14".into()),
+            ..Probe::default()
+        };
+        let expected = Some(Ineligible::ServerTooOld {
+            version: "4.0.14".into(),
+        });
+        assert_eq!(refusal(&old, Some(now), true, None, now), expected);
+        assert_eq!(
+            refusal(&old, Some(now), true, Some(Duration::ZERO), now),
+            expected
+        );
+        let fine = Probe {
+            version: Some("5.0.10".into()),
+            ..old
+        };
+        assert_eq!(refusal(&fine, Some(now), true, None, now), None);
+    }
+
+    #[test]
+    fn refusal_follows_the_delayed_restart_rule() {
+        let now = Instant::now();
+        let max = Some(Duration::from_secs(10));
+        let young = Some(now - Duration::from_secs(3));
+        let old = Some(now - Duration::from_secs(11));
+        let volatile = Probe {
+            role: Role::Master,
+            durability: Durability::NotDurable,
+            ..Probe::default()
+        };
+        let fsync = Probe {
+            durability: Durability::Fsync,
+            ..volatile.clone()
+        };
+        assert!(matches!(
+            refusal(&volatile, young, true, max, now),
+            Some(Ineligible::RecentRestart { .. })
+        ));
+        assert_eq!(refusal(&volatile, old, true, max, now), None);
+        assert_eq!(refusal(&fsync, young, true, max, now), None);
+        // the rule is off without a max ttl
+        assert_eq!(refusal(&volatile, young, true, None, now), None);
+        // unknown uptime (INFO denied) cannot clear a node that is not durable
+        assert_eq!(
+            refusal(&volatile, None, true, max, now),
+            Some(Ineligible::UnknownUptime)
+        );
+        assert_eq!(refusal(&fsync, None, true, max, now), None);
+        assert_eq!(
+            refusal(&volatile, old, false, max, now),
+            Some(Ineligible::Unverified)
+        );
+        let replica = Probe {
+            role: Role::Replica,
+            ..fsync
+        };
+        assert_eq!(
+            refusal(&replica, old, true, None, now),
+            Some(Ineligible::Replica)
+        );
+        // unknown durability counts as not durable
+        let unknown = Probe {
+            durability: Durability::Unknown,
+            ..volatile.clone()
+        };
+        assert!(refusal(&unknown, young, true, max, now).is_some());
+    }
+
+    fn role(index: u8) -> Role {
+        [Role::Master, Role::Replica, Role::Unknown][usize::from(index % 3)]
+    }
+
+    fn durability(index: u8) -> Durability {
+        [
+            Durability::Fsync,
+            Durability::NotDurable,
+            Durability::Unknown,
+        ][usize::from(index % 3)]
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_recent_restart_ends_exactly_at_max_ttl(
+            role_index in 0u8..3,
+            durability_index in 0u8..3,
+            up_ms in 0u64..100_000,
+            max_ms in 1u64..100_000,
+        ) {
+            let probe = Probe { role: role(role_index), durability: durability(durability_index), ..Probe::default() };
+            let now = Instant::now() + Duration::from_secs(200);
+            let started = Some(now - Duration::from_millis(up_ms));
+            let max_ttl = Duration::from_millis(max_ms);
+            let refused = refusal(&probe, started, true, Some(max_ttl), now);
+            let expected = if probe.role == Role::Replica {
+                Some(Ineligible::Replica)
+            } else if probe.durability != Durability::Fsync && up_ms < max_ms {
+                Some(Ineligible::RecentRestart { uptime: Duration::from_millis(up_ms), max_ttl })
+            } else {
+                None
+            };
+            proptest::prop_assert_eq!(&refused, &expected);
+            // without the rule only replicas are refused, whatever the uptime
+            let off = refusal(&probe, started, false, None, now);
+            proptest::prop_assert_eq!(off.is_some(), probe.role == Role::Replica);
+        }
+    }
+
+    #[test]
+    fn a_reconnect_seen_at_vote_time_unverifies_until_the_next_probe() {
+        let (tx, rx) = broadcast::channel(4);
+        let mut health = Eligibility::new(rx);
+        health.configure(Some(Duration::from_secs(1)), DEFAULT_INTERVAL);
+        let durable = Probe {
+            role: Role::Master,
+            durability: Durability::Fsync,
+            ..Probe::default()
+        };
+        assert_eq!(health.refusal(), Some(Ineligible::Unverified));
+        let epoch = health.probe_epoch();
+        health.record(durable.clone(), epoch, Instant::now());
+        assert_eq!(health.refusal(), None);
+        tx.send(Server::new("127.0.0.1", 1)).unwrap();
+        assert_eq!(health.refusal(), Some(Ineligible::Unverified));
+        // the checker task sees the same event later: counts must not double
+        health.checker_saw_reconnect(1);
+        let epoch = health.probe_epoch();
+        health.record(durable, epoch, Instant::now());
+        assert_eq!(health.refusal(), None);
+    }
+}

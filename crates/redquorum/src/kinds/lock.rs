@@ -1,0 +1,158 @@
+//! [`Lock`]: the plain exclusive lock, `Redlock::try_lock` and `Redlock::lock`.
+
+use crate::error::Error;
+use crate::kinds::held_methods::held_methods;
+use crate::lease::held::Held;
+use crate::protocol::claim::Kind;
+use crate::redlock::Redlock;
+
+/// A lock held on a quorum of nodes until [`deadline`](Self::deadline).
+///
+/// Use it only before its deadline: after that another owner may hold the
+/// resource. Dropping it releases in the background (best effort, never
+/// blocking); call [`release`](Self::release) to know the outcome, or
+/// [`forget`](Self::forget) to leave the keys to expire.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let cluster = redquorum_harness::Cluster::start(3)?;
+/// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+/// let lock = redlock.lock("inventory:sku-1").await?;
+/// assert_eq!(lock.resource(), "inventory:sku-1");
+/// assert!(lock.is_valid());
+/// // A release returns once a quorum (2 of 3) confirmed it; the rest follows.
+/// let released_on = lock.release().await?;
+/// assert!(released_on >= 2);
+/// # Ok(()) }
+/// ```
+#[must_use = "dropping a Lock releases it at once"]
+pub struct Lock {
+    held: Held,
+}
+
+held_methods!(Lock);
+
+impl Redlock {
+    /// Makes one attempt to take `resource` on a quorum.
+    ///
+    /// Unlike `tokio::sync::Mutex::try_lock` this is `async`: it needs one
+    /// round trip to the nodes. It never waits for another holder.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::Contended`]: another owner holds it on enough nodes.
+    /// - [`Error::Unavailable`]: too few nodes answered in time.
+    /// - [`Error::Expired`]: the quorum came after the lease ran out.
+    /// - [`Error::EmptyResource`]; [`Error::Shutdown`] after
+    ///   [`shutdown`](Self::shutdown).
+    ///
+    /// Another lock kind on the same name (a read, write or reentrant lock)
+    /// is contention too: one resource name is one lock.
+    ///
+    /// With fencing on (the default) each node that grants the lock also
+    /// proposes its [`FenceToken`](crate::FenceToken) in the same call; the
+    /// token is written back when first asked for ([`Lock::fence`]).
+    ///
+    /// In the first three cases every node that might hold our hold was sent
+    /// an unwind before the error was returned.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe in effect: if the future is dropped after the requests
+    /// went out, a guard spawns the unwind on every node (on the same
+    /// connections, so it lands after any acquire still in flight). No lock
+    /// is returned and none is left behind beyond that unwind; fence
+    /// counters may have been raised, which is harmless (they may run ahead,
+    /// never behind).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+    /// let held = redlock.try_lock("cron:cleanup").await?;
+    /// let again = redlock.try_lock("cron:cleanup").await;
+    /// assert!(matches!(again, Err(redquorum::Error::Contended { .. })));
+    /// held.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn try_lock(&self, resource: &str) -> Result<Lock, Error> {
+        Ok(Lock {
+            held: self.hold(Kind::Lock, resource).await?,
+        })
+    }
+
+    /// Takes `resource`, retrying until `wait` runs out.
+    ///
+    /// A waiter retries as soon as the holder's release is announced (the
+    /// release publishes it; one subscriber connection per node is shared by
+    /// all waiters of this `Redlock` and its clones), or after the jittered
+    /// backoff, whichever comes first: a lost notification, or a hold that
+    /// expired instead of being released, costs at most the backoff.
+    /// Waiters on one resource in this process queue in FIFO order and only
+    /// the first contends, so a release costs one attempt, not one per waiter.
+    /// Every blocking acquire of every kind waits this way.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::WaitTimeout`] carrying the last attempt's error (and its
+    /// per-node outcomes), or [`Error::EmptyResource`].
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`try_lock`](Self::try_lock): dropping it mid-attempt spawns the
+    /// unwind; dropping it between attempts leaves nothing behind.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// use std::time::Duration;
+    /// use redquorum::{Error, LockOptions, Redlock};
+    ///
+    /// let redlock = Redlock::builder().nodes(cluster.urls()).build()?;
+    /// let held = redlock.lock("deploy").await?;
+    /// let impatient = redlock.with_options(&LockOptions { wait: Duration::from_millis(200), ..Default::default() })?;
+    /// let err = impatient.lock("deploy").await.unwrap_err();
+    /// assert!(matches!(err, Error::WaitTimeout { .. }));
+    /// held.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn lock(&self, resource: &str) -> Result<Lock, Error> {
+        self.waiting(resource, true, || self.try_lock(resource))
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kinds::{assert_send, assert_send_sync_static};
+
+    #[test]
+    fn bounds() {
+        assert_send_sync_static::<Lock>();
+        assert_send_sync_static::<crate::Redlock>();
+        assert_send_sync_static::<crate::Error>();
+        assert_send_sync_static::<crate::BuildError>();
+        assert_send_sync_static::<crate::LeaseWatch>();
+        assert_send_sync_static::<crate::AtRisk>();
+        assert_send_sync_static::<crate::LostReason>();
+    }
+
+    #[allow(dead_code, unused_must_use)]
+    async fn futures_are_send(redlock: crate::Redlock, mut lock: Lock) {
+        assert_send(&redlock.try_lock("r"));
+        assert_send(&redlock.lock("r"));
+        assert_send(&lock.extend());
+        assert_send(&lock.lost());
+        assert_send(&lock.fence());
+        assert_send(&lock.lease().at_risk());
+        assert_send(&redlock.with_lock("r", |_lease| async {}));
+        assert_send(&lock.release());
+    }
+}

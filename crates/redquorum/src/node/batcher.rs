@@ -1,0 +1,385 @@
+//! Group commit: the one way operations reach a node.
+//!
+//! fred costs about one system call and two task wake-ups per command, so
+//! under load the client's CPU, not the network, bounds how many locks a
+//! process can take. While a node already has [`MAX_IN_FLIGHT`] calls of
+//! ours in flight, a new operation for it (any kind, any action) waits
+//! here; when a call returns, everything waiting goes out together as ONE
+//! call of `protocol/scripts/ops.lua`, which runs the operations in order and
+//! answers each one separately. An idle node gets the operation at once,
+//! so there is no added latency when there is no load.
+//!
+//! Each operation keeps its own result, timeout and unwind:
+//! - its answer is its own: one that fails (OOM, a key of another type)
+//!   fails alone, the script runs the others;
+//! - its caller waits at most the node timeout, queueing included;
+//! - one nobody waits for any more is dropped unsent, unless it must run
+//!   (a release or an extend: see [`Op::must_run`]).
+//!
+//! Order is kept: a node's operations go out in the order they entered, on
+//! the node's one connection (every call is put on the wire under the
+//! batcher's lock), so an unwind queued after an acquire always runs after
+//! it. A NOSCRIPT answer keeps that promise: the call goes again as EVAL
+//! (which also re-caches the script) only if nothing was sent on the
+//! connection after it; otherwise its acquires fail and are never sent
+//! again (a late copy could land after their unwind), and only its other
+//! operations go again.
+
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use fred::clients::Client;
+use fred::error::{Error as FredError, ErrorKind};
+use fred::interfaces::LuaInterface;
+use fred::types::Value;
+use futures::future::BoxFuture;
+use tokio::runtime::Handle;
+use tokio::sync::{Notify, oneshot};
+
+use crate::mutants::{self, Mutant};
+use crate::node::link::Link;
+use crate::node::queue::{MAX_IN_FLIGHT, Queued, State};
+use crate::node::script;
+use crate::protocol::op::{self, Op, Reply};
+
+/// One node's operations: sent at once, or queued for the next call.
+#[derive(Debug)]
+pub(crate) struct Batcher {
+    client: Client,
+    /// How long one operation may take, queueing included.
+    timeout: Duration,
+    /// Where calls finish when their caller has gone: the `Redlock`'s runtime.
+    runtime: Handle,
+    /// Told when a call goes unanswered for the whole timeout (the node is
+    /// then down until it answers again).
+    link: Arc<Link>,
+    state: Mutex<State>,
+    /// Told when the last call in flight ends (see [`Batcher::drained`]).
+    idle: Notify,
+}
+
+/// One call of `ops.lua`, owning its operations, answering each.
+type Call = BoxFuture<'static, Vec<Reply>>;
+
+impl Batcher {
+    pub(crate) fn new(client: Client, timeout: Duration, link: Arc<Link>) -> Self {
+        Self {
+            client,
+            timeout,
+            runtime: Handle::current(),
+            link,
+            state: Mutex::default(),
+            idle: Notify::new(),
+        }
+    }
+
+    /// Puts `op` on the connection (a slot is free) or in the queue, now,
+    /// before anything is awaited: a fan-out enters its operation on every
+    /// node before it waits for the first answer, so one it stops waiting
+    /// for (the decision came first) is never left unsent for want of a
+    /// poll. Dropping the result leaves a sent call to finish in the
+    /// background; a queued operation is then sent only if it must run
+    /// ([`Op::must_run`]).
+    pub(crate) fn enter(self: &Arc<Self>, op: Op) -> Entered {
+        let mut state = self.lock();
+        if !state.may_send() {
+            let (reply, answer) = oneshot::channel();
+            state.queue.push_back(Queued { op, reply });
+            return Entered::Queued {
+                answer,
+                timeout: self.timeout,
+            };
+        }
+        state.in_flight += 1;
+        let (call, first) = self.start(&mut state, vec![op]);
+        drop(state);
+        match first {
+            Poll::Ready(replies) => {
+                self.call_ended();
+                Entered::Answered(first_reply(replies))
+            }
+            Poll::Pending => Entered::Sent(InFlight {
+                batcher: Arc::clone(self),
+                call: Some(call),
+            }),
+        }
+    }
+
+    /// Returns once no call of ours is in flight on the node: what callers
+    /// stopped waiting for (a release's stragglers, an extend) has been
+    /// answered, or has failed. With no call in flight, nothing that must
+    /// run is queued (a queued operation goes out when a call ends).
+    pub(crate) async fn drained(&self) {
+        loop {
+            let notified = self.idle.notified();
+            let mut notified = std::pin::pin!(notified);
+            // Registered before the check, so an end in between is not missed.
+            notified.as_mut().enable();
+            if self.lock().in_flight == 0 {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Opens a hand-off window: until [`Batcher::unhold`], every operation
+    /// queues, so a release and the acquire of the local waiter it wakes
+    /// leave together as one call.
+    pub(crate) fn hold(&self) {
+        self.lock().held += 1;
+    }
+
+    /// Closes a hand-off window and sends what queued during it, on a slot
+    /// taken for it, unless no slot is free (then it goes with the next call
+    /// that ends) or another window is still open.
+    pub(crate) fn unhold(self: &Arc<Self>) {
+        let sent = {
+            let mut state = self.lock();
+            state.held -= 1;
+            if state.held > 0 || state.in_flight >= MAX_IN_FLIGHT {
+                return;
+            }
+            let Some(batch) = state.take_batch() else {
+                return;
+            };
+            state.in_flight += 1;
+            self.send(&mut state, batch)
+        };
+        self.finish(sent);
+    }
+
+    /// A call on one of our slots has ended: the next batch goes out on it,
+    /// or the slot is freed when nothing (still wanted) waits.
+    fn call_ended(self: &Arc<Self>) {
+        let sent = {
+            let mut state = self.lock();
+            match state.take_batch() {
+                Some(batch) => self.send(&mut state, batch),
+                None => {
+                    state.in_flight -= 1;
+                    if state.in_flight == 0 {
+                        self.idle.notify_waiters();
+                    }
+                    return;
+                }
+            }
+        };
+        self.finish(sent);
+    }
+
+    /// Puts `batch` on the connection as one call (see [`Batcher::start`]).
+    /// Delivering happens in [`Batcher::finish`], once the lock is released.
+    fn send(self: &Arc<Self>, state: &mut State, batch: Vec<Queued>) -> Sent {
+        let (ops, replies): (Vec<Op>, Vec<_>) = batch.into_iter().map(|q| (q.op, q.reply)).unzip();
+        let (call, first) = self.start(state, ops);
+        Sent {
+            call,
+            first,
+            replies,
+        }
+    }
+
+    /// Starts one call carrying `ops`, under the state's lock: the call is
+    /// polled once here, so its command is on the connection before this
+    /// returns, numbered in the order of the connection, and nothing that
+    /// enters later (say, the unwind of an acquire in it) can overtake it.
+    fn start(self: &Arc<Self>, state: &mut State, ops: Vec<Op>) -> (Call, Poll<Vec<Reply>>) {
+        state.sent += 1;
+        let (batcher, seq) = (Arc::clone(self), state.sent);
+        let mut call: Call = Box::pin(async move { batcher.call(seq, ops).await });
+        let first = call.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+        (call, first)
+    }
+
+    /// Hands a sent batch's answers over when it completes (in the
+    /// background), then lets the slot carry the next batch.
+    fn finish(self: &Arc<Self>, sent: Sent) {
+        let Sent {
+            call,
+            first,
+            replies,
+        } = sent;
+        match first {
+            // Failed at once (say, the connection task is gone): deliver here.
+            Poll::Ready(answers) => {
+                deliver(replies, answers);
+                self.call_ended();
+            }
+            Poll::Pending => {
+                let batcher = Arc::clone(self);
+                self.runtime.spawn(async move {
+                    deliver(replies, call.await);
+                    batcher.call_ended();
+                });
+            }
+        }
+    }
+
+    /// One call of `ops.lua` carrying `ops`, sent `seq`-th on the connection.
+    async fn call(&self, seq: u64, ops: Vec<Op>) -> Vec<Reply> {
+        let (keys, args) = op::encode(&ops);
+        match script::OPS
+            .evalsha::<Value, _, _, _>(&self.client, keys, args)
+            .await
+        {
+            Ok(answer) => op::decode(answer, ops.len()),
+            Err(error) if script::is_noscript(&error) => {
+                self.after_noscript(seq, &ops, error).await
+            }
+            Err(error) => {
+                if error.kind() == &ErrorKind::Timeout {
+                    self.link.stopped_answering();
+                }
+                vec![Err(error); ops.len()]
+            }
+        }
+    }
+
+    /// The call found no script on the node. If nothing was sent on the
+    /// connection after it, all of it goes again as EVAL, still ahead of
+    /// anything later (an unwind). Otherwise operations that can create a
+    /// hold fail with the NOSCRIPT error and are never sent again, and the
+    /// others go again. EVAL also caches the script; with nothing to send
+    /// again, the script is loaded for the next calls.
+    async fn after_noscript(&self, seq: u64, ops: &[Op], noscript: FredError) -> Vec<Reply> {
+        let mut replies = vec![Err(noscript); ops.len()];
+        let late = mutants::is_active(Mutant::NoscriptAfterUnwind);
+        if late {
+            mutants::late_fallback(&self.client, &script::body(&script::OPS)).await;
+        }
+        let again = {
+            let mut state = self.lock();
+            let last = state.sent == seq || late;
+            let again: Vec<usize> = (0..ops.len())
+                .filter(|&i| last || !ops[i].creates_hold())
+                .collect();
+            if !again.is_empty() {
+                state.sent += 1;
+                let (keys, args) = op::encode(again.iter().map(|&i| &ops[i]));
+                let body = script::body(&script::OPS);
+                let mut eval = Box::pin(self.client.eval::<Value, _, _, _>(body, keys, args));
+                // Polled under the lock: on the connection before anything later.
+                let first = eval.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+                Some((again, eval, first))
+            } else {
+                None
+            }
+        };
+        let Some((again, eval, first)) = again else {
+            if let Err(error) = script::OPS.load(&self.client).await {
+                tracing::debug!(%error, "script load after NOSCRIPT failed");
+            }
+            return replies;
+        };
+        let answer = match first {
+            Poll::Ready(answer) => answer,
+            Poll::Pending => eval.await,
+        };
+        let answers = match answer {
+            Ok(answer) => op::decode(answer, again.len()),
+            Err(error) => vec![Err(error); again.len()],
+        };
+        for (index, reply) in again.into_iter().zip(answers) {
+            replies[index] = reply;
+        }
+        replies
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        crate::sync::lock(&self.state)
+    }
+}
+
+/// Hands each operation of a batch its own answer.
+fn deliver(replies: Vec<oneshot::Sender<Reply>>, answers: Vec<Reply>) {
+    for (reply, answer) in replies.into_iter().zip(answers) {
+        let _ = reply.send(answer);
+    }
+}
+
+/// A batch whose call has been polled once (its command is on the connection).
+struct Sent {
+    call: Call,
+    first: Poll<Vec<Reply>>,
+    replies: Vec<oneshot::Sender<Reply>>,
+}
+
+/// An operation entered into its node's batcher ([`Batcher::enter`]).
+pub(crate) enum Entered {
+    /// Its call failed at once.
+    Answered(Reply),
+    /// On the connection, in a call of its own.
+    Sent(InFlight),
+    /// In the queue, for the next call; waited for at most `timeout`.
+    Queued {
+        answer: oneshot::Receiver<Reply>,
+        timeout: Duration,
+    },
+}
+
+impl Entered {
+    /// The operation's answer.
+    pub(crate) async fn answer(self) -> Reply {
+        match self {
+            Entered::Answered(reply) => reply,
+            Entered::Sent(mut in_flight) => {
+                let replies = in_flight.call.as_mut().expect("set when sent").await;
+                in_flight.call = None;
+                first_reply(replies)
+            }
+            Entered::Queued { answer, timeout } => {
+                match tokio::time::timeout(timeout, answer).await {
+                    Ok(Ok(reply)) => reply,
+                    Ok(Err(_dropped)) => Err(FredError::new(
+                        ErrorKind::Canceled,
+                        "the batch was dropped (runtime shut down)",
+                    )),
+                    Err(_elapsed) => Err(FredError::new(
+                        ErrorKind::Timeout,
+                        "no reply within the node timeout (queued behind calls in flight)",
+                    )),
+                }
+            }
+        }
+    }
+}
+
+/// The answer of a call that carried one operation.
+fn first_reply(replies: Vec<Reply>) -> Reply {
+    replies.into_iter().next().unwrap_or_else(|| {
+        Err(FredError::new(
+            ErrorKind::Protocol,
+            "no answer for the operation",
+        ))
+    })
+}
+
+/// A direct call holding one of its node's in-flight slots. The slot is
+/// held until the node answers, even when the caller stops waiting first
+/// (the command is on the wire by then): the rest of the call then runs in
+/// the background. Then the slot carries the next batch, or is freed.
+pub(crate) struct InFlight {
+    batcher: Arc<Batcher>,
+    /// `None` once the call has completed.
+    call: Option<Call>,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        match self.call.take() {
+            Some(call) => {
+                let batcher = Arc::clone(&self.batcher);
+                self.batcher.runtime.spawn(async move {
+                    let _ = call.await;
+                    batcher.call_ended();
+                });
+            }
+            None => self.batcher.call_ended(),
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "batcher_tests.rs"]
+mod tests;

@@ -1,0 +1,25 @@
+//! The N masters: one master's client and state (`master.rs`), the set of
+//! them with their background tasks and the vote rules that span nodes
+//! (`nodes.rs`), connecting with lock-safe fred settings
+//! (`connection.rs`), whether a node is up or down and why (`link.rs`),
+//! group commit (`batcher.rs` over its queue, `queue.rs`; tests in
+//! `batcher_tests.rs`), the script cache (`script.rs`), and the health
+//! probes that read what a node says about itself (`probe.rs`). Every
+//! byte to or from a lock node goes through here.
+//!
+//! May import: `health/` (the probes' results and which votes count),
+//! `protocol/` (an operation as data, the quorum size), and the root
+//! vocabulary (outcomes, errors at build time, metrics, ids, `sync`,
+//! `mutants`).
+//!
+//! Must never import: `quorum/` (it imports this), `wait/`, `lease/`,
+//! `redlock.rs`, `kinds/`: a node runs operations, it does not decide them.
+
+mod batcher;
+pub(crate) mod connection;
+mod link;
+pub(crate) mod master;
+pub(crate) mod nodes;
+mod probe;
+mod queue;
+pub(crate) mod script;

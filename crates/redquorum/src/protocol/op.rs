@@ -1,0 +1,241 @@
+//! A per-node operation as plain data: which function of `protocol/scripts/ops.lua`,
+//! on which keys, with which arguments. Every lock kind produces these
+//! (protocol/claim.rs); the node decides how to send them (alone or batched,
+//! node/batcher.rs), and one call carries any mix of them.
+
+use fred::error::{Error as FredError, ErrorKind};
+use fred::types::{Key, Value};
+
+use crate::mutants::{self, Mutant};
+
+/// The function of `ops.lua` an operation runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Code {
+    /// Take (or join) the lock; may propose a fencing token.
+    Acquire,
+    /// Owner-checked: make our hold last another TTL.
+    Extend,
+    /// Owner-checked: remove our hold (and our writer intent).
+    Release,
+    /// Owner-checked: raise the fence counter to our fencing token.
+    Commit,
+    /// Propose a fencing token on its own.
+    Propose,
+    /// Owner-checked: set the hold's owner information (a leader's value).
+    SetMeta,
+    /// An operator's call: delete the lock, raise its fence counter.
+    ForceRelease,
+    /// Read-only: who holds the lock.
+    Inspect,
+}
+
+impl Code {
+    fn name(self) -> &'static str {
+        match self {
+            Code::Acquire if mutants::is_active(Mutant::ReaderBesideAnyKind) => "A",
+            Code::Acquire if mutants::is_active(Mutant::FenceWithoutFloor) => "F",
+            Code::Acquire => "a",
+            Code::Extend if mutants::is_active(Mutant::NoOwnerCheck) => "E",
+            Code::Extend if mutants::is_active(Mutant::ExtendKeepsExpiry) => "K",
+            Code::Extend => "e",
+            Code::Release if mutants::is_active(Mutant::NoOwnerCheck) => "R",
+            Code::Release if mutants::is_active(Mutant::ReleaseDropsSharers) => "X",
+            Code::Release => "r",
+            Code::Commit => "c",
+            Code::Propose if mutants::is_active(Mutant::FenceWithoutFloor) => "P",
+            Code::Propose => "p",
+            Code::SetMeta => "m",
+            Code::ForceRelease => "f",
+            Code::Inspect => "i",
+        }
+    }
+}
+
+/// One operation on one node.
+#[derive(Debug, Clone)]
+pub(crate) struct Op {
+    pub(crate) code: Code,
+    pub(crate) keys: Vec<Key>,
+    pub(crate) args: Vec<Value>,
+}
+
+impl Op {
+    /// Whether it can create a hold. Such an operation must never reach a
+    /// node after its attempt was decided: the attempt's unwind is ordered
+    /// after it on the connection, and a late copy would overtake that.
+    pub(crate) fn creates_hold(&self) -> bool {
+        self.code == Code::Acquire
+    }
+
+    /// Whether it must be sent even when nobody waits for its answer any
+    /// more: a release undoes what earlier operations did (so does an
+    /// operator's force-release), and an extend keeps the hold alive on the
+    /// nodes that answered after the quorum (or it lapses there, and one
+    /// node failure later the lease is lost).
+    /// Anything else nobody waits for is dropped unsent (nothing to undo).
+    pub(crate) fn must_run(&self) -> bool {
+        matches!(self.code, Code::Release | Code::Extend | Code::ForceRelease)
+    }
+
+    /// Whether it undoes what earlier operations did (a release, an unwind,
+    /// a force-release): sent even to a node known to be down, which may
+    /// still apply those earlier operations when it resumes (node/master.rs).
+    pub(crate) fn undoes(&self) -> bool {
+        matches!(self.code, Code::Release | Code::ForceRelease)
+    }
+}
+
+impl Op {
+    /// An operation of `code` on one key, for unit tests of the queue.
+    #[cfg(test)]
+    pub(crate) fn for_test(code: Code) -> Self {
+        Op {
+            code,
+            keys: vec!["k".into()],
+            args: Vec::new(),
+        }
+    }
+}
+
+/// The keys and arguments of one call of `ops.lua` carrying `ops`, in order.
+pub(crate) fn encode<'a>(ops: impl IntoIterator<Item = &'a Op>) -> (Vec<Key>, Vec<Value>) {
+    let mut keys = Vec::new();
+    let mut args = Vec::new();
+    for op in ops {
+        args.push(Value::from_static_str(op.code.name()));
+        args.push(Value::from(op.keys.len() as i64));
+        args.push(Value::from(op.args.len() as i64));
+        args.extend(op.args.iter().cloned());
+        keys.extend(op.keys.iter().cloned());
+    }
+    (keys, args)
+}
+
+/// What one operation answered: its value, or its own error.
+pub(crate) type Reply = Result<Value, FredError>;
+
+/// Splits the answer of a call carrying `count` operations into one reply
+/// per operation; an answer of another shape fails them all.
+pub(crate) fn decode(answer: Value, count: usize) -> Vec<Reply> {
+    match answer {
+        Value::Array(answers) if answers.len() == count => {
+            answers.into_iter().map(decode_one).collect()
+        }
+        other => {
+            let error = FredError::new(
+                ErrorKind::Protocol,
+                format!("ops.lua answered {other:?} for {count} operations"),
+            );
+            vec![Err(error); count]
+        }
+    }
+}
+
+/// An integer or an array is a result; the string `E<message>` is the
+/// operation's own error, classified as Redis's own errors are.
+fn decode_one(answer: Value) -> Reply {
+    match answer {
+        Value::Integer(_) | Value::Array(_) => Ok(answer),
+        other => {
+            let text = other.as_string().unwrap_or_default();
+            let message = text.strip_prefix('E').unwrap_or(&text);
+            Err(redis_error(message))
+        }
+    }
+}
+
+/// A Redis error reply's text as fred would classify it.
+fn redis_error(message: &str) -> FredError {
+    let kind = if message.starts_with("WRONGTYPE") {
+        ErrorKind::InvalidArgument
+    } else if message.starts_with("NOAUTH") || message.starts_with("WRONGPASS") {
+        ErrorKind::Auth
+    } else {
+        ErrorKind::Unknown
+    };
+    FredError::new(kind, message.to_owned())
+}
+
+/// The integer an operation answered (every operation but `Inspect`).
+pub(crate) fn integer(reply: Reply) -> Result<i64, FredError> {
+    match reply? {
+        Value::Integer(n) => Ok(n),
+        other => Err(FredError::new(
+            ErrorKind::Protocol,
+            format!("expected an integer, got {other:?}"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(code: Code, keys: &[&str], args: &[&str]) -> Op {
+        Op {
+            code,
+            keys: keys.iter().map(|k| Key::from(*k)).collect(),
+            args: args.iter().map(|a| Value::from(*a)).collect(),
+        }
+    }
+
+    #[test]
+    fn a_batch_lists_each_operation_with_its_counts_and_concatenates_the_keys() {
+        let ops = [
+            op(Code::Acquire, &["l", "f"], &["lock", "t", "10", "", "p"]),
+            op(Code::Release, &["m"], &["u", "0"]),
+        ];
+        let (keys, args) = encode(&ops);
+        assert_eq!(keys, vec![Key::from("l"), Key::from("f"), Key::from("m")]);
+        let args: Vec<String> = args.iter().map(|a| a.as_string().unwrap()).collect();
+        assert_eq!(
+            args,
+            [
+                "a", "2", "5", "lock", "t", "10", "", "p", "r", "1", "2", "u", "0"
+            ]
+        );
+    }
+
+    #[test]
+    fn each_operation_gets_its_own_result_or_error() {
+        let answer = Value::Array(vec![
+            Value::Integer(1),
+            Value::from("EOOM command not allowed when used memory > 'maxmemory'."),
+            Value::from("EWRONGTYPE Operation against a key holding the wrong kind of value"),
+            Value::Array(vec![Value::from("lock")]),
+        ]);
+        let replies = decode(answer, 4);
+        assert_eq!(integer(replies[0].clone()).unwrap(), 1);
+        let oom = replies[1].clone().unwrap_err();
+        assert!(oom.details().starts_with("OOM"), "{oom:?}");
+        let wrong = replies[2].clone().unwrap_err();
+        assert_eq!(*wrong.kind(), ErrorKind::InvalidArgument);
+        assert!(replies[3].is_ok());
+    }
+
+    #[test]
+    fn an_answer_of_the_wrong_length_fails_every_operation() {
+        let replies = decode(Value::Array(vec![Value::Integer(1)]), 2);
+        assert!(replies.iter().all(Result::is_err));
+    }
+
+    #[test]
+    fn only_acquires_create_holds_and_only_releases_and_extends_must_run() {
+        assert!(op(Code::Acquire, &[], &[]).creates_hold());
+        assert!(!op(Code::Release, &[], &[]).creates_hold());
+        assert!(op(Code::Release, &[], &[]).must_run());
+        assert!(op(Code::Extend, &[], &[]).must_run());
+        assert!(op(Code::ForceRelease, &[], &[]).must_run());
+        assert!(op(Code::Release, &[], &[]).undoes() && op(Code::ForceRelease, &[], &[]).undoes());
+        assert!(!op(Code::Extend, &[], &[]).undoes() && !op(Code::Acquire, &[], &[]).undoes());
+        for code in [
+            Code::Acquire,
+            Code::Commit,
+            Code::Propose,
+            Code::SetMeta,
+            Code::Inspect,
+        ] {
+            assert!(!op(code, &[], &[]).must_run(), "{code:?}");
+        }
+    }
+}

@@ -1,0 +1,362 @@
+//! The quorum coordinator: one fan-out for every operation of every kind.
+//! An operation goes to all N nodes at once (`fan_out::gather`) and is
+//! decided as early as possible; acquire, extend, release and the fencing
+//! rounds differ only in the operation sent (protocol/claim.rs) and in how the votes
+//! are settled. A failed acquisition is unwound on every node that may hold
+//! its state, also when the caller stops waiting (a drop guard).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::Poll;
+use std::time::Instant;
+
+use tokio::runtime::Handle;
+
+use crate::error::Error;
+use crate::mutants::{self, Mutant};
+use crate::node::nodes::Nodes;
+use crate::node_error::NodeError;
+use crate::node_id::NodeId;
+use crate::protocol::claim::{self, Claim};
+use crate::protocol::fence::{self, FenceToken};
+use crate::protocol::keys::ResourceKeys;
+use crate::protocol::op::Op;
+use crate::protocol::tally::Decision;
+use crate::protocol::vote::Vote;
+use crate::quorum::drop_guard::DropGuard;
+use crate::quorum::fan_out::{self, Until};
+use crate::quorum::settle::{Operation, Settle};
+use crate::wait::notify::Notifier;
+
+/// A won acquisition.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Grant {
+    /// `start + validity`: the holder must stop using the lock by then.
+    pub(crate) deadline: Instant,
+    /// The highest fencing proposal of the granting nodes, when a quorum of
+    /// them proposed (fenced acquisitions only).
+    pub(crate) proposal: Option<i64>,
+}
+
+/// The N independent masters as one coordinator, shared by every `Redlock`
+/// clone and every held lock.
+#[derive(Debug)]
+pub(crate) struct Quorum {
+    pub(crate) nodes: Nodes,
+    pub(crate) drift_factor: f64,
+    /// The runtime `build()` ran on: background work (drop-release, unwind,
+    /// watchdog) is spawned here, so it never depends on the caller's thread.
+    runtime: Handle,
+    /// Wakes this process's waiters as soon as a release is on the wire.
+    notifier: Arc<Notifier>,
+    /// Set by `Redlock::shutdown`: no new operation is started.
+    shut: AtomicBool,
+}
+
+impl Quorum {
+    /// A coordinator over started nodes whose releases wake `notifier`'s
+    /// waiters (requires a Tokio runtime).
+    pub(crate) fn new(nodes: Nodes, drift_factor: f64, notifier: Arc<Notifier>) -> Self {
+        Self {
+            nodes,
+            drift_factor,
+            runtime: Handle::current(),
+            notifier,
+            shut: AtomicBool::new(false),
+        }
+    }
+
+    /// The release notifications: the local waiters `release` wakes.
+    pub(crate) fn notifier(&self) -> &Arc<Notifier> {
+        &self.notifier
+    }
+
+    pub(crate) fn nodes(&self) -> &Nodes {
+        &self.nodes
+    }
+
+    /// The runtime background tasks run on.
+    pub(crate) fn runtime(&self) -> &Handle {
+        &self.runtime
+    }
+
+    pub(crate) fn quorum(&self) -> usize {
+        self.nodes.quorum()
+    }
+
+    /// Turns fan-outs' votes into results (quorum/settle.rs).
+    fn settling(&self) -> Settle<'_> {
+        Settle {
+            nodes: &self.nodes,
+            drift_factor: self.drift_factor,
+        }
+    }
+
+    /// Marks the coordinator shut down: later operations fail at once.
+    pub(crate) fn shut_down(&self) {
+        self.shut.store(true, Ordering::SeqCst);
+    }
+
+    fn check_open(&self) -> Result<(), Error> {
+        if self.shut.load(Ordering::SeqCst) {
+            Err(Error::Shutdown)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// One Redlock acquisition (docs/algorithm.md): send to all, decide early, check
+    /// validity, and unwind everywhere on failure. With `fenced`, granting
+    /// nodes also propose a fencing token (protocol/fence.rs).
+    ///
+    /// Cancel safety: if dropped after the first poll, a guard spawns the
+    /// unwind on every node (it queues behind the acquire on each connection).
+    #[tracing::instrument(name = "redquorum.acquire", skip_all, fields(resource = %claim.resource, kind = claim.kind.name(), nodes = self.nodes.len(), result, elapsed_ms))]
+    pub(crate) async fn acquire(
+        self: &Arc<Self>,
+        claim: &Arc<Claim>,
+        fenced: bool,
+    ) -> Result<Grant, Error> {
+        self.check_open()?;
+        self.nodes.first_connect().await;
+        let start = Instant::now();
+        let guard = DropGuard::new({
+            let (quorum, claim) = (Arc::clone(self), Arc::clone(claim));
+            move || quorum.spawn_on_all(claim.unwind())
+        });
+        let guard = if mutants::is_active(Mutant::UnwindDisarmedEarly) {
+            guard.disarm();
+            None
+        } else {
+            Some(guard)
+        };
+        let op = claim.acquire(fenced);
+        let (decision, votes) = fan_out::gather(&self.nodes, || op.clone(), Until::Decided).await;
+        let elapsed = start.elapsed();
+        if !self.settling().is_granted(decision, elapsed, claim.ttl)
+            && !mutants::is_active(Mutant::NoUnwind)
+        {
+            // Stragglers' acquires were sent on the same connections before
+            // this unwind, so a late grant is always followed by its undoing.
+            self.unwind(claim, &votes).await;
+        }
+        if let Some(guard) = guard {
+            guard.disarm();
+        }
+        let proposal = fenced
+            .then(|| {
+                let proposals = votes.iter().map(|v| (&v.outcome, v.value));
+                fence::highest_proposal(proposals, self.quorum())
+            })
+            .flatten();
+        let deadline =
+            self.settling()
+                .settle(Operation::Acquire, claim, decision, votes, start, elapsed)?;
+        Ok(Grant { deadline, proposal })
+    }
+
+    /// Owner-checked extension on a quorum; returns the new deadline,
+    /// counted from before the first send.
+    #[tracing::instrument(name = "redquorum.extend", skip_all, fields(resource = %claim.resource, kind = claim.kind.name(), nodes = self.nodes.len(), result, elapsed_ms))]
+    pub(crate) async fn extend(&self, claim: &Claim) -> Result<Instant, Error> {
+        self.check_open()?;
+        self.nodes.first_connect().await;
+        let start = Instant::now();
+        let op = claim.extend();
+        let (decision, votes) = fan_out::gather(&self.nodes, || op.clone(), Until::Decided).await;
+        let elapsed = start.elapsed();
+        self.settling()
+            .settle(Operation::Extend, claim, decision, votes, start, elapsed)
+    }
+
+    /// Owner-checked release on every node; returns on how many nodes our
+    /// hold was removed by the time it returned: once a quorum confirmed
+    /// it, the release returns, and the rest completes in the background,
+    /// on each connection after what was sent before it (the batcher sends
+    /// a release even when nobody waits for it; a `Redlock` that is dropped
+    /// or shut down first lets those calls finish, node/nodes.rs). A node known
+    /// to be down is sent the release without being waited for.
+    ///
+    /// With a local waiter on this lock, a hand-off window opens on every
+    /// node: the release queues, the waiter woken here queues its acquire
+    /// behind it, and both leave as one call per node when the window
+    /// closes (closed on drop, so a cancelled release cannot hold it).
+    #[tracing::instrument(name = "redquorum.release", skip_all, fields(resource = %claim.resource, kind = claim.kind.name(), nodes = self.nodes.len(), result, elapsed_ms))]
+    pub(crate) async fn release(&self, claim: &Claim) -> Result<usize, Error> {
+        let start = Instant::now();
+        let key = claim.keys.lock_str();
+        let notifier = self.notifier.has_waiters(key).then_some(&self.notifier);
+        let window = notifier.map(|_| HandOffWindow::open(&self.nodes));
+        let op = claim.release();
+        let gather = fan_out::gather(&self.nodes, || op.clone(), Until::Won);
+        let mut gather = std::pin::pin!(gather);
+        // The first poll sends or queues the release on every node. A local
+        // waiter woken now sends its acquire behind it on the same
+        // connections, so it lands after our release: a hand-off in about
+        // one round trip instead of release + notification + acquire.
+        let (_, votes) = match futures::poll!(gather.as_mut()) {
+            Poll::Ready(answers) => answers,
+            Poll::Pending => {
+                if let Some(notifier) = notifier {
+                    notifier.released_locally(key, claim.token);
+                }
+                if let Some(window) = window {
+                    // Lets the woken waiter (scheduled next on this thread)
+                    // queue its acquire before the window closes. If it runs
+                    // later, its acquire goes out as a call of its own.
+                    tokio::task::yield_now().await;
+                    drop(window);
+                }
+                gather.await
+            }
+        };
+        self.settling().settle_release(claim, votes, start)
+    }
+
+    /// Writes `token` back to a quorum, owner-checked: it lands only where
+    /// the claim still holds (protocol/fence.rs has why).
+    pub(crate) async fn commit(&self, claim: &Claim, token: FenceToken) -> Result<(), Error> {
+        self.check_open()?;
+        if mutants::is_active(Mutant::FenceWithoutWriteBack) {
+            return Ok(());
+        }
+        let op = claim.commit(token);
+        let (decision, votes) = fan_out::gather(&self.nodes, || op.clone(), Until::Decided).await;
+        match decision {
+            Decision::Won => Ok(()),
+            Decision::Contended => Err(Error::NotHeld {
+                resource: claim.resource.clone(),
+                outcomes: self.settling().outcomes(votes),
+            }),
+            Decision::Unavailable | Decision::Pending => Err(Error::FenceUnavailable {
+                resource: claim.resource.clone(),
+                outcomes: self.settling().outcomes(votes),
+            }),
+        }
+    }
+
+    /// The highest of a quorum's fencing proposals, proposed on their own
+    /// (when the acquire could not propose on a quorum).
+    pub(crate) async fn propose(&self, claim: &Claim) -> Result<i64, Error> {
+        self.check_open()?;
+        let op = claim.propose();
+        let (decision, votes) = fan_out::gather(&self.nodes, || op.clone(), Until::Decided).await;
+        match decision {
+            Decision::Won => Ok(votes.iter().map(|v| v.value).max().unwrap_or(0)),
+            _ => Err(Error::FenceUnavailable {
+                resource: claim.resource.clone(),
+                outcomes: self.settling().outcomes(votes),
+            }),
+        }
+    }
+
+    /// Owner-checked: stores `meta` as the claim's owner information on a
+    /// quorum (an elected leader's new value); observers are woken.
+    pub(crate) async fn set_meta(&self, claim: &Claim, meta: &str) -> Result<(), Error> {
+        self.check_open()?;
+        let op = claim.set_meta(meta);
+        let (decision, votes) = fan_out::gather(&self.nodes, || op.clone(), Until::Decided).await;
+        let (resource, outcomes) = (claim.resource.clone(), self.settling().outcomes(votes));
+        match decision {
+            Decision::Won => Ok(()),
+            Decision::Contended => Err(Error::NotHeld { resource, outcomes }),
+            Decision::Unavailable | Decision::Pending => {
+                Err(Error::Unavailable { resource, outcomes })
+            }
+        }
+    }
+
+    /// Force-releases `resource` (`keys`) on every node, then writes the
+    /// highest raised fence counter back to a quorum, so that every later
+    /// holder's token is above the one returned.
+    pub(crate) async fn force_release(
+        &self,
+        resource: &str,
+        keys: &ResourceKeys,
+    ) -> Result<i64, Error> {
+        self.check_open()?;
+        self.nodes.first_connect().await;
+        let op = claim::force_release(keys);
+        let (decision, votes) = fan_out::gather(&self.nodes, || op.clone(), Until::Everyone).await;
+        let unavailable = |votes| Error::Unavailable {
+            resource: resource.to_owned(),
+            outcomes: self.settling().outcomes(votes),
+        };
+        if decision != Decision::Won {
+            return Err(unavailable(votes));
+        }
+        let highest = votes.iter().map(|v| v.value).max().unwrap_or(0);
+        let raise = claim::raise_fence(keys, highest);
+        match fan_out::gather(&self.nodes, || raise.clone(), Until::Decided).await {
+            (Decision::Won, _) => Ok(highest),
+            (_, votes) => Err(unavailable(votes)),
+        }
+    }
+
+    /// Runs a read-only `op` on every node; each node's raw answer.
+    pub(crate) async fn read_all(
+        &self,
+        op: Op,
+    ) -> Vec<(NodeId, Result<fred::types::Value, NodeError>)> {
+        self.nodes.first_connect().await;
+        let calls = self.nodes.iter().map(|node| {
+            let op = op.clone();
+            async move {
+                let answer = node.run(op).await;
+                (
+                    node.id().clone(),
+                    answer.map_err(|e| NodeError::new(node.id().clone(), e)),
+                )
+            }
+        });
+        futures::future::join_all(calls).await
+    }
+
+    /// Runs `op` on every node in the background (best effort): a release
+    /// from a `Drop`, an unwind from a cancelled acquisition. Spawned on the
+    /// Redlock's runtime, so it works from a thread without one.
+    pub(crate) fn spawn_on_all(self: &Arc<Self>, op: Op) {
+        let quorum = Arc::clone(self);
+        self.runtime.spawn(async move {
+            let calls = quorum.nodes.iter().map(|node| node.run(op.clone()));
+            futures::future::join_all(calls).await;
+        });
+    }
+
+    /// Undoes a failed attempt on every node that may hold its state: all
+    /// but those that answered "taken", where it wrote nothing but (for a
+    /// waiting writer) the intent it keeps for its next attempt, and those
+    /// known down, where the attempt was not sent.
+    async fn unwind(&self, claim: &Claim, votes: &[Vote]) {
+        let op = claim.unwind();
+        let calls = self
+            .nodes
+            .iter()
+            .zip(votes)
+            .filter(|(_, vote)| !vote.outcome.is_taken() && !vote.outcome.is_down())
+            .map(|(node, _)| node.run(op.clone()));
+        for answer in futures::future::join_all(calls).await {
+            if let Err(error) = answer {
+                tracing::debug!(%error, "unwind did not reach a node; the hold expires with its ttl");
+            }
+        }
+    }
+}
+
+/// A hand-off window open on every node (see `Batcher::hold`), closed on drop.
+struct HandOffWindow<'a> {
+    nodes: &'a Nodes,
+}
+
+impl<'a> HandOffWindow<'a> {
+    fn open(nodes: &'a Nodes) -> Self {
+        nodes.iter().for_each(|node| node.hold_batches());
+        Self { nodes }
+    }
+}
+
+impl Drop for HandOffWindow<'_> {
+    fn drop(&mut self) {
+        self.nodes.iter().for_each(|node| node.unhold_batches());
+    }
+}

@@ -1,0 +1,18 @@
+//! Waiting for a lock: the one retry loop of every blocking acquire
+//! (`retry.rs`) with its jittered backoff (`backoff.rs`), the lines of local
+//! waiters per lock key (`waiters.rs`), and the release notifications that
+//! wake them (`notify.rs`: one subscriber connection per node, shared by a
+//! `Redlock` and its clones).
+//!
+//! May import: `protocol/` (lock keys and their channels, tokens, the
+//! quorum size), and the root vocabulary (errors, options, metrics,
+//! `sync`).
+//!
+//! Must never import: `quorum/` (it imports this), `node/` (the subscriber
+//! connections are handed in by `setup/`), `lease/`, `redlock.rs`,
+//! `kinds/`.
+
+mod backoff;
+pub(crate) mod notify;
+pub(crate) mod retry;
+mod waiters;

@@ -1,0 +1,355 @@
+//! The lines of local waiters, one per lock key, woken by release
+//! notifications (wait/notify.rs delivers them).
+//!
+//! An exclusive waiter (plain, write, reentrant lock, a campaign, a
+//! semaphore's permit, and `lock_any` / `lock_all` over one resource) takes
+//! turns: waiters on one key form a FIFO line and only the head contends, so
+//! a release costs one acquire attempt from this process, not one per
+//! waiter (a thundering herd would multiply the requests per hand-off). A
+//! release frees one permit of a semaphore too, so its waiters take turns as
+//! well. A reader (it may share), a waiter on several keys at once
+//! (`lock_any`, `lock_all` over several resources: a release of one may
+//! suit any of them) and an election's observer (on the lock's key and its
+//! news, `keys::news`) listen instead: every announcement on any of their
+//! keys wakes them.
+//!
+//! Notifications are hints, never the only way forward: a message is lost
+//! when the subscriber is reconnecting, when the broadcast buffer overflows,
+//! or when a hold expired instead of being released. A waiter therefore
+//! waits for a notification *or* its jittered backoff, whichever comes first.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
+
+use crate::sync::lock;
+
+/// How many recent release tokens a line remembers, to count each release
+/// once although every node sends its own copy.
+const RECENT: usize = 4;
+
+/// Every line of local waiters, by lock key.
+#[derive(Default)]
+pub(crate) struct Lines {
+    /// A line exists while a waiter is in it, and lingers a while after.
+    map: Mutex<HashMap<String, Arc<Line>>>,
+    /// `map.len()`, readable without the mutex.
+    len: AtomicUsize,
+}
+
+impl fmt::Debug for Lines {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Lines")
+            .field("len", &self.len.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+/// The local waiters on one lock key.
+struct Line {
+    /// Counted under `Lines::map`'s mutex: the line may leave the map at zero.
+    waiters: AtomicUsize,
+    /// One permit: the right to contend. FIFO, so exclusive waiters take turns in order.
+    turn: Arc<Semaphore>,
+    /// Wakes the head (one at a time) on a release.
+    head: Notify,
+    /// Wakes every listener on a release.
+    listeners: Notify,
+    /// Set when the head won the lock: the next head then waits for that
+    /// holder's release instead of trying at once against a held key.
+    handed_over: AtomicBool,
+    recent: Mutex<Recent>,
+    /// When the last waiter left (the line then lingers).
+    idle_since: Mutex<Option<Instant>>,
+}
+
+#[derive(Default)]
+struct Recent {
+    tokens: [Option<Box<[u8]>>; RECENT],
+    next: usize,
+}
+
+impl Recent {
+    /// Records `token`; false when it was seen recently (another node's copy).
+    fn is_new(&mut self, token: &[u8]) -> bool {
+        if self.tokens.iter().flatten().any(|t| &t[..] == token) {
+            return false;
+        }
+        self.tokens[self.next] = Some(token.into());
+        self.next = (self.next + 1) % RECENT;
+        true
+    }
+}
+
+impl Line {
+    fn new() -> Self {
+        Self {
+            waiters: 0.into(),
+            turn: Arc::new(Semaphore::new(1)),
+            head: Notify::new(),
+            listeners: Notify::new(),
+            handed_over: AtomicBool::new(false),
+            recent: Mutex::new(Recent::default()),
+            idle_since: Mutex::new(None),
+        }
+    }
+
+    fn wake(&self) {
+        self.head.notify_one();
+        self.listeners.notify_waiters();
+    }
+}
+
+impl Lines {
+    /// Joins (or opens) the line of `key`; true when it was opened now (the
+    /// caller then subscribes to its channel).
+    fn join(&self, key: &str) -> (Arc<Line>, bool) {
+        let mut map = lock(&self.map);
+        let mut opened = false;
+        let line = map.entry(key.to_owned()).or_insert_with(|| {
+            opened = true;
+            Arc::new(Line::new())
+        });
+        line.waiters.fetch_add(1, Ordering::Relaxed);
+        *lock(&line.idle_since) = None;
+        let line = Arc::clone(line);
+        self.len.store(map.len(), Ordering::Relaxed);
+        (line, opened)
+    }
+
+    /// Whether a line of `key` exists (waiters in it, or lingering).
+    pub(crate) fn is_waited_on(&self, key: &str) -> bool {
+        !self.is_idle() && lock(&self.map).contains_key(key)
+    }
+
+    /// Whether someone waits on `key` now (not only a lingering line).
+    pub(crate) fn has_waiters(&self, key: &str) -> bool {
+        !self.is_idle()
+            && lock(&self.map)
+                .get(key)
+                .is_some_and(|line| line.waiters.load(Ordering::Relaxed) > 0)
+    }
+
+    /// True when no line exists: nothing to wake, nothing to look up.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.len.load(Ordering::Relaxed) == 0
+    }
+
+    /// A release of `key` by `token` (`None`: unknown): wakes its line,
+    /// once per release although every node announces it. (An election's
+    /// news, which free nothing, come on a line of their own, `keys::news`,
+    /// that only observers wait on.)
+    pub(crate) fn released(&self, key: &str, token: Option<&[u8]>) {
+        if self.is_idle() {
+            return;
+        }
+        let Some(line) = lock(&self.map).get(key).cloned() else {
+            return;
+        };
+        if token.is_none_or(|token| lock(&line.recent).is_new(token)) {
+            line.wake();
+        }
+    }
+
+    /// Wakes every line (a notification may have been missed).
+    pub(crate) fn wake_all(&self) {
+        for line in lock(&self.map).values() {
+            line.wake();
+        }
+    }
+
+    /// The keys of every line.
+    pub(crate) fn keys(&self) -> Vec<String> {
+        lock(&self.map).keys().cloned().collect()
+    }
+
+    /// Removes the lines empty for at least `linger`; returns their keys.
+    pub(crate) fn remove_idle(&self, linger: Duration) -> Vec<String> {
+        let mut map = lock(&self.map);
+        let idle: Vec<String> = map
+            .iter()
+            .filter(|(_, line)| {
+                line.waiters.load(Ordering::Relaxed) == 0
+                    && lock(&line.idle_since).is_some_and(|since| since.elapsed() >= linger)
+            })
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in &idle {
+            map.remove(key);
+        }
+        self.len.store(map.len(), Ordering::Relaxed);
+        idle
+    }
+}
+
+/// A waiter in the lines of one key (exclusive) or of several (listening).
+pub(crate) struct Waiter {
+    lines: Arc<Lines>,
+    joined: Vec<Arc<Line>>,
+    exclusive: bool,
+    /// The head's permit, while this waiter is the head of its line.
+    turn: Option<OwnedSemaphorePermit>,
+}
+
+impl fmt::Debug for Waiter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Waiter")
+            .field("lines", &self.joined.len())
+            .field("exclusive", &self.exclusive)
+            .field("is_head", &self.turn.is_some())
+            .finish()
+    }
+}
+
+impl Waiter {
+    /// Joins the lines of `keys`; returns the waiter and the keys whose
+    /// lines were opened now (to subscribe to). Exclusive waits are on one key.
+    pub(crate) fn join(lines: &Arc<Lines>, keys: &[&str], exclusive: bool) -> (Self, Vec<String>) {
+        let mut opened = Vec::new();
+        let joined = keys
+            .iter()
+            .map(|key| {
+                let (line, new) = lines.join(key);
+                if new {
+                    opened.push((*key).to_owned());
+                }
+                line
+            })
+            .collect();
+        let waiter = Self {
+            lines: Arc::clone(lines),
+            joined,
+            exclusive: exclusive && keys.len() == 1,
+            turn: None,
+        };
+        (waiter, opened)
+    }
+
+    /// Waits until it may try again: a release notification, or `pause`.
+    ///
+    /// An exclusive waiter first waits for its turn at the head of the line
+    /// (until `deadline`); a new head tries at once unless the previous head
+    /// won the lock (then it waits for that holder's release).
+    pub(crate) async fn wait(&mut self, pause: Duration, deadline: Instant) {
+        if !self.exclusive {
+            let woken = self
+                .joined
+                .iter()
+                .map(|line| Box::pin(line.listeners.notified()));
+            let any = futures::future::select_all(woken);
+            tokio::select! {
+                _ = any => {}
+                () = tokio::time::sleep(pause) => {}
+            }
+            return;
+        }
+        let line = &self.joined[0];
+        if self.turn.is_none() {
+            let turn = Arc::clone(&line.turn).acquire_owned();
+            match tokio::time::timeout_at(deadline.into(), turn).await {
+                Ok(Ok(permit)) => self.turn = Some(permit),
+                // Deadline: let the caller make its last attempt.
+                Ok(Err(_)) | Err(_) => return,
+            }
+            if !line.handed_over.swap(false, Ordering::AcqRel) {
+                // The previous head left without the lock (or there was none):
+                // the resource may be free now.
+                return;
+            }
+        }
+        tokio::select! {
+            () = line.head.notified() => {}
+            () = tokio::time::sleep(pause) => {}
+        }
+    }
+
+    /// The waiter got the lock: as head, it hands the turn to the next
+    /// waiter, who then waits for this holder's release.
+    pub(crate) fn won(self) {
+        if self.turn.is_some() {
+            self.joined[0].handed_over.store(true, Ordering::Release);
+        }
+    }
+}
+
+impl Drop for Waiter {
+    fn drop(&mut self) {
+        let _map = lock(&self.lines.map);
+        for line in &self.joined {
+            if line.waiters.fetch_sub(1, Ordering::Relaxed) == 1 {
+                *lock(&line.idle_since) = Some(Instant::now());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_line_lingers_then_is_removed() {
+        let lines = Arc::new(Lines::default());
+        assert!(lines.is_idle());
+        let (waiter, opened) = Waiter::join(&lines, &["lock:{a}"], true);
+        assert_eq!(opened, ["lock:{a}"]);
+        assert!(lines.is_waited_on("lock:{a}") && lines.has_waiters("lock:{a}"));
+        drop(waiter);
+        assert!(!lines.has_waiters("lock:{a}"));
+        // Still there for a returning waiter...
+        assert!(lines.remove_idle(Duration::from_secs(3600)).is_empty());
+        assert!(lines.is_waited_on("lock:{a}"));
+        // ...but not once it has been empty for the linger time.
+        assert_eq!(lines.remove_idle(Duration::ZERO), ["lock:{a}"]);
+        assert!(lines.is_idle());
+    }
+
+    #[test]
+    fn a_line_in_use_is_never_removed() {
+        let lines = Arc::new(Lines::default());
+        let (first, _) = Waiter::join(&lines, &["k"], true);
+        let (second, opened) = Waiter::join(&lines, &["k"], true);
+        assert!(opened.is_empty());
+        drop(first);
+        assert!(lines.remove_idle(Duration::ZERO).is_empty());
+        drop(second);
+        assert_eq!(lines.remove_idle(Duration::ZERO), ["k"]);
+    }
+
+    #[tokio::test]
+    async fn a_listener_on_several_keys_wakes_on_a_release_of_any() {
+        let lines = Arc::new(Lines::default());
+        let (mut listener, opened) = Waiter::join(&lines, &["a", "b"], false);
+        assert_eq!(opened.len(), 2);
+        let far = Instant::now() + Duration::from_secs(60);
+        let waiting = listener.wait(Duration::from_secs(60), far);
+        let release = async {
+            tokio::task::yield_now().await;
+            lines.released("b", Some(b"token"));
+        };
+        let (woken, ()) = tokio::join!(
+            tokio::time::timeout(Duration::from_secs(5), waiting),
+            release
+        );
+        assert!(woken.is_ok(), "the release of b did not wake the listener");
+    }
+
+    #[test]
+    fn each_release_is_counted_once_across_node_copies() {
+        let mut recent = Recent::default();
+        assert!(recent.is_new(b"a"));
+        assert!(!recent.is_new(b"a"));
+        assert!(recent.is_new(b"b"));
+        assert!(!recent.is_new(b"a"));
+        for t in [b"c", b"d", b"e"] {
+            assert!(recent.is_new(t));
+        }
+        // "a" has left the window of RECENT tokens: a new release with the same
+        // token is impossible (tokens are random), but it must not be refused forever.
+        assert!(recent.is_new(b"a"));
+    }
+}
