@@ -51,7 +51,8 @@ do
         end
       end
     elseif code == 'F' or code == 'P' then
-      ARGV[next_arg] = string.lower(code)
+      -- Not string.lower: 'f' is the force-release.
+      ARGV[next_arg] = code == 'F' and 'a' or 'p'
       floorless = true
     elseif code == 'K' then
       ARGV[next_arg] = 'e'
