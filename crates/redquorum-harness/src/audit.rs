@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::cluster::Cluster;
-use crate::history::micros;
+use crate::micros;
 use crate::resp::{Reply, RespConn};
 
 /// Which keys on the nodes are lock keys.

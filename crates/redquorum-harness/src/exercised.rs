@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::fault_kind::FaultKind;
 use crate::fault_log::FaultEvent;
 use crate::history::{Holder, Outcome, Session};
-use crate::nemesis::FaultKind;
 
 /// Counts of what a run exercised.
 ///

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::history::micros;
-use crate::nemesis::FaultKind;
+use crate::fault_kind::FaultKind;
+use crate::micros;
 
 /// One injected fault.
 ///

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::micros;
 use crate::share::Share;
 
 /// How a session ended.
@@ -594,43 +595,5 @@ impl History {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone()
-    }
-}
-
-/// Durations as whole microseconds in JSON: short lines, exact round trips
-/// of everything the history records (its clock is read in microseconds' detail).
-pub(crate) mod micros {
-    use std::time::Duration;
-
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub(crate) fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
-    }
-
-    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        u64::deserialize(d).map(Duration::from_micros)
-    }
-
-    pub(crate) mod option {
-        use std::time::Duration;
-
-        use serde::{Deserialize, Deserializer, Serializer};
-
-        pub(crate) fn serialize<S: Serializer>(
-            d: &Option<Duration>,
-            s: S,
-        ) -> Result<S::Ok, S::Error> {
-            match d {
-                Some(d) => super::serialize(d, s),
-                None => s.serialize_none(),
-            }
-        }
-
-        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
-            d: D,
-        ) -> Result<Option<Duration>, D::Error> {
-            Option::<u64>::deserialize(d).map(|m| m.map(Duration::from_micros))
-        }
     }
 }

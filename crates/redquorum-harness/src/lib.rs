@@ -54,12 +54,14 @@ mod cluster;
 mod error;
 mod example_binary;
 mod exercised;
+mod fault_kind;
 mod fault_log;
 mod history;
 mod history_file;
 mod leaks;
 mod lock_delay;
 mod locker;
+mod micros;
 mod nemesis;
 mod operator;
 mod proxy;
@@ -80,13 +82,14 @@ pub use cluster::{Cluster, Persistence, redis_server_path};
 pub use error::HarnessError;
 pub use example_binary::example_binary;
 pub use exercised::Exercised;
+pub use fault_kind::FaultKind;
 pub use fault_log::{FaultEvent, FaultLog};
 pub use history::{Dropped, Extension, History, Holder, Outcome, Session};
 pub use history_file::{HistoryFile, RunInfo};
 pub use leaks::{find_leaks, leaks_after, lock_keys_after};
 pub use lock_delay::{LockDelayRule, vanished_holders};
 pub use locker::{Grant, Locker, Refusal};
-pub use nemesis::{FaultKind, Nemesis, NemesisConfig};
+pub use nemesis::{Nemesis, NemesisConfig};
 pub use operator::{
     OperatorAction, OperatorCall, OperatorFault, OperatorLog, inspections_naming_holders,
     ousted_holders,

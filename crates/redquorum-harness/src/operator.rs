@@ -26,9 +26,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::fault_kind::FaultKind;
 use crate::fault_log::FaultEvent;
-use crate::history::{Session, micros};
-use crate::nemesis::FaultKind;
+use crate::history::Session;
+use crate::micros;
 
 /// What an operator's call did.
 ///
