@@ -44,60 +44,35 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
-mod audit;
-mod builder;
-mod cancel;
-mod checker;
-mod client_group;
-mod clock;
-mod cluster;
+mod check;
 mod error;
-mod example_binary;
-mod exercised;
-mod fault_kind;
-mod fault_log;
-mod history;
-mod history_file;
-mod leaks;
-mod lock_delay;
-mod locker;
+mod evidence;
+mod faults;
 mod micros;
-mod nemesis;
-mod operator;
-mod proxy;
-mod resp;
-mod revival;
-mod share;
-mod store;
-#[cfg(feature = "tls")]
-mod tls;
-mod workload;
+mod nodes;
+mod run;
 
-pub use audit::{AuditConfig, KeyAudit, KeyLife, LockKeys};
-pub use builder::ClusterBuilder;
-pub use checker::{Evidence, LeakedKey, Verdict, Violation, check, check_evidence};
-pub use client_group::ClientPauser;
-pub use clock::{FaketimeSupport, faketime_cache_dir, faketime_support};
-pub use cluster::{Cluster, Persistence, redis_server_path};
-pub use error::HarnessError;
-pub use example_binary::example_binary;
-pub use exercised::Exercised;
-pub use fault_kind::FaultKind;
-pub use fault_log::{FaultEvent, FaultLog};
-pub use history::{Dropped, Extension, History, Holder, Outcome, Session};
-pub use history_file::{HistoryFile, RunInfo};
-pub use leaks::{find_leaks, leaks_after, lock_keys_after};
-pub use lock_delay::{LockDelayRule, vanished_holders};
-pub use locker::{Grant, Locker, Refusal};
-pub use nemesis::{Nemesis, NemesisConfig};
-pub use operator::{
-    OperatorAction, OperatorCall, OperatorFault, OperatorLog, inspections_naming_holders,
-    ousted_holders,
+pub use check::{
+    Evidence, Exercised, LeakedKey, LockDelayRule, OperatorAction, OperatorCall, OperatorFault,
+    OperatorLog, Share, Verdict, Violation, check, check_evidence, inspections_naming_holders,
+    ousted_holders, vanished_holders,
 };
-pub use proxy::{FaultProxy, NodeProxies, Proxies, ProxyMode};
-pub use resp::{Reply, RespConn};
-pub use share::Share;
-pub use store::ProtectedStore;
+pub use error::HarnessError;
+pub use evidence::{
+    AuditConfig, Dropped, Extension, History, Holder, KeyAudit, KeyLife, LockKeys, Outcome,
+    Session, find_leaks, leaks_after, lock_keys_after,
+};
+pub use faults::{
+    ClientPauser, FaultEvent, FaultKind, FaultLog, FaultProxy, Nemesis, NemesisConfig, NodeProxies,
+    Proxies, ProxyMode,
+};
+pub use nodes::{
+    Cluster, ClusterBuilder, FaketimeSupport, Persistence, Reply, RespConn, example_binary,
+    faketime_cache_dir, faketime_support, redis_server_path,
+};
 #[cfg(feature = "tls")]
-pub use tls::{TlsCluster, unrelated_ca_pem};
-pub use workload::{WorkloadConfig, run_workload, run_workload_groups, run_workload_into};
+pub use nodes::{TlsCluster, unrelated_ca_pem};
+pub use run::{
+    Grant, HistoryFile, Locker, ProtectedStore, Refusal, RunInfo, WorkloadConfig, run_workload,
+    run_workload_groups, run_workload_into,
+};

@@ -18,11 +18,11 @@ use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
 
-use crate::client_group::ClientPauser;
-use crate::cluster::Cluster;
-use crate::fault_kind::FaultKind;
-use crate::fault_log::{FaultEvent, FaultLog};
-use crate::proxy::{Proxies, ProxyMode};
+use super::client_group::ClientPauser;
+use super::fault_log::{FaultEvent, FaultLog};
+use super::kind::FaultKind;
+use super::proxy::{Proxies, ProxyMode};
+use crate::nodes::Cluster;
 
 /// What the nemesis does and how hard.
 ///

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::fault_kind::FaultKind;
+use super::kind::FaultKind;
 use crate::micros;
 
 /// One injected fault.

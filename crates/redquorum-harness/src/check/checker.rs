@@ -23,12 +23,12 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::audit::KeyLife;
-use crate::fault_log::FaultEvent;
-use crate::history::{Extension, Outcome, Session};
-use crate::lock_delay::{LockDelayRule, early_grants};
-use crate::operator::{OperatorCall, OperatorFault, broken_promises, excuses_overlap};
-use crate::{revival, share};
+use super::lock_delay::{LockDelayRule, early_grants};
+use super::operator::{OperatorCall, OperatorFault, broken_promises, excuses_overlap};
+use super::{revival, share};
+use crate::evidence::KeyLife;
+use crate::evidence::{Extension, Outcome, Session};
+use crate::faults::FaultEvent;
 
 /// A lock key found on a node after the run plus the max TTL.
 ///

@@ -26,9 +26,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::fault_kind::FaultKind;
-use crate::fault_log::FaultEvent;
-use crate::history::Session;
+use crate::evidence::Session;
+use crate::faults::FaultEvent;
+use crate::faults::FaultKind;
 use crate::micros;
 
 /// What an operator's call did.

@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use crate::history::{Extension, Session};
+use crate::evidence::{Extension, Session};
 
 /// Every extension granted to `session` after the deadline then in force
 /// had passed, with that deadline.

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::time::Duration;
 
-use crate::resp::{Reply, RespConn};
+use crate::nodes::{Reply, RespConn};
 
 /// A fenced read: `{1, value}`, or `{0}` when a higher token was seen.
 const FENCED_READ_LUA: &str = r"

@@ -14,11 +14,11 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::audit::KeyLife;
-use crate::checker::{Evidence, LeakedKey};
-use crate::fault_log::FaultEvent;
-use crate::history::Session;
-use crate::operator::OperatorCall;
+use crate::check::OperatorCall;
+use crate::check::{Evidence, LeakedKey};
+use crate::evidence::KeyLife;
+use crate::evidence::Session;
+use crate::faults::FaultEvent;
 
 /// What was run: enough to read the history and re-check it.
 ///

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::check::Share;
 use crate::micros;
-use crate::share::Share;
 
 /// How a session ended.
 ///

@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::fault_kind::FaultKind;
-use crate::fault_log::FaultEvent;
-use crate::history::{Holder, Outcome, Session};
+use crate::evidence::{Holder, Outcome, Session};
+use crate::faults::FaultEvent;
+use crate::faults::FaultKind;
 
 /// Counts of what a run exercised.
 ///
@@ -84,7 +84,7 @@ impl Exercised {
             .iter()
             .filter(|f| f.kind == FaultKind::ClientPause)
             .collect();
-        out.shared = crate::share::shared_holds(sessions);
+        out.shared = super::share::shared_holds(sessions);
         out.sharers = sessions.iter().any(|s| s.share.is_some());
         for s in sessions {
             if let Some(dropped) = s.dropped {

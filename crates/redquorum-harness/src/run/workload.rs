@@ -19,11 +19,11 @@ use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
 
-use crate::cancel::DropPlan;
-use crate::client_group::ClientPauser;
-use crate::history::{Dropped, Extension, History, Holder, Outcome, Session};
-use crate::locker::{Grant, Locker};
-use crate::store::ProtectedStore;
+use super::cancel::DropPlan;
+use super::locker::{Grant, Locker};
+use super::store::ProtectedStore;
+use crate::evidence::{Dropped, Extension, History, Holder, Outcome, Session};
+use crate::faults::ClientPauser;
 
 /// What the workload does.
 ///
@@ -216,7 +216,7 @@ where
                         return;
                     };
                     runtime.block_on(async move {
-                        crate::client_group::serve_pauses(pauses);
+                        crate::faults::serve_pauses(pauses);
                         let locker = Arc::new(make(group));
                         let tasks: Vec<_> = (group..config.clients)
                             .step_by(groups)

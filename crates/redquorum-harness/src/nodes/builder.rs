@@ -1,6 +1,6 @@
 //! `ClusterBuilder`: a cluster with per-node settings.
 
-use crate::cluster::{Cluster, Persistence};
+use super::cluster::{Cluster, Persistence};
 use crate::error::HarnessError;
 
 /// Builds a [`Cluster`] whose nodes differ: persistence, and nodes whose clock runs fast.

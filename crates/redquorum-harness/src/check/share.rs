@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::history::Session;
+use crate::evidence::Session;
 
 /// How a granted hold may share its resource with others. `None` on a
 /// session (the default) is an exclusive hold.
@@ -190,7 +190,7 @@ pub(crate) fn windows(granted: &[&Session]) -> Vec<(Duration, Duration, usize)> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checker::check;
+    use crate::check::check;
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)

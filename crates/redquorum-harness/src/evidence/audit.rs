@@ -22,9 +22,9 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::cluster::Cluster;
 use crate::micros;
-use crate::resp::{Reply, RespConn};
+use crate::nodes::Cluster;
+use crate::nodes::{Reply, RespConn};
 
 /// Which keys on the nodes are lock keys.
 ///

@@ -3,10 +3,10 @@
 
 use std::time::{Duration, Instant};
 
-use crate::audit::LockKeys;
-use crate::checker::LeakedKey;
-use crate::cluster::Cluster;
+use super::audit::LockKeys;
+use crate::check::LeakedKey;
 use crate::error::HarnessError;
+use crate::nodes::Cluster;
 
 /// Lock keys matching `pattern` still on any node, as leaks. Call it after the
 /// run, every fault healed, and the max TTL waited out.

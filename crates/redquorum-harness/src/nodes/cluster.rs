@@ -6,8 +6,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use super::resp::{Reply, RespConn};
 use crate::error::HarnessError;
-use crate::resp::{Reply, RespConn};
 
 /// How long a started node may take to answer PING (AOF replay included).
 const READY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -39,7 +39,7 @@ struct LocalNode {
 /// libfaketime timestamp file it rewrites.
 #[derive(Debug, Clone)]
 struct FastClock {
-    support: crate::clock::FaketimeSupport,
+    support: super::clock::FaketimeSupport,
     rate: f64,
     /// Set for a controlled clock (read on every clock call: FAKETIME_NO_CACHE).
     file: Option<PathBuf>,
@@ -170,7 +170,7 @@ impl Cluster {
         let support = if clocks.is_empty() && controlled.is_empty() {
             None
         } else {
-            Some(crate::clock::faketime_support()?)
+            Some(super::clock::faketime_support()?)
         };
         let debug_flag = major_version(&binary) >= 7;
         let root = tempfile::Builder::new()
@@ -888,7 +888,7 @@ impl Cluster {
         let millis = delta.as_millis().to_string();
         let reply = self.command(
             index,
-            &["EVAL", crate::clock::TTL_SHIFT_LUA, "0", &millis, pattern],
+            &["EVAL", super::clock::TTL_SHIFT_LUA, "0", &millis, pattern],
         )?;
         Ok(reply
             .as_int()

@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::history::{Holder, Session};
-use crate::share;
+use super::share;
+use crate::evidence::{Holder, Session};
 
 /// What a run's lock-delay promises, and what the checker must allow for.
 ///

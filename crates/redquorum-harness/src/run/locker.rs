@@ -13,7 +13,7 @@ use std::fmt;
 use std::future::Future;
 use std::time::Instant;
 
-use crate::share::Share;
+use crate::check::Share;
 
 /// A granted lock, as a workload sees it.
 #[derive(Debug)]

@@ -11,9 +11,9 @@ use std::process::{Child, Command, Stdio};
 
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose};
 
-use crate::cluster::{free_port, redis_server_path, run_command, wait_pong};
+use super::cluster::{free_port, redis_server_path, run_command, wait_pong};
+use super::resp::{Reply, RespConn};
 use crate::error::HarnessError;
-use crate::resp::{Reply, RespConn};
 
 /// One TLS node's process and ports.
 #[derive(Debug)]

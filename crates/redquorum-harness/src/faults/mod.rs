@@ -1,0 +1,27 @@
+//! Faults: what goes wrong on purpose during a run, and the record of it.
+//!
+//! What lives here: [`FaultKind`] (the faults by name), the fault proxies
+//! in front of the nodes ([`FaultProxy`], [`Proxies`]: latency, stalls,
+//! resets, refusals, per client group), client-group pauses
+//! ([`ClientPauser`]), the [`Nemesis`] that strikes at random, and the
+//! [`FaultLog`] of what struck where and when.
+//!
+//! What it is for: breaking a run in the ways Redlock's assumptions allow
+//! (and a few they do not), so the checker has something to judge.
+//!
+//! May import: `nodes` (the nemesis kills, pauses and shifts the clocks of
+//! a [`crate::Cluster`]'s nodes; the proxies stand in front of them) and the
+//! crate root. Must never import `evidence`, `check` or `run`.
+
+mod client_group;
+mod fault_log;
+mod kind;
+mod nemesis;
+mod proxy;
+
+pub use client_group::ClientPauser;
+pub(crate) use client_group::serve_pauses;
+pub use fault_log::{FaultEvent, FaultLog};
+pub use kind::FaultKind;
+pub use nemesis::{Nemesis, NemesisConfig};
+pub use proxy::{FaultProxy, NodeProxies, Proxies, ProxyMode};

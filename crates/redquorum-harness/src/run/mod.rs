@@ -1,0 +1,24 @@
+//! Run: driving a lock library under test, and keeping the run.
+//!
+//! What lives here: the [`Locker`] trait (the one way anything drives a
+//! lock), the workload runner ([`run_workload`], [`run_workload_groups`])
+//! with its [`ProtectedStore`] and random future drops, and the
+//! [`HistoryFile`] a run is saved as and re-checked from.
+//!
+//! What it is for: composing the layers below into runs; it is the top
+//! layer, and the only one that knows a lock library exists (through
+//! [`Locker`], never by name: this crate does not depend on the library).
+//!
+//! May import: every layer below (`nodes`, `faults`, `evidence`, `check`)
+//! and the crate root. Nothing in the crate imports it but `lib.rs`.
+
+mod cancel;
+mod history_file;
+mod locker;
+mod store;
+mod workload;
+
+pub use history_file::{HistoryFile, RunInfo};
+pub use locker::{Grant, Locker, Refusal};
+pub use store::ProtectedStore;
+pub use workload::{WorkloadConfig, run_workload, run_workload_groups, run_workload_into};
