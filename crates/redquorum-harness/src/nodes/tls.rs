@@ -11,8 +11,8 @@ use std::process::{Child, Command, Stdio};
 
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose};
 
-use super::cluster::{free_port, redis_server_path, run_command, wait_pong};
 use super::resp::{Reply, RespConn};
+use super::server::{free_port, redis_server_path, run_command, wait_pong};
 use crate::error::HarnessError;
 
 /// One TLS node's process and ports.
