@@ -15,13 +15,21 @@
 
 mod client_group;
 mod fault_log;
+mod forward;
 mod kind;
 mod nemesis;
+mod nemesis_config;
+mod proxies;
 mod proxy;
+mod rounds;
+mod strike;
 
 pub use client_group::ClientPauser;
 pub(crate) use client_group::serve_pauses;
 pub use fault_log::{FaultEvent, FaultLog};
+pub use forward::ProxyMode;
 pub use kind::FaultKind;
-pub use nemesis::{Nemesis, NemesisConfig};
-pub use proxy::{FaultProxy, NodeProxies, Proxies, ProxyMode};
+pub use nemesis::Nemesis;
+pub use nemesis_config::NemesisConfig;
+pub use proxies::{NodeProxies, Proxies};
+pub use proxy::FaultProxy;
