@@ -3,13 +3,14 @@
 //! (cluster control is blocking). Each fault is logged with its targets and
 //! its start and end on the history's clock.
 //!
-//! The [`FaultKind::SAFE`](crate::FaultKind::SAFE) kinds stay within Redlock's assumptions (a
-//! minority misbehaves, clocks jump within the drift budget, a killed node
-//! keeps its keys through persistence or a restart delay, a client is cut
-//! off), so any violation found under them is a bug in the lock, not in the
-//! experiment. `client-pause` breaks the holder's side of the contract (only
-//! fencing protects the data then) and `forget` the nodes' side: they exist
-//! to show the checker catching what they cause.
+//! The [`FaultKind::SAFE`](crate::FaultKind::SAFE) kinds stay within
+//! Redlock's assumptions (a minority misbehaves, clocks jump within the
+//! drift budget, a killed node keeps its keys through persistence or a
+//! restart delay, a client is cut off), so any violation found under them
+//! is a bug in the lock, not in the experiment. `client-pause` breaks the
+//! holder's side of the contract (only fencing protects the data then) and
+//! `forget` the nodes' side: they exist to show the checker catching what
+//! they cause.
 //!
 //! This file holds the running [`Nemesis`]; its configuration is in
 //! `nemesis_config.rs`, its loop (which fault, on which nodes, logged) in
