@@ -53,14 +53,14 @@ mod nodes;
 mod run;
 
 pub use check::{
-    Evidence, Exercised, LeakedKey, LockDelayRule, OperatorAction, OperatorCall, OperatorFault,
-    OperatorLog, Share, Verdict, Violation, check, check_evidence, inspections_naming_holders,
-    ousted_holders, vanished_holders,
+    Evidence, Exercised, LockDelayRule, OperatorFault, Verdict, Violation, check, check_evidence,
+    inspections_naming_holders, ousted_holders, vanished_holders,
 };
 pub use error::HarnessError;
 pub use evidence::{
-    AuditConfig, Dropped, Extension, History, Holder, KeyAudit, KeyLife, LockKeys, Outcome,
-    Session, find_leaks, leaks_after, lock_keys_after,
+    AuditConfig, Dropped, Extension, History, Holder, KeyAudit, KeyLife, LeakedKey, LockKeys,
+    OperatorAction, OperatorCall, OperatorLog, Outcome, Session, Share, find_leaks, leaks_after,
+    lock_keys_after,
 };
 pub use faults::{
     ClientPauser, FaultEvent, FaultKind, FaultLog, FaultProxy, Nemesis, NemesisConfig, NodeProxies,

@@ -1,6 +1,6 @@
 //! The checker: pure logic over a recorded run, proving per resource
 //! (1) no two holders' windows overlap (extensions included) unless their
-//! holds may share (`share.rs`: readers, one reentrant owner, up to K permits),
+//! holds may share (`sharing.rs`: readers, one reentrant owner, up to K permits),
 //! (2) no update is lost: no two accepted read-modify-writes read the same
 //! value (each lost one is named with the session that overwrote it), and
 //! the protected counter equals the accepted writes, (3) fencing tokens
@@ -21,42 +21,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use super::lock_delay::{LockDelayRule, early_grants};
-use super::operator::{OperatorCall, OperatorFault, broken_promises, excuses_overlap};
-use super::{revival, share};
-use crate::evidence::KeyLife;
-use crate::evidence::{Extension, Outcome, Session};
+use super::operator::{OperatorFault, broken_promises, excuses_overlap};
+use super::{revival, sharing};
+use crate::evidence::{Extension, KeyLife, LeakedKey, OperatorCall, Outcome, Session};
 use crate::faults::FaultEvent;
-
-/// A lock key found on a node after the run plus the max TTL.
-///
-/// # Examples
-///
-/// ```
-/// let leak = redquorum_harness::LeakedKey { node: "127.0.0.1:7001".into(), key: "lock:a".into(), pttl_ms: 900 };
-/// assert!(leak.to_string().contains("lock:a"));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LeakedKey {
-    /// The node, `host:port`.
-    pub node: String,
-    /// The key.
-    pub key: String,
-    /// Its PTTL when found, in ms (−1: no expiry at all).
-    pub pttl_ms: i64,
-}
-
-impl fmt::Display for LeakedKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} on {} (pttl {} ms)",
-            self.key, self.node, self.pttl_ms
-        )
-    }
-}
 
 /// One broken promise, with the sessions involved.
 ///
@@ -560,7 +529,7 @@ fn granted_owners(sessions: &[Session]) -> HashMap<&str, &Session> {
 
 /// Sweeps every exclusive window (grant and extensions) in start order,
 /// against the windows of other sessions still open at its start; holds
-/// that may share (`share.rs`: readers, one reentrant owner, up to K
+/// that may share (`sharing.rs`: readers, one reentrant owner, up to K
 /// permits) are excused, and so is a pair with an operator's force-release
 /// between them.
 fn check_overlaps(
@@ -570,12 +539,12 @@ fn check_overlaps(
 ) {
     let mut open: Vec<(Duration, usize)> = Vec::new();
     let mut reported = std::collections::HashSet::new();
-    for (from, until, i) in share::windows(granted) {
+    for (from, until, i) in sharing::windows(granted) {
         open.retain(|(end, _)| *end > from);
         let holding: Vec<usize> = open.iter().map(|(_, j)| *j).collect();
-        let over_count = share::permits_over(granted, &holding, i);
+        let over_count = sharing::permits_over(granted, &holding, i);
         for &j in &holding {
-            let shares = share::may_share(granted[j], granted[i]) && !over_count.contains(&j);
+            let shares = sharing::may_share(granted[j], granted[i]) && !over_count.contains(&j);
             if j != i
                 && !shares
                 && !excuses_overlap(operator, granted[j], granted[i])
@@ -592,7 +561,7 @@ fn check_overlaps(
 }
 
 fn check_fences(granted: &[&Session], violations: &mut Vec<Violation>) {
-    for (earlier, later) in share::fence_inversions(granted) {
+    for (earlier, later) in sharing::fence_inversions(granted) {
         violations.push(Violation::FenceNotIncreasing {
             earlier: Box::new(earlier.clone()),
             later: Box::new(later.clone()),

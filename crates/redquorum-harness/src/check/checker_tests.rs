@@ -17,7 +17,7 @@ fn values(pairs: &[(&str, i64)]) -> BTreeMap<String, i64> {
 
 #[test]
 fn an_overlap_is_excused_only_by_a_force_release_between_the_holders() {
-    use crate::check::{OperatorAction, OperatorCall};
+    use crate::evidence::{OperatorAction, OperatorCall};
     let a = Session::granted(0, "r", "a", ms(0), ms(1), ms(100));
     let b = Session::granted(1, "r", "b", ms(50), ms(60), ms(200));
     let values = values(&[("r", 2)]);

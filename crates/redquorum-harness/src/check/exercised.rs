@@ -84,7 +84,7 @@ impl Exercised {
             .iter()
             .filter(|f| f.kind == FaultKind::ClientPause)
             .collect();
-        out.shared = super::share::shared_holds(sessions);
+        out.shared = super::sharing::shared_holds(sessions);
         out.sharers = sessions.iter().any(|s| s.share.is_some());
         for s in sessions {
             if let Some(dropped) = s.dropped {

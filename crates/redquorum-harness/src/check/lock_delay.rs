@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::share;
+use super::sharing;
 use crate::evidence::{Holder, Session};
 
 /// What a run's lock-delay promises, and what the checker must allow for.
@@ -108,7 +108,7 @@ pub(crate) fn early_grants<'a>(
             granted[i + 1..]
                 .iter()
                 .take_while(|next| next.grant.is_some_and(|g| g < until))
-                .filter(|next| !share::may_share(gone, next) || next.grant > expired)
+                .filter(|next| !sharing::may_share(gone, next) || next.grant > expired)
                 .map(|next| (*gone, *next)),
         );
     }

@@ -18,13 +18,9 @@ mod exercised;
 mod lock_delay;
 mod operator;
 mod revival;
-mod share;
+mod sharing;
 
-pub use checker::{Evidence, LeakedKey, Verdict, Violation, check, check_evidence};
+pub use checker::{Evidence, Verdict, Violation, check, check_evidence};
 pub use exercised::Exercised;
 pub use lock_delay::{LockDelayRule, vanished_holders};
-pub use operator::{
-    OperatorAction, OperatorCall, OperatorFault, OperatorLog, inspections_naming_holders,
-    ousted_holders,
-};
-pub use share::Share;
+pub use operator::{OperatorFault, inspections_naming_holders, ousted_holders};

@@ -1,12 +1,42 @@
 //! The leak check after a run: lock keys still on a node once every fault
 //! is healed and the largest TTL has passed.
 
+use std::fmt;
 use std::time::{Duration, Instant};
 
+use serde::{Deserialize, Serialize};
+
 use super::audit::LockKeys;
-use crate::check::LeakedKey;
 use crate::error::HarnessError;
 use crate::nodes::Cluster;
+
+/// A lock key found on a node after the run plus the max TTL.
+///
+/// # Examples
+///
+/// ```
+/// let leak = redquorum_harness::LeakedKey { node: "127.0.0.1:7001".into(), key: "lock:a".into(), pttl_ms: 900 };
+/// assert!(leak.to_string().contains("lock:a"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeakedKey {
+    /// The node, `host:port`.
+    pub node: String,
+    /// The key.
+    pub key: String,
+    /// Its PTTL when found, in ms (−1: no expiry at all).
+    pub pttl_ms: i64,
+}
+
+impl fmt::Display for LeakedKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} on {} (pttl {} ms)",
+            self.key, self.node, self.pttl_ms
+        )
+    }
+}
 
 /// Lock keys matching `pattern` still on any node, as leaks. Call it after the
 /// run, every fault healed, and the max TTL waited out.

@@ -14,7 +14,15 @@
 mod audit;
 mod history;
 mod leaks;
+mod operator_log;
+mod outcome;
+mod session;
+mod share;
 
 pub use audit::{AuditConfig, KeyAudit, KeyLife, LockKeys};
-pub use history::{Dropped, Extension, History, Holder, Outcome, Session};
-pub use leaks::{find_leaks, leaks_after, lock_keys_after};
+pub use history::History;
+pub use leaks::{LeakedKey, find_leaks, leaks_after, lock_keys_after};
+pub use operator_log::{OperatorAction, OperatorCall, OperatorLog};
+pub use outcome::{Dropped, Holder, Outcome};
+pub use session::{Extension, Session};
+pub use share::Share;

@@ -14,10 +14,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::check::OperatorCall;
-use crate::check::{Evidence, LeakedKey};
+use crate::check::Evidence;
 use crate::evidence::KeyLife;
 use crate::evidence::Session;
+use crate::evidence::{LeakedKey, OperatorCall};
 use crate::faults::FaultEvent;
 
 /// What was run: enough to read the history and re-check it.

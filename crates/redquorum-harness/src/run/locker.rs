@@ -13,7 +13,7 @@ use std::fmt;
 use std::future::Future;
 use std::time::Instant;
 
-use crate::check::Share;
+use crate::evidence::Share;
 
 /// A granted lock, as a workload sees it.
 #[derive(Debug)]
