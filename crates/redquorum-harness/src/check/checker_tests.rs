@@ -1,4 +1,4 @@
-//! Unit tests and proptests of the checker (checker.rs): each rule shown
+//! Unit tests and proptests of the checker (`checker.rs`): each rule shown
 //! failing on a planted history.
 
 use std::time::Duration;
@@ -6,6 +6,8 @@ use std::time::Duration;
 use proptest::prelude::*;
 
 use super::*;
+use crate::evidence::KeyLife;
+use crate::faults::FaultEvent;
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)

@@ -19,8 +19,12 @@ mod lock_delay;
 mod operator;
 mod revival;
 mod sharing;
+mod verdict;
+mod violation;
 
-pub use checker::{Evidence, Verdict, Violation, check, check_evidence};
+pub use checker::{check, check_evidence};
 pub use exercised::Exercised;
 pub use lock_delay::{LockDelayRule, vanished_holders};
 pub use operator::{OperatorFault, inspections_naming_holders, ousted_holders};
+pub use verdict::{Evidence, Verdict};
+pub use violation::Violation;
