@@ -13,12 +13,15 @@
 //! and the crate root. Nothing in the crate imports it but `lib.rs`.
 
 mod cancel;
+mod client;
 mod history_file;
 mod locker;
 mod store;
 mod workload;
+mod workload_config;
 
 pub use history_file::{HistoryFile, RunInfo};
 pub use locker::{Grant, Locker, Refusal};
 pub use store::ProtectedStore;
-pub use workload::{WorkloadConfig, run_workload, run_workload_groups, run_workload_into};
+pub use workload::{run_workload, run_workload_groups, run_workload_into};
+pub use workload_config::WorkloadConfig;

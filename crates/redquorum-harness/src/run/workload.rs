@@ -1,7 +1,7 @@
 //! The workload runner: K clients × M resources, each critical section a
 //! read-modify-write of a protected counter kept in a separate Redis (so an
 //! overlap loses an update, and the checker names it), recorded into a
-//! [`History`]. Holders come in a mix of kinds ([`Holder`]): brief ones,
+//! [`History`]. Holders come in a mix of kinds ([`Holder`](crate::Holder)): brief ones,
 //! ones that use the lease until just before its deadline, and ones that
 //! pause past it (a GC pause) and then extend or write anyway.
 //!
@@ -13,79 +13,19 @@
 //! The runner is generic over [`Locker`] (`locker.rs`), so that this crate
 //! does not depend on the lock library (which dev-depends on this crate for
 //! its doc tests).
+//!
+//! Its configuration is [`WorkloadConfig`] (`workload_config.rs`); one
+//! client's loop is in `client.rs`.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use rand::{Rng, SeedableRng};
-
-use super::cancel::DropPlan;
-use super::locker::{Grant, Locker};
+use super::client::Client;
+use super::locker::Locker;
 use super::store::ProtectedStore;
-use crate::evidence::{Dropped, Extension, History, Holder, Outcome, Session};
-use crate::faults::ClientPauser;
-
-/// What the workload does.
-///
-/// # Examples
-///
-/// ```
-/// let config = redquorum_harness::WorkloadConfig { clients: 4, ..Default::default() };
-/// assert_eq!(config.resources.len(), 2);
-/// ```
-#[derive(Debug, Clone)]
-pub struct WorkloadConfig {
-    /// Concurrent clients. Default: 8.
-    pub clients: usize,
-    /// Resource names. Default: `["r0", "r1"]`.
-    pub resources: Vec<String>,
-    /// How long clients keep starting sessions. Default: 3 s.
-    pub duration: Duration,
-    /// Hold time range of a brief holder (uniform). Default: 0–50 ms.
-    pub hold: (Duration, Duration),
-    /// An honest holder writes only with at least this much validity left. Default: 250 ms.
-    pub write_margin: Duration,
-    /// Pause after a failed acquire, at most (uniform from 0). Default: 20 ms.
-    pub backoff: Duration,
-    /// The holder mix: each session draws a kind with these weights. Default: brief only.
-    pub holders: Vec<(Holder, u32)>,
-    /// How far past its deadline a pausing holder sleeps. Default: 100 ms.
-    pub pause_past_validity: Duration,
-    /// Holders check their deadline before writing (honest). Off: every
-    /// holder writes whatever its lease says, as the clients in Jepsen's
-    /// lock tests do. Default: on.
-    pub check_before_write: bool,
-    /// Reads and writes carry the fencing token (when the lock has one),
-    /// and the store refuses tokens below the highest it has seen. Default: off.
-    pub fenced_store: bool,
-    /// The chance that an acquire or a release is dropped part-way
-    /// (raced against a random timer up to `drop_within`). Default: 0.
-    pub drop_chance: f64,
-    /// The longest such timer. Default: 50 ms.
-    pub drop_within: Duration,
-    /// Random seed (clients use `seed + index`). Default: 1.
-    pub seed: u64,
-}
-
-impl Default for WorkloadConfig {
-    fn default() -> Self {
-        Self {
-            clients: 8,
-            resources: vec!["r0".into(), "r1".into()],
-            duration: Duration::from_secs(3),
-            hold: (Duration::ZERO, Duration::from_millis(50)),
-            write_margin: Duration::from_millis(250),
-            backoff: Duration::from_millis(20),
-            holders: vec![(Holder::Brief, 1)],
-            pause_past_validity: Duration::from_millis(100),
-            check_before_write: true,
-            fenced_store: false,
-            drop_chance: 0.0,
-            drop_within: Duration::from_millis(50),
-            seed: 1,
-        }
-    }
-}
+use super::workload_config::WorkloadConfig;
+use crate::evidence::History;
+use crate::faults::{ClientPauser, serve_pauses};
 
 /// Runs the workload to its end and returns the history.
 ///
@@ -216,7 +156,7 @@ where
                         return;
                     };
                     runtime.block_on(async move {
-                        crate::faults::serve_pauses(pauses);
+                        serve_pauses(pauses);
                         let locker = Arc::new(make(group));
                         let tasks: Vec<_> = (group..config.clients)
                             .step_by(groups)
@@ -243,253 +183,4 @@ where
     .await;
     pauser.clear();
     history
-}
-
-/// One client's loop: lock a random resource, use it as its holder kind says, repeat.
-struct Client<L: Locker> {
-    client: usize,
-    group: usize,
-    locker: Arc<L>,
-    store: ProtectedStore,
-    history: History,
-    config: WorkloadConfig,
-    until: Instant,
-}
-
-impl<L: Locker> Client<L> {
-    fn new(
-        client: usize,
-        group: usize,
-        locker: &Arc<L>,
-        store: &ProtectedStore,
-        history: &History,
-        config: &WorkloadConfig,
-        until: Instant,
-    ) -> Self {
-        Self {
-            client,
-            group,
-            locker: Arc::clone(locker),
-            store: store.clone(),
-            history: history.clone(),
-            config: config.clone(),
-            until,
-        }
-    }
-
-    async fn run(self) {
-        let config = &self.config;
-        let mut rng =
-            rand::rngs::StdRng::seed_from_u64(config.seed.wrapping_add(self.client as u64));
-        let total: u32 = config.holders.iter().map(|(_, w)| w).sum();
-        while Instant::now() < self.until && !config.resources.is_empty() {
-            let resource = &config.resources[rng.gen_range(0..config.resources.len())];
-            let holder = pick(&config.holders, rng.gen_range(0..total.max(1)));
-            let start = self.history.now();
-            let Some(acquired) = self
-                .drops()
-                .run(&mut rng, self.locker.acquire(resource))
-                .await
-            else {
-                let mut session = Session::refused(self.client, resource, start, "dropped");
-                session.group = self.group;
-                session.holder = holder;
-                session.dropped = Some(Dropped::Acquire);
-                self.history.record(session);
-                continue;
-            };
-            match acquired {
-                Err(refusal) => {
-                    let mut session = Session::refused(self.client, resource, start, refusal.kind);
-                    session.group = self.group;
-                    session.holder = holder;
-                    self.history.record(session);
-                    let pause = rng.gen_range(Duration::ZERO..=config.backoff);
-                    tokio::time::sleep(pause).await;
-                }
-                Ok(grant) => {
-                    let hold = rng.gen_range(config.hold.0..=config.hold.1);
-                    let (mut session, held) = self
-                        .critical_section(resource, start, grant, holder, hold)
-                        .await;
-                    session.release = Some(self.history.now());
-                    match self.drops().run(&mut rng, self.locker.release(held)).await {
-                        Some(Ok(())) => session.released = Some(self.history.now()),
-                        // A failed release leaves the key to its TTL; the leak check covers it.
-                        Some(Err(_)) => {}
-                        None => session.dropped = Some(Dropped::Release),
-                    }
-                    self.history.record(session);
-                }
-            }
-        }
-    }
-
-    fn drops(&self) -> DropPlan {
-        DropPlan {
-            chance: self.config.drop_chance,
-            within: self.config.drop_within,
-        }
-    }
-
-    /// Uses the granted lock; returns the session and the hold to release.
-    async fn critical_section(
-        &self,
-        resource: &str,
-        start: Duration,
-        grant: Grant<L::Held>,
-        holder: Holder,
-        hold: Duration,
-    ) -> (Session, L::Held) {
-        let (history, config) = (&self.history, &self.config);
-        let Grant {
-            mut held,
-            owner,
-            fence,
-            mut deadline,
-            kind,
-            share,
-            renews_itself,
-            ..
-        } = grant;
-        let mut session = Session::granted(
-            self.client,
-            resource,
-            &owner,
-            start,
-            history.now(),
-            history.at(deadline),
-        );
-        session.group = self.group;
-        session.holder = holder;
-        session.fence = fence;
-        session.kind = kind.to_owned();
-        session.renews_itself = renews_itself;
-        let sharing = share.is_some();
-        session.share = share;
-        session.write_start = None;
-        session.write_end = None;
-        session.outcome = Outcome::Abandoned;
-        let store_fence = fence.filter(|_| config.fenced_store);
-        if config.fenced_store && fence.is_none() {
-            // No token (fencing's write-back failed): a fenced resource cannot
-            // be touched, so the holder gives up before reading.
-            return (session, held);
-        }
-        match self.store.read(resource, store_fence).await {
-            Ok(Some(value)) => {
-                session.read = Some(value);
-                session.read_at = Some(history.now());
-                let write = self
-                    .use_lease(holder, hold, &mut held, &mut deadline, &mut session)
-                    .await;
-                if sharing {
-                    // Sharers read only: their read-modify-writes would race.
-                    session.outcome = Outcome::ReadOnly;
-                } else if write {
-                    session.write_start = Some(history.now());
-                    session.wrote = Some(value + 1);
-                    session.outcome = match self.store.write(resource, value + 1, store_fence).await
-                    {
-                        Ok(true) => Outcome::Completed,
-                        Ok(false) => Outcome::Rejected,
-                        Err(e) => Outcome::Indeterminate(e.to_string()),
-                    };
-                    session.write_end = Some(history.now());
-                }
-                if holder == Holder::ToDeadline {
-                    // Use the lease until just before its deadline: a lease
-                    // that is too long then overlaps the next holder.
-                    let tail = Duration::from_millis(2);
-                    tokio::time::sleep_until(
-                        (deadline.checked_sub(tail).unwrap_or(deadline)).into(),
-                    )
-                    .await;
-                }
-            }
-            Ok(None) => session.outcome = Outcome::Rejected,
-            Err(_) => {}
-        }
-        (session, held)
-    }
-
-    /// Holds the lock as `holder` does; returns whether to write now.
-    async fn use_lease(
-        &self,
-        holder: Holder,
-        hold: Duration,
-        held: &mut L::Held,
-        deadline: &mut Instant,
-        session: &mut Session,
-    ) -> bool {
-        let config = &self.config;
-        match holder {
-            Holder::Brief => tokio::time::sleep(hold).await,
-            Holder::Renewing => {
-                // 2 to 4 extensions, each with a third of the lease left.
-                for _ in 0..2 + hold.subsec_nanos() % 3 {
-                    let lease = deadline.saturating_duration_since(Instant::now());
-                    tokio::time::sleep(lease * 2 / 3).await;
-                    if !self.extend(held, deadline, session).await {
-                        return false;
-                    }
-                }
-            }
-            Holder::ToDeadline => {
-                // Write with twice the margin left (an honest holder's check
-                // then passes on a loaded machine), then hold on to the end.
-                let write_at = deadline
-                    .checked_sub(config.write_margin * 2)
-                    .unwrap_or(*deadline);
-                tokio::time::sleep_until(write_at.into()).await;
-            }
-            Holder::Paused | Holder::Extending => {
-                // The GC-pause model: stop until after the lease ended.
-                let before = Instant::now();
-                tokio::time::sleep_until((*deadline + config.pause_past_validity).into()).await;
-                session.paused = Some(before.elapsed());
-                if holder == Holder::Paused {
-                    // Unaware of the pause, it writes from its old read.
-                    return true;
-                }
-                if !self.extend(held, deadline, session).await {
-                    return false;
-                }
-            }
-        }
-        !config.check_before_write || Instant::now() + config.write_margin <= *deadline
-    }
-
-    /// Extends the lease and records the extension in the session; false
-    /// when it failed (the holder then gives up before its write).
-    async fn extend(
-        &self,
-        held: &mut L::Held,
-        deadline: &mut Instant,
-        session: &mut Session,
-    ) -> bool {
-        let at = self.history.now();
-        match self.locker.extend(held).await {
-            Ok(until) => {
-                *deadline = until;
-                session.extensions.push(Extension {
-                    at,
-                    until: self.history.at(until),
-                });
-                true
-            }
-            Err(_) => false,
-        }
-    }
-}
-
-/// The holder kind whose weight range holds `ticket`.
-fn pick(holders: &[(Holder, u32)], mut ticket: u32) -> Holder {
-    for (holder, weight) in holders {
-        if ticket < *weight {
-            return *holder;
-        }
-        ticket -= weight;
-    }
-    Holder::Brief
 }
