@@ -73,6 +73,7 @@ pub use nodes::{
 #[cfg(feature = "tls")]
 pub use nodes::{TlsCluster, unrelated_ca_pem};
 pub use run::{
-    Grant, HistoryFile, Locker, ProtectedStore, Refusal, RunInfo, WorkloadConfig, run_workload,
-    run_workload_groups, run_workload_into,
+    Grant, HistoryFile, Locker, NoOperator, OperatorPace, ProtectedStore, Refusal, RunInfo,
+    TortureLock, TortureOperator, TorturePlan, TortureRun, TortureStopped, WorkloadConfig,
+    run_workload, run_workload_groups, run_workload_into,
 };
