@@ -1,4 +1,7 @@
-//! One file per subcommand.
+//! One file per subcommand (`cmd/<name>.rs`), with a folder of the same
+//! name beside it for a command that needs more (`cmd/exec/`,
+//! `cmd/status/`, `cmd/torture/`): the `foo.rs` + `foo/` layout throughout
+//! the binary, no `mod.rs`.
 
 pub(crate) mod bench;
 pub(crate) mod common;
