@@ -1,8 +1,11 @@
-//! Check: the checker, pure logic over what a run recorded.
+//! Layer 4, check: the checker, pure logic over what a run recorded.
 //!
-//! What lives here: [`check`] / [`check_evidence`] and the [`Verdict`] of
-//! [`Violation`]s, each rule in its own file (sharing, the lock-delay, an
-//! operator's promises, revived leases), and [`Exercised`]: whether a run
+//! What lives here: [`check`] / [`check_evidence`] (`checker.rs`, its
+//! tests in `checker_tests.rs`), the [`Evidence`] it reads and the
+//! [`Verdict`] it answers (`verdict.rs`) of [`Violation`]s
+//! (`violation.rs`), each further rule in its own file (`sharing.rs`:
+//! shared holds and fencing order; `lock_delay.rs`; `operator.rs`, tests
+//! in `operator_tests.rs`; `revival.rs`), and [`Exercised`]: whether a run
 //! tested anything at all.
 //!
 //! What it is for: judging a history, live or read back from a file, the

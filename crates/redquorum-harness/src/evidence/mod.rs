@@ -1,8 +1,12 @@
-//! Evidence: what a run records for the checker, beside the fault log.
+//! Layer 3, evidence: what a run records for the checker, beside the
+//! fault log.
 //!
-//! What lives here: the [`History`] of [`Session`]s (what each client did,
-//! on one clock), the [`KeyAudit`] (lock keys read on the nodes during the
-//! run), and the leak check after it ([`leaks_after`]).
+//! What lives here: the [`History`] of [`Session`]s (`history.rs`,
+//! `session.rs`; how each ended and how its holder behaved in
+//! `outcome.rs`; the [`Share`] its hold declared in `share.rs`), the
+//! [`KeyAudit`] (lock keys read on the nodes during the run), the leak
+//! check after it ([`leaks_after`], [`LeakedKey`]) and the operator's calls
+//! ([`OperatorLog`], `operator_log.rs`).
 //!
 //! What it is for: plain, serializable records that the checker judges
 //! and a history file keeps; recording them is the only I/O here (the

@@ -32,7 +32,7 @@ pub struct Extension {
 
 /// One client's attempt to lock a resource and use it.
 ///
-/// All times are offsets from the [`History`]'s epoch.
+/// All times are offsets from the [`History`](crate::History)'s epoch.
 ///
 /// # Examples
 ///

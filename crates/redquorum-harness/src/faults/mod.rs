@@ -1,17 +1,21 @@
-//! Faults: what goes wrong on purpose during a run, and the record of it.
+//! Layer 2, faults: what goes wrong on purpose during a run, and the record
+//! of it.
 //!
-//! What lives here: [`FaultKind`] (the faults by name), the fault proxies
-//! in front of the nodes ([`FaultProxy`], [`Proxies`]: latency, stalls,
-//! resets, refusals, per client group), client-group pauses
-//! ([`ClientPauser`]), the [`Nemesis`] that strikes at random, and the
-//! [`FaultLog`] of what struck where and when.
+//! What lives here: [`FaultKind`] (`kind.rs`: the faults by name, imported
+//! by the fault log and the nemesis alike), the fault proxies in front of
+//! the nodes ([`FaultProxy`] in `proxy.rs`, its forwarding and
+//! [`ProxyMode`] in `forward.rs`, per-group [`Proxies`] in `proxies.rs`),
+//! client-group pauses ([`ClientPauser`]), the [`Nemesis`] (`nemesis.rs`,
+//! `nemesis_config.rs`, its loop in `rounds.rs`, each fault's action in
+//! `strike.rs`) and the [`FaultLog`] of what struck where and when.
 //!
 //! What it is for: breaking a run in the ways Redlock's assumptions allow
 //! (and a few they do not), so the checker has something to judge.
 //!
 //! May import: `nodes` (the nemesis kills, pauses and shifts the clocks of
-//! a [`crate::Cluster`]'s nodes; the proxies stand in front of them) and the
-//! crate root. Must never import `evidence`, `check` or `run`.
+//! a [`Cluster`](crate::Cluster)'s nodes; the proxies stand in front of
+//! them) and the crate root. Must never import `evidence`, `check` or
+//! `run`.
 
 mod client_group;
 mod fault_log;

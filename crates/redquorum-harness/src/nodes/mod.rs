@@ -1,16 +1,23 @@
-//! Nodes: the life of local `redis-server` processes, and nodes given by URL.
+//! Layer 1, nodes: the life of local `redis-server` processes, and nodes
+//! given by URL.
 //!
-//! What lives here: [`Cluster`] (start, stop, restart, pause, snapshot and
-//! roll back, the node-side faults sent as commands), [`ClusterBuilder`]
-//! (per-node persistence and clocks), libfaketime ([`faketime_support`]),
-//! `TlsCluster` (feature `tls`), the tiny blocking RESP client the harness
-//! talks to nodes with ([`RespConn`]), and [`example_binary`].
+//! What lives here: [`Cluster`] and its table of `LocalNode`s
+//! (`local.rs`: one process's start, kill, signals, data snapshot and
+//! clock), its methods by concern (`builder.rs`: starting, with
+//! [`ClusterBuilder`]; `external.rs`: nodes given by URL; `connect.rs`:
+//! addresses and connections; `process.rs`: process faults; `commands.rs`:
+//! faults sent as commands), what a server needs (`server.rs`: binary,
+//! command line, ports, readiness; `persistence.rs`; `clock.rs`:
+//! libfaketime), the tiny blocking RESP client the harness talks to nodes
+//! with ([`RespConn`]), `TlsCluster` (feature `tls`) and [`example_binary`].
 //!
-//! What it is for: every other layer reaches Redis through here, and
-//! nothing here knows about locks, faults schedules or histories.
+//! What it is for: every other layer reaches Redis through here; nothing
+//! here knows about locks, fault schedules or histories.
 //!
-//! May import: the crate root's vocabulary (`error`). Must never import
-//! `faults`, `evidence`, `check` or `run`: it is the bottom layer.
+//! May import: the crate root only (`error`). Must never import `faults`,
+//! `evidence`, `check` or `run`: it is the bottom layer. Inside,
+//! `cluster.rs` imports neither `builder.rs` nor the files that add
+//! methods to [`Cluster`]; they import it.
 
 mod builder;
 mod clock;

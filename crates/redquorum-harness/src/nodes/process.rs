@@ -29,7 +29,7 @@ impl Cluster {
     }
 
     /// Starts node `index` again on the same port and data directory (killing it first if running).
-    /// What it remembers depends on the cluster's [`Persistence`].
+    /// What it remembers depends on the cluster's [`Persistence`](crate::Persistence).
     ///
     /// # Errors
     ///
