@@ -11,90 +11,74 @@
 //! faults are then refused with [`HarnessError::External`], while the
 //! network faults of a [`FaultProxy`] and the TTL-shift clock jump still work.
 //!
-//! # Layout
+//! A whole torture run is one call: [`TorturePlan::execute`] composes the
+//! nodes, the fault proxies, the key audit, the nemesis, the workload in
+//! client groups, the leak wait and the checker around a lock the caller
+//! builds ([`TortureLock`]); this crate never names the lock library.
 //!
-//! - `cluster.rs`: [`Cluster`], node lifecycle (start, kill, restart, pause,
-//!   DEBUG SLEEP, CLIENT PAUSE, data-dir rollback, clock jump).
-//! - `builder.rs`: [`ClusterBuilder`], per-node settings (fast clocks).
-//! - `clock.rs`: libfaketime discovery ([`faketime_support`]) and the TTL-shift script.
-//! - `proxy.rs`: [`FaultProxy`] / [`Proxies`]: latency, stall, reset, refuse;
-//!   one proxy per node for each client group (per-client partitions).
-//! - `nemesis.rs`: [`Nemesis`], random faults one at a time; [`FaultKind`].
-//! - `fault_log.rs`: [`FaultLog`], [`FaultEvent`]: what struck where and when.
-//! - `history.rs`: [`History`], [`Session`], [`Holder`]: what each client did, on one clock.
-//! - `history_file.rs`: [`HistoryFile`]: a run saved as JSON lines, read back to re-check.
-//! - `locker.rs`: [`Locker`], [`Grant`], [`Refusal`]: the one way a workload
-//!   or a benchmark drives a lock library.
-//! - `workload.rs`: [`run_workload`] / [`run_workload_groups`] over a [`Locker`].
-//! - `client_group.rs`: [`ClientPauser`], stop-the-world pauses of a client group.
-//! - `store.rs`: [`ProtectedStore`], the counters the holders update (fenced or not).
-//! - `audit.rs`: [`KeyAudit`], lock keys read on the nodes during the run; [`LockKeys`].
-//! - `leaks.rs`: [`leaks_after`], lock keys left after the run.
-//! - `checker.rs`: [`check`] / [`check_evidence`] → [`Verdict`] of [`Violation`]s.
-//! - `exercised.rs`: [`Exercised`], what a run tested, and whether it was vacuous.
-//! - `lock_delay.rs`: [`LockDelayRule`], the checker's lock-delay rule (no
-//!   grant within the delay after a holder that certainly vanished).
-//! - `operator.rs`: [`OperatorLog`], [`OperatorCall`]: an operator's
-//!   inspections and force-releases during a run, and their promises.
-//! - `resp.rs`: [`RespConn`], a tiny blocking RESP2 client for checks and faults.
-//! - `error.rs`: [`HarnessError`].
-//! - `example_binary.rs`: [`example_binary`], a workspace example built fresh for a test.
-//! - `tls.rs` (feature `tls`, for tests): `TlsCluster`, TLS nodes with certificates generated at start.
+//! # Layout: five layers
+//!
+//! Each folder is a layer; a layer imports only the layers above it in
+//! this list (and the root's `error.rs` and `micros.rs`), never one below,
+//! so no two folders import each other. Each folder's `mod.rs` says what
+//! lives there and re-exports its public items, which this file re-exports
+//! again: every public path is `redquorum_harness::Item`.
+//!
+//! 1. `nodes/`: local `redis-server` processes and nodes given by URL:
+//!    [`Cluster`] (its `LocalNode`s start, die, pause, roll back, and move
+//!    their clocks), [`ClusterBuilder`], libfaketime
+//!    ([`faketime_support`]), [`RespConn`], [`example_binary`], and
+//!    `TlsCluster` (feature `tls`, for tests).
+//! 2. `faults/`: what goes wrong on purpose: [`FaultKind`], the
+//!    [`FaultProxy`] and per-group [`Proxies`], [`ClientPauser`], the
+//!    [`Nemesis`] and its [`FaultLog`].
+//! 3. `evidence/`: what a run records: the [`History`] of [`Session`]s,
+//!    the [`KeyAudit`], the leak check ([`leaks_after`]), the
+//!    [`OperatorLog`], the [`Share`] a hold declares.
+//! 4. `check/`: pure judgement of the evidence: [`check`] /
+//!    [`check_evidence`] → [`Verdict`] of [`Violation`]s, each rule in
+//!    its own file, and [`Exercised`] (was the run vacuous?).
+//! 5. `run/`: driving a lock and keeping the run: [`Locker`], the workload
+//!    ([`run_workload_groups`]), the [`ProtectedStore`], the
+//!    [`HistoryFile`], and the torture run ([`TorturePlan`],
+//!    [`TortureLock`], [`TortureRun`]).
+//!
+//! At the root: `error.rs` ([`HarnessError`]) and `micros.rs` (times as
+//! microseconds in JSON), which every layer may use.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
-mod audit;
-mod builder;
-mod cancel;
-mod checker;
-mod client_group;
-mod clock;
-mod cluster;
+mod check;
 mod error;
-mod example_binary;
-mod exercised;
-mod fault_log;
-mod history;
-mod history_file;
-mod leaks;
-mod lock_delay;
-mod locker;
-mod nemesis;
-mod operator;
-mod proxy;
-mod resp;
-mod revival;
-mod share;
-mod store;
-#[cfg(feature = "tls")]
-mod tls;
-mod workload;
+mod evidence;
+mod faults;
+mod micros;
+mod nodes;
+mod run;
 
-pub use audit::{AuditConfig, KeyAudit, KeyLife, LockKeys};
-pub use builder::ClusterBuilder;
-pub use checker::{Evidence, LeakedKey, Verdict, Violation, check, check_evidence};
-pub use client_group::ClientPauser;
-pub use clock::{FaketimeSupport, faketime_cache_dir, faketime_support};
-pub use cluster::{Cluster, Persistence, redis_server_path};
-pub use error::HarnessError;
-pub use example_binary::example_binary;
-pub use exercised::Exercised;
-pub use fault_log::{FaultEvent, FaultLog};
-pub use history::{Dropped, Extension, History, Holder, Outcome, Session};
-pub use history_file::{HistoryFile, RunInfo};
-pub use leaks::{find_leaks, leaks_after, lock_keys_after};
-pub use lock_delay::{LockDelayRule, vanished_holders};
-pub use locker::{Grant, Locker, Refusal};
-pub use nemesis::{FaultKind, Nemesis, NemesisConfig};
-pub use operator::{
-    OperatorAction, OperatorCall, OperatorFault, OperatorLog, inspections_naming_holders,
-    ousted_holders,
+pub use check::{
+    Evidence, Exercised, LockDelayRule, OperatorFault, Verdict, Violation, check, check_evidence,
+    inspections_naming_holders, ousted_holders, vanished_holders,
 };
-pub use proxy::{FaultProxy, NodeProxies, Proxies, ProxyMode};
-pub use resp::{Reply, RespConn};
-pub use share::Share;
-pub use store::ProtectedStore;
+pub use error::HarnessError;
+pub use evidence::{
+    AuditConfig, Dropped, Extension, History, Holder, KeyAudit, KeyLife, LeakedKey, LockKeys,
+    OperatorAction, OperatorCall, OperatorLog, Outcome, Session, Share, find_leaks, leaks_after,
+    lock_keys_after,
+};
+pub use faults::{
+    ClientPauser, FaultEvent, FaultKind, FaultLog, FaultProxy, Nemesis, NemesisConfig, NodeProxies,
+    Proxies, ProxyMode,
+};
+pub use nodes::{
+    Cluster, ClusterBuilder, FaketimeSupport, Persistence, Reply, RespConn, example_binary,
+    faketime_cache_dir, faketime_support, redis_server_path,
+};
 #[cfg(feature = "tls")]
-pub use tls::{TlsCluster, unrelated_ca_pem};
-pub use workload::{WorkloadConfig, run_workload, run_workload_groups, run_workload_into};
+pub use nodes::{TlsCluster, unrelated_ca_pem};
+pub use run::{
+    Grant, HistoryFile, Locker, NoOperator, OperatorPace, ProtectedStore, Refusal, RunInfo,
+    TortureLock, TortureOperator, TorturePlan, TortureRun, TortureStopped, WorkloadConfig,
+    run_workload, run_workload_groups, run_workload_into,
+};

@@ -20,10 +20,9 @@ use std::time::{Duration, Instant};
 
 use redquorum::mutants::{self, Mutant};
 use redquorum_benches::LockKind;
-use redquorum_harness::{FaultKind, Holder, Persistence};
+use redquorum_harness::{FaultKind, Holder, OperatorPace, Persistence, TortureStopped};
 
-use crate::cmd::torture::operator::Pace;
-use crate::cmd::torture::plan::{Plan, Stopped};
+use crate::cmd::torture::lock::{Lock, Plan};
 use crate::cmd::torture::report::Report;
 use crate::exit;
 
@@ -89,12 +88,12 @@ pub(crate) async fn run(args: MutantsArgs) -> ExitCode {
             );
             mutants::activate(planted);
             let started = Instant::now();
-            let result = plan.execute().await;
+            let result = plan.execute_until(tokio::signal::ctrl_c()).await;
             mutants::activate(None);
             let ran = match result {
                 Ok(ran) => ran,
-                Err(Stopped::Interrupted) => return ExitCode::from(130),
-                Err(Stopped::Setup(problem)) => {
+                Err(TortureStopped::Interrupted) => return ExitCode::from(130),
+                Err(TortureStopped::Setup(problem)) => {
                     eprintln!("redquorum mutants: {problem}");
                     return exit::UNAVAILABLE.into();
                 }
@@ -235,6 +234,7 @@ fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan) {
         clock_ahead: None,
         store: None,
         ttl,
+        node_timeout: Duration::from_millis(100),
         duration: args.duration,
         clients: 12,
         resources: 1,
@@ -249,10 +249,10 @@ fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan) {
         check_before_write: true,
         pause_past: ttl / 2,
         seed: args.seed,
-        lock_kind: Some(LockKind::Plain),
+        lock: Lock::One(LockKind::Plain),
         drop_chance: 0.0,
         lock_delay: Duration::ZERO,
-        operator: Pace::default(),
+        operator: OperatorPace::default(),
         quiet: true,
         mutant: None,
         command: format!("redquorum mutants --only {mutant}"),
@@ -330,14 +330,14 @@ fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan) {
         Mutant::PermitWithoutSlot => (
             "semaphore of 1 permit: 12 brief holders on one name",
             Plan {
-                lock_kind: Some(LockKind::Semaphore),
+                lock: Lock::One(LockKind::Semaphore),
                 ..base
             },
         ),
         Mutant::SharedLeadership => (
             "election: 12 brief leaders (campaign, resign) on one name",
             Plan {
-                lock_kind: Some(LockKind::Election),
+                lock: Lock::One(LockKind::Election),
                 ..base
             },
         ),
@@ -352,7 +352,7 @@ fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan) {
         Mutant::AllOfLastOnly => (
             "all-of over 3 resources in a ring: each set is a resource and a neighbour (after, then before, in turn), 12 brief holders",
             Plan {
-                lock_kind: Some(LockKind::AllOf),
+                lock: Lock::One(LockKind::AllOf),
                 resources: 3,
                 ..base
             },
@@ -370,7 +370,7 @@ fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan) {
         Mutant::InspectAnyNode => (
             "an operator inspects every 20 ms; 12 brief holders on 2 resources; latency, stalls and resets on a minority (a release misses a node)",
             Plan {
-                operator: Pace {
+                operator: OperatorPace {
                     inspect_every: Some(Duration::from_millis(20)),
                     force_release_every: None,
                 },
@@ -382,7 +382,7 @@ fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan) {
         Mutant::StaleForceFence => (
             "an operator force-releases every 200 ms; 12 holders on 2 resources, some to their deadline",
             Plan {
-                operator: Pace {
+                operator: OperatorPace {
                     inspect_every: None,
                     force_release_every: Some(Duration::from_millis(200)),
                 },

@@ -8,10 +8,9 @@ use std::fmt::Write as _;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use redquorum_harness::{Exercised, FaultEvent, HistoryFile, Outcome};
+use redquorum_harness::{Exercised, FaultEvent, HistoryFile, Outcome, TortureRun};
 
 use super::example::{EXAMPLES, Example, examples};
-use super::plan::Ran;
 
 #[derive(Debug, Serialize)]
 pub(crate) struct Report {
@@ -92,7 +91,7 @@ struct Damage {
 }
 
 impl Report {
-    pub(crate) fn new(ran: &Ran) -> Self {
+    pub(crate) fn new(ran: &TortureRun) -> Self {
         let sessions = &ran.file.sessions;
         let mut refused = BTreeMap::new();
         let (mut abandoned, mut indeterminate) = (0, 0);

@@ -1,0 +1,337 @@
+//! The checker: pure logic over a recorded run, proving per resource
+//! (1) no two holders' windows overlap (extensions included) unless their
+//! holds may share (`sharing.rs`: readers, one reentrant owner, up to K permits),
+//! (2) no update is lost: no two accepted read-modify-writes read the same
+//! value (each lost one is named with the session that overwrote it), and
+//! the protected counter equals the accepted writes, (3) fencing tokens
+//! strictly increase in grant order between holds that cannot share, and
+//! a fenced store never accepts a write whose token is below one it
+//! accepted before, (4) no lock key
+//! outlived the run plus the max TTL, and (5) from the key audit taken
+//! during the run, no lock key lived on after its owner's attempt was
+//! unwound or its lease released, (6) with a lock-delay, no grant came
+//! within the delay after a holder that vanished (`lock_delay.rs`), and (7)
+//! an operator's inspections and force-releases kept their promises
+//! (`operator.rs`; a force-release excuses the overlap it causes), and (8)
+//! no lease was renewed after its deadline had passed (`revival.rs`).
+//! Unfenced holders that write after their deadline (the assumption a
+//! paused client breaks) are flagged too.
+//!
+//! The rules are checked here and in the files they are named after; the
+//! [`Violation`]s are in `violation.rs`, the [`Evidence`] and the
+//! [`Verdict`] in `verdict.rs`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+use super::lock_delay::early_grants;
+use super::operator::{broken_promises, excuses_overlap};
+use super::verdict::{Evidence, Verdict};
+use super::violation::Violation;
+use super::{revival, sharing};
+use crate::evidence::{LeakedKey, OperatorCall, Outcome, Session};
+
+/// Checks a history against the protected values (`resource` → value read
+/// after the run) and the lock keys found after the run plus the max TTL.
+///
+/// # Examples
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use std::time::Duration;
+/// use redquorum_harness::{check, Session};
+///
+/// let ms = Duration::from_millis;
+/// let a = Session::granted(0, "r", "a", ms(0), ms(1), ms(100));
+/// let b = Session::granted(1, "r", "b", ms(50), ms(60), ms(200)); // granted inside a's window
+/// let values = BTreeMap::from([("r".to_owned(), 2)]);
+/// let verdict = check(&[a, b], &values, &[]);
+/// assert_eq!(verdict.count("overlap"), 1);
+/// ```
+#[must_use]
+pub fn check(
+    sessions: &[Session],
+    protected: &BTreeMap<String, i64>,
+    leaked: &[LeakedKey],
+) -> Verdict {
+    check_evidence(&Evidence {
+        leaked,
+        ..Evidence::new(sessions, protected)
+    })
+}
+
+/// Checks everything a run left: see the module doc for the properties.
+///
+/// # Examples
+///
+/// See [`Evidence`] and [`check`].
+#[must_use]
+pub fn check_evidence(evidence: &Evidence<'_>) -> Verdict {
+    let mut violations = Vec::new();
+    let mut by_resource: BTreeMap<&str, Vec<&Session>> = BTreeMap::new();
+    for s in evidence.sessions {
+        by_resource.entry(&s.resource).or_default().push(s);
+    }
+    let owners = granted_owners(evidence.sessions);
+    for (resource, list) in &by_resource {
+        let mut granted: Vec<&Session> =
+            list.iter().copied().filter(|s| s.grant.is_some()).collect();
+        granted.sort_by_key(|s| s.grant);
+        check_overlaps(&granted, evidence.operator, &mut violations);
+        violations.extend(
+            broken_promises(
+                resource,
+                &granted,
+                &owners,
+                evidence.operator,
+                evidence.nodes,
+                evidence.faults,
+            )
+            .into_iter()
+            .map(|(call, session, fault)| Violation::Operator {
+                call: Box::new(call.clone()),
+                session: Box::new(session.clone()),
+                fault,
+            }),
+        );
+        check_fences(&granted, &mut violations);
+        for s in &granted {
+            violations.extend(
+                revival::revivals(s)
+                    .into_iter()
+                    .map(|(extension, expired)| Violation::Revived {
+                        session: Box::new((*s).clone()),
+                        extension,
+                        expired,
+                    }),
+            );
+        }
+        check_stale_writes(&granted, &mut violations);
+        check_lost_updates(&granted, &mut violations);
+        if let Some(rule) = &evidence.lock_delay {
+            violations.extend(
+                early_grants(&granted, rule)
+                    .into_iter()
+                    .map(|(vanished, early)| Violation::EarlyGrant {
+                        vanished: Box::new(vanished.clone()),
+                        early: Box::new(early.clone()),
+                        blocked_until: rule.blocked_until(vanished),
+                    }),
+            );
+        }
+        let value = evidence.protected.get(*resource).copied().unwrap_or(0);
+        check_counter(resource, list, value, &mut violations);
+    }
+    // A protected value for a resource nobody completed must still be zero.
+    for (resource, value) in evidence.protected {
+        if !by_resource.contains_key(resource.as_str()) && *value != 0 {
+            violations.push(Violation::CounterMismatch {
+                resource: resource.clone(),
+                completed: 0,
+                indeterminate: 0,
+                value: *value,
+            });
+        }
+    }
+    violations.extend(evidence.leaked.iter().cloned().map(Violation::Leaked));
+    check_orphans(evidence, &owners, &mut violations);
+    Verdict { violations }
+}
+
+/// Every granted session by its owner token.
+fn granted_owners(sessions: &[Session]) -> HashMap<&str, &Session> {
+    sessions
+        .iter()
+        .filter(|s| s.grant.is_some() && !s.owner.is_empty())
+        .map(|s| (s.owner.as_str(), s))
+        .collect()
+}
+
+/// Sweeps every exclusive window (grant and extensions) in start order,
+/// against the windows of other sessions still open at its start; holds
+/// that may share (`sharing.rs`: readers, one reentrant owner, up to K
+/// permits) are excused, and so is a pair with an operator's force-release
+/// between them.
+fn check_overlaps(
+    granted: &[&Session],
+    operator: &[OperatorCall],
+    violations: &mut Vec<Violation>,
+) {
+    let mut open: Vec<(Duration, usize)> = Vec::new();
+    let mut reported = std::collections::HashSet::new();
+    for (from, until, i) in sharing::windows(granted) {
+        open.retain(|(end, _)| *end > from);
+        let holding: Vec<usize> = open.iter().map(|(_, j)| *j).collect();
+        let over_count = sharing::permits_over(granted, &holding, i);
+        for &j in &holding {
+            let shares = sharing::may_share(granted[j], granted[i]) && !over_count.contains(&j);
+            if j != i
+                && !shares
+                && !excuses_overlap(operator, granted[j], granted[i])
+                && reported.insert((j, i))
+            {
+                violations.push(Violation::Overlap {
+                    first: Box::new(granted[j].clone()),
+                    second: Box::new(granted[i].clone()),
+                });
+            }
+        }
+        open.push((until, i));
+    }
+}
+
+fn check_fences(granted: &[&Session], violations: &mut Vec<Violation>) {
+    for (earlier, later) in sharing::fence_inversions(granted) {
+        violations.push(Violation::FenceNotIncreasing {
+            earlier: Box::new(earlier.clone()),
+            later: Box::new(later.clone()),
+        });
+    }
+}
+
+/// Unfenced: a write begun after the deadline. Fenced: an accepted write
+/// begun after an access with a higher token had been accepted.
+fn check_stale_writes(granted: &[&Session], violations: &mut Vec<Violation>) {
+    let wrote = |s: &Session| matches!(s.outcome, Outcome::Completed | Outcome::Indeterminate(_));
+    for s in granted.iter().filter(|s| s.fence.is_none() && wrote(s)) {
+        if let (Some(write), Some(end)) = (s.write_start, s.deadline()) {
+            if write > end {
+                violations.push(Violation::StaleWrite {
+                    session: Box::new((*s).clone()),
+                    by: None,
+                });
+            }
+        }
+    }
+    // Accepted fenced accesses: (end, token, session); reads count, since a
+    // fenced read raises the store's token as a write does.
+    let mut accesses: Vec<(Duration, u64, &Session)> = Vec::new();
+    for s in granted.iter().filter(|s| s.fence.is_some()) {
+        let token = s.fence.unwrap_or_default();
+        if let (Some(at), Some(_)) = (s.read_at, s.read) {
+            accesses.push((at, token, s));
+        }
+        if let (Outcome::Completed, Some(end)) = (&s.outcome, s.write_end) {
+            accesses.push((end, token, s));
+        }
+    }
+    accesses.sort_by_key(|(end, token, _)| (*end, *token));
+    let mut writes: Vec<&&Session> = granted
+        .iter()
+        .filter(|s| s.fence.is_some() && s.outcome == Outcome::Completed && s.write_start.is_some())
+        .collect();
+    writes.sort_by_key(|s| s.write_start);
+    let mut highest: Option<(u64, &Session)> = None;
+    let mut next = 0;
+    for w in writes {
+        let start = w.write_start.unwrap_or_default();
+        while next < accesses.len() && accesses[next].0 < start {
+            let (_, token, s) = accesses[next];
+            if highest.is_none_or(|(h, _)| token > h) {
+                highest = Some((token, s));
+            }
+            next += 1;
+        }
+        if let Some((token, by)) = highest {
+            if w.fence.unwrap_or_default() < token {
+                violations.push(Violation::StaleWrite {
+                    session: Box::new((*w).clone()),
+                    by: Some(Box::new(by.clone())),
+                });
+            }
+        }
+    }
+}
+
+/// Two accepted read-modify-writes that wrote the same value read the same
+/// one: the first write was overwritten.
+fn check_lost_updates(granted: &[&Session], violations: &mut Vec<Violation>) {
+    let mut by_value: HashMap<i64, Vec<&Session>> = HashMap::new();
+    for s in granted.iter().filter(|s| s.outcome == Outcome::Completed) {
+        if let (Some(_), Some(wrote)) = (s.read, s.wrote) {
+            by_value.entry(wrote).or_default().push(s);
+        }
+    }
+    let mut clashes: Vec<Vec<&Session>> = by_value.into_values().filter(|v| v.len() > 1).collect();
+    clashes.sort_by_key(|v| v.iter().map(|s| s.write_end).min());
+    for mut writers in clashes {
+        writers.sort_by_key(|s| s.write_end);
+        for by in &writers[1..] {
+            violations.push(Violation::LostUpdate {
+                lost: Box::new(writers[0].clone()),
+                by: Box::new((*by).clone()),
+            });
+        }
+    }
+}
+
+fn check_counter(resource: &str, list: &[&Session], value: i64, violations: &mut Vec<Violation>) {
+    let completed = list
+        .iter()
+        .filter(|s| s.outcome == Outcome::Completed)
+        .count() as u64;
+    let indeterminate = list
+        .iter()
+        .filter(|s| matches!(s.outcome, Outcome::Indeterminate(_)))
+        .count() as u64;
+    let in_range =
+        u64::try_from(value).is_ok_and(|v| v >= completed && v <= completed + indeterminate);
+    if !in_range {
+        violations.push(Violation::CounterMismatch {
+            resource: resource.to_owned(),
+            completed,
+            indeterminate,
+            value,
+        });
+    }
+}
+
+/// A key seen by the audit after its owner's release (granted owner) or
+/// older than the slack (an attempt that was never granted, so it should
+/// have been unwound), unless a fault on that node explains the delay: one
+/// overlapping that time, or ending less than the slack before it (a client
+/// still reconnecting to a restarted node cannot send it the release, and
+/// the node's log brings the key back until its TTL; a key outliving its
+/// TTL is a leak, checked apart).
+fn check_orphans(
+    evidence: &Evidence<'_>,
+    owners: &HashMap<&str, &Session>,
+    violations: &mut Vec<Violation>,
+) {
+    let excused = |node: usize, from: Duration, until: Duration| {
+        evidence.faults.iter().any(|f| {
+            f.kind.delays_commands()
+                && (f.nodes.is_empty() || f.nodes.contains(&node))
+                && f.overlaps(from.saturating_sub(evidence.slack), until)
+        })
+    };
+    for key in evidence.keys {
+        let set_at = key.last_seen.saturating_sub(key.age);
+        let orphan = match owners.get(key.owner.as_str()) {
+            Some(owner) => {
+                let ended = owner.release.or(owner.deadline()).unwrap_or_default();
+                key.last_seen > ended + evidence.slack && !excused(key.node, ended, key.last_seen)
+            }
+            None => {
+                key.age > evidence.slack
+                    && !excused(
+                        key.node,
+                        set_at.saturating_sub(evidence.slack),
+                        key.last_seen,
+                    )
+            }
+        };
+        if orphan {
+            violations.push(Violation::OrphanKey {
+                key: key.clone(),
+                owner: owners
+                    .get(key.owner.as_str())
+                    .map(|s| Box::new((*s).clone())),
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "checker_tests.rs"]
+mod tests;

@@ -1,0 +1,33 @@
+//! Layer 4, check: the checker, pure logic over what a run recorded.
+//!
+//! What lives here: [`check`] / [`check_evidence`] (`checker.rs`, its
+//! tests in `checker_tests.rs`), the [`Evidence`] it reads and the
+//! [`Verdict`] it answers (`verdict.rs`) of [`Violation`]s
+//! (`violation.rs`), each further rule in its own file (`sharing.rs`:
+//! shared holds and fencing order; `lock_delay.rs`; `operator.rs`, tests
+//! in `operator_tests.rs`; `revival.rs`), and [`Exercised`]: whether a run
+//! tested anything at all.
+//!
+//! What it is for: judging a history, live or read back from a file, the
+//! same way; no I/O, no clock, no randomness, so every rule has unit tests
+//! on planted histories.
+//!
+//! May import: `evidence` (the records it judges), `faults` (a fault's
+//! kind and interval excuse what it causes) and the crate root. Must never
+//! import `nodes` (the checker does not touch Redis) or `run`.
+
+mod checker;
+mod exercised;
+mod lock_delay;
+mod operator;
+mod revival;
+mod sharing;
+mod verdict;
+mod violation;
+
+pub use checker::{check, check_evidence};
+pub use exercised::Exercised;
+pub use lock_delay::{LockDelayRule, vanished_holders};
+pub use operator::{OperatorFault, inspections_naming_holders, ousted_holders};
+pub use verdict::{Evidence, Verdict};
+pub use violation::Violation;

@@ -1,0 +1,237 @@
+//! An operator's calls during a run, and what the checker holds them to.
+//!
+//! Beside the clients, an operator inspects resources (who holds them, as a
+//! quorum of nodes reports) and force-releases them (ousting the holder,
+//! with a fencing token for storage to refuse it by). Each call is recorded
+//! with its interval on the history's clock ([`OperatorLog`](crate::OperatorLog)); the checker
+//! then requires, per resource:
+//!
+//! - an inspection never names a holder whose release a quorum had
+//!   confirmed before the inspection began (a long-gone holder);
+//! - an inspection that every node answered, made wholly inside a holder's
+//!   exclusive window, names that holder, unless a fault that can lose or
+//!   age a hold early (kill, forget, clock, strobe) or a force-release
+//!   touched the resource meanwhile (a missed holder);
+//! - a force-release's token is above the token of every holder granted
+//!   before it began, and below the token of every holder whose acquire
+//!   began after it ended.
+//!
+//! A force-release breaks exclusion by design: two holders overlap when a
+//! force-release ousted the first before the second was granted, and the
+//! overlap check excuses exactly those pairs ([`excuses_overlap`]).
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::evidence::{OperatorAction, OperatorCall, Session};
+use crate::faults::{FaultEvent, FaultKind};
+
+/// A broken promise of an operator call ([`crate::Violation::Operator`]).
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(redquorum_harness::OperatorFault::Missed.to_string(), "did not name a certain holder");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OperatorFault {
+    /// An inspection named a holder whose release a quorum had confirmed.
+    LongGone,
+    /// An inspection did not name a holder that certainly held.
+    Missed,
+    /// A force-release's token is not above an earlier holder's token.
+    FenceNotAbove,
+    /// A later holder's token is not above a force-release's token.
+    FenceNotBelow,
+}
+
+impl fmt::Display for OperatorFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            OperatorFault::LongGone => "named a holder whose release a quorum had confirmed",
+            OperatorFault::Missed => "did not name a certain holder",
+            OperatorFault::FenceNotAbove => {
+                "returned a token not above the token of a holder granted before it"
+            }
+            OperatorFault::FenceNotBelow => {
+                "returned a token not below the token of a holder that began after it"
+            }
+        })
+    }
+}
+
+/// Whether a force-release excuses `second`'s overlap with `first`: one
+/// began before `second`'s grant and ended after `first` began to acquire,
+/// so it may have ousted `first` and freed the resource for `second`.
+#[must_use]
+pub(crate) fn excuses_overlap(calls: &[OperatorCall], first: &Session, second: &Session) -> bool {
+    let Some(granted) = second.grant else {
+        return false;
+    };
+    calls.iter().any(|c| {
+        c.is_force_release_of(&first.resource) && c.start <= granted && c.end >= first.start
+    })
+}
+
+/// The operator calls on `resource` that break a promise, each with the
+/// session it concerns. `sessions` are the resource's granted sessions in
+/// grant order, `owners` every granted session of the run by owner token (a
+/// multi-lock holds resources other than the one it is recorded under).
+pub(crate) fn broken_promises<'a>(
+    resource: &str,
+    sessions: &[&'a Session],
+    owners: &std::collections::HashMap<&str, &'a Session>,
+    calls: &'a [OperatorCall],
+    nodes: usize,
+    faults: &[FaultEvent],
+) -> Vec<(&'a OperatorCall, &'a Session, OperatorFault)> {
+    let mut broken = Vec::new();
+    // Each session's grant and last window end, so an inspection looks only
+    // at the sessions it may lie inside (a long run has many of both).
+    let spans: Vec<(Duration, Duration, &Session)> = sessions
+        .iter()
+        .filter_map(|s| {
+            let windows = s.windows();
+            let until = windows.iter().map(|w| w.1).max()?;
+            Some((s.grant?, until, *s))
+        })
+        .collect();
+    for call in calls.iter().filter(|c| c.resource == resource) {
+        match &call.action {
+            OperatorAction::Inspect { holders, answered } => {
+                for token in holders {
+                    let Some(session) = owners.get(token.as_str()) else {
+                        continue;
+                    };
+                    if session.released.is_some_and(|at| at < call.start) {
+                        broken.push((call, *session, OperatorFault::LongGone));
+                    }
+                }
+                if *answered < nodes || nodes == 0 {
+                    continue;
+                }
+                let granted_before = spans.partition_point(|(grant, _, _)| *grant <= call.start);
+                let open = spans[..granted_before]
+                    .iter()
+                    .filter(|(_, until, _)| call.end <= *until);
+                for (_, _, session) in open {
+                    let certain = session
+                        .windows()
+                        .iter()
+                        .any(|(from, until)| *from <= call.start && call.end <= *until);
+                    if certain
+                        && !holders.contains(&session.owner)
+                        && !may_lose_holds(faults, calls, resource, session.start, call.end)
+                    {
+                        broken.push((call, *session, OperatorFault::Missed));
+                    }
+                }
+            }
+            OperatorAction::ForceRelease { fence: Some(fence) } => {
+                for session in sessions {
+                    let Some(token) = session.fence else {
+                        continue;
+                    };
+                    if session.grant.is_some_and(|g| g < call.start) && token >= *fence {
+                        broken.push((call, *session, OperatorFault::FenceNotAbove));
+                    }
+                    if session.start > call.end && token <= *fence {
+                        broken.push((call, *session, OperatorFault::FenceNotBelow));
+                    }
+                }
+            }
+            OperatorAction::ForceRelease { fence: None } => {}
+        }
+    }
+    broken
+}
+
+/// Whether something between `from` and `until` may have taken a hold off
+/// a node or aged it early: a fault that restarts a node or wipes its keys,
+/// a clock fault, or a force-release of the resource.
+fn may_lose_holds(
+    faults: &[FaultEvent],
+    calls: &[OperatorCall],
+    resource: &str,
+    from: Duration,
+    until: Duration,
+) -> bool {
+    let lossy = |kind: FaultKind| {
+        matches!(
+            kind,
+            FaultKind::Kill
+                | FaultKind::RestartMajority
+                | FaultKind::Forget
+                | FaultKind::Clock
+                | FaultKind::Strobe
+        )
+    };
+    faults
+        .iter()
+        .any(|f| lossy(f.kind) && f.overlaps(from, until))
+        || calls
+            .iter()
+            .any(|c| c.is_force_release_of(resource) && c.start <= until && c.end >= from)
+}
+
+/// How many holders the run's force-releases ousted (granted, with a
+/// token, before a force-release began, and holding until after it began):
+/// zero means the fence promise was never tested.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use redquorum_harness::{OperatorAction, OperatorCall, Session, ousted_holders};
+/// let ms = Duration::from_millis;
+/// let mut held = Session::granted(0, "r", "a", ms(0), ms(1), ms(900));
+/// held.fence = Some(5);
+/// let call = OperatorCall { resource: "r".into(), start: ms(100), end: ms(102),
+///     action: OperatorAction::ForceRelease { fence: Some(6) } };
+/// assert_eq!(ousted_holders(&[held], &[call]), 1);
+/// ```
+#[must_use]
+pub fn ousted_holders(sessions: &[Session], calls: &[OperatorCall]) -> usize {
+    sessions
+        .iter()
+        .filter(|s| s.fence.is_some())
+        .filter(|s| {
+            let (Some(grant), Some(end)) = (s.grant, s.exclusive_until()) else {
+                return false;
+            };
+            calls.iter().any(|c| {
+                c.is_force_release_of(&s.resource)
+                    && matches!(c.action, OperatorAction::ForceRelease { fence: Some(_) })
+                    && grant < c.start
+                    && c.start < end
+            })
+        })
+        .count()
+}
+
+/// How many inspections named a holder: zero means the inspection
+/// promises were never tested against a held resource.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use redquorum_harness::{OperatorAction, OperatorCall, inspections_naming_holders};
+/// let call = OperatorCall { resource: "r".into(), start: Duration::ZERO, end: Duration::ZERO,
+///     action: OperatorAction::Inspect { holders: vec!["a".into()], answered: 3 } };
+/// assert_eq!(inspections_naming_holders(&[call]), 1);
+/// ```
+#[must_use]
+pub fn inspections_naming_holders(calls: &[OperatorCall]) -> usize {
+    calls
+        .iter()
+        .filter(
+            |c| matches!(&c.action, OperatorAction::Inspect { holders, .. } if !holders.is_empty()),
+        )
+        .count()
+}
+
+#[cfg(test)]
+#[path = "operator_tests.rs"]
+mod tests;

@@ -1,0 +1,212 @@
+//! Unit tests and proptests of the operator's promises (`operator.rs`).
+
+use std::collections::HashMap;
+
+use super::*;
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn inspect(start: u64, holders: &[&str], answered: usize) -> OperatorCall {
+    OperatorCall {
+        resource: "r".into(),
+        start: ms(start),
+        end: ms(start + 2),
+        action: OperatorAction::Inspect {
+            holders: holders.iter().map(|h| (*h).to_owned()).collect(),
+            answered,
+        },
+    }
+}
+
+fn force(start: u64, fence: Option<u64>) -> OperatorCall {
+    OperatorCall {
+        resource: "r".into(),
+        start: ms(start),
+        end: ms(start + 2),
+        action: OperatorAction::ForceRelease { fence },
+    }
+}
+
+/// `a` held 10..500 and released at 500 (confirmed at 505), token 5;
+/// `b` acquired from 600, granted 610, token 9.
+fn two_holders() -> Vec<Session> {
+    let mut a = Session::granted(0, "r", "a", ms(0), ms(10), ms(900));
+    a.release = Some(ms(500));
+    a.released = Some(ms(505));
+    a.fence = Some(5);
+    let mut b = Session::granted(1, "r", "b", ms(600), ms(610), ms(1500));
+    b.fence = Some(9);
+    vec![a, b]
+}
+
+fn faults_of(
+    sessions: &[Session],
+    calls: &[OperatorCall],
+    faults: &[FaultEvent],
+) -> Vec<OperatorFault> {
+    let owners: HashMap<&str, &Session> = sessions.iter().map(|s| (s.owner.as_str(), s)).collect();
+    let granted: Vec<&Session> = sessions.iter().collect();
+    broken_promises("r", &granted, &owners, calls, 3, faults)
+        .into_iter()
+        .map(|(_, _, fault)| fault)
+        .collect()
+}
+
+#[test]
+fn a_true_inspection_breaks_nothing() {
+    let sessions = two_holders();
+    let calls = [
+        inspect(100, &["a"], 3),
+        inspect(550, &[], 3),
+        inspect(700, &["b"], 2),
+    ];
+    assert!(faults_of(&sessions, &calls, &[]).is_empty());
+}
+
+#[test]
+fn naming_a_holder_after_its_confirmed_release_is_long_gone() {
+    let sessions = two_holders();
+    // Between the release's start and its confirmation: still possible.
+    assert!(faults_of(&sessions, &[inspect(501, &["a"], 3)], &[]).is_empty());
+    assert_eq!(
+        faults_of(&sessions, &[inspect(520, &["a"], 2)], &[]),
+        [OperatorFault::LongGone]
+    );
+}
+
+#[test]
+fn a_certain_holder_left_out_by_every_node_is_missed_unless_a_fault_explains_it() {
+    let sessions = two_holders();
+    assert_eq!(
+        faults_of(&sessions, &[inspect(100, &[], 3)], &[]),
+        [OperatorFault::Missed]
+    );
+    // Not every node answered: it may have been left out honestly.
+    assert!(faults_of(&sessions, &[inspect(100, &[], 2)], &[]).is_empty());
+    // Straddling the grant: not certain.
+    assert!(faults_of(&sessions, &[inspect(9, &[], 3)], &[]).is_empty());
+    let kill = FaultEvent::new(FaultKind::Kill, vec![1], ms(50), ms(60));
+    assert!(faults_of(&sessions, &[inspect(100, &[], 3)], &[kill]).is_empty());
+    // A majority killed and restarted from an AOF that had not yet
+    // written the hold: its copies are gone.
+    let restart = FaultEvent::new(FaultKind::RestartMajority, vec![0, 1], ms(50), ms(60));
+    assert!(faults_of(&sessions, &[inspect(100, &[], 3)], &[restart]).is_empty());
+    let calls = [force(40, Some(7)), inspect(100, &[], 3)];
+    assert!(faults_of(&sessions, &calls, &[]).is_empty());
+}
+
+#[test]
+fn a_force_release_token_must_sit_between_earlier_and_later_holders() {
+    let sessions = two_holders();
+    assert!(faults_of(&sessions, &[force(100, Some(7))], &[]).is_empty());
+    assert_eq!(
+        faults_of(&sessions, &[force(100, Some(5))], &[]),
+        [OperatorFault::FenceNotAbove]
+    );
+    assert_eq!(
+        faults_of(&sessions, &[force(100, Some(9))], &[]),
+        [OperatorFault::FenceNotBelow]
+    );
+    // A failed force-release promises nothing.
+    assert!(faults_of(&sessions, &[force(100, None)], &[]).is_empty());
+}
+
+#[test]
+fn only_a_force_release_between_the_first_acquire_and_the_second_grant_excuses_an_overlap() {
+    let sessions = two_holders();
+    let (a, b) = (&sessions[0], &sessions[1]);
+    assert!(excuses_overlap(&[force(300, None)], a, b));
+    assert!(
+        !excuses_overlap(&[force(700, Some(10))], a, b),
+        "after b's grant"
+    );
+    assert!(!excuses_overlap(&[inspect(300, &["a"], 3)], a, b));
+    let mut elsewhere = force(300, Some(7));
+    elsewhere.resource = "q".into();
+    assert!(!excuses_overlap(&[elsewhere], a, b));
+}
+
+#[test]
+fn a_call_round_trips_through_json_with_its_kind_tag() {
+    for call in [inspect(1, &["a"], 3), force(2, Some(4)), force(3, None)] {
+        let text = serde_json::to_string(&call).unwrap();
+        assert!(
+            text.contains(&format!("\"call\":\"{}\"", call.action.name())),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<OperatorCall>(&text).unwrap(), call);
+    }
+}
+
+/// Holders one after another: each granted at `grant`, releasing at
+/// `grant + len` and confirmed 1 ms later.
+fn in_turn(lens: &[u64]) -> Vec<Session> {
+    let mut t = 0;
+    lens.iter()
+        .enumerate()
+        .map(|(i, len)| {
+            let mut s =
+                Session::granted(i, "r", &format!("o{i}"), ms(t), ms(t + 1), ms(t + 1 + len));
+            s.released = Some(ms(t + 2 + len));
+            t += 3 + len;
+            s
+        })
+        .collect()
+}
+
+proptest::proptest! {
+    /// An inspection that names exactly the holders whose hold may
+    /// exist at some moment of it (from acquire start to confirmed
+    /// release) is never blamed, whenever it comes.
+    #[test]
+    fn a_truthful_inspection_is_never_blamed(
+        lens in proptest::collection::vec(1_u64..40, 1..20),
+        at in proptest::collection::vec((0_u64..800, 0_u64..5), 1..30),
+    ) {
+        let sessions = in_turn(&lens);
+        let calls: Vec<OperatorCall> = at
+            .iter()
+            .map(|(start, len)| {
+                let (from, until) = (ms(*start), ms(start + len));
+                let holders: Vec<&str> = sessions
+                    .iter()
+                    .filter(|s| s.start <= until && s.released.is_some_and(|r| r >= from))
+                    .map(|s| s.owner.as_str())
+                    .collect();
+                let mut call = inspect(*start, &holders, 3);
+                call.end = until;
+                call
+            })
+            .collect();
+        proptest::prop_assert!(faults_of(&sessions, &calls, &[]).is_empty());
+    }
+
+    /// Naming any holder after its confirmed release is always caught.
+    #[test]
+    fn naming_a_released_holder_is_always_caught(
+        lens in proptest::collection::vec(1_u64..40, 1..20),
+        pick in proptest::prelude::any::<proptest::sample::Index>(),
+        later in 1_u64..500,
+    ) {
+        let sessions = in_turn(&lens);
+        let gone = &sessions[pick.index(sessions.len())];
+        let start = gone.released.unwrap() + ms(later);
+        let call = inspect(u64::try_from(start.as_millis()).unwrap(), &[gone.owner.as_str()], 2);
+        proptest::prop_assert_eq!(faults_of(&sessions, &[call], &[]), vec![OperatorFault::LongGone]);
+    }
+}
+
+#[test]
+fn ousted_and_naming_counts_see_only_what_tested_a_promise() {
+    let sessions = two_holders();
+    assert_eq!(ousted_holders(&sessions, &[force(100, Some(7))]), 1);
+    assert_eq!(
+        ousted_holders(&sessions, &[force(550, Some(7))]),
+        0,
+        "a released"
+    );
+    assert_eq!(ousted_holders(&sessions, &[force(100, None)]), 0);
+    assert_eq!(inspections_naming_holders(&[inspect(1, &[], 3)]), 0);
+}

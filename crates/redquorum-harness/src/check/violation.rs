@@ -1,0 +1,282 @@
+//! `Violation`: one broken promise the checker found, with the sessions
+//! (or keys, or operator call) involved, a short kind for counting, when
+//! the run first showed it, and how it reads in a report.
+
+use std::fmt;
+use std::time::Duration;
+
+use super::operator::OperatorFault;
+use crate::evidence::{Extension, KeyLife, LeakedKey, OperatorCall, Session};
+
+/// One broken promise, with the sessions involved.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use redquorum_harness::{check, Session, Violation};
+/// let ms = Duration::from_millis;
+/// let mut late = Session::granted(0, "r", "a", ms(0), ms(1), ms(100));
+/// late.write_start = Some(ms(120));
+/// let verdict = check(&[late], &[("r".to_owned(), 1)].into_iter().collect(), &[]);
+/// assert!(matches!(verdict.violations[0], Violation::StaleWrite { .. }));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Violation {
+    /// `second` was granted (or extended) inside `first`'s exclusive window.
+    Overlap {
+        /// The earlier holder.
+        first: Box<Session>,
+        /// The holder granted inside the earlier one's window.
+        second: Box<Session>,
+    },
+    /// An unfenced holder started its protected write after its deadline, or
+    /// a fenced store accepted a write whose token is below one it had
+    /// already accepted (`by`).
+    StaleWrite {
+        /// The session.
+        session: Box<Session>,
+        /// The session whose higher token the store had accepted first.
+        by: Option<Box<Session>>,
+    },
+    /// Two accepted read-modify-writes read the same value: `lost`'s update
+    /// was overwritten by `by`'s.
+    LostUpdate {
+        /// The session whose update was lost (it wrote first).
+        lost: Box<Session>,
+        /// The session that wrote the same value over it.
+        by: Box<Session>,
+    },
+    /// The protected value is not the number of accepted writes.
+    CounterMismatch {
+        /// The resource.
+        resource: String,
+        /// Accepted writes (each added one).
+        completed: u64,
+        /// Sessions whose write may or may not have landed.
+        indeterminate: u64,
+        /// The value found.
+        value: i64,
+    },
+    /// A lock key left on a node after the run.
+    Leaked(LeakedKey),
+    /// A later grant carried a fencing token not above an earlier one's.
+    FenceNotIncreasing {
+        /// The earlier grant.
+        earlier: Box<Session>,
+        /// The later grant.
+        later: Box<Session>,
+    },
+    /// A lock key lived on after its owner's attempt was unwound or its
+    /// lease released (no fault on that node explains it).
+    OrphanKey {
+        /// What the audit saw.
+        key: KeyLife,
+        /// The owner's session, when the owner was granted.
+        owner: Option<Box<Session>>,
+    },
+    /// `early` was granted within the lock-delay after `vanished`'s hold
+    /// expired unreleased.
+    EarlyGrant {
+        /// The holder whose hold certainly expired without its release.
+        vanished: Box<Session>,
+        /// The grant that came before the resource was free again.
+        early: Box<Session>,
+        /// The earliest moment a grant was allowed.
+        blocked_until: Duration,
+    },
+    /// An operator's inspection or force-release broke its promise about
+    /// `session`.
+    Operator {
+        /// The call.
+        call: Box<OperatorCall>,
+        /// The holder it concerns.
+        session: Box<Session>,
+        /// What it got wrong.
+        fault: OperatorFault,
+    },
+    /// `session`'s lease was extended by a call sent after the deadline
+    /// then in force (`expired`) had passed: renewed after it ended.
+    Revived {
+        /// The holder.
+        session: Box<Session>,
+        /// The extension, sent after `expired`.
+        extension: Extension,
+        /// The deadline that had passed.
+        expired: Duration,
+    },
+}
+
+impl Violation {
+    /// A short name for counting: `overlap`, `stale-write`, `lost-update`,
+    /// `counter`, `leaked`, `fence`, `orphan-key`, `lock-delay`, `inspection`,
+    /// `force-release`, `revived`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use redquorum_harness::{LeakedKey, Violation};
+    /// let v = Violation::Leaked(LeakedKey { node: "n".into(), key: "k".into(), pttl_ms: 1 });
+    /// assert_eq!(v.kind(), "leaked");
+    /// ```
+    #[must_use]
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Violation::Overlap { .. } => "overlap",
+            Violation::StaleWrite { .. } => "stale-write",
+            Violation::LostUpdate { .. } => "lost-update",
+            Violation::CounterMismatch { .. } => "counter",
+            Violation::Leaked(_) => "leaked",
+            Violation::FenceNotIncreasing { .. } => "fence",
+            Violation::OrphanKey { .. } => "orphan-key",
+            Violation::EarlyGrant { .. } => "lock-delay",
+            Violation::Operator {
+                fault: OperatorFault::LongGone | OperatorFault::Missed,
+                ..
+            } => "inspection",
+            Violation::Operator { .. } => "force-release",
+            Violation::Revived { .. } => "revived",
+        }
+    }
+
+    /// When the run first showed it (history clock); `None` for what is only
+    /// seen after the run (counter, leak). An orphan key counts from its
+    /// last sighting, an upper bound.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use redquorum_harness::{Session, Violation};
+    /// let ms = Duration::from_millis;
+    /// let a = Session::granted(0, "r", "a", ms(0), ms(1), ms(100));
+    /// let b = Session::granted(1, "r", "b", ms(0), ms(50), ms(150));
+    /// let v = Violation::Overlap { first: Box::new(a), second: Box::new(b) };
+    /// assert_eq!(v.at(), Some(ms(50)));
+    /// ```
+    #[must_use]
+    pub fn at(&self) -> Option<Duration> {
+        match self {
+            Violation::Overlap { second, .. } => second.grant,
+            Violation::StaleWrite { session, .. } => session.write_start,
+            Violation::LostUpdate { by, .. } => by.write_end,
+            Violation::FenceNotIncreasing { later, .. } => later.grant,
+            Violation::OrphanKey { key, .. } => Some(key.last_seen),
+            Violation::EarlyGrant { early, .. } => early.grant,
+            Violation::Operator { call, .. } => Some(call.start),
+            Violation::Revived { extension, .. } => Some(extension.at),
+            Violation::CounterMismatch { .. } | Violation::Leaked(_) => None,
+        }
+    }
+
+    /// The sessions involved, for showing the faults around them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use redquorum_harness::{LeakedKey, Violation};
+    /// let v = Violation::Leaked(LeakedKey { node: "n".into(), key: "k".into(), pttl_ms: 1 });
+    /// assert!(v.sessions().is_empty());
+    /// ```
+    #[must_use]
+    pub fn sessions(&self) -> Vec<&Session> {
+        match self {
+            Violation::Overlap { first, second } => vec![first, second],
+            Violation::StaleWrite { session, by } => std::iter::once(session)
+                .chain(by.as_ref())
+                .map(|s| &**s)
+                .collect(),
+            Violation::LostUpdate { lost, by } => vec![lost, by],
+            Violation::FenceNotIncreasing { earlier, later } => vec![earlier, later],
+            Violation::OrphanKey { owner, .. } => owner.iter().map(|s| &**s).collect(),
+            Violation::EarlyGrant {
+                vanished, early, ..
+            } => vec![vanished, early],
+            Violation::Operator { session, .. } | Violation::Revived { session, .. } => {
+                vec![session]
+            }
+            Violation::CounterMismatch { .. } | Violation::Leaked(_) => Vec::new(),
+        }
+    }
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Violation::Overlap { first, second } => write!(
+                f,
+                "overlap on {:?}:\n  first:  {first}\n  second: {second}",
+                first.resource
+            ),
+            Violation::StaleWrite { session, by: None } => write!(
+                f,
+                "write after the deadline on {:?}:\n  {session}",
+                session.resource
+            ),
+            Violation::StaleWrite {
+                session,
+                by: Some(by),
+            } => write!(
+                f,
+                "stale write accepted on {:?} (its fencing token is below one accepted before it):\n  stale:  {session}\n  after:  {by}",
+                session.resource
+            ),
+            Violation::LostUpdate { lost, by } => write!(
+                f,
+                "lost update on {:?}: both read {}, the second write overwrote the first:\n  lost: {lost}\n  by:   {by}",
+                lost.resource,
+                lost.read.unwrap_or_default()
+            ),
+            Violation::CounterMismatch {
+                resource,
+                completed,
+                indeterminate,
+                value,
+            } => write!(
+                f,
+                "counter on {resource:?}: value {value}, but {completed} writes were accepted \
+                 (+{indeterminate} indeterminate)"
+            ),
+            Violation::Leaked(leak) => write!(f, "leaked key {leak}"),
+            Violation::FenceNotIncreasing { earlier, later } => write!(
+                f,
+                "fencing token did not increase on {:?}:\n  earlier: {earlier}\n  later:   {later}",
+                earlier.resource
+            ),
+            Violation::OrphanKey { key, owner } => {
+                write!(f, "orphan key {key}")?;
+                match owner {
+                    Some(owner) => write!(f, "\n  owner released: {owner}"),
+                    None => f.write_str("\n  owner never granted (an unwound attempt)"),
+                }
+            }
+            Violation::EarlyGrant {
+                vanished,
+                early,
+                blocked_until,
+            } => write!(
+                f,
+                "granted within the lock-delay on {:?} (not before {:.3} s):\n  vanished: {vanished}\n  early:    {early}",
+                early.resource,
+                blocked_until.as_secs_f64()
+            ),
+            Violation::Operator {
+                call,
+                session,
+                fault,
+            } => write!(f, "{call}\n  {fault}:\n  {session}"),
+            Violation::Revived {
+                session,
+                extension,
+                expired,
+            } => write!(
+                f,
+                "lease renewed after it ended on {:?}: extension sent at {:.3} s, the deadline was {:.3} s:\n  {session}",
+                session.resource,
+                extension.at.as_secs_f64(),
+                expired.as_secs_f64()
+            ),
+        }
+    }
+}

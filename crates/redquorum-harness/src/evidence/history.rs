@@ -1,0 +1,148 @@
+//! `History`: what every lock session did, on one monotonic clock.
+//!
+//! Times are offsets from the history's epoch (an `Instant` taken when it was
+//! created), so every client in the process is measured on the same clock and
+//! a recorded history can be checked, printed and compared as plain data.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::session::Session;
+
+/// A shared, append-only record of sessions with its epoch. Cheap to clone.
+///
+/// # Examples
+///
+/// ```
+/// let history = redquorum_harness::History::new();
+/// let start = history.now();
+/// history.record(redquorum_harness::Session::refused(0, "r", start, "contended"));
+/// assert_eq!(history.sessions().len(), 1);
+/// ```
+#[derive(Debug, Clone)]
+pub struct History {
+    epoch: Instant,
+    sessions: Arc<Mutex<Vec<Session>>>,
+}
+
+impl Default for History {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl History {
+    /// An empty history whose epoch is now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(redquorum_harness::History::new().sessions().is_empty());
+    /// ```
+    #[must_use]
+    pub fn new() -> Self {
+        Self {
+            epoch: Instant::now(),
+            sessions: Arc::default(),
+        }
+    }
+
+    /// The instant all times are measured from.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let history = redquorum_harness::History::new();
+    /// assert!(history.epoch() <= std::time::Instant::now());
+    /// ```
+    #[must_use]
+    pub fn epoch(&self) -> Instant {
+        self.epoch
+    }
+
+    /// Now, as an offset from the epoch.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let history = redquorum_harness::History::new();
+    /// assert!(history.now() <= history.now());
+    /// ```
+    #[must_use]
+    pub fn now(&self) -> std::time::Duration {
+        self.epoch.elapsed()
+    }
+
+    /// `instant` as an offset from the epoch (zero if before it).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let history = redquorum_harness::History::new();
+    /// let later = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    /// assert!(history.at(later) >= std::time::Duration::from_millis(999));
+    /// ```
+    #[must_use]
+    pub fn at(&self, instant: Instant) -> Duration {
+        instant.saturating_duration_since(self.epoch)
+    }
+
+    /// Appends a session.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let history = redquorum_harness::History::new();
+    /// history.record(redquorum_harness::Session::refused(0, "r", history.now(), "unavailable"));
+    /// ```
+    pub fn record(&self, session: Session) {
+        self.sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(session);
+    }
+
+    /// How many sessions were recorded so far.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let history = redquorum_harness::History::new();
+    /// assert_eq!(history.len(), 0);
+    /// assert!(history.is_empty());
+    /// ```
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .len()
+    }
+
+    /// True when nothing was recorded.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(redquorum_harness::History::new().is_empty());
+    /// ```
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// A copy of every session recorded so far.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(redquorum_harness::History::new().sessions().is_empty());
+    /// ```
+    #[must_use]
+    pub fn sessions(&self) -> Vec<Session> {
+        self.sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+}

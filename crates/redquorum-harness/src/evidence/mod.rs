@@ -1,0 +1,32 @@
+//! Layer 3, evidence: what a run records for the checker, beside the
+//! fault log.
+//!
+//! What lives here: the [`History`] of [`Session`]s (`history.rs`,
+//! `session.rs`; how each ended and how its holder behaved in
+//! `outcome.rs`; the [`Share`] its hold declared in `share.rs`), the
+//! [`KeyAudit`] (lock keys read on the nodes during the run), the leak
+//! check after it ([`leaks_after`], [`LeakedKey`]) and the operator's calls
+//! ([`OperatorLog`], `operator_log.rs`).
+//!
+//! What it is for: plain, serializable records that the checker judges
+//! and a history file keeps; recording them is the only I/O here (the
+//! audit and the leak check read the nodes).
+//!
+//! May import: `nodes` (to read keys), `faults` and the crate root. Must
+//! never import `check` or `run`.
+
+mod audit;
+mod history;
+mod leaks;
+mod operator_log;
+mod outcome;
+mod session;
+mod share;
+
+pub use audit::{AuditConfig, KeyAudit, KeyLife, LockKeys};
+pub use history::History;
+pub use leaks::{LeakedKey, find_leaks, leaks_after, lock_keys_after};
+pub use operator_log::{OperatorAction, OperatorCall, OperatorLog};
+pub use outcome::{Dropped, Holder, Outcome};
+pub use session::{Extension, Session};
+pub use share::Share;

@@ -1,0 +1,326 @@
+//! `Session`: one client's attempt to lock a resource and use it, with
+//! every moment that matters on the history's clock (acquire, grant,
+//! deadline, extensions, read, write, release), and the windows in which it
+//! may assume it holds the lock alone.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::outcome::{Dropped, Holder, Outcome};
+use super::share::Share;
+use crate::micros;
+
+/// A successful extension: from when it was asked for to the new deadline.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// let e = redquorum_harness::Extension { at: Duration::ZERO, until: Duration::from_secs(1) };
+/// assert!(e.until > e.at);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Extension {
+    /// When the extension was sent.
+    #[serde(with = "micros")]
+    pub at: Duration,
+    /// The deadline it granted.
+    #[serde(with = "micros")]
+    pub until: Duration,
+}
+
+/// One client's attempt to lock a resource and use it.
+///
+/// All times are offsets from the [`History`](crate::History)'s epoch.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use redquorum_harness::{Outcome, Session};
+/// let s = Session::granted(0, "r", "owner-a", Duration::ZERO, Duration::from_millis(1), Duration::from_millis(900));
+/// assert_eq!(s.outcome, Outcome::Completed);
+/// assert_eq!(s.exclusive_until(), Some(Duration::from_millis(900)));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Session {
+    /// Which client (task) ran it.
+    pub client: usize,
+    /// The client's group (its own proxies and runtime, faulted together).
+    #[serde(default)]
+    pub group: usize,
+    /// How the holder used its lease.
+    #[serde(default)]
+    pub holder: Holder,
+    /// The locked resource.
+    pub resource: String,
+    /// The lock's owner token ("" when not granted).
+    pub owner: String,
+    /// The fencing token, when the lock hands one out.
+    pub fence: Option<u64>,
+    /// When the acquire started.
+    #[serde(with = "micros")]
+    pub start: Duration,
+    /// When the lock was granted.
+    #[serde(with = "micros::option", default)]
+    pub grant: Option<Duration>,
+    /// When the client's validity ended (its deadline).
+    #[serde(with = "micros::option", default)]
+    pub validity_end: Option<Duration>,
+    /// When the protected write started (the holder used the resource until then).
+    #[serde(with = "micros::option", default)]
+    pub write_start: Option<Duration>,
+    /// When the protected write finished.
+    #[serde(with = "micros::option", default)]
+    pub write_end: Option<Duration>,
+    /// When the release started (the lock may be free from then on).
+    #[serde(with = "micros::option", default)]
+    pub release: Option<Duration>,
+    /// When the release returned confirmed by a quorum of nodes (the lock
+    /// is free from then on, unless a fault wiped the confirmation).
+    #[serde(
+        with = "micros::option",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub released: Option<Duration>,
+    /// Extensions granted while held, in order (`validity_end` stays the first lease's end).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<Extension>,
+    /// When the protected read finished.
+    #[serde(with = "micros::option", default)]
+    pub read_at: Option<Duration>,
+    /// The protected value read (the start of the read-modify-write).
+    #[serde(default)]
+    pub read: Option<i64>,
+    /// The value the holder wrote (`read + 1` for an honest holder).
+    #[serde(default)]
+    pub wrote: Option<i64>,
+    /// How long the holder paused inside its critical section (GC-pause model).
+    #[serde(with = "micros::option", default)]
+    pub paused: Option<Duration>,
+    /// The lock kind that granted it (`plain`, `read`, ...; empty: not recorded).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kind: String,
+    /// How its hold may share the resource (`None`: exclusive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share: Option<Share>,
+    /// Which future the workload dropped part-way, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped: Option<Dropped>,
+    /// The lock renewed the hold by itself ([`crate::Grant::renews_itself`]):
+    /// `extensions` are the holder's own, not all of them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub renews_itself: bool,
+    /// How it ended.
+    pub outcome: Outcome,
+}
+
+impl Session {
+    /// A session that was not granted.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let s = redquorum_harness::Session::refused(1, "r", std::time::Duration::ZERO, "contended");
+    /// assert!(s.grant.is_none());
+    /// ```
+    #[must_use]
+    pub fn refused(client: usize, resource: &str, start: Duration, why: &str) -> Self {
+        Self {
+            client,
+            group: 0,
+            holder: Holder::Brief,
+            resource: resource.to_owned(),
+            owner: String::new(),
+            fence: None,
+            start,
+            grant: None,
+            validity_end: None,
+            write_start: None,
+            write_end: None,
+            release: None,
+            released: None,
+            extensions: Vec::new(),
+            read_at: None,
+            read: None,
+            wrote: None,
+            paused: None,
+            kind: String::new(),
+            share: None,
+            dropped: None,
+            renews_itself: false,
+            outcome: Outcome::NotAcquired(why.to_owned()),
+        }
+    }
+
+    /// A completed session granted at `grant`, valid until `validity_end`,
+    /// writing and releasing just before `validity_end` (adjust fields as needed).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut s = redquorum_harness::Session::granted(0, "r", "a", Duration::ZERO, Duration::from_millis(5), Duration::from_secs(1));
+    /// s.fence = Some(7);
+    /// assert_eq!(s.grant, Some(Duration::from_millis(5)));
+    /// ```
+    #[must_use]
+    pub fn granted(
+        client: usize,
+        resource: &str,
+        owner: &str,
+        start: Duration,
+        grant: Duration,
+        validity_end: Duration,
+    ) -> Self {
+        Self {
+            client,
+            group: 0,
+            holder: Holder::Brief,
+            resource: resource.to_owned(),
+            owner: owner.to_owned(),
+            fence: None,
+            start,
+            grant: Some(grant),
+            validity_end: Some(validity_end),
+            write_start: Some(grant),
+            write_end: Some(grant),
+            release: Some(validity_end),
+            released: None,
+            extensions: Vec::new(),
+            read_at: None,
+            read: None,
+            wrote: None,
+            paused: None,
+            kind: String::new(),
+            share: None,
+            dropped: None,
+            renews_itself: false,
+            outcome: Outcome::Completed,
+        }
+    }
+
+    /// The end of the time this session may assume it holds the lock alone:
+    /// its validity end, or its release if that came first. `None` if not granted.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let s = redquorum_harness::Session::refused(1, "r", std::time::Duration::ZERO, "contended");
+    /// assert_eq!(s.exclusive_until(), None);
+    /// ```
+    #[must_use]
+    pub fn exclusive_until(&self) -> Option<Duration> {
+        let end = self.validity_end?;
+        self.grant?;
+        Some(self.release.map_or(end, |release| release.min(end)))
+    }
+
+    /// The intervals in which this session may assume it holds the lock
+    /// alone: from the grant to the first deadline, then from each
+    /// extension's request to its new deadline, each cut at the release.
+    /// Empty if not granted.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use redquorum_harness::{Extension, Session};
+    /// let ms = Duration::from_millis;
+    /// let mut s = Session::granted(0, "r", "a", ms(0), ms(10), ms(900));
+    /// s.extensions.push(Extension { at: ms(1200), until: ms(2000) });
+    /// s.release = Some(ms(1500));
+    /// assert_eq!(s.windows(), vec![(ms(10), ms(900)), (ms(1200), ms(1500))]);
+    /// assert_eq!(s.deadline(), Some(ms(2000)));
+    /// ```
+    #[must_use]
+    pub fn windows(&self) -> Vec<(Duration, Duration)> {
+        let Some(grant) = self.grant else {
+            return Vec::new();
+        };
+        let cut = |end: Duration| self.release.map_or(end, |release| release.min(end));
+        let mut windows = Vec::with_capacity(1 + self.extensions.len());
+        if let Some(end) = self.validity_end {
+            windows.push((grant, cut(end)));
+        }
+        for e in &self.extensions {
+            windows.push((e.at, cut(e.until)));
+        }
+        windows.retain(|(from, until)| until > from);
+        windows
+    }
+
+    /// The last deadline: the last extension's, else `validity_end`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let s = redquorum_harness::Session::refused(0, "r", std::time::Duration::ZERO, "contended");
+    /// assert_eq!(s.deadline(), None);
+    /// ```
+    #[must_use]
+    pub fn deadline(&self) -> Option<Duration> {
+        self.extensions
+            .last()
+            .map(|e| e.until)
+            .or(self.validity_end)
+    }
+
+    /// True when the session held until within a tenth of its lease of the
+    /// deadline (what a too-long lease needs to show).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let ms = Duration::from_millis;
+    /// let mut s = redquorum_harness::Session::granted(0, "r", "a", ms(0), ms(0), ms(1000));
+    /// s.release = Some(ms(950));
+    /// assert!(s.ran_near_deadline());
+    /// s.release = Some(ms(500));
+    /// assert!(!s.ran_near_deadline());
+    /// ```
+    #[must_use]
+    pub fn ran_near_deadline(&self) -> bool {
+        match (self.grant, self.deadline(), self.release) {
+            (Some(grant), Some(end), Some(release)) if end > grant => {
+                release + (end - grant) / 10 >= end
+            }
+            _ => false,
+        }
+    }
+}
+
+impl std::fmt::Display for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ms = |t: Option<Duration>| {
+            t.map_or_else(
+                || "-".to_owned(),
+                |t| format!("{:.1}", t.as_secs_f64() * 1e3),
+            )
+        };
+        write!(
+            f,
+            "client {} {:?} owner {} fence {} start {} grant {} valid-until {} write {}..{} release {} ({:?})",
+            self.client,
+            self.resource,
+            if self.owner.is_empty() {
+                "-"
+            } else {
+                &self.owner
+            },
+            self.fence.map_or_else(|| "-".to_owned(), |t| t.to_string()),
+            ms(Some(self.start)),
+            ms(self.grant),
+            ms(self.validity_end),
+            ms(self.write_start),
+            ms(self.write_end),
+            ms(self.release),
+            self.outcome
+        )?;
+        f.write_str(" (times in ms)")
+    }
+}

@@ -1,0 +1,123 @@
+//! The nemesis's loop: after a random quiet gap, one fault kind at random,
+//! on a random set of nodes (1 to `max_nodes`, a majority for the majority
+//! faults), struck and healed (`strike.rs`), then logged with its start
+//! and end on the history's clock. Kinds that cannot strike here (process
+//! faults on external nodes, a strobe without a controlled clock, client
+//! pauses without client groups) are logged as skipped once, up front.
+
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use super::fault_log::{FaultEvent, FaultLog};
+use super::kind::FaultKind;
+use super::nemesis_config::NemesisConfig;
+use super::proxies::Proxies;
+use super::strike::{Hit, SHORT, Striker, nap};
+use crate::nodes::Cluster;
+
+/// Strikes until `stop`, then heals every proxy and returns what was done.
+pub(super) fn run(
+    cluster: &Cluster,
+    proxies: &Proxies,
+    config: &NemesisConfig,
+    stop: &AtomicBool,
+) -> FaultLog {
+    let rng = StdRng::seed_from_u64(config.seed);
+    let epoch = config.epoch.unwrap_or_else(Instant::now);
+    let mut log = FaultLog::default();
+    let clock_ok = |n: &usize| config.clock_nodes.is_empty() || config.clock_nodes.contains(n);
+    let strobing: Vec<usize> = (0..cluster.len())
+        .filter(|&n| cluster.has_controlled_clock(n) && clock_ok(&n))
+        .collect();
+    let kinds: Vec<FaultKind> = config
+        .kinds
+        .iter()
+        .copied()
+        .filter(|k| !(cluster.is_external() && k.needs_process()))
+        .filter(|k| *k != FaultKind::Strobe || !strobing.is_empty())
+        .filter(|k| *k != FaultKind::ClientPause || config.clients.is_some())
+        .collect();
+    for kind in config.kinds.iter().filter(|k| !kinds.contains(k)) {
+        log.errors.push(format!(
+            "{} skipped: {}",
+            kind.name(),
+            match kind {
+                FaultKind::Strobe => "no node has a controlled clock (libfaketime)",
+                FaultKind::ClientPause => "clients do not run in pausable groups",
+                _ => "external nodes (no process control)",
+            }
+        ));
+    }
+    let nodes: Vec<usize> = if config.nodes.is_empty() {
+        (0..cluster.len()).collect()
+    } else {
+        config.nodes.clone()
+    };
+    if kinds.is_empty() || nodes.is_empty() {
+        return log;
+    }
+    let clocks: Vec<usize> = nodes.iter().copied().filter(clock_ok).collect();
+    let gap = || config.min_gap..=config.max_gap.max(config.min_gap);
+    let mut striker = Striker::new(cluster, proxies, config, stop, rng, nodes.clone());
+    while nap(striker.rng.gen_range(gap()), stop) {
+        let kind = kinds[striker.rng.gen_range(0..kinds.len())];
+        if kind == FaultKind::RestartMajority && striker.restarted_a_majority_lately() {
+            continue;
+        }
+        let pool = match kind {
+            FaultKind::Strobe => &strobing,
+            FaultKind::Clock if !clocks.is_empty() => &clocks,
+            _ => &nodes,
+        };
+        let targets = targets(&mut striker.rng, kind, pool, config);
+        let length = striker.rng.gen_range(SHORT..=config.max_fault.max(SHORT));
+        let started = epoch.elapsed();
+        let mut hit = Hit {
+            targets,
+            group: None,
+            skipped: false,
+        };
+        match striker.strike(kind, &mut hit, length) {
+            Ok(()) if hit.skipped => {}
+            Ok(()) => {
+                let mut event = FaultEvent::new(kind, hit.targets, started, epoch.elapsed());
+                event.group = hit.group;
+                log.record(event);
+            }
+            Err(e) => log
+                .errors
+                .push(format!("{} on nodes {:?}: {e}", kind.name(), hit.targets)),
+        }
+    }
+    proxies.heal_all();
+    log
+}
+
+/// A random set of distinct nodes from `pool`, sorted: 1 to `max_nodes`
+/// of them (a minority when `max_nodes` ≤ N/2), at least `min_nodes`; a
+/// bare majority for the majority faults, a majority or more for
+/// fence-loss.
+fn targets(
+    rng: &mut StdRng,
+    kind: FaultKind,
+    pool: &[usize],
+    config: &NemesisConfig,
+) -> Vec<usize> {
+    let most = config.max_nodes.clamp(1, pool.len());
+    let count = if matches!(kind, FaultKind::SlowMajority | FaultKind::RestartMajority) {
+        pool.len() / 2 + 1
+    } else if kind == FaultKind::FenceLoss {
+        rng.gen_range(pool.len() / 2 + 1..=pool.len())
+    } else {
+        rng.gen_range(config.min_nodes.clamp(1, most)..=most)
+    };
+    let mut targets: Vec<usize> = rand::seq::index::sample(rng, pool.len(), count)
+        .into_iter()
+        .map(|i| pool[i])
+        .collect();
+    targets.sort_unstable();
+    targets
+}

@@ -1,0 +1,45 @@
+//! Layer 1, nodes: the life of local `redis-server` processes, and nodes
+//! given by URL.
+//!
+//! What lives here: [`Cluster`] and its table of `LocalNode`s
+//! (`local.rs`: one process's start, kill, signals, data snapshot and
+//! clock), its methods by concern (`builder.rs`: starting, with
+//! [`ClusterBuilder`]; `external.rs`: nodes given by URL; `connect.rs`:
+//! addresses and connections; `process.rs`: process faults; `commands.rs`:
+//! faults sent as commands), what a server needs (`server.rs`: binary,
+//! command line, ports, readiness; `persistence.rs`; `clock.rs`:
+//! libfaketime), the tiny blocking RESP client the harness talks to nodes
+//! with ([`RespConn`]), `TlsCluster` (feature `tls`) and [`example_binary`].
+//!
+//! What it is for: every other layer reaches Redis through here; nothing
+//! here knows about locks, fault schedules or histories.
+//!
+//! May import: the crate root only (`error`). Must never import `faults`,
+//! `evidence`, `check` or `run`: it is the bottom layer. Inside,
+//! `cluster.rs` imports neither `builder.rs` nor the files that add
+//! methods to [`Cluster`]; they import it.
+
+mod builder;
+mod clock;
+mod cluster;
+mod commands;
+mod connect;
+mod example_binary;
+mod external;
+mod local;
+mod persistence;
+mod process;
+mod resp;
+mod server;
+#[cfg(feature = "tls")]
+mod tls;
+
+pub use builder::ClusterBuilder;
+pub use clock::{FaketimeSupport, faketime_cache_dir, faketime_support};
+pub use cluster::Cluster;
+pub use example_binary::example_binary;
+pub use persistence::Persistence;
+pub use resp::{Reply, RespConn};
+pub use server::redis_server_path;
+#[cfg(feature = "tls")]
+pub use tls::{TlsCluster, unrelated_ca_pem};

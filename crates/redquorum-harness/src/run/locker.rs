@@ -1,0 +1,224 @@
+//! The one way a workload drives a lock library: the [`Locker`] trait, what
+//! a grant hands back ([`Grant`]) and why an acquire was refused
+//! ([`Refusal`]).
+//!
+//! Every driver of a lock goes through it: the torture workload
+//! (`workload.rs`, `redquorum torture`, the scenario tests) and the
+//! benchmarks (`redquorum bench`, the side-by-side bench). The lock
+//! libraries' adapters live with the benchmarks (`redquorum-benches`: redquorum,
+//! the raw floor; rslock in the side-by-side bench), because this crate cannot
+//! depend on the library, which dev-depends on it for its doc tests.
+
+use std::fmt;
+use std::future::Future;
+use std::time::Instant;
+
+use crate::evidence::Share;
+
+/// A granted lock, as a workload sees it.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Grant<H> {
+    /// The lock value, handed back to [`Locker::release`].
+    pub held: H,
+    /// The owner token, for the history.
+    pub owner: String,
+    /// The fencing token, when the driver asked for one.
+    pub fence: Option<u64>,
+    /// When the holder must stop using the lock.
+    pub deadline: Instant,
+    /// The lock kind that granted it, for the history (empty: not said).
+    pub kind: &'static str,
+    /// How the hold may share its resource (`None`: exclusive). A sharing
+    /// holder only reads the protected value.
+    pub share: Option<Share>,
+    /// The lock renews the hold by itself (a leadership's watchdog): its
+    /// deadline moves without the holder's extensions, which the history
+    /// alone records, so the checker does not call a late one a revival.
+    pub renews_itself: bool,
+}
+
+impl<H> Grant<H> {
+    /// A grant without a fencing token.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let grant = redquorum_harness::Grant::new((), "owner".into(), std::time::Instant::now());
+    /// assert!(grant.fence.is_none());
+    /// ```
+    pub fn new(held: H, owner: String, deadline: Instant) -> Self {
+        Self {
+            held,
+            owner,
+            fence: None,
+            deadline,
+            kind: "",
+            share: None,
+            renews_itself: false,
+        }
+    }
+
+    /// Adds the lock's fencing token, which the checker then requires to increase.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let grant = redquorum_harness::Grant::new((), "o".into(), std::time::Instant::now()).with_fence(Some(9));
+    /// assert_eq!(grant.fence, Some(9));
+    /// ```
+    #[must_use]
+    pub fn with_fence(mut self, fence: Option<u64>) -> Self {
+        self.fence = fence;
+        self
+    }
+
+    /// Says which lock kind granted it and how its hold may share.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use redquorum_harness::{Grant, Share};
+    /// let grant = Grant::new((), "o".into(), std::time::Instant::now()).with_kind("read", Some(Share::Readers));
+    /// assert_eq!(grant.share, Some(Share::Readers));
+    /// ```
+    #[must_use]
+    pub fn with_kind(mut self, kind: &'static str, share: Option<Share>) -> Self {
+        self.kind = kind;
+        self.share = share;
+        self
+    }
+
+    /// Says the lock renews this hold by itself (see [`Grant::renews_itself`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let grant = redquorum_harness::Grant::new((), "o".into(), std::time::Instant::now()).renewing_itself();
+    /// assert!(grant.renews_itself);
+    /// ```
+    #[must_use]
+    pub fn renewing_itself(mut self) -> Self {
+        self.renews_itself = true;
+        self
+    }
+}
+
+/// Why an acquire was not granted: a short `kind` that reports group by
+/// (`"contended"`, `"unavailable"`, `"expired"`, `"other"`) and the
+/// library's own message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// The kind of refusal, one word.
+    pub kind: &'static str,
+    /// The library's message.
+    pub message: String,
+}
+
+impl Refusal {
+    /// A refusal of `kind` with the library's `message`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let refusal = redquorum_harness::Refusal::new("contended", "taken on 3 of 5 nodes");
+    /// assert_eq!(refusal.to_string(), "contended: taken on 3 of 5 nodes");
+    /// ```
+    pub fn new(kind: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind, self.message)
+    }
+}
+
+impl std::error::Error for Refusal {}
+
+/// A lock library as a workload drives it: take a resource (waiting, the
+/// library's way, while another holds it) and give it back.
+///
+/// # Examples
+///
+/// A toy lock (one process, no expiry) shows the shape:
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// use redquorum_harness::{Grant, Locker, Refusal};
+///
+/// struct Local(tokio::sync::Mutex<()>);
+/// impl Locker for Local {
+///     type Held = ();
+///     async fn acquire(&self, _resource: &str) -> Result<Grant<()>, Refusal> {
+///         Ok(Grant::new((), "me".into(), Instant::now() + Duration::from_secs(60)))
+///     }
+///     async fn release(&self, _held: ()) -> Result<(), String> {
+///         Ok(())
+///     }
+/// }
+/// assert!(Local(Default::default()).client_commands().is_empty());
+/// ```
+pub trait Locker: Send + Sync + 'static {
+    /// The held lock.
+    type Held: Send + 'static;
+
+    /// One acquire, with whatever waiting and retrying the library does.
+    ///
+    /// # Errors
+    ///
+    /// The lock was not granted.
+    ///
+    /// # Cancel safety
+    ///
+    /// The workloads never drop it mid-way.
+    fn acquire(
+        &self,
+        resource: &str,
+    ) -> impl Future<Output = Result<Grant<Self::Held>, Refusal>> + Send;
+
+    /// Extends the lease; returns the new deadline. By default unsupported
+    /// (an extending holder of the torture workload then never writes).
+    ///
+    /// # Errors
+    ///
+    /// The lease could not be extended (it is lost).
+    ///
+    /// # Cancel safety
+    ///
+    /// The workloads never drop it mid-way.
+    fn extend(
+        &self,
+        held: &mut Self::Held,
+    ) -> impl Future<Output = Result<Instant, Refusal>> + Send {
+        let _ = held;
+        async { Err(Refusal::new("other", "extend unsupported")) }
+    }
+
+    /// Releases what `acquire` granted. The torture workload records when
+    /// it returned `Ok` (`Session::released`), and the checker then takes
+    /// the lock as free on enough nodes that no one can be reported holding
+    /// it any more: an adapter for a history returns `Ok` only for a
+    /// release so confirmed (for a quorum lock, removed from a quorum).
+    ///
+    /// # Errors
+    ///
+    /// The library's message (or too few nodes confirmed it); the key is
+    /// then left to its TTL.
+    ///
+    /// # Cancel safety
+    ///
+    /// The workloads never drop it mid-way.
+    fn release(&self, held: Self::Held) -> impl Future<Output = Result<(), String>> + Send;
+
+    /// The commands this library sends itself, as `INFO commandstats` names
+    /// them (the benchmarks count requests per cycle with them; everything
+    /// else seen there ran inside its scripts). Default: none.
+    fn client_commands(&self) -> &'static [&'static str] {
+        &[]
+    }
+}

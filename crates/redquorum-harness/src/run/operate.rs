@@ -1,0 +1,111 @@
+//! A torture run's operator: beside the clients, it inspects resources (the
+//! holders a quorum names) and force-releases them at a steady pace, each
+//! resource in turn, and records each call in the run's
+//! [`OperatorLog`](crate::OperatorLog) for the checker (`check/operator.rs`
+//! has the promises it holds them to). The calls themselves are the lock's
+//! ([`TortureOperator`]).
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use super::plan::OperatorPace;
+use crate::evidence::{History, OperatorAction, OperatorCall, OperatorLog};
+
+/// An operator's calls on the lock under test.
+pub trait TortureOperator: Send + Sync + 'static {
+    /// Who holds `resource`, as the lock reports it: the owner tokens it
+    /// names (a quorum's holders) and how many nodes answered; `None` when
+    /// the inspection failed (it is not recorded).
+    fn inspect(&self, resource: &str) -> impl Future<Output = Option<(Vec<String>, usize)>> + Send;
+
+    /// Releases `resource` whoever holds it; the fencing token it returned,
+    /// `None` when it failed (it may still have freed the resource on some
+    /// nodes).
+    fn force_release(&self, resource: &str) -> impl Future<Output = Option<u64>> + Send;
+}
+
+/// The operator of a lock that has none: a plan with an operator then
+/// stops as a setup failure, and one without never calls it.
+#[derive(Debug, Clone, Copy)]
+pub enum NoOperator {}
+
+impl TortureOperator for NoOperator {
+    async fn inspect(&self, _resource: &str) -> Option<(Vec<String>, usize)> {
+        match *self {}
+    }
+
+    async fn force_release(&self, _resource: &str) -> Option<u64> {
+        match *self {}
+    }
+}
+
+/// Calls at `pace` on the resources in turn until `finished`, into `log`.
+pub(super) async fn operate<O: TortureOperator>(
+    operator: O,
+    resources: Vec<String>,
+    pace: OperatorPace,
+    history: History,
+    log: OperatorLog,
+    finished: Arc<AtomicBool>,
+) {
+    let inspect = every(pace.inspect_every, &resources, &finished, |resource| {
+        let (operator, history, log) = (&operator, &history, &log);
+        async move {
+            let start = history.now();
+            let Some((holders, answered)) = operator.inspect(&resource).await else {
+                return;
+            };
+            log.record(OperatorCall {
+                resource,
+                start,
+                end: history.now(),
+                action: OperatorAction::Inspect { holders, answered },
+            });
+        }
+    });
+    let force = every(
+        pace.force_release_every,
+        &resources,
+        &finished,
+        |resource| {
+            let (operator, history, log) = (&operator, &history, &log);
+            async move {
+                let start = history.now();
+                let fence = operator.force_release(&resource).await;
+                log.record(OperatorCall {
+                    resource,
+                    start,
+                    end: history.now(),
+                    action: OperatorAction::ForceRelease { fence },
+                });
+            }
+        },
+    );
+    tokio::join!(inspect, force);
+}
+
+/// Runs `call` on each resource in turn, one every `period`, until `finished`.
+async fn every<F, Fut>(
+    period: Option<Duration>,
+    resources: &[String],
+    finished: &AtomicBool,
+    mut call: F,
+) where
+    F: FnMut(String) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let Some(period) = period else {
+        return;
+    };
+    let mut ticks = tokio::time::interval(period);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    for resource in resources.iter().cycle() {
+        ticks.tick().await;
+        if finished.load(Ordering::SeqCst) {
+            return;
+        }
+        call(resource.clone()).await;
+    }
+}

@@ -1,0 +1,294 @@
+//! A torture run, composed: nodes (with the clocks asked for), per-group
+//! fault proxies, the lock prepared, the key audit, the nemesis, an
+//! operator if asked, the workload in client groups, then the faults
+//! healed, the leak wait, the checker and what the run exercised. The
+//! plan is in `plan.rs`, the lock the caller's (`torture_lock.rs`), the
+//! result in `torture_run.rs`.
+
+use std::future::Future;
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use super::history_file::HistoryFile;
+use super::operate::operate;
+use super::plan::TorturePlan;
+use super::store::ProtectedStore;
+use super::torture_lock::TortureLock;
+use super::torture_run::{TortureRun, TortureStopped, lock_delay_untested, operator_untested};
+use super::workload::run_workload_groups;
+use crate::check::Exercised;
+use crate::evidence::{
+    AuditConfig, History, Holder, KeyAudit, LockKeys, OperatorLog, lock_keys_after,
+};
+use crate::faults::{ClientPauser, FaultKind, FaultLog, Nemesis, Proxies};
+use crate::nodes::Cluster;
+
+/// Distinct key prefixes for the runs of one process (a mutant sweep runs many).
+static RUNS: AtomicU64 = AtomicU64::new(0);
+
+impl<L: TortureLock> TorturePlan<L> {
+    /// Runs the plan to its verdict. Unless `quiet`, a banner, progress
+    /// lines every 5 s (on a terminal) and the leak wait are said on
+    /// stderr.
+    ///
+    /// # Errors
+    ///
+    /// [`TortureStopped::Setup`]: nodes, proxies, the store or the lock
+    /// could not be set up.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping it stops the run: the nemesis heals and the local nodes
+    /// are killed as they are dropped.
+    pub async fn execute(&self) -> Result<TortureRun, TortureStopped> {
+        self.execute_until(std::future::pending::<()>()).await
+    }
+
+    /// As [`execute`](Self::execute), stopped with
+    /// [`TortureStopped::Interrupted`] if `interrupt` completes before the
+    /// workload ends (a command line passes Ctrl-C).
+    ///
+    /// # Errors
+    ///
+    /// As [`execute`](Self::execute), and the interrupt.
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`execute`](Self::execute).
+    pub async fn execute_until(
+        &self,
+        interrupt: impl Future,
+    ) -> Result<TortureRun, TortureStopped> {
+        let mut notes = Vec::new();
+        let cluster = Arc::new(self.cluster(&mut notes).map_err(TortureStopped::Setup)?);
+        let local_store = match &self.store {
+            Some(_) => None,
+            None => Some(
+                Cluster::start(1)
+                    .map_err(|e| TortureStopped::Setup(format!("protected store: {e}")))?,
+            ),
+        };
+        let store_addr = self
+            .store
+            .clone()
+            .or_else(|| local_store.as_ref().map(|c| c.host_port(0)))
+            .unwrap_or_default();
+        let proxies = Arc::new(
+            Proxies::start_groups(&cluster, self.groups)
+                .map_err(|e| TortureStopped::Setup(format!("fault proxies: {e}")))?,
+        );
+        let run = RUNS.fetch_add(1, Ordering::SeqCst);
+        let prefix = format!("redquorum-torture:{}:{run}:", std::process::id());
+        let keys = LockKeys::prefixed(&prefix);
+        // Built once here so a bad configuration is an error, not a panic in a group.
+        L::prepare(self, proxies.urls(), &prefix)
+            .await
+            .map_err(TortureStopped::Setup)?;
+        let workload = self.workload();
+        let store = ProtectedStore::new(&store_addr);
+        for resource in &workload.resources {
+            store
+                .reset_blocking(resource)
+                .map_err(|e| TortureStopped::Setup(format!("protected store: {e}")))?;
+        }
+        if !self.quiet {
+            self.banner(&cluster);
+        }
+        let history = History::new();
+        let started = Instant::now();
+        let pauser = ClientPauser::default();
+        let mut audit_config = AuditConfig::new(self.ttl);
+        audit_config.keys = keys.clone();
+        audit_config.min_age = self.slack() / 2;
+        audit_config.epoch = history.epoch();
+        let audit = KeyAudit::start(cluster.clone(), audit_config);
+        let nemesis = (!self.kinds.is_empty()).then(|| {
+            Nemesis::start(
+                cluster.clone(),
+                proxies.clone(),
+                self.nemesis(&keys, &pauser, history.epoch()),
+            )
+        });
+        let urls: Vec<Vec<String>> = (0..proxies.groups()).map(|g| proxies.urls_for(g)).collect();
+        // The operator goes through the first group's proxies: its faults hit it too.
+        let operator = if self.operator.is_idle() {
+            None
+        } else {
+            Some(L::operator(self, urls[0].clone(), &prefix).map_err(TortureStopped::Setup)?)
+        };
+        let plan = self.clone();
+        let make = move |group: usize| L::locker(&plan, group, urls[group].clone(), &prefix);
+        let finished = Arc::new(AtomicBool::new(false));
+        let quiet = self.quiet || !std::io::stderr().is_terminal();
+        let progress = tokio::spawn(progress(
+            history.clone(),
+            started,
+            self.duration,
+            finished.clone(),
+            quiet,
+        ));
+        let operator_log = OperatorLog::default();
+        let operator = operator.map(|operator| {
+            tokio::spawn(operate(
+                operator,
+                workload.resources.clone(),
+                self.operator,
+                history.clone(),
+                operator_log.clone(),
+                finished.clone(),
+            ))
+        });
+        let history = tokio::select! {
+            history = run_workload_groups(history, self.groups, make, store.clone(), &workload, &pauser) => history,
+            _ = interrupt => {
+                // Dropping the nemesis resumes any paused node; dropping the
+                // cluster kills its nodes: nothing is left behind.
+                return Err(TortureStopped::Interrupted);
+            }
+        };
+        finished.store(true, Ordering::SeqCst);
+        let _ = progress.await;
+        if let Some(operator) = operator {
+            let _ = operator.await;
+        }
+        let faults: FaultLog = match nemesis {
+            Some(nemesis) => tokio::task::spawn_blocking(move || nemesis.stop())
+                .await
+                .unwrap_or_default(),
+            None => FaultLog::default(),
+        };
+        proxies.heal_all();
+        if !self.quiet {
+            eprintln!("torture: faults healed; waiting for the lock keys to expire");
+        }
+        // The TTL, plus 3 s for commands still in flight (a chunk the proxy was
+        // delaying when healed lands up to its max latency later).
+        let within = self.ttl + Duration::from_secs(3);
+        let (leaked, cluster, restarted) = tokio::task::spawn_blocking(move || {
+            // A node a fault left down (a failed restart) is started again,
+            // so the leak check can read it.
+            let restarted: Vec<String> = (0..cluster.len())
+                .filter(|&n| !cluster.is_external() && !cluster.is_running(n))
+                .map(|n| match cluster.restart(n) {
+                    Ok(()) => format!("node {n} was down after the nemesis: restarted"),
+                    Err(e) => {
+                        format!("node {n} was down after the nemesis and did not restart: {e}")
+                    }
+                })
+                .collect();
+            (lock_keys_after(&cluster, &keys, within), cluster, restarted)
+        })
+        .await
+        .map_err(|e| TortureStopped::Setup(e.to_string()))?;
+        notes.extend(restarted);
+        let mut unchecked = None;
+        let leaked = leaked.unwrap_or_else(|e| {
+            unchecked = Some(format!("the leak check could not read every node: {e}"));
+            Vec::new()
+        });
+        let keys_seen = tokio::task::spawn_blocking(move || audit.stop())
+            .await
+            .unwrap_or_default();
+        let protected = store
+            .values(&workload.resources)
+            .map_err(|e| TortureStopped::Setup(format!("protected store: {e}")))?;
+        let file = HistoryFile {
+            info: self.info(cluster.len(), self.lock.name()),
+            sessions: history.sessions(),
+            faults: faults.events.clone(),
+            keys: keys_seen,
+            operator: operator_log.calls(),
+            leaked,
+            protected,
+        };
+        let verdict = file.check();
+        let exercised = Exercised::measure(&file.sessions, &file.faults);
+        let struck: Vec<FaultKind> = self
+            .kinds
+            .iter()
+            .copied()
+            .filter(|k| {
+                !faults
+                    .errors
+                    .iter()
+                    .any(|e| e.starts_with(&format!("{} skipped", k.name())))
+            })
+            .collect();
+        let holders: Vec<Holder> = self
+            .holders
+            .iter()
+            .filter(|(_, w)| *w > 0)
+            .map(|(h, _)| *h)
+            .collect();
+        let mut vacuous = exercised.vacuous(self.duration, &struck, &holders);
+        vacuous.extend(unchecked);
+        vacuous.extend(lock_delay_untested(&file));
+        vacuous.extend(operator_untested(&file));
+        let mut fault_errors = notes;
+        fault_errors.extend(faults.errors);
+        Ok(TortureRun {
+            file,
+            verdict,
+            exercised,
+            vacuous,
+            fault_errors,
+            elapsed: started.elapsed(),
+        })
+    }
+
+    /// The line on stderr that says what is about to run.
+    fn banner(&self, cluster: &Cluster) {
+        eprintln!(
+            "torture: {} nodes{}, {} clients in {} groups × {} resources, ttl {:?}, nemesis {}, for {:?}{}",
+            cluster.len(),
+            if cluster.is_external() {
+                " (given)"
+            } else {
+                " (local)"
+            },
+            self.clients,
+            self.groups,
+            self.resources,
+            self.ttl,
+            if self.kinds.is_empty() {
+                "none".to_owned()
+            } else {
+                self.kinds
+                    .iter()
+                    .map(|k| k.name())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            },
+            self.duration,
+            self.mutant
+                .as_ref()
+                .map_or(String::new(), |m| format!(", mutant {m}")),
+        );
+    }
+}
+
+/// A line on stderr every few seconds, so a long run shows it is alive.
+async fn progress(
+    history: History,
+    started: Instant,
+    duration: Duration,
+    finished: Arc<AtomicBool>,
+    quiet: bool,
+) {
+    let every = Duration::from_secs(5);
+    let mut next = started + every;
+    while !finished.load(Ordering::SeqCst) {
+        if !quiet && Instant::now() >= next {
+            let elapsed = started.elapsed().min(duration).as_secs();
+            eprintln!(
+                "torture: {elapsed}s / {}s, {} sessions",
+                duration.as_secs(),
+                history.len()
+            );
+            next += every;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

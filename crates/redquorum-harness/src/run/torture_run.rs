@@ -1,0 +1,122 @@
+//! What a torture run left ([`TortureRun`]: the saved form, the verdict,
+//! what it exercised and why it may prove nothing), why one did not
+//! finish ([`TortureStopped`]), and a saved run checked again.
+
+use std::fmt;
+use std::time::Duration;
+
+use super::history_file::HistoryFile;
+use crate::check::{
+    Exercised, Verdict, inspections_naming_holders, ousted_holders, vanished_holders,
+};
+use crate::faults::FaultKind;
+
+/// What a torture run left.
+#[derive(Debug, Clone)]
+pub struct TortureRun {
+    /// The run as saved (`--history`): what was run, every session, fault,
+    /// audited key, operator call, leak and protected value.
+    pub file: HistoryFile,
+    /// The checker's verdict.
+    pub verdict: Verdict,
+    /// What the run exercised.
+    pub exercised: Exercised,
+    /// Why the run proves nothing (empty: it exercised what it was asked to).
+    pub vacuous: Vec<String>,
+    /// Faults that could not be injected or healed, and what was skipped.
+    pub fault_errors: Vec<String>,
+    /// How long it took.
+    pub elapsed: Duration,
+}
+
+/// Why a torture run did not finish.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TortureStopped {
+    /// Nodes, proxies, the store or the lock could not be set up.
+    Setup(String),
+    /// Interrupted (the caller's interrupt came first).
+    Interrupted,
+}
+
+impl fmt::Display for TortureStopped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TortureStopped::Setup(problem) => f.write_str(problem),
+            TortureStopped::Interrupted => f.write_str("interrupted"),
+        }
+    }
+}
+
+impl std::error::Error for TortureStopped {}
+
+impl TortureRun {
+    /// A saved run checked again, as a run's result: its verdict, what it
+    /// exercised and whether it was vacuous (the holder mix is not saved,
+    /// so holders are not asked about), its length up to the last release.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let run = redquorum_harness::TortureRun::recheck(Default::default());
+    /// assert!(run.verdict.is_ok());
+    /// assert!(!run.vacuous.is_empty(), "nothing was granted");
+    /// ```
+    #[must_use]
+    pub fn recheck(file: HistoryFile) -> Self {
+        let verdict = file.check();
+        let exercised = Exercised::measure(&file.sessions, &file.faults);
+        let kinds: Vec<FaultKind> = file
+            .info
+            .nemesis
+            .iter()
+            .filter_map(|k| k.parse().ok())
+            .collect();
+        let duration = Duration::from_millis(file.info.duration_ms);
+        let mut vacuous = exercised.vacuous(duration, &kinds, &[]);
+        vacuous.extend(lock_delay_untested(&file));
+        vacuous.extend(operator_untested(&file));
+        let elapsed = file
+            .sessions
+            .iter()
+            .filter_map(|s| s.release.or(Some(s.start)))
+            .max()
+            .unwrap_or_default();
+        Self {
+            file,
+            verdict,
+            exercised,
+            vacuous,
+            fault_errors: Vec::new(),
+            elapsed,
+        }
+    }
+}
+
+/// Why a run with a lock-delay proves nothing about it: no holder vanished
+/// (released after its hold expired), so the rule had nothing to judge. For
+/// a run and for its re-check.
+pub(super) fn lock_delay_untested(file: &HistoryFile) -> Option<String> {
+    let rule = file.info.lock_delay.as_ref()?;
+    (vanished_holders(&file.sessions, rule) == 0).then(|| {
+        "no holder vanished (released after its hold expired), so the lock-delay was never tested"
+            .to_owned()
+    })
+}
+
+/// Why a run with an operator proves nothing about its calls: no
+/// inspection named a holder, or no force-release ousted one. For a run
+/// and for its re-check.
+pub(super) fn operator_untested(file: &HistoryFile) -> Vec<String> {
+    let mut untested = Vec::new();
+    if file.info.inspect_every_ms.is_some() && inspections_naming_holders(&file.operator) == 0 {
+        untested.push("no inspection named a holder, so inspection was never tested".to_owned());
+    }
+    if file.info.force_release_every_ms.is_some()
+        && ousted_holders(&file.sessions, &file.operator) == 0
+    {
+        untested.push(
+            "no force-release ousted a holder, so its fencing token was never tested".to_owned(),
+        );
+    }
+    untested
+}

@@ -1,0 +1,69 @@
+//! `WorkloadConfig`: what the workload does: how many clients on which
+//! resources for how long, the holder mix, the write margin, fencing, and
+//! how often futures are dropped part-way.
+
+use std::time::Duration;
+
+use crate::evidence::Holder;
+
+/// What the workload does.
+///
+/// # Examples
+///
+/// ```
+/// let config = redquorum_harness::WorkloadConfig { clients: 4, ..Default::default() };
+/// assert_eq!(config.resources.len(), 2);
+/// ```
+#[derive(Debug, Clone)]
+pub struct WorkloadConfig {
+    /// Concurrent clients. Default: 8.
+    pub clients: usize,
+    /// Resource names. Default: `["r0", "r1"]`.
+    pub resources: Vec<String>,
+    /// How long clients keep starting sessions. Default: 3 s.
+    pub duration: Duration,
+    /// Hold time range of a brief holder (uniform). Default: 0–50 ms.
+    pub hold: (Duration, Duration),
+    /// An honest holder writes only with at least this much validity left. Default: 250 ms.
+    pub write_margin: Duration,
+    /// Pause after a failed acquire, at most (uniform from 0). Default: 20 ms.
+    pub backoff: Duration,
+    /// The holder mix: each session draws a kind with these weights. Default: brief only.
+    pub holders: Vec<(Holder, u32)>,
+    /// How far past its deadline a pausing holder sleeps. Default: 100 ms.
+    pub pause_past_validity: Duration,
+    /// Holders check their deadline before writing (honest). Off: every
+    /// holder writes whatever its lease says, as the clients in Jepsen's
+    /// lock tests do. Default: on.
+    pub check_before_write: bool,
+    /// Reads and writes carry the fencing token (when the lock has one),
+    /// and the store refuses tokens below the highest it has seen. Default: off.
+    pub fenced_store: bool,
+    /// The chance that an acquire or a release is dropped part-way
+    /// (raced against a random timer up to `drop_within`). Default: 0.
+    pub drop_chance: f64,
+    /// The longest such timer. Default: 50 ms.
+    pub drop_within: Duration,
+    /// Random seed (clients use `seed + index`). Default: 1.
+    pub seed: u64,
+}
+
+impl Default for WorkloadConfig {
+    fn default() -> Self {
+        Self {
+            clients: 8,
+            resources: vec!["r0".into(), "r1".into()],
+            duration: Duration::from_secs(3),
+            hold: (Duration::ZERO, Duration::from_millis(50)),
+            write_margin: Duration::from_millis(250),
+            backoff: Duration::from_millis(20),
+            holders: vec![(Holder::Brief, 1)],
+            pause_past_validity: Duration::from_millis(100),
+            check_before_write: true,
+            fenced_store: false,
+            drop_chance: 0.0,
+            drop_within: Duration::from_millis(50),
+            seed: 1,
+        }
+    }
+}
