@@ -39,7 +39,9 @@ pub(crate) struct MutantsArgs {
     /// A mutant counts as caught only if its first violation showed within this.
     #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
     budget: Duration,
-    /// Also run each recipe on the real library, which must pass.
+    /// Also run each distinct run on the real library first, which must
+    /// pass (once per run: the mutants that share the default run share
+    /// its control).
     #[arg(long)]
     controls: bool,
     /// Random seed.
@@ -70,17 +72,19 @@ pub(crate) async fn run(args: MutantsArgs) -> ExitCode {
         args.only.clone()
     };
     let mut rows = Vec::new();
+    // Mutants that share a run (the bare default run) share its control.
+    let mut controlled = std::collections::HashSet::new();
     for mutant in chosen {
-        let runs = if args.controls {
+        let (recipe, plan) = recipe(mutant, &args);
+        let runs = if args.controls && controlled.insert(recipe) {
             vec![None, Some(mutant)]
         } else {
             vec![Some(mutant)]
         };
         for planted in runs {
-            let (recipe, plan) = recipe(mutant, &args);
             let plan = Plan {
                 mutant: planted.map(|m| m.to_string()),
-                ..plan
+                ..plan.clone()
             };
             eprintln!(
                 "mutants: {} ({recipe})",

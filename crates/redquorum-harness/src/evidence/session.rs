@@ -177,29 +177,14 @@ impl Session {
         validity_end: Duration,
     ) -> Self {
         Self {
-            client,
-            group: 0,
-            holder: Holder::Brief,
-            resource: resource.to_owned(),
             owner: owner.to_owned(),
-            fence: None,
-            start,
             grant: Some(grant),
             validity_end: Some(validity_end),
             write_start: Some(grant),
             write_end: Some(grant),
             release: Some(validity_end),
-            released: None,
-            extensions: Vec::new(),
-            read_at: None,
-            read: None,
-            wrote: None,
-            paused: None,
-            kind: String::new(),
-            share: None,
-            dropped: None,
-            renews_itself: false,
             outcome: Outcome::Completed,
+            ..Self::refused(client, resource, start, "")
         }
     }
 

@@ -270,19 +270,15 @@ impl<'a> Striker<'a> {
         // the caller's unwind needs another call to have reloaded the
         // script in between, which one flush rarely gives.
         let until = Instant::now() + length;
-        let mut result = Ok(());
         loop {
-            result = result.and(
-                targets
-                    .iter()
-                    .try_for_each(|&n| self.cluster.flush_scripts(n)),
-            );
+            for &n in targets {
+                self.cluster.flush_scripts(n).map_err(|e| e.to_string())?;
+            }
             let gap = Duration::from_millis(self.rng.gen_range(0..=100));
-            if result.is_err() || Instant::now() + gap >= until || !nap(gap, self.stop) {
-                break;
+            if Instant::now() + gap >= until || !nap(gap, self.stop) {
+                return Ok(());
             }
         }
-        result.map_err(|e| e.to_string())
     }
 
     /// Controlled clocks jumping forward by up to the drift budget and back.
