@@ -48,10 +48,15 @@ enum Design {
     /// Propose `max(stored + 1, node time)`, take the max over a quorum,
     /// write it back to a quorum, then grant (the eager write-back).
     Chosen,
-    /// The proposal rides on the acquire (a node proposes where it grants);
-    /// the write-back, owner-checked, runs when the holder asks for its
-    /// token. What redquorum does.
+    /// The proposal rides on the acquire (a node proposes where it grants,
+    /// and stores its proposal); the write-back, owner-checked, runs when
+    /// the holder asks for its token. What redquorum did before the plain
+    /// lock's string record.
     Deferred,
+    /// `Deferred` with proposals that the acquire does not store: only the
+    /// write-back (and a proposal round of its own) raises a counter, so an
+    /// acquire reads the counter and writes nothing. What redquorum does.
+    DeferredUnstored,
     /// `Deferred` with a write-back that does not check the holder.
     DeferredWithoutOwnerCheck,
     /// The naive design (docs/fencing.md, "Why it is monotonic"): every node that grants the lock INCRs its
@@ -247,7 +252,10 @@ impl State {
 
 impl Design {
     fn is_deferred(self) -> bool {
-        matches!(self, Design::Deferred | Design::DeferredWithoutOwnerCheck)
+        matches!(
+            self,
+            Design::Deferred | Design::DeferredUnstored | Design::DeferredWithoutOwnerCheck
+        )
     }
 }
 
@@ -272,7 +280,10 @@ impl FenceModel {
         match ask {
             Ask::Acquire if holder.is_some_and(|h| h != who) => return None,
             Ask::Acquire => *holder = Some(who),
-            Ask::Commit(_) if self.design == Design::Deferred && *holder != Some(who) => {
+            Ask::Commit(_)
+                if matches!(self.design, Design::Deferred | Design::DeferredUnstored)
+                    && *holder != Some(who) =>
+            {
                 return None;
             }
             _ => {}
@@ -281,6 +292,9 @@ impl FenceModel {
         match ask {
             Ask::Incr => *fence += 1,
             Ask::Propose if self.design == Design::NoNodeTime => *fence += 1,
+            Ask::Acquire if self.design == Design::DeferredUnstored => {
+                return Some((*fence + 1).max(now * TICK));
+            }
             Ask::Propose | Ask::Acquire => *fence = (*fence + 1).max(now * TICK),
             Ask::Commit(token) => *fence = (*fence).max(token),
         }
@@ -307,7 +321,9 @@ impl FenceModel {
                         };
                         s.ask_all(client, Ask::Commit(max));
                     }
-                    Design::Deferred | Design::DeferredWithoutOwnerCheck => {
+                    Design::Deferred
+                    | Design::DeferredUnstored
+                    | Design::DeferredWithoutOwnerCheck => {
                         let c = &mut s.clients[client as usize];
                         c.phase = Phase::Held {
                             token: max,
@@ -425,7 +441,9 @@ impl Model for FenceModel {
                 c.phase = Phase::First { got: 0, max: 0 };
                 let ask = match self.design {
                     Design::NaiveMaxOfIncr => Ask::Incr,
-                    Design::Deferred | Design::DeferredWithoutOwnerCheck => Ask::Acquire,
+                    Design::Deferred
+                    | Design::DeferredUnstored
+                    | Design::DeferredWithoutOwnerCheck => Ask::Acquire,
                     _ => Ask::Propose,
                 };
                 s.ask_all(client, ask);
@@ -618,6 +636,28 @@ fn the_deferred_write_back_keeps_tokens_in_grant_order_when_a_node_loses_its_fen
         attempts: 2,
         ticks: 0,
         ..FenceModel::new(Design::Deferred)
+    });
+}
+
+#[test]
+fn unstored_acquire_proposals_keep_tokens_in_grant_order() {
+    // What redquorum does: the acquire's proposal is read, not stored.
+    exhaustive(FenceModel {
+        attempts: 2,
+        ticks: 0,
+        crashes: 0,
+        ..FenceModel::new(Design::DeferredUnstored)
+    });
+}
+
+/// With a crash at any point (minutes in a release build, as above).
+#[test]
+#[ignore = "minutes in a release build; run by hand"]
+fn unstored_acquire_proposals_keep_tokens_in_grant_order_when_a_node_loses_its_fence() {
+    exhaustive(FenceModel {
+        attempts: 2,
+        ticks: 0,
+        ..FenceModel::new(Design::DeferredUnstored)
     });
 }
 

@@ -35,13 +35,18 @@
 //!   `protocol/scripts/mutants_postlude.lua`: extend-keeps-expiry;
 //! - `protocol/op.rs` (`Code::name`: codes `F`, `P`) with the prelude, and
 //!   [`ops_source`], which lets the prelude's `floorless` switch off the
-//!   clock floor in `ops.lua`'s `propose`: fence-without-floor.
+//!   clock floor in `ops.lua`'s `peek`: fence-without-floor;
+//! - `protocol/op.rs` (`Code::name`: codes `L`, `U`, `N`) with the prelude:
+//!   plain-acquire-overwrites, plain-release-unchecked, plain-extend-revives
+//!   (the plain lock's own operations); every other mutant planted in
+//!   `ops.lua` turns the plain lock's operations off ([`plain_path`]), so the
+//!   plain lock reaches the full operations it is planted in, as before.
 //!
 //! `redquorum mutants` runs every one against the default torture run
 //! (every kind on the same names, majority faults within the assumptions,
 //! fast clocks within the drift budget), with the one feature a mutant's
 //! bug lives in turned on (a lock-delay, a fast node, an operator, lost
-//! fence counters). The last eight ([`Mutant::CLASSES`]) are the bug
+//! fence counters). The last eleven ([`Mutant::CLASSES`]) are the bug
 //! classes that have no focused recipe of their own (`mutants --recipes`).
 
 use std::fmt;
@@ -136,11 +141,20 @@ pub enum Mutant {
     /// restart without persistence) proposes from zero, below the tokens
     /// already issued.
     FenceWithoutFloor,
+    /// The plain lock's acquire overwrites the lock's record whoever holds
+    /// it (SET without NX): a second holder ousts the first.
+    PlainAcquireOverwrites,
+    /// The plain lock's release deletes the lock's string record whoever
+    /// holds it (no owner check).
+    PlainReleaseUnchecked,
+    /// The plain lock's extend takes the lock again where its record is
+    /// gone (SET NX before the owner check): a lapsed lease is revived.
+    PlainExtendRevives,
 }
 
 impl Mutant {
     /// Every mutant, in the order `redquorum mutants` runs them.
-    pub const ALL: [Mutant; 23] = [
+    pub const ALL: [Mutant; 26] = [
         Mutant::ValidityUnreduced,
         Mutant::LongLease,
         Mutant::NoUnwind,
@@ -164,13 +178,16 @@ impl Mutant {
         Mutant::UnwindDisarmedEarly,
         Mutant::ExtendKeepsExpiry,
         Mutant::FenceWithoutFloor,
+        Mutant::PlainAcquireOverwrites,
+        Mutant::PlainReleaseUnchecked,
+        Mutant::PlainExtendRevives,
     ];
 
     /// The mutants of the bug classes only the mixed default run reaches
     /// (docs/torture.md): `redquorum mutants` runs them with the default
     /// `redquorum torture`, no recipe of their own.
-    /// They are the last eight of [`Mutant::ALL`].
-    pub const CLASSES: &[Mutant] = Mutant::ALL.split_at(Mutant::ALL.len() - 8).1;
+    /// They are the last eleven of [`Mutant::ALL`].
+    pub const CLASSES: &[Mutant] = Mutant::ALL.split_at(Mutant::ALL.len() - 11).1;
 
     /// The kebab-case name.
     ///
@@ -206,6 +223,9 @@ impl Mutant {
             Mutant::UnwindDisarmedEarly => "unwind-disarmed-early",
             Mutant::ExtendKeepsExpiry => "extend-keeps-expiry",
             Mutant::FenceWithoutFloor => "fence-without-floor",
+            Mutant::PlainAcquireOverwrites => "plain-acquire-overwrites",
+            Mutant::PlainReleaseUnchecked => "plain-release-unchecked",
+            Mutant::PlainExtendRevives => "plain-extend-revives",
         }
     }
 }
@@ -280,6 +300,22 @@ pub(crate) fn is_active(mutant: Mutant) -> bool {
 #[inline(always)]
 pub(crate) const fn is_active(_mutant: Mutant) -> bool {
     false
+}
+
+/// Whether the plain lock runs `ops.lua`'s plain operations (on a string
+/// record): always, but while a mutant planted in the full operations it
+/// used before runs (the owner checks, the expiry, the clock floor, what a
+/// reader may join), so that the mutant reaches the plain lock as well.
+pub(crate) fn plain_path() -> bool {
+    ![
+        Mutant::NoOwnerCheck,
+        Mutant::ReleaseDropsSharers,
+        Mutant::ExtendKeepsExpiry,
+        Mutant::FenceWithoutFloor,
+        Mutant::ReaderBesideAnyKind,
+    ]
+    .into_iter()
+    .any(is_active)
 }
 
 /// The lock script's source: with the feature, `protocol/scripts/mutants_prelude.lua`

@@ -26,25 +26,94 @@ pub fn redlock(cluster: &Cluster, ttl: Duration) -> Redlock {
         .expect("valid configuration")
 }
 
-/// The lock record at `key` on every node, as `field=value` pairs for
-/// messages (`None`: absent or node unreachable). A resource's lock is one
-/// hash whatever its kind (`protocol/scripts/ops.lua`): `kind`, and `h:<token>` =
-/// expiry (node ms) per hold.
-pub fn values(cluster: &Cluster, key: &str) -> Vec<Option<String>> {
-    (0..cluster.len())
-        .map(|i| {
-            let Ok(Reply::Array(Some(items))) = cluster.command(i, &["HGETALL", key]) else {
-                return None;
+/// A resource's lock record on one node (`protocol/scripts/ops.lua`): a
+/// plain hold's string (its token; its expiry the key's), or a hash of
+/// every other kind (`kind`, and `h:<token>` = expiry in node ms per hold).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Record {
+    /// No key (or the node is unreachable).
+    Absent,
+    /// A plain hold: its token and ms left.
+    Plain { token: String, left_ms: i64 },
+    /// A lock record's fields and values, in pairs.
+    Hash(Vec<(String, String)>),
+}
+
+impl Record {
+    /// The record as `field=value` pairs for messages (a plain hold as
+    /// `plain=<token>`); `None` when absent.
+    pub fn text(&self) -> Option<String> {
+        match self {
+            Record::Absent => None,
+            Record::Plain { token, .. } => Some(format!("plain={token}")),
+            Record::Hash(pairs) => Some(
+                pairs
+                    .iter()
+                    .map(|(f, v)| format!("{f}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
+        }
+    }
+
+    /// The live holds' tokens, given node `now` (ms).
+    pub fn live_tokens(&self, now: i64) -> Vec<String> {
+        match self {
+            Record::Absent => Vec::new(),
+            Record::Plain { token, left_ms } => {
+                (*left_ms > 0).then(|| token.clone()).into_iter().collect()
+            }
+            Record::Hash(pairs) => pairs
+                .iter()
+                .filter_map(|(f, v)| Some((f.strip_prefix("h:")?, v.parse::<i64>().ok()?)))
+                .filter(|(_, expiry)| *expiry > now)
+                .map(|(token, _)| token.to_owned())
+                .collect(),
+        }
+    }
+}
+
+/// The lock record at `key` on node `index`.
+pub fn record(cluster: &Cluster, index: usize, key: &str) -> Record {
+    let kind = cluster
+        .command(index, &["TYPE", key])
+        .ok()
+        .and_then(|r| r.as_text());
+    match kind.as_deref() {
+        Some("string") => {
+            let token = cluster
+                .command(index, &["GET", key])
+                .ok()
+                .and_then(|r| r.as_text());
+            match token {
+                Some(token) => Record::Plain {
+                    token,
+                    left_ms: pttl(cluster, index, key),
+                },
+                None => Record::Absent,
+            }
+        }
+        Some("hash") => {
+            let Ok(Reply::Array(Some(items))) = cluster.command(index, &["HGETALL", key]) else {
+                return Record::Absent;
             };
             let texts: Vec<String> = items.iter().filter_map(Reply::as_text).collect();
-            (!texts.is_empty()).then(|| {
+            Record::Hash(
                 texts
                     .chunks(2)
-                    .map(|pair| pair.join("="))
-                    .collect::<Vec<_>>()
-                    .join(",")
-            })
-        })
+                    .map(|pair| (pair[0].clone(), pair.get(1).cloned().unwrap_or_default()))
+                    .collect(),
+            )
+        }
+        _ => Record::Absent,
+    }
+}
+
+/// The lock record at `key` on every node, as `field=value` pairs for
+/// messages (`None`: absent or node unreachable; see [`Record::text`]).
+pub fn values(cluster: &Cluster, key: &str) -> Vec<Option<String>> {
+    (0..cluster.len())
+        .map(|i| record(cluster, i, key).text())
         .collect()
 }
 
@@ -73,16 +142,13 @@ pub fn node_ms(cluster: &Cluster, index: usize) -> Option<i64> {
 
 /// Whether node `index` has a live hold of `owner` in the lock at `key`.
 pub fn holds(cluster: &Cluster, index: usize, key: &str, owner: &str) -> bool {
-    let field = format!("h:{owner}");
-    let expiry = cluster
-        .command(index, &["HGET", key, &field])
-        .ok()
-        .and_then(|r| r.as_text())
-        .and_then(|v| v.parse::<i64>().ok());
-    match (expiry, node_ms(cluster, index)) {
-        (Some(expiry), Some(now)) => expiry > now,
-        _ => false,
-    }
+    let Some(now) = node_ms(cluster, index) else {
+        return false;
+    };
+    record(cluster, index, key)
+        .live_tokens(now)
+        .iter()
+        .any(|token| token == owner)
 }
 
 /// On how many nodes `owner` holds the lock at `key`.
@@ -97,27 +163,22 @@ pub fn hold_counts(cluster: &Cluster, key: &str) -> Vec<usize> {
     (0..cluster.len())
         .map(|i| {
             let now = node_ms(cluster, i).unwrap_or(i64::MAX);
-            let Ok(Reply::Array(Some(items))) = cluster.command(i, &["HGETALL", key]) else {
-                return 0;
-            };
-            let texts: Vec<String> = items.iter().filter_map(Reply::as_text).collect();
-            texts
-                .chunks(2)
-                .filter(|pair| pair[0].starts_with("h:"))
-                .filter(|pair| pair.get(1).and_then(|v| v.parse::<i64>().ok()) > Some(now))
-                .count()
+            record(cluster, i, key).live_tokens(now).len()
         })
         .collect()
 }
 
-/// The lock kind recorded at `key` on each node (`None`: free).
+/// The lock kind recorded at `key` on each node (`None`: free); a plain
+/// hold's string record is a `lock`.
 pub fn kinds(cluster: &Cluster, key: &str) -> Vec<Option<String>> {
     (0..cluster.len())
-        .map(|i| {
-            cluster
-                .command(i, &["HGET", key, "kind"])
-                .ok()
-                .and_then(|r| r.as_text())
+        .map(|i| match record(cluster, i, key) {
+            Record::Absent => None,
+            Record::Plain { .. } => Some("lock".to_owned()),
+            Record::Hash(pairs) => pairs
+                .into_iter()
+                .find(|(field, _)| field == "kind")
+                .map(|(_, kind)| kind),
         })
         .collect()
 }

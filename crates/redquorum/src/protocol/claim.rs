@@ -76,6 +76,10 @@ pub(crate) struct Claim {
     meta: Value,
     /// The lock-delay after an unclean loss, in ms (0 for none).
     delay: Value,
+    /// A plain hold (one lock of kind `Lock`, no owner information,
+    /// lock-delay or owner group): its operations are `ops.lua`'s plain ones,
+    /// on a string record.
+    plain: bool,
     /// Encoded once: sent with every operation.
     token_value: Value,
     ttl_value: Value,
@@ -101,6 +105,7 @@ impl Claim {
             waits: false,
             meta: Value::from_static_str(""),
             delay: Value::from(0),
+            plain: kind == Kind::Lock && mutants::plain_path(),
             token_value: Value::from(token.to_string()),
             ttl_value: Value::from(millis(ttl)),
         }
@@ -110,6 +115,7 @@ impl Claim {
     /// with `fenced`, its fence counter is proposed on and written back too.
     pub(crate) fn and(mut self, keys: &ResourceKeys, kind: Kind, fenced: bool) -> Self {
         self.locks.push((keys.lock.clone(), kind));
+        self.plain = false;
         if fenced {
             self.fences.push(keys.fence.clone());
         }
@@ -120,12 +126,14 @@ impl Claim {
     /// semaphore slot) as `kind`, with no fence counter.
     pub(crate) fn and_key(mut self, lock: Key, kind: Kind) -> Self {
         self.locks.push((lock, kind));
+        self.plain = false;
         self
     }
 
     /// Stores owner information with the hold (`Redlock::inspect` reads it).
     pub(crate) fn with_meta(mut self, meta: &str) -> Self {
         self.meta = Value::from(meta);
+        self.plain = false;
         self
     }
 
@@ -134,6 +142,7 @@ impl Claim {
     pub(crate) fn with_delay(mut self, delay: Duration) -> Self {
         if !delay.is_zero() {
             self.delay = Value::from(millis(delay));
+            self.plain = false;
         }
         self
     }
@@ -141,18 +150,27 @@ impl Claim {
     /// A hold of the reentrant owner `owner_id`.
     pub(crate) fn of_owner(mut self, owner_id: &str) -> Self {
         self.group = Value::from(owner_id);
+        self.plain = false;
         self
     }
 
     /// A writer that keeps waiting (its failed attempts record its intent).
     pub(crate) fn waiting(mut self) -> Self {
         self.waits = true;
+        self.plain = false;
         self
     }
 
     /// Take (or join) the locks; with `fenced`, each node that grants them
     /// also proposes a fencing token in the same call.
     pub(crate) fn acquire(&self, fenced: bool) -> Op {
+        if self.plain {
+            return Op {
+                code: Code::PlainAcquire,
+                keys: self.lock_keys().chain(self.fence_keys(fenced)).collect(),
+                args: vec![self.token_value.clone(), self.ttl_value.clone()],
+            };
+        }
         let flags = match (fenced, self.waits) {
             (false, false) => "",
             (true, false) => "p",
@@ -176,10 +194,7 @@ impl Claim {
         );
         Op {
             code: Code::Acquire,
-            keys: self
-                .lock_keys()
-                .chain(self.fences[..fences].iter().cloned())
-                .collect(),
+            keys: self.lock_keys().chain(self.fence_keys(fenced)).collect(),
             args,
         }
     }
@@ -190,7 +205,11 @@ impl Claim {
             return self.acquire(false);
         }
         Op {
-            code: Code::Extend,
+            code: if self.plain {
+                Code::PlainExtend
+            } else {
+                Code::Extend
+            },
             keys: self.lock_keys().collect(),
             args: vec![self.token_value.clone(), self.ttl_value.clone()],
         }
@@ -242,6 +261,13 @@ impl Claim {
     }
 
     fn give_back(&self, drop_intent: bool) -> Op {
+        if self.plain {
+            return Op {
+                code: Code::PlainRelease,
+                keys: self.lock_keys().collect(),
+                args: vec![self.token_value.clone()],
+            };
+        }
         let drop_intent = Value::from_static_str(if drop_intent { "1" } else { "0" });
         Op {
             code: Code::Release,
@@ -252,6 +278,12 @@ impl Claim {
 
     fn lock_keys(&self) -> impl Iterator<Item = Key> + '_ {
         self.locks.iter().map(|(key, _)| key.clone())
+    }
+
+    /// The fence counters an acquire proposes on: all, or none unfenced.
+    fn fence_keys(&self, fenced: bool) -> impl Iterator<Item = Key> + '_ {
+        let count = if fenced { self.fences.len() } else { 0 };
+        self.fences[..count].iter().cloned()
     }
 }
 
@@ -312,19 +344,47 @@ mod tests {
     }
 
     #[test]
-    fn an_acquire_names_its_token_ttl_owner_flags_meta_delay_fences_and_kinds() {
+    fn a_plain_hold_uses_the_plain_operations_with_its_token_and_ttl() {
         let plain = claim(Kind::Lock);
-        let args = texts(&plain.acquire(true));
-        assert_eq!(args[0], plain.token.to_string());
+        let acquire = plain.acquire(true);
+        assert_eq!(acquire.code, Code::PlainAcquire);
+        assert_eq!(texts(&acquire), [plain.token.to_string(), "1500".into()]);
+        let keys = vec![plain.keys.lock.clone(), plain.keys.fence.clone()];
+        assert_eq!(acquire.keys, keys);
+        // Unfenced: no fence key.
+        assert_eq!(plain.acquire(false).keys, vec![plain.keys.lock.clone()]);
+        assert_eq!(plain.extend().code, Code::PlainExtend);
+        assert_eq!(texts(&plain.extend())[1], "1500");
+        assert_eq!(plain.release().code, Code::PlainRelease);
+        assert_eq!(plain.unwind().code, Code::PlainRelease);
+        // Anything a string record cannot carry takes the full operations.
+        let noted = claim(Kind::Lock).with_meta("h:1:note");
+        let delayed = claim(Kind::Lock).with_delay(Duration::from_secs(1));
+        let two = claim(Kind::Lock).and(&ResourceKeys::new("lock:", "s"), Kind::Lock, true);
+        for full in [noted, delayed, two, claim(Kind::Write), claim(Kind::Leader)] {
+            assert_eq!(full.acquire(true).code, Code::Acquire, "{full:?}");
+            assert_eq!(full.extend().code, Code::Extend);
+            assert_eq!(full.release().code, Code::Release);
+        }
+        // A lock-delay of zero is no lock-delay.
+        let undelayed = claim(Kind::Lock).with_delay(Duration::ZERO);
+        assert_eq!(undelayed.acquire(true).code, Code::PlainAcquire);
+    }
+
+    #[test]
+    fn an_acquire_names_its_token_ttl_owner_flags_meta_delay_fences_and_kinds() {
+        let write = claim(Kind::Write);
+        let args = texts(&write.acquire(true));
+        assert_eq!(args[0], write.token.to_string());
         assert_eq!(
             args[1..],
-            ["1500", "", "p", "", "0", "1", "lock"].map(String::from)
+            ["1500", "", "p", "", "0", "1", "write"].map(String::from)
         );
-        let keys = vec![plain.keys.lock.clone(), plain.keys.fence.clone()];
-        assert_eq!(plain.acquire(true).keys, keys);
+        let keys = vec![write.keys.lock.clone(), write.keys.fence.clone()];
+        assert_eq!(write.acquire(true).keys, keys);
         // Unfenced: no fence key, and 0 fences.
-        assert_eq!(texts(&plain.acquire(false))[6], "0");
-        assert_eq!(plain.acquire(false).keys.len(), 1);
+        assert_eq!(texts(&write.acquire(false))[6], "0");
+        assert_eq!(write.acquire(false).keys.len(), 1);
         let writer = claim(Kind::Write).waiting();
         assert_eq!(texts(&writer.acquire(false))[3], "i");
         let held = claim(Kind::Reentrant)

@@ -27,6 +27,13 @@ pub(crate) enum Code {
     ForceRelease,
     /// Read-only: who holds the lock.
     Inspect,
+    /// The plain lock's acquire (one lock, no owner information, lock-delay
+    /// or owner group) on a string record; `Acquire`'s answer.
+    PlainAcquire,
+    /// The plain lock's release: `Release` on a string record.
+    PlainRelease,
+    /// The plain lock's extend: `Extend` on a string record.
+    PlainExtend,
 }
 
 impl Code {
@@ -47,6 +54,12 @@ impl Code {
             Code::SetMeta => "m",
             Code::ForceRelease => "f",
             Code::Inspect => "i",
+            Code::PlainAcquire if mutants::is_active(Mutant::PlainAcquireOverwrites) => "L",
+            Code::PlainAcquire => "l",
+            Code::PlainRelease if mutants::is_active(Mutant::PlainReleaseUnchecked) => "U",
+            Code::PlainRelease => "u",
+            Code::PlainExtend if mutants::is_active(Mutant::PlainExtendRevives) => "N",
+            Code::PlainExtend => "n",
         }
     }
 }
@@ -64,7 +77,7 @@ impl Op {
     /// node after its attempt was decided: the attempt's unwind is ordered
     /// after it on the connection, and a late copy would overtake that.
     pub(crate) fn creates_hold(&self) -> bool {
-        self.code == Code::Acquire
+        matches!(self.code, Code::Acquire | Code::PlainAcquire)
     }
 
     /// Whether it must be sent even when nobody waits for its answer any
@@ -74,14 +87,24 @@ impl Op {
     /// node failure later the lease is lost).
     /// Anything else nobody waits for is dropped unsent (nothing to undo).
     pub(crate) fn must_run(&self) -> bool {
-        matches!(self.code, Code::Release | Code::Extend | Code::ForceRelease)
+        matches!(
+            self.code,
+            Code::Release
+                | Code::Extend
+                | Code::ForceRelease
+                | Code::PlainRelease
+                | Code::PlainExtend
+        )
     }
 
     /// Whether it undoes what earlier operations did (a release, an unwind,
     /// a force-release): sent even to a node known to be down, which may
     /// still apply those earlier operations when it resumes (node/master.rs).
     pub(crate) fn undoes(&self) -> bool {
-        matches!(self.code, Code::Release | Code::ForceRelease)
+        matches!(
+            self.code,
+            Code::Release | Code::ForceRelease | Code::PlainRelease
+        )
     }
 }
 
@@ -222,6 +245,11 @@ mod tests {
     #[test]
     fn only_acquires_create_holds_and_only_releases_and_extends_must_run() {
         assert!(op(Code::Acquire, &[], &[]).creates_hold());
+        assert!(op(Code::PlainAcquire, &[], &[]).creates_hold());
+        assert!(op(Code::PlainRelease, &[], &[]).must_run());
+        assert!(op(Code::PlainExtend, &[], &[]).must_run());
+        assert!(op(Code::PlainRelease, &[], &[]).undoes());
+        assert!(!op(Code::PlainExtend, &[], &[]).undoes());
         assert!(!op(Code::Release, &[], &[]).creates_hold());
         assert!(op(Code::Release, &[], &[]).must_run());
         assert!(op(Code::Extend, &[], &[]).must_run());

@@ -37,8 +37,10 @@ pub(crate) fn vote(node: &NodeId, code: Code, answer: Reply) -> Vote {
     match (code, op::integer(answer)) {
         (_, Err(error)) => failed(error),
         (Code::Propose | Code::ForceRelease, Ok(proposal)) => acted(proposal),
-        (Code::Acquire, Ok(-2)) => acted(0),
-        (Code::Acquire, Ok(proposal)) if proposal >= MIN_PROPOSAL => acted(proposal),
+        (Code::Acquire | Code::PlainAcquire, Ok(-2)) => acted(0),
+        (Code::Acquire | Code::PlainAcquire, Ok(proposal)) if proposal >= MIN_PROPOSAL => {
+            acted(proposal)
+        }
         (_, Ok(1)) => acted(0),
         (_, Ok(0)) => Vote {
             outcome: NodeOutcome::Taken,

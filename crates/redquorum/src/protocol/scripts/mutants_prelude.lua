@@ -12,9 +12,15 @@
 --       their time to live is noted here, and mutants_postlude.lua puts it
 --       back after ops.lua ran (ops.lua runs as a function in between).
 --   'F' acquire, 'P' propose, whose fence proposals leave out the clock
---       floor: `floorless` (ops.lua's `propose` reads it in mutants builds,
+--       floor: `floorless` (ops.lua's `peek` reads it in mutants builds,
 --       see mutants.rs) makes a proposal the counter plus one (at least
 --       1024, what the caller reads as a proposal).
+--   'L' plain acquire that first overwrites the lock's record with its own
+--       (SET without NX), whoever holds it.
+--   'U' plain release whose token becomes that of the string record's
+--       holder, whoever it is (no owner check).
+--   'N' plain extend that first takes the lock where its record is gone
+--       (SET NX), reviving a lapsed hold.
 -- The encoding is ops.lua's: per operation, code, key count, argument
 -- count, arguments; the token is an operation's first argument and its
 -- lock its first key.
@@ -54,6 +60,20 @@ do
       -- Not string.lower: 'f' is the force-release.
       ARGV[next_arg] = code == 'F' and 'a' or 'p'
       floorless = true
+    elseif code == 'L' or code == 'N' then
+      ARGV[next_arg] = string.lower(code)
+      local token, ttl = ARGV[next_arg + 3], ARGV[next_arg + 4]
+      if code == 'L' then
+        redis.call('set', KEYS[next_key], token, 'PX', ttl)
+      else
+        redis.call('set', KEYS[next_key], token, 'NX', 'PX', ttl)
+      end
+    elseif code == 'U' then
+      ARGV[next_arg] = 'u'
+      local holder = redis.pcall('get', KEYS[next_key])
+      if type(holder) == 'string' then
+        ARGV[next_arg + 3] = holder
+      end
     elseif code == 'K' then
       ARGV[next_arg] = 'e'
       for i = next_key, next_key + tonumber(ARGV[next_arg + 1]) - 1 do

@@ -7,7 +7,10 @@
 --   an integer or an array: the operation's result (below);
 --   the string 'E<message>': the operation failed with that error.
 --
--- One resource is one lock, whatever its kind: a hash at its lock key.
+-- One resource is one lock, whatever its kind, at its lock key: either a
+-- string, the record of one plain hold (no owner information, lock-delay or
+-- owner group): its value the hold's token, its expiry the hold's; or a
+-- hash, the record of every other hold:
 --   kind        'lock' | 'write' | 'read' | 'reentrant' | 'permit' | 'slot'
 --               | 'leader'
 --   owner       reentrant only: the owner id that all its holds share
@@ -27,6 +30,12 @@
 -- exclusive 'slot' record, cap them), and the holds of one reentrant owner.
 -- The fence counter is a number at the fence key.
 --
+-- The plain lock's operations ('l', 'u', 'n') run first, on a string
+-- record, before the other operations are even defined (most calls are
+-- theirs, and defining the rest costs more than they do); one that finds a
+-- hash at its key leaves it to the full operation ('a', 'r', 'e'), which
+-- reads both records.
+--
 -- An acquire, extend, release or commit can act on several locks at once
 -- (a multi-resource lock, a permit and its slot): all or nothing on each
 -- node.
@@ -41,113 +50,14 @@ local function clock()
   return now_ms
 end
 
--- The live state of a lock key: its fields, `holds` (token -> expiry),
--- `count`, `delays` (token -> ms), `meta` (token -> info) and `exists`.
--- Expired holds, an expired intent and a passed lock-delay are removed (an
--- expired hold with a lock-delay leaves `blocked`); a key with nothing left
--- is deleted (the lock is free).
-local function load(key)
-  local flat = redis.call('hgetall', key)
-  local state = { holds = {}, count = 0, delays = {}, meta = {} }
-  if #flat == 0 then
-    return state
-  end
-  state.exists = true
-  local now = clock()
-  local expiries = {}
-  for i = 1, #flat, 2 do
-    local field, value = flat[i], flat[i + 1]
-    local prefix, token = string.sub(field, 1, 2), string.sub(field, 3)
-    if prefix == 'h:' then
-      expiries[token] = tonumber(value)
-    elseif prefix == 'd:' then
-      state.delays[token] = tonumber(value)
-    elseif prefix == 'm:' then
-      state.meta[token] = value
-    elseif prefix == 'f:' then
-      -- The committed fencing token: only inspect reads it.
-    else
-      state[field] = value
-    end
-  end
-  if not state.kind then
-    error('lock key ' .. key .. ' holds a hash that is not a lock')
-  end
-  local dead = {}
-  local was_blocked = tonumber(state.blocked)
-  local blocked = was_blocked or 0
-  for token, expiry in pairs(expiries) do
-    if expiry > now then
-      state.holds[token] = expiry
-      state.count = state.count + 1
-    else
-      -- Expired, not released: the holder vanished. Its lock-delay starts.
-      blocked = math.max(blocked, expiry + (state.delays[token] or 0))
-      dead[#dead + 1] = 'h:' .. token
-      dead[#dead + 1] = 'm:' .. token
-      dead[#dead + 1] = 'd:' .. token
-      dead[#dead + 1] = 'f:' .. token
-    end
-  end
-  if state.intent and tonumber(state['intent-exp']) <= now then
-    dead[#dead + 1] = 'intent'
-    dead[#dead + 1] = 'intent-exp'
-    state.intent = nil
-  end
-  state.blocked = blocked > now and blocked or nil
-  if state.count == 0 and not state.intent and not state.blocked then
-    redis.call('del', key)
-    return { holds = {}, count = 0, delays = {}, meta = {} }
-  end
-  if #dead > 0 then
-    redis.call('hdel', key, unpack(dead))
-  end
-  if state.blocked and state.blocked ~= was_blocked then
-    redis.call('hset', key, 'blocked', state.blocked)
-  elseif was_blocked and not state.blocked then
-    redis.call('hdel', key, 'blocked')
-  end
-  return state
-end
 
--- Never shorten the key's expiry: other holds may outlive this one.
-local function keep_for(key, ms)
-  if redis.call('pttl', key) < ms then
-    redis.call('pexpire', key, ms)
-  end
-end
-
--- (Re)sets a hold's expiry; a hold with a lock-delay keeps the key that
--- much longer, so the delay is seen when it expires.
-local function hold(key, token, ttl, delay)
-  redis.call('hset', key, 'h:' .. token, clock() + ttl)
-  keep_for(key, ttl + (delay or 0))
-end
-
--- Whether a new hold of `kind` may join the lock's live holds.
-local function fits(state, kind, token, group)
-  if state.blocked then
-    return false -- a lock-delay after an unclean loss
-  end
-  if state.intent and state.intent ~= token then
-    return false -- a waiting writer goes next
-  end
-  if state.count == 0 then
-    return true
-  end
-  if kind == 'read' or kind == 'permit' then
-    return state.kind == kind
-  end
-  return kind == 'reentrant' and state.kind == 'reentrant' and state.owner == group
-end
-
--- The fence counter's next proposal, max(stored + 1, node_ms * 1024),
--- stored; nil if the fence key does not hold a number. Proposals from one
--- node strictly increase, and a node that lost the key (a restart without
--- persistence, or 24 h idle) still proposes above every token issued while
--- its clock was behind now (docs/fencing.md). Below 2^53 until the year
--- 2248, so Lua's doubles hold them exactly.
-local function propose(fence)
+-- The fence counter's next proposal, max(stored + 1, node_ms * 1024), NOT
+-- stored (an acquire's proposal; the write-back stores the token, see
+-- docs/fencing.md); nil if the fence key does not hold a number. A node
+-- that lost the key (a restart without persistence, or 24 h idle) still
+-- proposes above every token issued while its clock was behind now. Below
+-- 2^53 until the year 2248, so Lua's doubles hold them exactly.
+local function peek(fence)
   local stored = redis.pcall('get', fence)
   if type(stored) == 'table' then
     return nil
@@ -156,23 +66,7 @@ local function propose(fence)
   if stored == nil then
     return nil
   end
-  local proposal = math.max(stored + 1, clock() * 1024)
-  redis.call('set', fence, string.format('%.0f', proposal), 'PX', 86400000)
-  return proposal
-end
-
--- The highest proposal of the fence counters keys[first] .. keys[last], or
--- nil and the first key that does not hold a number.
-local function propose_all(keys, first, last)
-  local highest = 0
-  for i = first, last do
-    local proposal = propose(keys[i])
-    if not proposal then
-      return nil, keys[i]
-    end
-    highest = math.max(highest, proposal)
-  end
-  return highest
+  return math.max(stored + 1, clock() * 1024)
 end
 
 -- Lock key -> tag: announced at the end of the call on
@@ -185,246 +79,481 @@ local announce = {}
 -- '~' .. token .. ':' .. value (a leader's new value).
 local news = {}
 
-local ops = {}
+-- The plain lock's operations, on a string record. Each answers nil,
+-- having written nothing, when its key holds a hash: the full operation
+-- of the same code (below) then decides.
+local plain = {}
 
--- Acquire. KEYS lock_1 .. lock_n, then fence_1 .. fence_f (the fence
--- counters of the first f locks); ARGV token, ttl, group (the reentrant
--- owner id, or ''), flags ('p' propose a fencing token, 'i' record a
--- waiting writer's intent while readers hold), meta (owner information, or
--- ''), delay (lock-delay ms, 0 for none), f, then kind_1 .. kind_n.
--- All locks are taken or none. Returns 0 taken (by any kind, or blocked by
--- a lock-delay), 1 granted, P >= 1024 granted with the highest proposal P
--- of the fence counters, -2 granted but a fence key does not hold a number.
--- A token that already holds is granted again (refreshed), so a retried
--- acquire never reports itself as taken.
-function ops.a(keys, args)
-  local token, ttl, group, flags, meta = args[1], tonumber(args[2]), args[3], args[4], args[5]
-  local delay, fences = tonumber(args[6]), tonumber(args[7])
-  local n = #args - 7
-  local states = {}
-  for i = 1, n do
-    states[i] = load(keys[i])
-  end
-  for i = 1, n do
-    local state = states[i]
-    if not state.holds[token] and not fits(state, args[7 + i], token, group) then
-      local waits = n == 1 and string.find(flags, 'i', 1, true)
-      local mine = not state.intent or state.intent == token
-      if waits and state.kind == 'read' and mine and not state.blocked then
-        redis.call('hset', keys[1], 'intent', token, 'intent-exp', clock() + ttl)
-        keep_for(keys[1], ttl)
-      end
+-- Plain acquire: KEYS lock [, fence]; ARGV token, ttl. What `ops.a`
+-- answers for one lock of kind 'lock' (0 taken, 1 granted, P >= 1024
+-- granted with the fence proposal P when the fence key is given, -2
+-- granted but the fence key does not hold a number). Our own hold, asked
+-- again (a retried acquire), is granted again and refreshed.
+function plain.l(keys, args)
+  local lock, token = keys[1], args[1]
+  if not redis.call('set', lock, token, 'NX', 'PX', args[2]) then
+    local holder = redis.pcall('get', lock)
+    if type(holder) ~= 'string' then
+      return nil -- a lock record (or gone meanwhile): ops.a reads it
+    elseif holder ~= token then
       return 0
     end
+    redis.call('pexpire', lock, args[2])
   end
-  for i = 1, n do
-    local lock, state, kind = keys[i], states[i], args[7 + i]
-    if state.holds[token] or state.count > 0 then
-      hold(lock, token, ttl, delay)
-    else
-      -- Free (or only our own intent left): a new record, in one write.
-      if state.exists then
-        redis.call('del', lock)
-      end
-      local fields = { 'kind', kind, 'h:' .. token, clock() + ttl }
-      if kind == 'reentrant' then
-        table.insert(fields, 'owner')
-        table.insert(fields, group)
-      end
-      redis.call('hset', lock, unpack(fields))
-      redis.call('pexpire', lock, ttl + delay)
-    end
-    if meta ~= '' then
-      redis.call('hset', lock, 'm:' .. token, meta)
-    end
-    if delay > 0 then
-      redis.call('hset', lock, 'd:' .. token, delay)
-    end
-    -- Taken again in this call: it was never free. A new leader is news
-    -- (its observers wake).
-    announce[lock] = nil
-    if kind == 'leader' then
-      news[lock] = '+' .. token
-    end
-  end
-  if not string.find(flags, 'p', 1, true) then
+  -- Taken again in this call: it was never free.
+  announce[lock] = nil
+  if not keys[2] then
     return 1
   end
-  return propose_all(keys, n + 1, n + fences) or -2
+  return peek(keys[2]) or -2
 end
 
--- Extend (owner-checked). KEYS lock_1 .. lock_n; ARGV token, ttl. Returns 1
--- when the hold was live on every lock and now lasts ttl more, 0 when not.
-function ops.e(keys, args)
-  local token, ttl = args[1], tonumber(args[2])
-  local states = {}
-  for i = 1, #keys do
-    states[i] = load(keys[i])
-    if not states[i].holds[token] then
-      return 0
-    end
-  end
-  for i = 1, #keys do
-    hold(keys[i], token, ttl, states[i].delays[token])
-  end
-  return 1
-end
-
--- Release (owner-checked). KEYS lock_1 .. lock_n; ARGV token, drop ('1'
--- also drops this token's writer intent). Returns 1 when the hold was
--- removed (from any of the locks), 0 when it was not there. A lock that
--- becomes free, a permit given back, or a waiting writer giving up, is
--- announced. A clean release never starts a lock-delay.
-function ops.r(keys, args)
-  local token = args[1]
-  local removed_any = 0
-  for i = 1, #keys do
-    local lock = keys[i]
-    local state = load(lock)
-    local dropped = args[2] == '1' and state.intent == token
-    if dropped then
-      redis.call('hdel', lock, 'intent', 'intent-exp')
-      state.intent = nil
-    end
-    local removed = state.holds[token] ~= nil
-    if removed then
-      removed_any = 1
-      state.count = state.count - 1
-    end
-    if removed or dropped then
-      if state.count == 0 and not state.intent and not state.blocked then
-        redis.call('del', lock)
-      elseif removed then
-        redis.call('hdel', lock, 'h:' .. token, 'm:' .. token, 'd:' .. token, 'f:' .. token)
-      end
-      if state.count == 0 or dropped or state.kind == 'permit' then
-        announce[lock] = token
-      end
-    end
-  end
-  return removed_any
-end
-
--- Commit a fencing token (the write-back), owner-checked: KEYS lock_1 ..
--- lock_n, then fence_1 .. fence_f; ARGV token, the fencing token (decimal),
--- n. Raises each counter to the fencing token, never lowers it, and notes
--- the token in the hold (f:<token>), while the hold is live on every lock;
--- returns 1, or 0 when it is not (then nothing is written).
-function ops.c(keys, args)
-  local token, n = args[1], tonumber(args[3])
-  for i = 1, n do
-    if not load(keys[i]).holds[token] then
-      return 0
-    end
-  end
-  local fencing = tonumber(args[2])
-  for i = 1, n do
-    redis.call('hset', keys[i], 'f:' .. token, args[2])
-  end
-  for i = n + 1, #keys do
-    local stored = redis.call('get', keys[i])
-    if stored ~= false then
-      stored = tonumber(stored)
-      if stored == nil then
-        error('fence key ' .. keys[i] .. ' does not hold a number')
-      end
-    end
-    if stored == false or stored < fencing then
-      redis.call('set', keys[i], args[2], 'PX', 86400000)
-    else
-      redis.call('pexpire', keys[i], 86400000)
-    end
-  end
-  return 1
-end
-
--- Propose a fencing token on its own (when the acquire could not): KEYS
--- fence_1 .. fence_f. Returns the highest proposal.
-function ops.p(keys, _)
-  local highest, bad = propose_all(keys, 1, #keys)
-  if not highest then
-    error('fence key ' .. bad .. ' does not hold a number')
-  end
-  return highest
-end
-
--- Set a hold's owner information (owner-checked), and announce it (a
--- leader's new value wakes its observers): KEYS lock; ARGV token, meta.
--- Returns 1, or 0 when the hold is gone.
-function ops.m(keys, args)
+-- Plain release: KEYS lock; ARGV token. 1 removed, 0 not there.
+function plain.u(keys, args)
   local lock, token = keys[1], args[1]
-  if not load(lock).holds[token] then
+  local holder = redis.pcall('get', lock)
+  if type(holder) == 'table' then
+    return nil
+  elseif holder ~= token then
     return 0
   end
-  redis.call('hset', lock, 'm:' .. token, args[2])
-  -- Tagged with the value: each node's copy of one change wakes once.
-  news[lock] = '~' .. token .. ':' .. args[2]
+  redis.call('del', lock)
+  announce[lock] = token
   return 1
 end
 
--- Force-release (an operator's call): KEYS lock, fence. Deletes the lock
--- whoever holds it, and raises the fence counter so that a token of the
--- ousted holder is below every later one. Returns the new counter value.
-function ops.f(keys, _)
-  local lock, fence = keys[1], keys[2]
-  if redis.call('del', lock) == 1 then
-    -- Tagged apart from any earlier force-release, whose tag waiters remember.
-    announce[lock] = 'forced:' .. clock()
+-- Plain renew: KEYS lock; ARGV token, ttl. 1 when our hold was live and
+-- now lasts ttl more, 0 when not.
+function plain.n(keys, args)
+  local holder = redis.pcall('get', keys[1])
+  if type(holder) == 'table' then
+    return nil
+  elseif holder ~= args[1] then
+    return 0
   end
-  return ops.p({ fence })
+  redis.call('pexpire', keys[1], args[2])
+  return 1
 end
 
--- Inspect, read-only: KEYS lock, fence. Returns { kind, owner, intent,
--- fence counter, pttl, lock-delay ms left, then per live hold: token, ms
--- left, owner information, committed fencing token } with '' for what is
--- absent.
-function ops.i(keys, _)
-  local lock, fence = keys[1], keys[2]
-  local flat = redis.call('hgetall', lock)
-  local fields, expiries, meta, delays, fencings = {}, {}, {}, {}, {}
-  local now = clock()
-  for i = 1, #flat, 2 do
-    local field, value = flat[i], flat[i + 1]
-    local prefix, token = string.sub(field, 1, 2), string.sub(field, 3)
-    if prefix == 'h:' then
-      expiries[token] = tonumber(value) - now
-    elseif prefix == 'm:' then
-      meta[token] = value
-    elseif prefix == 'd:' then
-      delays[token] = tonumber(value)
-    elseif prefix == 'f:' then
-      fencings[token] = value
-    else
-      fields[field] = value
+-- Every other operation, defined only when a call needs one.
+local function full_operations()
+  -- The live state of a lock key: its fields, `holds` (token -> expiry),
+  -- `count`, `delays` (token -> ms), `meta` (token -> info) and `exists`;
+  -- `plain` for a string record (one plain hold: see `promote`).
+  -- Expired holds, an expired intent and a passed lock-delay are removed (an
+  -- expired hold with a lock-delay leaves `blocked`); a key with nothing left
+  -- is deleted (the lock is free).
+  local function load(key)
+    local flat = redis.pcall('hgetall', key)
+    local state = { holds = {}, count = 0, delays = {}, meta = {} }
+    if flat.err then
+      -- Not a hash: a plain hold's string record (or not a lock at all).
+      local token = redis.call('get', key)
+      state.holds[token] = clock() + redis.call('pttl', key)
+      state.kind, state.count, state.exists, state.plain = 'lock', 1, true, token
+      return state
+    end
+    if #flat == 0 then
+      return state
+    end
+    state.exists = true
+    local now = clock()
+    local expiries = {}
+    for i = 1, #flat, 2 do
+      local field, value = flat[i], flat[i + 1]
+      local prefix, token = string.sub(field, 1, 2), string.sub(field, 3)
+      if prefix == 'h:' then
+        expiries[token] = tonumber(value)
+      elseif prefix == 'd:' then
+        state.delays[token] = tonumber(value)
+      elseif prefix == 'm:' then
+        state.meta[token] = value
+      elseif prefix == 'f:' then
+        -- The committed fencing token: only inspect reads it.
+      else
+        state[field] = value
+      end
+    end
+    if not state.kind then
+      error('lock key ' .. key .. ' holds a hash that is not a lock')
+    end
+    local dead = {}
+    local was_blocked = tonumber(state.blocked)
+    local blocked = was_blocked or 0
+    for token, expiry in pairs(expiries) do
+      if expiry > now then
+        state.holds[token] = expiry
+        state.count = state.count + 1
+      else
+        -- Expired, not released: the holder vanished. Its lock-delay starts.
+        blocked = math.max(blocked, expiry + (state.delays[token] or 0))
+        dead[#dead + 1] = 'h:' .. token
+        dead[#dead + 1] = 'm:' .. token
+        dead[#dead + 1] = 'd:' .. token
+        dead[#dead + 1] = 'f:' .. token
+      end
+    end
+    if state.intent and tonumber(state['intent-exp']) <= now then
+      dead[#dead + 1] = 'intent'
+      dead[#dead + 1] = 'intent-exp'
+      state.intent = nil
+    end
+    state.blocked = blocked > now and blocked or nil
+    if state.count == 0 and not state.intent and not state.blocked then
+      redis.call('del', key)
+      return { holds = {}, count = 0, delays = {}, meta = {} }
+    end
+    if #dead > 0 then
+      redis.call('hdel', key, unpack(dead))
+    end
+    if state.blocked and state.blocked ~= was_blocked then
+      redis.call('hset', key, 'blocked', state.blocked)
+    elseif was_blocked and not state.blocked then
+      redis.call('hdel', key, 'blocked')
+    end
+    return state
+  end
+
+  -- A plain hold's string record (`load`'s `state`) as the same hold in a
+  -- lock record, for an operation that writes fields of it.
+  local function promote(key, state)
+    local token = state.plain
+    if token then
+      local left = redis.call('pttl', key)
+      redis.call('del', key)
+      redis.call('hset', key, 'kind', 'lock', 'h:' .. token, clock() + left)
+      redis.call('pexpire', key, left)
+      state.plain = nil
     end
   end
-  -- As load() would see it: an expired hold with a lock-delay blocks.
-  local blocked_until = tonumber(fields.blocked) or 0
-  for token, left in pairs(expiries) do
-    if left <= 0 and delays[token] then
-      blocked_until = math.max(blocked_until, now + left + delays[token])
+
+  -- Never shorten the key's expiry: other holds may outlive this one.
+  local function keep_for(key, ms)
+    if redis.call('pttl', key) < ms then
+      redis.call('pexpire', key, ms)
     end
   end
-  local counter = redis.pcall('get', fence)
-  if type(counter) ~= 'string' then
-    counter = ''
+
+  -- (Re)sets a hold's expiry; a hold with a lock-delay keeps the key that
+  -- much longer, so the delay is seen when it expires.
+  local function hold(key, token, ttl, delay)
+    redis.call('hset', key, 'h:' .. token, clock() + ttl)
+    keep_for(key, ttl + (delay or 0))
   end
-  local blocked = math.max(0, blocked_until - now)
-  local answer = {
-    fields.kind or '', fields.owner or '', fields.intent or '', counter,
-    redis.call('pttl', lock), blocked,
-  }
-  for token, left in pairs(expiries) do
-    if left > 0 then
-      answer[#answer + 1] = token
-      answer[#answer + 1] = left
-      answer[#answer + 1] = meta[token] or ''
-      answer[#answer + 1] = fencings[token] or ''
+
+  -- Whether a new hold of `kind` may join the lock's live holds.
+  local function fits(state, kind, token, group)
+    if state.blocked then
+      return false -- a lock-delay after an unclean loss
     end
+    if state.intent and state.intent ~= token then
+      return false -- a waiting writer goes next
+    end
+    if state.count == 0 then
+      return true
+    end
+    if kind == 'read' or kind == 'permit' then
+      return state.kind == kind
+    end
+    return kind == 'reentrant' and state.kind == 'reentrant' and state.owner == group
   end
-  return answer
+
+  -- The fence counter's next proposal (see `peek`), stored; nil if the
+  -- fence key does not hold a number.
+  local function propose(fence)
+    local proposal = peek(fence)
+    if proposal then
+      redis.call('set', fence, string.format('%.0f', proposal), 'PX', 86400000)
+    end
+    return proposal
+  end
+
+  -- The highest proposal of the fence counters keys[first] .. keys[last]
+  -- by `each` (peek or propose), or nil and the first key that does not
+  -- hold a number.
+  local function highest_of(each, keys, first, last)
+    local highest = 0
+    for i = first, last do
+      local proposal = each(keys[i])
+      if not proposal then
+        return nil, keys[i]
+      end
+      highest = math.max(highest, proposal)
+    end
+    return highest
+  end
+
+  local ops = {}
+
+  -- The plain lock's operations on a lock record (their string-record
+  -- version answered nil): the full acquire of one lock of kind 'lock'
+  -- (fenced when the fence key is given), release and extend.
+  function ops.l(keys, args)
+    local flags = keys[2] and 'p' or ''
+    return ops.a(keys, { args[1], args[2], '', flags, '', 0, #keys - 1, 'lock' })
+  end
+  function ops.u(keys, args)
+    return ops.r(keys, { args[1], '1' })
+  end
+  function ops.n(keys, args)
+    return ops.e(keys, args)
+  end
+
+  -- Acquire. KEYS lock_1 .. lock_n, then fence_1 .. fence_f (the fence
+  -- counters of the first f locks); ARGV token, ttl, group (the reentrant
+  -- owner id, or ''), flags ('p' propose a fencing token, 'i' record a
+  -- waiting writer's intent while readers hold), meta (owner information, or
+  -- ''), delay (lock-delay ms, 0 for none), f, then kind_1 .. kind_n.
+  -- All locks are taken or none. Returns 0 taken (by any kind, or blocked by
+  -- a lock-delay), 1 granted, P >= 1024 granted with the highest proposal P
+  -- of the fence counters, -2 granted but a fence key does not hold a number.
+  -- A token that already holds is granted again (refreshed), so a retried
+  -- acquire never reports itself as taken.
+  function ops.a(keys, args)
+    local token, ttl, group, flags, meta = args[1], tonumber(args[2]), args[3], args[4], args[5]
+    local delay, fences = tonumber(args[6]), tonumber(args[7])
+    local n = #args - 7
+    local states = {}
+    for i = 1, n do
+      states[i] = load(keys[i])
+    end
+    for i = 1, n do
+      local state = states[i]
+      if not state.holds[token] and not fits(state, args[7 + i], token, group) then
+        local waits = n == 1 and string.find(flags, 'i', 1, true)
+        local mine = not state.intent or state.intent == token
+        if waits and state.kind == 'read' and mine and not state.blocked then
+          redis.call('hset', keys[1], 'intent', token, 'intent-exp', clock() + ttl)
+          keep_for(keys[1], ttl)
+        end
+        return 0
+      end
+    end
+    for i = 1, n do
+      local lock, state, kind = keys[i], states[i], args[7 + i]
+      if state.holds[token] or state.count > 0 then
+        promote(lock, state)
+        hold(lock, token, ttl, delay)
+      else
+        -- Free (or only our own intent left): a new record, in one write.
+        if state.exists then
+          redis.call('del', lock)
+        end
+        local fields = { 'kind', kind, 'h:' .. token, clock() + ttl }
+        if kind == 'reentrant' then
+          table.insert(fields, 'owner')
+          table.insert(fields, group)
+        end
+        redis.call('hset', lock, unpack(fields))
+        redis.call('pexpire', lock, ttl + delay)
+      end
+      if meta ~= '' then
+        redis.call('hset', lock, 'm:' .. token, meta)
+      end
+      if delay > 0 then
+        redis.call('hset', lock, 'd:' .. token, delay)
+      end
+      -- Taken again in this call: it was never free. A new leader is news
+      -- (its observers wake).
+      announce[lock] = nil
+      if kind == 'leader' then
+        news[lock] = '+' .. token
+      end
+    end
+    if not string.find(flags, 'p', 1, true) then
+      return 1
+    end
+    return highest_of(peek, keys, n + 1, n + fences) or -2
+  end
+
+  -- Extend (owner-checked). KEYS lock_1 .. lock_n; ARGV token, ttl. Returns 1
+  -- when the hold was live on every lock and now lasts ttl more, 0 when not.
+  function ops.e(keys, args)
+    local token, ttl = args[1], tonumber(args[2])
+    local states = {}
+    for i = 1, #keys do
+      states[i] = load(keys[i])
+      if not states[i].holds[token] then
+        return 0
+      end
+    end
+    for i = 1, #keys do
+      promote(keys[i], states[i])
+      hold(keys[i], token, ttl, states[i].delays[token])
+    end
+    return 1
+  end
+
+  -- Release (owner-checked). KEYS lock_1 .. lock_n; ARGV token, drop ('1'
+  -- also drops this token's writer intent). Returns 1 when the hold was
+  -- removed (from any of the locks), 0 when it was not there. A lock that
+  -- becomes free, a permit given back, or a waiting writer giving up, is
+  -- announced. A clean release never starts a lock-delay.
+  function ops.r(keys, args)
+    local token = args[1]
+    local removed_any = 0
+    for i = 1, #keys do
+      local lock = keys[i]
+      local state = load(lock)
+      local dropped = args[2] == '1' and state.intent == token
+      if dropped then
+        redis.call('hdel', lock, 'intent', 'intent-exp')
+        state.intent = nil
+      end
+      local removed = state.holds[token] ~= nil
+      if removed then
+        removed_any = 1
+        state.count = state.count - 1
+      end
+      if removed or dropped then
+        if state.count == 0 and not state.intent and not state.blocked then
+          redis.call('del', lock)
+        elseif removed then
+          redis.call('hdel', lock, 'h:' .. token, 'm:' .. token, 'd:' .. token, 'f:' .. token)
+        end
+        if state.count == 0 or dropped or state.kind == 'permit' then
+          announce[lock] = token
+        end
+      end
+    end
+    return removed_any
+  end
+
+  -- Commit a fencing token (the write-back), owner-checked: KEYS lock_1 ..
+  -- lock_n, then fence_1 .. fence_f; ARGV token, the fencing token (decimal),
+  -- n. Raises each counter to the fencing token, never lowers it, and notes
+  -- the token in the hold (f:<token>), while the hold is live on every lock;
+  -- returns 1, or 0 when it is not (then nothing is written).
+  function ops.c(keys, args)
+    local token, n = args[1], tonumber(args[3])
+    local states = {}
+    for i = 1, n do
+      states[i] = load(keys[i])
+      if not states[i].holds[token] then
+        return 0
+      end
+    end
+    local fencing = tonumber(args[2])
+    for i = 1, n do
+      promote(keys[i], states[i])
+      redis.call('hset', keys[i], 'f:' .. token, args[2])
+    end
+    for i = n + 1, #keys do
+      local stored = redis.call('get', keys[i])
+      if stored ~= false then
+        stored = tonumber(stored)
+        if stored == nil then
+          error('fence key ' .. keys[i] .. ' does not hold a number')
+        end
+      end
+      if stored == false or stored < fencing then
+        redis.call('set', keys[i], args[2], 'PX', 86400000)
+      else
+        redis.call('pexpire', keys[i], 86400000)
+      end
+    end
+    return 1
+  end
+
+  -- Propose a fencing token on its own (when the acquire could not): KEYS
+  -- fence_1 .. fence_f. Returns the highest proposal.
+  function ops.p(keys, _)
+    local highest, bad = highest_of(propose, keys, 1, #keys)
+    if not highest then
+      error('fence key ' .. bad .. ' does not hold a number')
+    end
+    return highest
+  end
+
+  -- Set a hold's owner information (owner-checked), and announce it (a
+  -- leader's new value wakes its observers): KEYS lock; ARGV token, meta.
+  -- Returns 1, or 0 when the hold is gone.
+  function ops.m(keys, args)
+    local lock, token = keys[1], args[1]
+    local state = load(lock)
+    if not state.holds[token] then
+      return 0
+    end
+    promote(lock, state)
+    redis.call('hset', lock, 'm:' .. token, args[2])
+    -- Tagged with the value: each node's copy of one change wakes once.
+    news[lock] = '~' .. token .. ':' .. args[2]
+    return 1
+  end
+
+  -- Force-release (an operator's call): KEYS lock, fence. Deletes the lock
+  -- whoever holds it, and raises the fence counter so that a token of the
+  -- ousted holder is below every later one. Returns the new counter value.
+  function ops.f(keys, _)
+    local lock, fence = keys[1], keys[2]
+    if redis.call('del', lock) == 1 then
+      -- Tagged apart from any earlier force-release, whose tag waiters remember.
+      announce[lock] = 'forced:' .. clock()
+    end
+    return ops.p({ fence })
+  end
+
+  -- Inspect, read-only: KEYS lock, fence. Returns { kind, owner, intent,
+  -- fence counter, pttl, lock-delay ms left, then per live hold: token, ms
+  -- left, owner information, committed fencing token } with '' for what is
+  -- absent.
+  function ops.i(keys, _)
+    local lock, fence = keys[1], keys[2]
+    local flat = redis.pcall('hgetall', lock)
+    local fields, expiries, meta, delays, fencings = {}, {}, {}, {}, {}
+    local now = clock()
+    if flat.err then
+      -- A plain hold's string record.
+      fields.kind = 'lock'
+      expiries[redis.call('get', lock)] = redis.call('pttl', lock)
+      flat = {}
+    end
+    for i = 1, #flat, 2 do
+      local field, value = flat[i], flat[i + 1]
+      local prefix, token = string.sub(field, 1, 2), string.sub(field, 3)
+      if prefix == 'h:' then
+        expiries[token] = tonumber(value) - now
+      elseif prefix == 'm:' then
+        meta[token] = value
+      elseif prefix == 'd:' then
+        delays[token] = tonumber(value)
+      elseif prefix == 'f:' then
+        fencings[token] = value
+      else
+        fields[field] = value
+      end
+    end
+    -- As load() would see it: an expired hold with a lock-delay blocks.
+    local blocked_until = tonumber(fields.blocked) or 0
+    for token, left in pairs(expiries) do
+      if left <= 0 and delays[token] then
+        blocked_until = math.max(blocked_until, now + left + delays[token])
+      end
+    end
+    local counter = redis.pcall('get', fence)
+    if type(counter) ~= 'string' then
+      counter = ''
+    end
+    local blocked = math.max(0, blocked_until - now)
+    local answer = {
+      fields.kind or '', fields.owner or '', fields.intent or '', counter,
+      redis.call('pttl', lock), blocked,
+    }
+    for token, left in pairs(expiries) do
+      if left > 0 then
+        answer[#answer + 1] = token
+        answer[#answer + 1] = left
+        answer[#answer + 1] = meta[token] or ''
+        answer[#answer + 1] = fencings[token] or ''
+      end
+    end
+    return answer
+  end
+
+  return ops
 end
 
+local ops -- full_operations(), once a call needs them
 local answers = {}
 local next_arg, next_key = 1, 1
 while next_arg <= #ARGV do
@@ -434,12 +563,18 @@ while next_arg <= #ARGV do
   local op_args = { unpack(ARGV, next_arg + 3, next_arg + 2 + arg_count) }
   next_arg = next_arg + 3 + arg_count
   next_key = next_key + key_count
-  local run = ops[code]
-  local ok, answer
-  if run then
-    ok, answer = pcall(run, op_keys, op_args)
-  else
-    ok, answer = false, 'unknown operation ' .. tostring(code)
+  local ok, answer = true, nil
+  if plain[code] then
+    ok, answer = pcall(plain[code], op_keys, op_args)
+  end
+  if ok and answer == nil then
+    ops = ops or full_operations()
+    local run = ops[code]
+    if run then
+      ok, answer = pcall(run, op_keys, op_args)
+    else
+      ok, answer = false, 'unknown operation ' .. tostring(code)
+    end
   end
   if ok then
     answers[#answers + 1] = answer
