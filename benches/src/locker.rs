@@ -47,8 +47,8 @@ pub(crate) const REDQUORUM_COMMANDS: &[&str] = &[
 
 /// The floor: exactly the commands of one cycle, sent concurrently to all N
 /// nodes with fred (one client per node, redquorum's settings): redquorum's
-/// lock script with one acquire on all N (proposing a fencing token, as the
-/// default lock does), then with one release on all N, one call per
+/// lock script with the plain lock's acquire on all N (proposing a fencing
+/// token, as the default lock does), then with its release on all N, one call per
 /// operation (no group commit). No quorum, validity, unwind or retry; it
 /// does not wait for a held resource.
 #[derive(Debug)]
@@ -141,20 +141,14 @@ impl Locker for Floor {
         let start = Instant::now();
         let token = format!("floor-{}", self.counter.fetch_add(1, Ordering::Relaxed));
         let key = format!("floor:{{{resource}}}");
-        // One acquire (ops.lua's `ops.a`): code, 2 keys (lock, fence), 8 arguments:
-        // token, ttl, group, flags ('p': propose a token), meta, delay, fence count, kind.
+        // The plain lock's acquire (ops.lua's `plain.l`): code, 2 keys (lock,
+        // fence: propose a token), 2 arguments: token, ttl.
         let args = vec![
-            Value::from_static_str("a"),
+            Value::from_static_str("l"),
             Value::from(2),
-            Value::from(8),
+            Value::from(2),
             Value::from(token.as_str()),
             Value::from(self.ttl_ms),
-            Value::from_static_str(""),
-            Value::from_static_str("p"),
-            Value::from_static_str(""),
-            Value::from(0),
-            Value::from(1),
-            Value::from_static_str("lock"),
         ];
         // Granted with a proposal: >= 1024 (protocol/fence.rs); anything else means
         // the arguments no longer match the script, and the floor measures nothing.
@@ -168,13 +162,12 @@ impl Locker for Floor {
     }
 
     async fn release(&self, (key, token): (String, String)) -> Result<(), String> {
-        // One release: code, 1 key, 2 arguments (token, drop intent).
+        // The plain lock's release (`plain.u`): code, 1 key, 1 argument (token).
         let args = vec![
-            Value::from_static_str("r"),
+            Value::from_static_str("u"),
             Value::from(1),
-            Value::from(2),
+            Value::from(1),
             Value::from(token),
-            Value::from_static_str("1"),
         ];
         // 1: the hold was there and is removed.
         self.fan_out(vec![key], args, |answer| answer == 1).await

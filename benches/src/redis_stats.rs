@@ -1,4 +1,4 @@
-//! Requests the nodes served, from `INFO commandstats`.
+//! Requests the nodes served (`INFO commandstats`) and the CPU they used (`INFO cpu`).
 
 use fred::clients::Client;
 use fred::interfaces::ClientLike;
@@ -62,6 +62,41 @@ impl CommandStats {
         }
         Ok(total)
     }
+
+    /// The CPU all the nodes have used (user + system), in µs: the server
+    /// side of a cycle, read before and after a run.
+    ///
+    /// # Errors
+    ///
+    /// The first node's error.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only reads.
+    pub async fn cpu_us(&self) -> Result<f64, String> {
+        let mut total = 0.0;
+        for client in &self.clients {
+            let info: String = client
+                .custom(
+                    CustomCommand::new_static("INFO", ClusterHash::FirstKey, false),
+                    vec!["cpu"],
+                )
+                .await
+                .map_err(|e| e.to_string())?;
+            total += parse_cpu_us(&info);
+        }
+        Ok(total)
+    }
+}
+
+/// The CPU a node has used, user and system, in µs (`INFO cpu`).
+fn parse_cpu_us(info: &str) -> f64 {
+    info.lines()
+        .filter_map(|line| line.split_once(':'))
+        .filter(|(name, _)| *name == "used_cpu_user" || *name == "used_cpu_sys")
+        .filter_map(|(_, seconds)| seconds.trim().parse::<f64>().ok())
+        .sum::<f64>()
+        * 1e6
 }
 
 /// Sums `calls=` of the `cmdstat_<name>` lines whose name is in `names`.
@@ -85,5 +120,12 @@ mod tests {
                     cmdstat_get:calls=7,usec=1\r\ncmdstat_set:calls=3,usec=1\r\n";
         assert_eq!(parse_calls(info, &["evalsha", "set"]), 13);
         assert_eq!(parse_calls(info, &["del"]), 0);
+    }
+
+    #[test]
+    fn the_cpu_is_user_and_system_in_microseconds() {
+        let info = "# CPU\r\nused_cpu_sys:1.500000\r\nused_cpu_user:0.250000\r\n\
+                    used_cpu_sys_children:9.000000\r\n";
+        assert!((parse_cpu_us(info) - 1_750_000.0).abs() < 1.0);
     }
 }

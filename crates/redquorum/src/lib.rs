@@ -39,11 +39,11 @@
 //!   (`protocol/claim.rs`).
 //! - **grant**: a quorum's yes to a claim's acquire: the deadline, and the
 //!   fencing proposal (`quorum/coordinator.rs`).
-//! - **hold**: a granted claim while it lasts: one `h:<token>` entry in the
-//!   lock record on each node, and `lease/held.rs` in this process.
-//! - **lock record**: the hash at a resource's lock key on each node, one
-//!   per resource whatever the kind, holding every hold on it
-//!   (`protocol/scripts/ops.lua`).
+//! - **hold**: a granted claim while it lasts: its entry in the lock record
+//!   on each node, and `lease/held.rs` in this process.
+//! - **lock record**: what a resource's lock key holds on each node, one per
+//!   resource whatever the kind: a plain hold's string (its token), or a
+//!   hash of every hold on it (`protocol/scripts/ops.lua`).
 //! - **lease**: how long a hold may be used: its deadline as extensions
 //!   move it, and its loss (`lease/state.rs`; [`LeaseWatch`] shows it).
 //!
