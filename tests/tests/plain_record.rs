@@ -199,6 +199,11 @@ async fn a_plain_acquire_creates_no_fence_counter_and_the_write_back_stores_the_
     let nodes = cluster(3);
     let redlock = redlock(&nodes, Duration::from_secs(10));
     common::warm_up(&redlock).await;
+    // Its release returned at a quorum: the last node's must land before counting.
+    common::settles("warm-up released", vec![None; 3], || {
+        common::values(&nodes, "lock:{warm-up}")
+    })
+    .await;
     let fence = fence_key(&redlock, "counted");
     let first = redlock.try_lock("counted").await.unwrap();
     common::assert_held_on(&nodes, &first, 3).await;

@@ -135,6 +135,38 @@ function plain.n(keys, args)
   return 1
 end
 
+-- An operation's entry in the call's answer: its result, or 'E' and its
+-- error (`ok` and `result` as pcall gives them).
+local function answer_of(ok, result)
+  if ok then
+    return result
+  elseif type(result) == 'table' and result.err then
+    return 'E' .. result.err
+  end
+  return 'E' .. tostring(result)
+end
+
+-- Announces the call's releases and news (see `announce`, `news`), best
+-- effort: an ACL user without the channel permission still releases.
+local function publish()
+  for lock, token in pairs(announce) do
+    redis.pcall('publish', 'redquorum:released:' .. lock, token)
+  end
+  for lock, tag in pairs(news) do
+    redis.pcall('publish', 'redquorum:released:' .. lock .. ':news', tag)
+  end
+end
+
+-- Most calls carry one plain operation (an idle node's): answered here,
+-- before anything else is defined, unless it found a lock record.
+if plain[ARGV[1]] and #ARGV == 3 + tonumber(ARGV[3]) then
+  local ok, result = pcall(plain[ARGV[1]], KEYS, { ARGV[4], ARGV[5] })
+  if not ok or result ~= nil then
+    publish()
+    return { answer_of(ok, result) }
+  end
+end
+
 -- Every other operation, defined only when a call needs one.
 local function full_operations()
   -- The live state of a lock key: its fields, `holds` (token -> expiry),
@@ -576,19 +608,7 @@ while next_arg <= #ARGV do
       ok, answer = false, 'unknown operation ' .. tostring(code)
     end
   end
-  if ok then
-    answers[#answers + 1] = answer
-  elseif type(answer) == 'table' and answer.err then
-    answers[#answers + 1] = 'E' .. answer.err
-  else
-    answers[#answers + 1] = 'E' .. tostring(answer)
-  end
+  answers[#answers + 1] = answer_of(ok, answer)
 end
-for lock, token in pairs(announce) do
-  -- Best effort: an ACL user without the channel permission still releases.
-  redis.pcall('publish', 'redquorum:released:' .. lock, token)
-end
-for lock, tag in pairs(news) do
-  redis.pcall('publish', 'redquorum:released:' .. lock .. ':news', tag)
-end
+publish()
 return answers
