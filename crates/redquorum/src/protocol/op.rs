@@ -37,6 +37,12 @@ pub(crate) enum Code {
 }
 
 impl Code {
+    /// Whether it gives a hold back: its vote counts from any node that
+    /// answers, even one whose votes for new holds are refused.
+    pub(crate) fn releases(self) -> bool {
+        matches!(self, Code::Release | Code::PlainRelease)
+    }
+
     fn name(self) -> &'static str {
         match self {
             Code::Acquire if mutants::is_active(Mutant::ReaderBesideAnyKind) => "A",
@@ -250,6 +256,8 @@ mod tests {
         assert!(op(Code::PlainExtend, &[], &[]).must_run());
         assert!(op(Code::PlainRelease, &[], &[]).undoes());
         assert!(!op(Code::PlainExtend, &[], &[]).undoes());
+        assert!(Code::Release.releases() && Code::PlainRelease.releases());
+        assert!(!Code::Acquire.releases() && !Code::PlainExtend.releases());
         assert!(!op(Code::Release, &[], &[]).creates_hold());
         assert!(op(Code::Release, &[], &[]).must_run());
         assert!(op(Code::Extend, &[], &[]).must_run());

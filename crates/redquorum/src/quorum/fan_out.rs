@@ -96,7 +96,7 @@ where
     decision = tally.decision();
     while let Some((index, code, answer)) = pending.next().await {
         let mut vote = vote::vote(nodes.get(index).id(), code, answer);
-        if code != Code::Release {
+        if !code.releases() {
             vote.outcome = nodes.admit(index, vote.outcome);
         }
         tally.record(&vote.outcome);
