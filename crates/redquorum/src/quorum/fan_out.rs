@@ -7,7 +7,7 @@ use futures::stream::{FuturesUnordered, StreamExt};
 
 use crate::node::nodes::Nodes;
 use crate::outcome::NodeOutcome;
-use crate::protocol::op::{Code, Op};
+use crate::protocol::op::Op;
 use crate::protocol::tally::{Decision, Tally};
 use crate::protocol::vote::{self, Vote};
 
