@@ -11,7 +11,7 @@ pub(crate) mod exec;
 pub(crate) mod leader;
 pub(crate) mod list;
 pub(crate) mod min_hold;
-#[cfg(feature = "mutants")]
+#[cfg(redquorum_mutants)]
 pub(crate) mod mutants;
 pub(crate) mod nodes;
 pub(crate) mod release;

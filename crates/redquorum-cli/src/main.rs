@@ -69,8 +69,8 @@ enum Command {
     /// Internal: the process between `exec` and its command (see guard.rs).
     #[command(name = guard::SUBCOMMAND, hide = true)]
     Guard(guard::GuardArgs),
-    /// Run torture against each planted bug; fails unless every one is caught (feature `mutants`).
-    #[cfg(feature = "mutants")]
+    /// Run torture against each planted bug; fails unless every one is caught (builds with `--cfg redquorum_mutants` only).
+    #[cfg(redquorum_mutants)]
     Mutants(cmd::mutants::MutantsArgs),
 }
 
@@ -78,7 +78,7 @@ impl Command {
     /// Whether the command itself takes nodes down on purpose (torture, the
     /// mutant sweep), so that nodes going down are its report's, not warnings.
     fn strikes_nodes(&self) -> bool {
-        #[cfg(feature = "mutants")]
+        #[cfg(redquorum_mutants)]
         if matches!(self, Command::Mutants(_)) {
             return true;
         }
@@ -86,11 +86,36 @@ impl Command {
     }
 }
 
+/// What a build without planted bugs adds to clap's usage error when asked
+/// for them (`redquorum mutants`, `torture --mutant`): the command line is
+/// still wrong (exit 64), but the reason is the build, not a typo.
+fn no_planted_bugs(e: &clap::Error) -> Option<&'static str> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if cfg!(redquorum_mutants) {
+        return None;
+    }
+    let asked = match (e.kind(), e.get(ContextKind::InvalidSubcommand)) {
+        (ErrorKind::InvalidSubcommand, Some(ContextValue::String(name))) => name == "mutants",
+        (ErrorKind::UnknownArgument, _) => matches!(
+            e.get(ContextKind::InvalidArg),
+            Some(ContextValue::String(arg)) if arg.starts_with("--mutant")
+        ),
+        _ => false,
+    };
+    asked.then_some(
+        "redquorum: this build has no planted bugs: `mutants` and `torture --mutant` exist only \
+         in a build with RUSTFLAGS=\"--cfg redquorum_mutants\" (docs/torture.md, \"Mutants\")",
+    )
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
+            if let Some(hint) = no_planted_bugs(&e) {
+                eprintln!("{hint}");
+            }
             return if e.use_stderr() {
                 exit::USAGE.into()
             } else {
@@ -136,7 +161,7 @@ fn main() -> ExitCode {
             Command::Torture(args) => cmd::torture::run(&nodes, *args).await,
             Command::Bench(args) => cmd::bench::run_bench(&nodes, args, verbosity).await,
             Command::Guard(_) => unreachable!("the guard runs before the runtime starts"),
-            #[cfg(feature = "mutants")]
+            #[cfg(redquorum_mutants)]
             Command::Mutants(args) => cmd::mutants::run(args).await,
         }
     })

@@ -404,6 +404,26 @@ fn usage_errors_exit_64() {
     assert_eq!(no_command.status.code(), Some(64));
 }
 
+/// A build without `--cfg redquorum_mutants` has no `mutants` command: asked
+/// for it (or for `torture --mutant`), it is a usage error that says why.
+#[cfg(not(redquorum_mutants))]
+#[test]
+fn a_build_without_planted_bugs_says_so_and_exits_64() {
+    for args in [
+        &["mutants", "--recipes"][..],
+        &["torture", "--mutant", "long-lease"][..],
+    ] {
+        let out = Command::new(BIN).args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(64), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("this build has no planted bugs")
+                && stderr.contains("--cfg redquorum_mutants"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
 #[test]
 fn nodes_up_on_base_port_0_is_a_usage_error_at_once() {
     let dir = tempfile::tempdir().unwrap();

@@ -71,7 +71,7 @@
 //! 9. `outcome.rs`, then `node_error.rs`: what each node answered.
 //! 10. `health/`: node health as rules and data (never talks to a node).
 //! 11. `node_id.rs`, `sync.rs`, and `mutants.rs`: planted bugs for testing
-//!     the torture checker (feature `mutants`, off by default; compiled
+//!     the torture checker (`--cfg redquorum_mutants`, off by default; compiled
 //!     away without it).
 
 #![forbid(unsafe_code)]
@@ -111,9 +111,9 @@ mod node_error;
 
 mod health;
 
-#[cfg(feature = "mutants")]
+#[cfg(redquorum_mutants)]
 pub mod mutants;
-#[cfg(not(feature = "mutants"))]
+#[cfg(not(redquorum_mutants))]
 #[allow(dead_code, unreachable_pub)]
 mod mutants;
 mod node_id;

@@ -1,7 +1,10 @@
 //! Planted bugs (mutants), for proving that the torture checker can fail.
 //!
-//! Built only with the `mutants` cargo feature, which is off by default and
-//! must never be on in a release build. Without it [`is_active`] is the
+//! Built only with the compiler flag `--cfg redquorum_mutants` (for example
+//! `RUSTFLAGS="--cfg redquorum_mutants"`), which no build sets by default and
+//! none must set for a release. It is a cfg, not a cargo feature, so that no
+//! crate depending on redquorum can turn the planted bugs on for the whole
+//! dependency graph. Without it [`is_active`] is the
 //! constant `false`, so every hook (`if mutants::is_active(Mutant::X) { .. }`)
 //! is dead code the compiler removes, and the lock script is `ops.lua` as
 //! written. With it, one mutant at a time is selected for the whole process
@@ -57,7 +60,7 @@ use std::str::FromStr;
 /// # Examples
 ///
 /// ```
-/// # #[cfg(feature = "mutants")] {
+/// # #[cfg(redquorum_mutants)] {
 /// use redquorum::mutants::Mutant;
 /// let mutant: Mutant = "no-unwind".parse().unwrap();
 /// assert_eq!(mutant.to_string(), "no-unwind");
@@ -194,7 +197,7 @@ impl Mutant {
     /// # Examples
     ///
     /// ```
-    /// # #[cfg(feature = "mutants")]
+    /// # #[cfg(redquorum_mutants)]
     /// assert_eq!(redquorum::mutants::Mutant::LongLease.name(), "long-lease");
     /// ```
     #[must_use]
@@ -250,7 +253,7 @@ impl FromStr for Mutant {
     }
 }
 
-#[cfg(feature = "mutants")]
+#[cfg(redquorum_mutants)]
 static ACTIVE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// Selects the planted bug for the whole process (`None`: the real library).
@@ -258,11 +261,11 @@ static ACTIVE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::
 /// # Examples
 ///
 /// ```
-/// # #[cfg(feature = "mutants")] {
+/// # #[cfg(redquorum_mutants)] {
 /// redquorum::mutants::activate(None);
 /// # }
 /// ```
-#[cfg(feature = "mutants")]
+#[cfg(redquorum_mutants)]
 pub fn activate(mutant: Option<Mutant>) {
     let index = mutant.map_or(0, |m| {
         1 + Mutant::ALL.iter().position(|&x| x == m).unwrap_or(0)
@@ -275,12 +278,12 @@ pub fn activate(mutant: Option<Mutant>) {
 /// # Examples
 ///
 /// ```
-/// # #[cfg(feature = "mutants")] {
+/// # #[cfg(redquorum_mutants)] {
 /// redquorum::mutants::activate(None);
 /// assert_eq!(redquorum::mutants::active(), None);
 /// # }
 /// ```
-#[cfg(feature = "mutants")]
+#[cfg(redquorum_mutants)]
 #[must_use]
 pub fn active() -> Option<Mutant> {
     match ACTIVE.load(std::sync::atomic::Ordering::SeqCst) {
@@ -290,13 +293,13 @@ pub fn active() -> Option<Mutant> {
 }
 
 /// True when `mutant` is planted in this process.
-#[cfg(feature = "mutants")]
+#[cfg(redquorum_mutants)]
 pub(crate) fn is_active(mutant: Mutant) -> bool {
     active() == Some(mutant)
 }
 
-/// Always false: without the feature no mutant exists, and hooks compile away.
-#[cfg(not(feature = "mutants"))]
+/// Always false: without `redquorum_mutants` no mutant exists, and hooks compile away.
+#[cfg(not(redquorum_mutants))]
 #[inline(always)]
 pub(crate) const fn is_active(_mutant: Mutant) -> bool {
     false
@@ -318,7 +321,7 @@ pub(crate) fn plain_path() -> bool {
     .any(is_active)
 }
 
-/// The lock script's source: with the feature, `protocol/scripts/mutants_prelude.lua`
+/// The lock script's source: with `redquorum_mutants`, `protocol/scripts/mutants_prelude.lua`
 /// first (it turns the planted operation codes into ordinary ones acting on
 /// another owner's hold), then `ops.lua` run as a function, then
 /// `protocol/scripts/mutants_postlude.lua` (it undoes what a planted code must not
@@ -326,7 +329,7 @@ pub(crate) fn plain_path() -> bool {
 /// proposal's clock floor becomes conditional on the prelude's `floorless`
 /// (set by the codes `F` and `P`), the one change made inside it.
 pub(crate) fn ops_source(source: &'static str) -> String {
-    #[cfg(feature = "mutants")]
+    #[cfg(redquorum_mutants)]
     {
         let source = source.replace(CLOCK_FLOOR, FLOOR_UNLESS_FLOORLESS);
         format!(
@@ -335,7 +338,7 @@ pub(crate) fn ops_source(source: &'static str) -> String {
             include_str!("protocol/scripts/mutants_postlude.lua")
         )
     }
-    #[cfg(not(feature = "mutants"))]
+    #[cfg(not(redquorum_mutants))]
     {
         source.to_owned()
     }
@@ -343,9 +346,9 @@ pub(crate) fn ops_source(source: &'static str) -> String {
 
 /// The clock floor of `ops.lua`'s fence proposal, and what mutants builds
 /// put in its place (`floorless` is the prelude's).
-#[cfg(any(feature = "mutants", test))]
+#[cfg(any(redquorum_mutants, test))]
 const CLOCK_FLOOR: &str = "math.max(stored + 1, clock() * 1024)";
-#[cfg(any(feature = "mutants", test))]
+#[cfg(any(redquorum_mutants, test))]
 const FLOOR_UNLESS_FLOORLESS: &str = "math.max(stored + 1, floorless and 1024 or clock() * 1024)";
 
 /// `NoscriptAfterUnwind`: the old engine's order. The script (`body`) is
@@ -370,15 +373,15 @@ mod tests {
         assert!("bogus".parse::<Mutant>().is_err());
     }
 
-    #[cfg(not(feature = "mutants"))]
+    #[cfg(not(redquorum_mutants))]
     #[test]
-    fn without_the_feature_no_mutant_is_ever_active() {
+    fn without_the_cfg_no_mutant_is_ever_active() {
         assert!(Mutant::ALL.iter().all(|&m| !is_active(m)));
     }
 
-    #[cfg(not(feature = "mutants"))]
+    #[cfg(not(redquorum_mutants))]
     #[test]
-    fn without_the_feature_the_lock_script_is_ops_lua_as_written() {
+    fn without_the_cfg_the_lock_script_is_ops_lua_as_written() {
         let ops = include_str!("protocol/scripts/ops.lua");
         assert_eq!(ops_source(ops), ops);
     }
@@ -393,9 +396,9 @@ mod tests {
         );
     }
 
-    #[cfg(feature = "mutants")]
+    #[cfg(redquorum_mutants)]
     #[test]
-    fn with_the_feature_ops_lua_runs_between_the_prelude_and_the_postlude_its_floor_switchable() {
+    fn with_the_cfg_ops_lua_runs_between_the_prelude_and_the_postlude_its_floor_switchable() {
         let ops = include_str!("protocol/scripts/ops.lua");
         let source = ops_source(ops);
         assert!(source.starts_with("-- Mutants only"));

@@ -1,10 +1,12 @@
 //! Shared helpers: real clusters, raw key reads on every node, bounded waits.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod acl;
+
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-use redquorum::{Lock, Redlock};
+use redquorum::{Lock, Redlock, RedlockBuilder};
 use redquorum_harness::{Cluster, Reply};
 
 /// Starts `n` local nodes; panics with the harness's message if it cannot.
@@ -24,6 +26,16 @@ pub fn redlock(cluster: &Cluster, ttl: Duration) -> Redlock {
         .retry_jitter(Duration::from_millis(20))
         .build()
         .expect("valid configuration")
+}
+
+/// A builder on `urls` (any scheme, credentials in them) with a 5 s TTL, a
+/// 300 ms node timeout and a 500 ms wait: the ACL and TLS tests.
+pub fn builder(urls: Vec<String>) -> RedlockBuilder {
+    Redlock::builder()
+        .nodes(urls)
+        .ttl(Duration::from_secs(5))
+        .node_timeout(Duration::from_millis(300))
+        .wait(Duration::from_millis(500))
 }
 
 /// A resource's lock record on one node (`protocol/scripts/ops.lua`): a

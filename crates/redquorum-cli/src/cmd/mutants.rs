@@ -1,7 +1,9 @@
-//! `redquorum mutants` (built with `--features mutants` only): runs torture
-//! against each planted bug of the library and fails unless every one is
-//! caught by a named check within the time budget. A checker that cannot
-//! fail proves nothing; this is the proof that it can.
+//! `redquorum mutants` (in builds with `--cfg redquorum_mutants` only:
+//! `RUSTFLAGS="--cfg redquorum_mutants" cargo run -p redquorum-cli
+//! --target-dir target/mut -- mutants`): runs torture against each planted
+//! bug of the library and fails unless every one is caught by a named check
+//! within the time budget. A checker that cannot fail proves nothing; this
+//! is the proof that it can.
 //!
 //! Each mutant runs against the default `redquorum torture` (every kind on
 //! shared names, dropped futures, every fault): what users run must catch

@@ -24,7 +24,7 @@ mod recheck;
 pub(crate) mod report;
 
 use std::process::ExitCode;
-#[cfg(feature = "mutants")]
+#[cfg(redquorum_mutants)]
 use std::time::Duration;
 
 use redquorum_harness::TortureStopped;
@@ -32,7 +32,7 @@ use redquorum_harness::TortureStopped;
 use crate::exit;
 use crate::nodes_arg::NodesArg;
 pub(crate) use args::TortureArgs;
-#[cfg(feature = "mutants")]
+#[cfg(redquorum_mutants)]
 use lock::Plan;
 use report::Report;
 
@@ -43,7 +43,7 @@ pub(crate) const VACUOUS: u8 = 2;
 
 /// The plan of the default run (`redquorum torture --duration D --seed S`,
 /// plus `flags`, nothing else), for the mutant sweep.
-#[cfg(feature = "mutants")]
+#[cfg(redquorum_mutants)]
 pub(crate) fn default_plan(duration: Duration, seed: u64, flags: &[&str]) -> Result<Plan, String> {
     #[derive(clap::Parser)]
     struct Default {
@@ -69,7 +69,7 @@ pub(crate) async fn run(nodes: &NodesArg, args: TortureArgs) -> ExitCode {
             return exit::USAGE.into();
         }
     };
-    #[cfg(feature = "mutants")]
+    #[cfg(redquorum_mutants)]
     redquorum::mutants::activate(args.mutant);
     let ran = match plan.execute_until(tokio::signal::ctrl_c()).await {
         Ok(ran) => ran,

@@ -106,18 +106,15 @@ pub(crate) fn lines(path: &Path) -> Vec<String> {
 pub(crate) fn urls_as(nodes: &Cluster, user: &str) -> String {
     const PASSWORD: &str = "pw-for-tests";
     let pass = format!(">{PASSWORD}");
-    (0..nodes.len())
-        .map(|i| {
-            nodes
-                .command(
-                    i,
-                    &["ACL", "SETUSER", user, "on", &pass, "~*", "&*", "+@all"],
-                )
-                .expect("ACL SETUSER");
-            format!("redis://{user}:{PASSWORD}@127.0.0.1:{}", nodes.port(i))
-        })
-        .collect::<Vec<_>>()
-        .join(",")
+    for i in 0..nodes.len() {
+        nodes
+            .command(
+                i,
+                &["ACL", "SETUSER", user, "on", &pass, "~*", "&*", "+@all"],
+            )
+            .expect("ACL SETUSER");
+    }
+    nodes.urls_as(user, PASSWORD).join(",")
 }
 
 /// The lock key of `resource` with the default prefix (the library's layout:

@@ -23,6 +23,31 @@ impl Cluster {
         (0..self.len()).map(|i| self.url(i)).collect()
     }
 
+    /// Every node's URL with ACL credentials:
+    /// `redis://user:password@127.0.0.1:PORT` for local nodes (an external
+    /// node's URL gets them in place of any it had).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let cluster = redquorum_harness::Cluster::start(1).unwrap();
+    /// let url = format!("redis://locker:pw@127.0.0.1:{}", cluster.port(0));
+    /// assert_eq!(cluster.urls_as("locker", "pw"), [url]);
+    /// ```
+    #[must_use]
+    pub fn urls_as(&self, user: &str, password: &str) -> Vec<String> {
+        self.urls()
+            .into_iter()
+            .map(|url| match url.split_once("://") {
+                Some((scheme, rest)) => {
+                    let host = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
+                    format!("{scheme}://{user}:{password}@{host}")
+                }
+                None => url,
+            })
+            .collect()
+    }
+
     /// Node `index`'s URL.
     ///
     /// # Panics

@@ -132,8 +132,8 @@ pub(crate) struct TortureArgs {
     /// Check a history written by --history again, instead of running.
     #[arg(long, value_name = "FILE", conflicts_with = "history")]
     pub(super) recheck: Option<PathBuf>,
-    /// Plant a bug in the library for this run (needs the `mutants` feature).
-    #[cfg(feature = "mutants")]
+    /// Plant a bug in the library for this run (builds with `--cfg redquorum_mutants` only).
+    #[cfg(redquorum_mutants)]
     #[arg(long)]
     pub(super) mutant: Option<redquorum::mutants::Mutant>,
 }
@@ -286,12 +286,12 @@ pub(super) fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String>
     })
 }
 
-#[cfg(feature = "mutants")]
+#[cfg(redquorum_mutants)]
 fn mutant_name(args: &TortureArgs) -> Option<String> {
     args.mutant.map(|m| m.to_string())
 }
 
-#[cfg(not(feature = "mutants"))]
+#[cfg(not(redquorum_mutants))]
 fn mutant_name(_args: &TortureArgs) -> Option<String> {
     None
 }

@@ -1,5 +1,5 @@
--- Mutants only (src/mutants.rs): put before ops.lua in builds with the
--- `mutants` feature, never in any other build. It turns the planted
+-- Mutants only (src/mutants.rs): put before ops.lua in builds with
+-- `--cfg redquorum_mutants`, never in any other build. It turns the planted
 -- operation codes into ordinary ones, so ops.lua then does the wrong thing:
 --   'R' release, 'E' extend WITHOUT the owner check: the token argument
 --       becomes that of the lock's hold with the latest expiry, whoever owns
