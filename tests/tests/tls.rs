@@ -19,12 +19,19 @@ fn tls_cluster(n: usize) -> TlsCluster {
 
 /// Whether node `index` records a hold of `owner` in the lock at `key`
 /// (`None`: `owner` is any hold at all).
+/// Whether node `index` has `owner`'s hold at `key` (a plain hold's string,
+/// or its field in a lock record), or with `None` any record there.
 fn hold_on(cluster: &TlsCluster, index: usize, key: &str, owner: Option<&str>) -> bool {
-    let answer = match owner {
-        Some(owner) => cluster.command(index, &["HEXISTS", key, &format!("h:{owner}")]),
-        None => cluster.command(index, &["EXISTS", key]),
+    let Some(owner) = owner else {
+        let exists = cluster.command(index, &["EXISTS", key]);
+        return exists.ok().and_then(|r| r.as_int()) == Some(1);
     };
-    answer.ok().and_then(|r| r.as_int()) == Some(1)
+    let plain = cluster.command(index, &["GET", key]).ok();
+    if plain.and_then(|r| r.as_text()).as_deref() == Some(owner) {
+        return true;
+    }
+    let field = cluster.command(index, &["HEXISTS", key, &format!("h:{owner}")]);
+    field.ok().and_then(|r| r.as_int()) == Some(1)
 }
 
 #[tokio::test]
