@@ -49,18 +49,8 @@ impl CommandStats {
     ///
     /// Cancel safe: it only reads.
     pub async fn calls(&self, names: &[&str]) -> Result<u64, String> {
-        let mut total = 0;
-        for client in &self.clients {
-            let info: String = client
-                .custom(
-                    CustomCommand::new_static("INFO", ClusterHash::FirstKey, false),
-                    vec!["commandstats"],
-                )
-                .await
-                .map_err(|e| e.to_string())?;
-            total += parse_calls(&info, names);
-        }
-        Ok(total)
+        let infos = self.info("commandstats").await?;
+        Ok(infos.iter().map(|info| parse_calls(info, names)).sum())
     }
 
     /// The CPU all the nodes have used (user + system), in µs: the server
@@ -74,18 +64,24 @@ impl CommandStats {
     ///
     /// Cancel safe: it only reads.
     pub async fn cpu_us(&self) -> Result<f64, String> {
-        let mut total = 0.0;
+        let infos = self.info("cpu").await?;
+        Ok(infos.iter().map(|info| parse_cpu_us(info)).sum())
+    }
+
+    /// `INFO <section>` of every node, in order.
+    async fn info(&self, section: &'static str) -> Result<Vec<String>, String> {
+        let mut infos = Vec::with_capacity(self.clients.len());
         for client in &self.clients {
             let info: String = client
                 .custom(
                     CustomCommand::new_static("INFO", ClusterHash::FirstKey, false),
-                    vec!["cpu"],
+                    vec![section],
                 )
                 .await
                 .map_err(|e| e.to_string())?;
-            total += parse_cpu_us(&info);
+            infos.push(info);
         }
-        Ok(total)
+        Ok(infos)
     }
 }
 
