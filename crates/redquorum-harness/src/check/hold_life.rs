@@ -126,15 +126,41 @@ const LOSES_OR_AGES: [FaultKind; 5] = [
 /// Whether `life`'s hold was taken off its node by someone else while
 /// `owner` held it: gone before the owner's release and before its TTL,
 /// with nothing above to excuse it.
-pub(crate) fn removed(_ctx: &HoldContext<'_>, _life: &KeyLife, _owner: &Session) -> bool {
-    false // the rule follows the tests
+pub(crate) fn removed(ctx: &HoldContext<'_>, life: &KeyLife, owner: &Session) -> bool {
+    let (Some(gone), Some(grant)) = (life.gone, owner.grant) else {
+        return false;
+    };
+    let early = sighting(ctx.slack);
+    let seen_from = life.last_seen.saturating_sub(early);
+    if seen_from <= grant {
+        return false;
+    }
+    if owner.release.is_some_and(|release| release <= gone) {
+        return false;
+    }
+    let left = ctx.ttl.saturating_sub(life.age);
+    let expires_from = (life.last_seen + left).saturating_sub(early + ctx.clock_error());
+    if gone >= expires_from {
+        return false;
+    }
+    !(ctx.node_fault(&LOSES_OR_AGES, life.node, seen_from, gone)
+        || ctx.held_back_acquire(owner, life.node, seen_from)
+        || ctx.forced(life, owner, seen_from, gone))
 }
 
 /// Whether `life` is `owner`'s hold come back on its node after a read,
 /// taken once the grant was decided, had not shown it, with nothing above
 /// to excuse it.
-pub(crate) fn came_back(_ctx: &HoldContext<'_>, _life: &KeyLife, _owner: &Session) -> bool {
-    false // the rule follows the tests
+pub(crate) fn came_back(ctx: &HoldContext<'_>, life: &KeyLife, owner: &Session) -> bool {
+    let (Some(absent), Some(grant)) = (life.back_after, owner.grant) else {
+        return false;
+    };
+    if absent <= grant + sighting(ctx.slack) {
+        return false;
+    }
+    let from = absent.saturating_sub(ctx.slack);
+    !(ctx.node_fault(&LOSES_OR_AGES, life.node, from, life.first_seen)
+        || ctx.held_back_acquire(owner, life.node, absent))
 }
 
 #[cfg(test)]
