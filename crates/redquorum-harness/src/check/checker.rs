@@ -27,11 +27,11 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
+use super::hold_life::{HoldContext, came_back, removed};
 use super::lock_delay::early_grants;
 use super::operator::{broken_promises, excuses_overlap};
 use super::verdict::{Evidence, Verdict};
 use super::violation::Violation;
-use super::hold_life::{HoldContext, came_back, removed};
 use super::{revival, sharing};
 use crate::evidence::{LeakedKey, OperatorCall, Outcome, Session};
 

@@ -366,6 +366,10 @@ fn a_hold_removed_by_another_or_come_back_is_reported_with_its_owner() {
     );
     assert_eq!(verdict.count("hold-removed"), 1);
     assert_eq!(verdict.count("hold-came-back"), 1);
-    assert!(verdict.violations[0].to_string().contains("gone by 1100.0 ms"));
+    assert!(
+        verdict.violations[0]
+            .to_string()
+            .contains("gone by 1100.0 ms")
+    );
     assert_eq!(verdict.violations[1].at(), Some(ms(1650)));
 }

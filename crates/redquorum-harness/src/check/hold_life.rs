@@ -22,9 +22,9 @@
 //!
 //! - the audit's sampling: a read's time is taken after its reply, so a
 //!   sighting may be up to [`sighting`] older than it says; a hold is
-//!   judged only once seen (or missed) that long after its grant (before
-//!   it, an attempt of the same token may still be unwound: a waiting
-//!   writer keeps its token across attempts);
+//!   judged only once seen (or missed) after its grant, and, for a waiting
+//!   writer, which keeps its token across attempts (an earlier attempt's
+//!   hold may be unwound, and set again), that long after it;
 //! - the TTL: a hold may be gone at its last sighting's time left, less
 //!   the clock error the lock allows (its drift factor and fixed 2 ms, and
 //!   the nemesis's clock faults, a hundredth of the TTL);
@@ -33,9 +33,10 @@
 //!   what it had, a removal included; forget deletes; clock and strobe
 //!   jumps end holds early, and a strobe's jump back shows a hash record's
 //!   hold its time again);
-//! - a fault on that node that held commands back while the owner's
-//!   acquire was out (its earlier attempt's unwind, or its own late `SET`,
-//!   may land when the fault heals, up to the slack after it);
+//! - for a waiting writer, a fault on that node that held commands back
+//!   while its acquire was out (an earlier attempt's unwind, or its set
+//!   again, may land when the fault heals, up to the slack after it; one
+//!   attempt's commands reach a node in order, so other kinds need none);
 //! - an operator's force-release of the resource (it removes holds by
 //!   design).
 //!
@@ -70,6 +71,27 @@ pub(crate) fn sighting(slack: Duration) -> Duration {
     slack / 4
 }
 
+/// How long after the grant a sighting may still be of an earlier attempt
+/// of the same token: `allowance` for a waiting writer, which keeps its
+/// token across attempts (and for a session whose kind was not recorded);
+/// none for every other kind, whose attempts each draw a token, so that
+/// any hold of it seen after the grant is the granted attempt's.
+fn reuse(owner: &Session, allowance: Duration) -> Duration {
+    if reuses_token(owner) {
+        allowance
+    } else {
+        Duration::ZERO
+    }
+}
+
+/// Whether `owner`'s acquire may have sent its token in several attempts:
+/// a waiting writer's (or a session whose kind was not recorded). Only
+/// then can an attempt's unwind, or a set again, follow another hold of
+/// the same token on a node; one attempt's commands reach a node in order.
+fn reuses_token(owner: &Session) -> bool {
+    owner.kind.is_empty() || owner.kind == "write"
+}
+
 impl HoldContext<'_> {
     /// The clock error a hold's expiry may show: the drift factor and fixed
     /// term, and the nemesis's clock faults (a hundredth of the TTL).
@@ -78,17 +100,24 @@ impl HoldContext<'_> {
     }
 
     /// A fault of one of `kinds` on `node` between `from` and `until`.
-    fn node_fault(&self, kinds: &[FaultKind], node: usize, from: Duration, until: Duration) -> bool {
-        self.faults.iter().any(|f| {
-            kinds.contains(&f.kind) && f.nodes.contains(&node) && f.overlaps(from, until)
-        })
+    fn node_fault(
+        &self,
+        kinds: &[FaultKind],
+        node: usize,
+        from: Duration,
+        until: Duration,
+    ) -> bool {
+        self.faults
+            .iter()
+            .any(|f| kinds.contains(&f.kind) && f.nodes.contains(&node) && f.overlaps(from, until))
     }
 
     /// A fault that held commands back on `node` (for `owner`'s group, when
-    /// it hit one group) while `owner`'s acquire was out, healed less than
-    /// the slack before `at`.
+    /// it hit one group) while `owner`'s acquire, one that may send its
+    /// token in several attempts, was out, healed less than the slack
+    /// before `at`.
     fn held_back_acquire(&self, owner: &Session, node: usize, at: Duration) -> bool {
-        let Some(grant) = owner.grant else {
+        let Some(grant) = owner.grant.filter(|_| reuses_token(owner)) else {
             return false;
         };
         self.faults.iter().any(|f| {
@@ -132,7 +161,7 @@ pub(crate) fn removed(ctx: &HoldContext<'_>, life: &KeyLife, owner: &Session) ->
     };
     let early = sighting(ctx.slack);
     let seen_from = life.last_seen.saturating_sub(early);
-    if seen_from <= grant {
+    if life.last_seen.saturating_sub(reuse(owner, early)) <= grant {
         return false;
     }
     if owner.release.is_some_and(|release| release <= gone) {
@@ -155,7 +184,7 @@ pub(crate) fn came_back(ctx: &HoldContext<'_>, life: &KeyLife, owner: &Session) 
     let (Some(absent), Some(grant)) = (life.back_after, owner.grant) else {
         return false;
     };
-    if absent <= grant + sighting(ctx.slack) {
+    if absent <= grant + reuse(owner, sighting(ctx.slack)) {
         return false;
     }
     let from = absent.saturating_sub(ctx.slack);
@@ -209,7 +238,11 @@ mod tests {
     fn a_live_hold_gone_before_its_release_and_its_ttl_is_removed() {
         let a = holder("a");
         // Seen at 1000 with 1050 ms left, gone by 1100: nobody gave it back.
-        assert!(removed(&ctx(&[], &[]), &life(0, "a", 50, 1000, Some(1100)), &a));
+        assert!(removed(
+            &ctx(&[], &[]),
+            &life(0, "a", 50, 1000, Some(1100)),
+            &a
+        ));
         // Still there when the audit stopped: nothing to say.
         assert!(!removed(&ctx(&[], &[]), &life(0, "a", 50, 1000, None), &a));
     }
@@ -218,12 +251,24 @@ mod tests {
     fn the_owners_release_and_a_dropped_release_excuse_it() {
         let mut a = holder("a");
         a.release = Some(ms(1050));
-        assert!(!removed(&ctx(&[], &[]), &life(0, "a", 50, 1000, Some(1100)), &a));
+        assert!(!removed(
+            &ctx(&[], &[]),
+            &life(0, "a", 50, 1000, Some(1100)),
+            &a
+        ));
         a.dropped = Some(Dropped::Release); // released in the background from 1050
-        assert!(!removed(&ctx(&[], &[]), &life(0, "a", 50, 1000, Some(1100)), &a));
+        assert!(!removed(
+            &ctx(&[], &[]),
+            &life(0, "a", 50, 1000, Some(1100)),
+            &a
+        ));
         // A release that starts after the hold was gone explains nothing.
         a.release = Some(ms(1150));
-        assert!(removed(&ctx(&[], &[]), &life(0, "a", 50, 1000, Some(1100)), &a));
+        assert!(removed(
+            &ctx(&[], &[]),
+            &life(0, "a", 50, 1000, Some(1100)),
+            &a
+        ));
     }
 
     #[test]
@@ -232,10 +277,35 @@ mod tests {
         // its later attempt was granted at 900 with the same token.
         let mut w = Session::granted(0, "r", "w", ms(0), ms(900), ms(2700));
         w.release = Some(ms(2600));
-        assert!(!removed(&ctx(&[], &[]), &life(1, "w", 0, 600, Some(700)), &w));
+        assert!(!removed(
+            &ctx(&[], &[]),
+            &life(1, "w", 0, 600, Some(700)),
+            &w
+        ));
         // Seen only within the sighting allowance after the grant: not judged either.
-        assert!(!removed(&ctx(&[], &[]), &life(1, "w", 0, 1100, Some(1200)), &w));
-        assert!(removed(&ctx(&[], &[]), &life(1, "w", 0, 1200, Some(1300)), &w));
+        assert!(!removed(
+            &ctx(&[], &[]),
+            &life(1, "w", 0, 1100, Some(1200)),
+            &w
+        ));
+        assert!(removed(
+            &ctx(&[], &[]),
+            &life(1, "w", 0, 1200, Some(1300)),
+            &w
+        ));
+        // Another kind's attempts each draw a token: its hold seen once
+        // after the grant is the granted attempt's.
+        w.kind = "plain".into();
+        assert!(removed(
+            &ctx(&[], &[]),
+            &life(1, "w", 0, 1000, Some(1100)),
+            &w
+        ));
+        assert!(!removed(
+            &ctx(&[], &[]),
+            &life(1, "w", 0, 900, Some(1000)),
+            &w
+        ));
     }
 
     #[test]
@@ -243,7 +313,11 @@ mod tests {
         // The checker only judges holds whose token a granted session
         // recorded; a dropped acquire records none (see `check_hold_lives`).
         let refused = Session::refused(0, "r", ms(0), "dropped");
-        assert!(!removed(&ctx(&[], &[]), &life(0, "", 0, 600, Some(700)), &refused));
+        assert!(!removed(
+            &ctx(&[], &[]),
+            &life(0, "", 0, 600, Some(700)),
+            &refused
+        ));
     }
 
     #[test]
@@ -252,9 +326,21 @@ mod tests {
         a.release = Some(ms(5000)); // paused far past its deadline
         // Set at 50, expires at 2050: gone by 2060 is its TTL, and so is
         // gone by 1800 (a fast clock, a late sighting: 2050 − 250 − 42).
-        assert!(!removed(&ctx(&[], &[]), &life(0, "a", 50, 2000, Some(2060)), &a));
-        assert!(!removed(&ctx(&[], &[]), &life(0, "a", 50, 1750, Some(1800)), &a));
-        assert!(removed(&ctx(&[], &[]), &life(0, "a", 50, 1650, Some(1700)), &a));
+        assert!(!removed(
+            &ctx(&[], &[]),
+            &life(0, "a", 50, 2000, Some(2060)),
+            &a
+        ));
+        assert!(!removed(
+            &ctx(&[], &[]),
+            &life(0, "a", 50, 1750, Some(1800)),
+            &a
+        ));
+        assert!(removed(
+            &ctx(&[], &[]),
+            &life(0, "a", 50, 1650, Some(1700)),
+            &a
+        ));
     }
 
     #[test]
@@ -298,6 +384,15 @@ mod tests {
             &life(2, "a", 50, 1000, Some(1100)),
             &a
         ));
+        // A plain lock's one attempt sends its token once: what the stall
+        // held back of it cannot remove its own hold.
+        let mut plain = holder("a");
+        plain.kind = "plain".into();
+        assert!(removed(
+            &ctx(&stall_during_acquire, &[]),
+            &life(2, "a", 50, 1000, Some(1100)),
+            &plain
+        ));
     }
 
     #[test]
@@ -338,7 +433,11 @@ mod tests {
         // b's hold on the same node stayed: its life is still open.
         assert!(!removed(&ctx(&[], &[]), &life(0, "b", 50, 1800, None), &b));
         // Had a's release taken b's hold too, that is b's hold removed.
-        assert!(removed(&ctx(&[], &[]), &life(0, "b", 50, 1000, Some(1100)), &b));
+        assert!(removed(
+            &ctx(&[], &[]),
+            &life(0, "b", 50, 1000, Some(1100)),
+            &b
+        ));
     }
 
     /// `owner`'s hold back on `node` at `back`, after a read at `absent`
@@ -374,7 +473,11 @@ mod tests {
         // Even after its release: nothing sets a released hold again.
         assert!(came_back(&ctx(&[], &[]), &back(0, "a", 3150, 3200), &a));
         // A first life is not a return.
-        assert!(!came_back(&ctx(&[], &[]), &life(0, "a", 50, 1000, None), &a));
+        assert!(!came_back(
+            &ctx(&[], &[]),
+            &life(0, "a", 50, 1000, None),
+            &a
+        ));
     }
 
     #[test]
@@ -387,6 +490,8 @@ mod tests {
         assert!(!came_back(&ctx(&[], &[]), &back(0, "w", 700, 800), &w));
         assert!(!came_back(&ctx(&[], &[]), &back(0, "w", 1100, 1150), &w));
         assert!(came_back(&ctx(&[], &[]), &back(0, "w", 1200, 1250), &w));
+        w.kind = "plain".into();
+        assert!(came_back(&ctx(&[], &[]), &back(0, "w", 1000, 1050), &w));
     }
 
     #[test]
@@ -394,9 +499,22 @@ mod tests {
         let a = renewing();
         let stall = [FaultEvent::new(FaultKind::Stall, vec![0], ms(50), ms(1400))];
         assert!(!came_back(&ctx(&stall, &[]), &back(0, "a", 1450, 1500), &a));
+        // A plain lock's one attempt sets its hold once.
+        let mut plain = renewing();
+        plain.kind = "plain".into();
+        assert!(came_back(
+            &ctx(&stall, &[]),
+            &back(0, "a", 1450, 1500),
+            &plain
+        ));
         // A stall that began after the grant held back an extension, not
         // the acquire: that is the revival this rule is for.
-        let late = [FaultEvent::new(FaultKind::Stall, vec![0], ms(1300), ms(2060))];
+        let late = [FaultEvent::new(
+            FaultKind::Stall,
+            vec![0],
+            ms(1300),
+            ms(2060),
+        )];
         assert!(came_back(&ctx(&late, &[]), &back(0, "a", 2050, 2100), &a));
     }
 

@@ -145,7 +145,11 @@ impl fmt::Display for KeyLife {
             ms(self.age)
         )?;
         if let Some(back_after) = self.back_after {
-            write!(f, ", back after a read at {:.1} ms missed it", ms(back_after))?;
+            write!(
+                f,
+                ", back after a read at {:.1} ms missed it",
+                ms(back_after)
+            )?;
         }
         if let Some(gone) = self.gone {
             write!(f, ", gone by {:.1} ms", ms(gone))?;
