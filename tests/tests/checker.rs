@@ -470,3 +470,36 @@ async fn a_clock_jump_expires_the_holds_it_passes_in_a_lock_record() {
     brief.forget();
     lasting.forget();
 }
+
+/// The audit follows a hold it remembers: the first read that misses it
+/// ends that life (`gone`), and the same owner's hold seen there again
+/// starts another (`back_after`, the last read that missed it), which the
+/// hold rules of the checker judge.
+#[test]
+fn the_key_audit_records_a_hold_gone_from_a_node_and_back() {
+    use redquorum_harness::{AuditConfig, KeyAudit};
+    let cluster = std::sync::Arc::new(Cluster::start(1).expect("node"));
+    let set = || {
+        cluster
+            .command(0, &["SET", "lock:{r}", "a", "PX", "10000"])
+            .expect("set")
+    };
+    set();
+    let mut config = AuditConfig::new(TTL);
+    config.min_age = Duration::ZERO;
+    let audit = KeyAudit::start(cluster.clone(), config);
+    let rounds = |audit: &KeyAudit| assert!(audit.wait_rounds(2, Duration::from_secs(5)));
+    rounds(&audit);
+    cluster.command(0, &["DEL", "lock:{r}"]).expect("del");
+    rounds(&audit);
+    set();
+    rounds(&audit);
+    let lives = audit.stop();
+    assert_eq!(lives.len(), 2, "{lives:?}");
+    let (first, second) = (&lives[0], &lives[1]);
+    assert_eq!((first.owner.as_str(), second.owner.as_str()), ("a", "a"));
+    let gone = first.gone.expect("the first life ended");
+    assert!(first.back_after.is_none() && second.gone.is_none());
+    let back_after = second.back_after.expect("the second came back");
+    assert!(first.last_seen < gone && gone <= back_after && back_after < second.first_seen);
+}

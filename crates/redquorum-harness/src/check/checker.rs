@@ -13,7 +13,10 @@
 //! within the delay after a holder that vanished (`lock_delay.rs`), and (7)
 //! an operator's inspections and force-releases kept their promises
 //! (`operator.rs`; a force-release excuses the overlap it causes), and (8)
-//! no lease was renewed after its deadline had passed (`revival.rs`).
+//! no lease was renewed after its deadline had passed (`revival.rs`), and
+//! (9) from the key audit, no live hold was taken off a node by anyone but
+//! its owner, and no hold came back on a node after it had gone
+//! (`hold_life.rs`).
 //! Unfenced holders that write after their deadline (the assumption a
 //! paused client breaks) are flagged too.
 //!
@@ -24,6 +27,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
+use super::hold_life::{HoldContext, came_back, removed};
 use super::lock_delay::early_grants;
 use super::operator::{broken_promises, excuses_overlap};
 use super::verdict::{Evidence, Verdict};
@@ -135,6 +139,7 @@ pub fn check_evidence(evidence: &Evidence<'_>) -> Verdict {
     }
     violations.extend(evidence.leaked.iter().cloned().map(Violation::Leaked));
     check_orphans(evidence, &owners, &mut violations);
+    check_hold_lives(evidence, &owners, &mut violations);
     Verdict { violations }
 }
 
@@ -327,6 +332,40 @@ fn check_orphans(
                 owner: owners
                     .get(key.owner.as_str())
                     .map(|s| Box::new((*s).clone())),
+            });
+        }
+    }
+}
+
+/// Every audited hold of a granted owner that someone else took off its
+/// node, or that came back on it after it had gone (`hold_life.rs`). A
+/// hold whose token no granted session recorded (an attempt refused or
+/// dropped, unwound by the library) is the orphan check's.
+fn check_hold_lives(
+    evidence: &Evidence<'_>,
+    owners: &HashMap<&str, &Session>,
+    violations: &mut Vec<Violation>,
+) {
+    let ctx = HoldContext {
+        ttl: evidence.ttl,
+        slack: evidence.slack,
+        faults: evidence.faults,
+        operator: evidence.operator,
+    };
+    for key in evidence.keys {
+        let Some(owner) = owners.get(key.owner.as_str()) else {
+            continue;
+        };
+        if removed(&ctx, key, owner) {
+            violations.push(Violation::HoldRemoved {
+                key: key.clone(),
+                owner: Box::new((*owner).clone()),
+            });
+        }
+        if came_back(&ctx, key, owner) {
+            violations.push(Violation::HoldCameBack {
+                key: key.clone(),
+                owner: Box::new((*owner).clone()),
             });
         }
     }

@@ -219,6 +219,8 @@ fn life(node: usize, owner: &str, last_seen: u64, age: u64) -> KeyLife {
         first_seen: ms(last_seen),
         last_seen: ms(last_seen),
         age: ms(age),
+        gone: None,
+        back_after: None,
     }
 }
 
@@ -327,4 +329,47 @@ proptest! {
         let verdict = check(&sessions, &values(&[("r", n)]), &[]);
         prop_assert_eq!(verdict.count("overlap"), 1);
     }
+}
+
+#[test]
+fn a_hold_removed_by_another_or_come_back_is_reported_with_its_owner() {
+    let mut a = Session::granted(0, "r", "a", ms(0), ms(100), ms(1900));
+    a.release = Some(ms(1898));
+    let mut removed = life(0, "a", 1000, 950);
+    removed.gone = Some(ms(1100));
+    let mut returned = life(1, "a", 1700, 50);
+    returned.first_seen = ms(1650);
+    returned.back_after = Some(ms(1600));
+    let never_granted = KeyLife {
+        gone: Some(ms(1100)),
+        ..life(2, "unwound", 1000, 950)
+    };
+    let keys = [removed.clone(), returned.clone(), never_granted];
+    let sessions = [a.clone()];
+    let protected = values(&[("r", 1)]);
+    let verdict = check_evidence(&Evidence {
+        keys: &keys,
+        ..Evidence::new(&sessions, &protected)
+    });
+    assert_eq!(
+        verdict.violations,
+        vec![
+            Violation::HoldRemoved {
+                key: removed,
+                owner: Box::new(a.clone())
+            },
+            Violation::HoldCameBack {
+                key: returned,
+                owner: Box::new(a)
+            }
+        ]
+    );
+    assert_eq!(verdict.count("hold-removed"), 1);
+    assert_eq!(verdict.count("hold-came-back"), 1);
+    assert!(
+        verdict.violations[0]
+            .to_string()
+            .contains("gone by 1100.0 ms")
+    );
+    assert_eq!(verdict.violations[1].at(), Some(ms(1650)));
 }

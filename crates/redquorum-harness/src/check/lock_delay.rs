@@ -50,8 +50,8 @@ pub struct LockDelayRule {
 /// The clock error the rule allows: the library's default drift factor
 /// (1 %) and its fixed 2 ms, plus the nemesis's clock faults (at most a
 /// hundredth of the TTL).
-const DRIFT: f64 = 0.01;
-const FIXED: Duration = Duration::from_millis(2);
+pub(crate) const DRIFT: f64 = 0.01;
+pub(crate) const FIXED: Duration = Duration::from_millis(2);
 
 impl LockDelayRule {
     /// Whether `session`'s hold certainly expired on every node before its

@@ -5,7 +5,8 @@
 //! [`Verdict`] it answers (`verdict.rs`) of [`Violation`]s
 //! (`violation.rs`), each further rule in its own file (`sharing.rs`:
 //! shared holds and fencing order; `lock_delay.rs`; `operator.rs`, tests
-//! in `operator_tests.rs`; `revival.rs`), and [`Exercised`]: whether a run
+//! in `operator_tests.rs`; `revival.rs`; `hold_life.rs`: holds removed by
+//! another, or come back), and [`Exercised`]: whether a run
 //! tested anything at all.
 //!
 //! What it is for: judging a history, live or read back from a file, the
@@ -18,6 +19,7 @@
 
 mod checker;
 mod exercised;
+mod hold_life;
 mod lock_delay;
 mod operator;
 mod revival;

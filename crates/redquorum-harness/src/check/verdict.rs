@@ -84,6 +84,9 @@ pub struct Evidence<'a> {
     pub leaked: &'a [LeakedKey],
     /// What the key audit saw during the run.
     pub keys: &'a [KeyLife],
+    /// The lock's TTL (a hold's time left on a node is the TTL less the
+    /// age the audit saw). Default: 2 s.
+    pub ttl: Duration,
     /// The faults injected (they excuse a key that lingers on their node).
     pub faults: &'a [FaultEvent],
     /// How long an ended owner's key may linger before it is an orphan
@@ -111,6 +114,7 @@ impl<'a> Evidence<'a> {
             protected,
             leaked: &[],
             keys: &[],
+            ttl: Duration::from_secs(2),
             faults: &[],
             slack: Duration::from_secs(1),
             lock_delay: None,

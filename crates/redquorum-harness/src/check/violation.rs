@@ -96,6 +96,26 @@ pub enum Violation {
         /// What it got wrong.
         fault: OperatorFault,
     },
+    /// A granted holder's hold was gone from a node (the first audit read
+    /// that no longer showed it, `key.gone`) before its owner began to give
+    /// it back and before its TTL, with no fault or force-release there to
+    /// explain it: someone else took it off.
+    HoldRemoved {
+        /// What the audit saw of the hold on that node.
+        key: KeyLife,
+        /// The holder.
+        owner: Box<Session>,
+    },
+    /// A hold was seen on a node again after a read of that node, taken
+    /// once its grant was decided, had not shown it (`key.back_after`),
+    /// with no restart or clock jump there, nor its acquire held back, to
+    /// explain it: something set it again where it had gone.
+    HoldCameBack {
+        /// What the audit saw of the hold's new life on that node.
+        key: KeyLife,
+        /// The holder.
+        owner: Box<Session>,
+    },
     /// `session`'s lease was extended by a call sent after the deadline
     /// then in force (`expired`) had passed: renewed after it ended.
     Revived {
@@ -111,7 +131,7 @@ pub enum Violation {
 impl Violation {
     /// A short name for counting: `overlap`, `stale-write`, `lost-update`,
     /// `counter`, `leaked`, `fence`, `orphan-key`, `lock-delay`, `inspection`,
-    /// `force-release`, `revived`.
+    /// `force-release`, `revived`, `hold-removed`, `hold-came-back`.
     ///
     /// # Examples
     ///
@@ -137,6 +157,8 @@ impl Violation {
             } => "inspection",
             Violation::Operator { .. } => "force-release",
             Violation::Revived { .. } => "revived",
+            Violation::HoldRemoved { .. } => "hold-removed",
+            Violation::HoldCameBack { .. } => "hold-came-back",
         }
     }
 
@@ -166,6 +188,8 @@ impl Violation {
             Violation::EarlyGrant { early, .. } => early.grant,
             Violation::Operator { call, .. } => Some(call.start),
             Violation::Revived { extension, .. } => Some(extension.at),
+            Violation::HoldRemoved { key, .. } => key.gone,
+            Violation::HoldCameBack { key, .. } => Some(key.first_seen),
             Violation::CounterMismatch { .. } | Violation::Leaked(_) => None,
         }
     }
@@ -195,6 +219,9 @@ impl Violation {
             } => vec![vanished, early],
             Violation::Operator { session, .. } | Violation::Revived { session, .. } => {
                 vec![session]
+            }
+            Violation::HoldRemoved { owner, .. } | Violation::HoldCameBack { owner, .. } => {
+                vec![owner]
             }
             Violation::CounterMismatch { .. } | Violation::Leaked(_) => Vec::new(),
         }
@@ -276,6 +303,16 @@ impl fmt::Display for Violation {
                 session.resource,
                 extension.at.as_secs_f64(),
                 expired.as_secs_f64()
+            ),
+            Violation::HoldRemoved { key, owner } => write!(
+                f,
+                "hold removed by another on {:?}: {key}, before its owner's release and its ttl:\n  owner: {owner}",
+                owner.resource
+            ),
+            Violation::HoldCameBack { key, owner } => write!(
+                f,
+                "hold came back on {:?} after it had gone: {key}:\n  owner: {owner}",
+                owner.resource
             ),
         }
     }

@@ -4,7 +4,12 @@
 //! was. The checker then finds keys that lived on after their owner's
 //! attempt was unwound or its lease released: a missing unwind, a release
 //! that did not check the owner, or a late acquire landing after its unwind
-//! all show here, long before the key's TTL would hide them.
+//! all show here, long before the key's TTL would hide them. Once it
+//! remembers a key, it follows it at every age: the first read of its node
+//! that no longer shows it ends that life (`gone`), and a later sighting of
+//! the same owner's hold on that node starts another (`back_after`), so the
+//! checker can also find a live hold removed by someone else, or a hold
+//! that came back after it had gone.
 //!
 //! The key layout is the library's business: the audit takes the pattern of
 //! lock keys and the suffix of keys to skip (fence counters). It reads the
@@ -13,7 +18,7 @@
 //! their expiries (the fence counter is at `<prefix>{<escaped name>}:fence`),
 //! and, for tests that plant keys by hand, a string key's value as its owner.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -85,6 +90,7 @@ impl LockKeys {
 ///     node: 1, key: "lock:r".into(), owner: "ab".into(),
 ///     first_seen: Duration::from_millis(10), last_seen: Duration::from_millis(900),
 ///     age: Duration::from_millis(1500),
+///     gone: None, back_after: None,
 /// };
 /// assert!(life.to_string().contains("lock:r"));
 /// ```
@@ -105,6 +111,24 @@ pub struct KeyLife {
     /// How long ago, at `last_seen`, its expiry was last set: the TTL minus its PTTL.
     #[serde(with = "micros")]
     pub age: Duration,
+    /// The first read of its node after `last_seen` that did not show it
+    /// (the hold was gone by then); `None`: seen until the audit stopped or
+    /// its node was not read again.
+    #[serde(
+        with = "micros::option",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub gone: Option<Duration>,
+    /// For a hold seen again on its node after an earlier life of it there
+    /// had gone: the last read of the node before `first_seen`, which did
+    /// not show it (the hold came back after that); `None` for a first life.
+    #[serde(
+        with = "micros::option",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub back_after: Option<Duration>,
 }
 
 impl fmt::Display for KeyLife {
@@ -119,7 +143,18 @@ impl fmt::Display for KeyLife {
             ms(self.first_seen),
             ms(self.last_seen),
             ms(self.age)
-        )
+        )?;
+        if let Some(back_after) = self.back_after {
+            write!(
+                f,
+                ", back after a read at {:.1} ms missed it",
+                ms(back_after)
+            )?;
+        }
+        if let Some(gone) = self.gone {
+            write!(f, ", gone by {:.1} ms", ms(gone))?;
+        }
+        Ok(())
     }
 }
 
@@ -303,7 +338,12 @@ fn run(
     rounds: &AtomicU64,
 ) -> Vec<KeyLife> {
     let mut conns: Vec<Option<RespConn>> = (0..cluster.len()).map(|_| None).collect();
-    let mut seen: HashMap<(usize, String, String), KeyLife> = HashMap::new();
+    // Every life of every remembered (node, key, owner), the last one open
+    // until a read of its node no longer shows it.
+    let mut seen: HashMap<(usize, String, String), Vec<KeyLife>> = HashMap::new();
+    // Per node: the remembered holds still open, and its last good read.
+    let mut open: Vec<HashSet<(String, String)>> = vec![HashSet::new(); cluster.len()];
+    let mut last_read: Vec<Option<Duration>> = vec![None; cluster.len()];
     let timeout = Duration::from_millis(100);
     while !stop.load(Ordering::SeqCst) {
         for (node, slot) in conns.iter_mut().enumerate() {
@@ -324,38 +364,75 @@ fn run(
                 *slot = None;
                 continue;
             };
+            let mut present = HashSet::new();
             for triple in items.chunks_exact(3) {
                 let (Some(key), Some(owner), Some(pttl)) =
                     (triple[0].as_text(), triple[1].as_text(), triple[2].as_int())
                 else {
                     continue;
                 };
-                let Ok(pttl) = u64::try_from(pttl) else {
-                    continue;
-                };
-                let age = config.ttl.saturating_sub(Duration::from_millis(pttl));
-                if age < config.min_age {
+                // A key without expiry (PTTL -1) is there, of no known age.
+                let age = u64::try_from(pttl)
+                    .ok()
+                    .map(|pttl| config.ttl.saturating_sub(Duration::from_millis(pttl)));
+                let hold = (node, key, owner);
+                present.insert((hold.1.clone(), hold.2.clone()));
+                if let Some(lives) = seen.get_mut(&hold) {
+                    let last = lives.last_mut().expect("a remembered hold has a life");
+                    if last.gone.is_none() {
+                        last.last_seen = at;
+                        last.age = age.unwrap_or(last.age);
+                    } else {
+                        // Back after it had gone: the previous read of this
+                        // node did not show it (else it would be open).
+                        lives.push(KeyLife {
+                            node,
+                            key: hold.1.clone(),
+                            owner: hold.2.clone(),
+                            first_seen: at,
+                            last_seen: at,
+                            age: age.unwrap_or_default(),
+                            gone: None,
+                            back_after: last_read[node],
+                        });
+                        open[node].insert((hold.1, hold.2));
+                    }
                     continue;
                 }
-                seen.entry((node, key.clone(), owner.clone()))
-                    .and_modify(|life| {
-                        life.last_seen = at;
-                        life.age = age;
-                    })
-                    .or_insert(KeyLife {
+                let Some(age) = age.filter(|age| *age >= config.min_age) else {
+                    continue;
+                };
+                open[node].insert((hold.1.clone(), hold.2.clone()));
+                seen.insert(
+                    hold.clone(),
+                    vec![KeyLife {
                         node,
-                        key,
-                        owner,
+                        key: hold.1,
+                        owner: hold.2,
                         first_seen: at,
                         last_seen: at,
                         age,
-                    });
+                        gone: None,
+                        back_after: None,
+                    }],
+                );
             }
+            let ended: Vec<(String, String)> = open[node].difference(&present).cloned().collect();
+            for (key, owner) in ended {
+                open[node].remove(&(key.clone(), owner.clone()));
+                if let Some(life) = seen
+                    .get_mut(&(node, key, owner))
+                    .and_then(|lives| lives.last_mut())
+                {
+                    life.gone = Some(at);
+                }
+            }
+            last_read[node] = Some(at);
         }
         rounds.fetch_add(1, Ordering::SeqCst);
         std::thread::sleep(config.every);
     }
-    let mut lives: Vec<KeyLife> = seen.into_values().collect();
+    let mut lives: Vec<KeyLife> = seen.into_values().flatten().collect();
     lives.sort_by_key(|l| (l.first_seen, l.node));
     lives
 }

@@ -148,6 +148,11 @@ impl HistoryFile {
             keys: &self.keys,
             faults: &self.faults,
             slack: Duration::from_millis(self.info.slack_ms),
+            // Histories without the TTL: the torture's slack is half of it.
+            ttl: match self.info.ttl_ms {
+                0 => Duration::from_millis(self.info.slack_ms * 2),
+                ttl => Duration::from_millis(ttl),
+            },
             lock_delay: self.info.lock_delay,
             operator: &self.operator,
             nodes: self.info.nodes,

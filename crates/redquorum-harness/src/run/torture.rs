@@ -101,7 +101,10 @@ impl<L: TortureLock> TorturePlan<L> {
         let pauser = ClientPauser::default();
         let mut audit_config = AuditConfig::new(self.ttl);
         audit_config.keys = keys.clone();
-        audit_config.min_age = self.slack() / 2;
+        // Remember every hold seen, so that hold-removed and hold-came-back
+        // follow a brief holder's hold too, not only those seen older than
+        // a TTL / 4 (the lives are a few thousand a minute).
+        audit_config.min_age = Duration::ZERO;
         audit_config.epoch = history.epoch();
         let audit = KeyAudit::start(cluster.clone(), audit_config);
         let nemesis = (!self.kinds.is_empty()).then(|| {
