@@ -156,6 +156,8 @@ impl Setup {
             leaked: &leaks,
             keys: &keys,
             faults: &faults.events,
+            // The holds' time left is this TTL less their age (the hold rules).
+            ttl,
             slack: ttl / 2,
             ..Evidence::new(&sessions, &values)
         });
