@@ -6,7 +6,7 @@
 //! (`violation.rs`), each further rule in its own file (`sharing.rs`:
 //! shared holds and fencing order; `lock_delay.rs`; `operator.rs`, tests
 //! in `operator_tests.rs`; `revival.rs`; `hold_life.rs`: holds removed by
-//! another, or come back), and [`Exercised`]: whether a run
+//! another, or come back, tests in `hold_life_tests.rs`), and [`Exercised`]: whether a run
 //! tested anything at all.
 //!
 //! What it is for: judging a history, live or read back from a file, the

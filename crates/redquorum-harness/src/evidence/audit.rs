@@ -205,40 +205,7 @@ impl AuditConfig {
 /// `h:<token>` whose value is the hold's expiry in node time, so its "pttl"
 /// is that expiry less the node's clock (every kind: plain, reentrant, read,
 /// write; a writer's `intent` is not a hold and is skipped).
-const AUDIT_LUA: &str = r"
-local out = {}
-local cursor = '0'
-local suffix = ARGV[2]
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-repeat
-  local page = redis.call('SCAN', cursor, 'MATCH', ARGV[1], 'COUNT', 1000)
-  cursor = page[1]
-  for _, key in ipairs(page[2]) do
-    if suffix == '' or string.sub(key, -#suffix) ~= suffix then
-      local kind = redis.call('TYPE', key)['ok']
-      if kind == 'string' then
-        table.insert(out, key)
-        table.insert(out, redis.call('GET', key))
-        table.insert(out, redis.call('PTTL', key))
-      elseif kind == 'hash' then
-        local flat = redis.call('HGETALL', key)
-        for i = 1, #flat, 2 do
-          if string.sub(flat[i], 1, 2) == 'h:' then
-            local left = (tonumber(flat[i + 1]) or 0) - now
-            if left > 0 then
-              table.insert(out, key)
-              table.insert(out, string.sub(flat[i], 3))
-              table.insert(out, left)
-            end
-          end
-        end
-      end
-    end
-  end
-until cursor == '0'
-return out
-";
+const AUDIT_LUA: &str = include_str!("audit.lua");
 
 /// A running audit; [`stop`](Self::stop) returns what it saw.
 ///

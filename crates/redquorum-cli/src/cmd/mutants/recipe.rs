@@ -1,0 +1,235 @@
+//! Which run each planted bug gets: the default torture (with the one
+//! feature its bug lives in), or with `--recipes` the focused run it was
+//! written with.
+
+use std::time::Duration;
+
+use redquorum::mutants::Mutant;
+use redquorum_benches::LockKind;
+use redquorum_harness::{FaultKind, Holder, OperatorPace, Persistence};
+
+use super::MutantsArgs;
+use crate::cmd::torture::lock::{Lock, Plan};
+
+/// The default run for `mutant`: bare, or with the one feature its bug
+/// lives in turned on (the flags a user of that feature passes).
+fn default_run_for(mutant: Mutant) -> (&'static str, &'static [&'static str]) {
+    match mutant {
+        Mutant::LockDelayIgnored => (
+            "the default run with `--lock-delay 2s`",
+            &["--lock-delay", "2s"],
+        ),
+        Mutant::ClockMonitorBlind => (
+            "the default run with `--fast-node 3`",
+            &["--fast-node", "3"],
+        ),
+        Mutant::InspectAnyNode => (
+            "the default run with `--inspect-every 20ms`",
+            &["--inspect-every", "20ms"],
+        ),
+        Mutant::StaleForceFence => (
+            "the default run with `--force-release-every 1s`",
+            &["--force-release-every", "1s"],
+        ),
+        Mutant::FenceWithoutFloor => (
+            "the default run with fence counters lost on a majority (`--nemesis` every fault but strobe, and fence-loss)",
+            &[
+                "--nemesis",
+                "kill,pause,latency,stall,reset,clock,partition,script-flush,slow-majority,restart-majority,fence-loss",
+            ],
+        ),
+        _ => (
+            "the default run: every kind on shared names, every fault",
+            &[],
+        ),
+    }
+}
+
+/// The run that makes `mutant` bite, within the assumptions: for the bug
+/// classes ([`Mutant::CLASSES`]), the default `redquorum torture`.
+pub(super) fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan) {
+    if !args.recipes || Mutant::CLASSES.contains(&mutant) {
+        let (recipe, flags) = default_run_for(mutant);
+        match crate::cmd::torture::default_plan(args.duration, args.seed, flags) {
+            Ok(plan) => {
+                let plan = Plan {
+                    quiet: true,
+                    command: format!("redquorum mutants --only {mutant}"),
+                    ..plan
+                };
+                return (recipe, plan);
+            }
+            Err(problem) => eprintln!("mutants: {mutant}: the default run: {problem}"),
+        }
+    }
+    let ttl = Duration::from_secs(2);
+    let base = Plan {
+        given: Vec::new(),
+        node_count: 5,
+        persistence: Persistence::AofEverySec,
+        fast_clocks: None,
+        fast_node: None,
+        drift_rate: None,
+        clock_ahead: None,
+        store: None,
+        ttl,
+        node_timeout: Duration::from_millis(100),
+        duration: args.duration,
+        clients: 12,
+        resources: 1,
+        groups: 2,
+        kinds: Vec::new(),
+        fault_nodes: (1, 2),
+        fault_gap: (Duration::ZERO, Duration::from_millis(300)),
+        fault_length: ttl / 2,
+        client_pause: ttl,
+        holders: vec![(Holder::Brief, 1)],
+        fenced_store: true,
+        check_before_write: true,
+        pause_past: ttl / 2,
+        seed: args.seed,
+        lock: Lock::One(LockKind::Plain),
+        drop_chance: 0.0,
+        lock_delay: Duration::ZERO,
+        operator: OperatorPace::default(),
+        quiet: true,
+        mutant: None,
+        command: format!("redquorum mutants --only {mutant}"),
+    };
+    match mutant {
+        Mutant::ValidityUnreduced => (
+            "holders use the lease to its deadline; every node's clock 0.8% fast (within the 1% drift factor)",
+            Plan {
+                fast_clocks: Some(1.008),
+                holders: vec![(Holder::ToDeadline, 1)],
+                ..base
+            },
+        ),
+        Mutant::LongLease => (
+            "holders use the lease to its deadline",
+            Plan {
+                holders: vec![(Holder::ToDeadline, 1), (Holder::Brief, 1)],
+                ..base
+            },
+        ),
+        Mutant::NoUnwind => (
+            "16 brief holders on one resource: split votes leave partial keys",
+            Plan {
+                clients: 16,
+                ..base
+            },
+        ),
+        Mutant::NoOwnerCheck => (
+            "brief and to-deadline holders on one resource; latency on a minority",
+            Plan {
+                clients: 16,
+                holders: vec![(Holder::ToDeadline, 1), (Holder::Brief, 2)],
+                kinds: vec![FaultKind::Latency],
+                ..base
+            },
+        ),
+        Mutant::MinorityQuorum => (
+            "16 brief holders in 4 groups on one resource: attempts from different groups race and split the votes",
+            Plan {
+                clients: 16,
+                groups: 4,
+                ..base
+            },
+        ),
+        Mutant::FenceWithoutWriteBack => (
+            "node 0's clock 10 s ahead (its proposals run ahead); latency and stalls on a minority reorder answers",
+            Plan {
+                clock_ahead: Some(Duration::from_secs(10)),
+                kinds: vec![FaultKind::Latency, FaultKind::Stall],
+                resources: 2,
+                ..base
+            },
+        ),
+        Mutant::RevivingExtend => (
+            "4 clients on 2 resources; holders pause past their lease, then extend and write; the store unfenced",
+            Plan {
+                holders: vec![(Holder::Extending, 1), (Holder::Brief, 2)],
+                fenced_store: false,
+                // Little contention: a revived lease needs the keys free when
+                // the paused holder wakes (another holder came and went).
+                clients: 4,
+                resources: 2,
+                ..base
+            },
+        ),
+        Mutant::NoscriptAfterUnwind => (
+            "script caches flushed on 1-2 nodes every 0-100 ms",
+            Plan {
+                kinds: vec![FaultKind::ScriptFlush],
+                fault_gap: (Duration::ZERO, Duration::from_millis(100)),
+                resources: 2,
+                ..base
+            },
+        ),
+        Mutant::PermitWithoutSlot => (
+            "semaphore of 1 permit: 12 brief holders on one name",
+            Plan {
+                lock: Lock::One(LockKind::Semaphore),
+                ..base
+            },
+        ),
+        Mutant::SharedLeadership => (
+            "election: 12 brief leaders (campaign, resign) on one name",
+            Plan {
+                lock: Lock::One(LockKind::Election),
+                ..base
+            },
+        ),
+        Mutant::LockDelayIgnored => (
+            "a 2 s lock-delay; paused holders vanish (release after their hold expired), brief ones come next",
+            Plan {
+                lock_delay: ttl,
+                holders: vec![(Holder::Paused, 1), (Holder::Brief, 2)],
+                ..base
+            },
+        ),
+        Mutant::AllOfLastOnly => (
+            "all-of over 3 resources in a ring: each set is a resource and a neighbour (after, then before, in turn), 12 brief holders",
+            Plan {
+                lock: Lock::One(LockKind::AllOf),
+                resources: 3,
+                ..base
+            },
+        ),
+        Mutant::ClockMonitorBlind => (
+            "node 0's clock runs 3 times as fast; 16 holders in 4 groups race (split votes leave holds on a bare quorum) and use the lease to its deadline",
+            Plan {
+                fast_node: Some(3.0),
+                holders: vec![(Holder::ToDeadline, 1), (Holder::Brief, 1)],
+                clients: 16,
+                groups: 4,
+                ..base
+            },
+        ),
+        Mutant::InspectAnyNode => (
+            "an operator inspects every 20 ms; 12 brief holders on 2 resources; latency, stalls and resets on a minority (a release misses a node)",
+            Plan {
+                operator: OperatorPace {
+                    inspect_every: Some(Duration::from_millis(20)),
+                    force_release_every: None,
+                },
+                kinds: vec![FaultKind::Latency, FaultKind::Stall, FaultKind::Reset],
+                resources: 2,
+                ..base
+            },
+        ),
+        Mutant::StaleForceFence => (
+            "an operator force-releases every 200 ms; 12 holders on 2 resources, some to their deadline",
+            Plan {
+                operator: OperatorPace {
+                    inspect_every: None,
+                    force_release_every: Some(Duration::from_millis(200)),
+                },
+                holders: vec![(Holder::ToDeadline, 1), (Holder::Brief, 2)],
+                resources: 2,
+                ..base
+            },
+        ),
+        _ => ("no recipe", base),
+    }
+}

@@ -1,0 +1,335 @@
+use super::*;
+use crate::evidence::Dropped;
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// TTL 2 s, slack 1 s (the torture's defaults).
+fn ctx<'a>(faults: &'a [FaultEvent], operator: &'a [OperatorCall]) -> HoldContext<'a> {
+    HoldContext {
+        ttl: ms(2000),
+        slack: ms(1000),
+        faults,
+        operator,
+    }
+}
+
+/// `owner`'s hold on `node`, seen until `last_seen` (set at `set`),
+/// first missed at `gone`.
+fn life(node: usize, owner: &str, set: u64, last_seen: u64, gone: Option<u64>) -> KeyLife {
+    KeyLife {
+        node,
+        key: "lock:{r}".into(),
+        owner: owner.into(),
+        first_seen: ms(set + 500),
+        last_seen: ms(last_seen),
+        age: ms(last_seen - set),
+        gone: gone.map(ms),
+        back_after: None,
+    }
+}
+
+/// A to-deadline holder granted at 100 (hold set at 50), valid until
+/// 1900, released at 1898.
+fn holder(owner: &str) -> Session {
+    let mut s = Session::granted(0, "r", owner, ms(0), ms(100), ms(1900));
+    s.release = Some(ms(1898));
+    s
+}
+
+#[test]
+fn a_live_hold_gone_before_its_release_and_its_ttl_is_removed() {
+    let a = holder("a");
+    // Seen at 1000 with 1050 ms left, gone by 1100: nobody gave it back.
+    assert!(removed(
+        &ctx(&[], &[]),
+        &life(0, "a", 50, 1000, Some(1100)),
+        &a
+    ));
+    // Still there when the audit stopped: nothing to say.
+    assert!(!removed(&ctx(&[], &[]), &life(0, "a", 50, 1000, None), &a));
+}
+
+#[test]
+fn the_owners_release_and_a_dropped_release_excuse_it() {
+    let mut a = holder("a");
+    a.release = Some(ms(1050));
+    assert!(!removed(
+        &ctx(&[], &[]),
+        &life(0, "a", 50, 1000, Some(1100)),
+        &a
+    ));
+    a.dropped = Some(Dropped::Release); // released in the background from 1050
+    assert!(!removed(
+        &ctx(&[], &[]),
+        &life(0, "a", 50, 1000, Some(1100)),
+        &a
+    ));
+    // A release that starts after the hold was gone explains nothing.
+    a.release = Some(ms(1150));
+    assert!(removed(
+        &ctx(&[], &[]),
+        &life(0, "a", 50, 1000, Some(1100)),
+        &a
+    ));
+}
+
+#[test]
+fn an_earlier_attempts_unwind_before_the_grant_is_not_judged() {
+    // A waiting writer's first attempt set its hold at 0 and unwound it;
+    // its later attempt was granted at 900 with the same token.
+    let mut w = Session::granted(0, "r", "w", ms(0), ms(900), ms(2700));
+    w.release = Some(ms(2600));
+    assert!(!removed(
+        &ctx(&[], &[]),
+        &life(1, "w", 0, 600, Some(700)),
+        &w
+    ));
+    // Seen only within the sighting allowance after the grant: not judged either.
+    assert!(!removed(
+        &ctx(&[], &[]),
+        &life(1, "w", 0, 1100, Some(1200)),
+        &w
+    ));
+    assert!(removed(
+        &ctx(&[], &[]),
+        &life(1, "w", 0, 1200, Some(1300)),
+        &w
+    ));
+    // Another kind's attempts each draw a token: its hold seen once
+    // after the grant is the granted attempt's.
+    w.kind = "plain".into();
+    assert!(removed(
+        &ctx(&[], &[]),
+        &life(1, "w", 0, 1000, Some(1100)),
+        &w
+    ));
+    assert!(!removed(
+        &ctx(&[], &[]),
+        &life(1, "w", 0, 900, Some(1000)),
+        &w
+    ));
+}
+
+#[test]
+fn a_dropped_or_refused_attempt_has_no_granted_owner_to_judge() {
+    // The checker only judges holds whose token a granted session
+    // recorded; a dropped acquire records none (see `check_hold_lives`).
+    let refused = Session::refused(0, "r", ms(0), "dropped");
+    assert!(!removed(
+        &ctx(&[], &[]),
+        &life(0, "", 0, 600, Some(700)),
+        &refused
+    ));
+}
+
+#[test]
+fn ttl_expiry_within_the_clock_error_and_the_sighting_excuses_it() {
+    let mut a = holder("a");
+    a.release = Some(ms(5000)); // paused far past its deadline
+    // Set at 50, expires at 2050: gone by 2060 is its TTL, and so is
+    // gone by 1800 (a fast clock, a late sighting: 2050 − 250 − 42).
+    assert!(!removed(
+        &ctx(&[], &[]),
+        &life(0, "a", 50, 2000, Some(2060)),
+        &a
+    ));
+    assert!(!removed(
+        &ctx(&[], &[]),
+        &life(0, "a", 50, 1750, Some(1800)),
+        &a
+    ));
+    assert!(removed(
+        &ctx(&[], &[]),
+        &life(0, "a", 50, 1650, Some(1700)),
+        &a
+    ));
+}
+
+#[test]
+fn a_fault_that_loses_or_ages_holds_on_that_node_excuses_it() {
+    let a = holder("a");
+    let gone = life(2, "a", 50, 1000, Some(1300));
+    for kind in LOSES_OR_AGES {
+        let fault = [FaultEvent::new(kind, vec![2], ms(1100), ms(1200))];
+        assert!(!removed(&ctx(&fault, &[]), &gone, &a), "{kind:?}");
+        let elsewhere = [FaultEvent::new(kind, vec![3], ms(1100), ms(1200))];
+        assert!(removed(&ctx(&elsewhere, &[]), &gone, &a), "{kind:?}");
+    }
+    // A stall while it held only delays commands: no excuse (a
+    // script flush deletes nothing either).
+    for kind in [FaultKind::Stall, FaultKind::ScriptFlush, FaultKind::Latency] {
+        let fault = [FaultEvent::new(kind, vec![2], ms(1100), ms(1200))];
+        assert!(removed(&ctx(&fault, &[]), &gone, &a), "{kind:?}");
+    }
+}
+
+#[test]
+fn a_fault_holding_the_owners_acquire_back_excuses_what_lands_at_its_heal() {
+    let a = holder("a");
+    let stall_during_acquire = [FaultEvent::new(FaultKind::Stall, vec![2], ms(20), ms(300))];
+    assert!(!removed(
+        &ctx(&stall_during_acquire, &[]),
+        &life(2, "a", 50, 1000, Some(1100)),
+        &a
+    ));
+    // Healed more than the slack before: nothing of the acquire is left to land.
+    assert!(removed(
+        &ctx(&stall_during_acquire, &[]),
+        &life(2, "a", 50, 1600, Some(1650)),
+        &a
+    ));
+    // Another group's partition held nothing of this owner's back.
+    let mut other_group = FaultEvent::new(FaultKind::Partition, vec![2], ms(20), ms(400));
+    other_group.group = Some(3);
+    assert!(removed(
+        &ctx(&[other_group], &[]),
+        &life(2, "a", 50, 1000, Some(1100)),
+        &a
+    ));
+    // A plain lock's one attempt sends its token once: what the stall
+    // held back of it cannot remove its own hold.
+    let mut plain = holder("a");
+    plain.kind = "plain".into();
+    assert!(removed(
+        &ctx(&stall_during_acquire, &[]),
+        &life(2, "a", 50, 1000, Some(1100)),
+        &plain
+    ));
+}
+
+#[test]
+fn an_operators_force_release_of_the_resource_excuses_it() {
+    let a = holder("a");
+    let force = |resource: &str| OperatorCall {
+        resource: resource.into(),
+        start: ms(1020),
+        end: ms(1040),
+        action: OperatorAction::ForceRelease { fence: Some(9) },
+    };
+    let gone = life(0, "a", 50, 1000, Some(1100));
+    assert!(!removed(&ctx(&[], &[force("r")]), &gone, &a));
+    assert!(removed(&ctx(&[], &[force("q")]), &gone, &a));
+    // An all-of holder's neighbour is in the key, not the session.
+    let mut neighbour = gone.clone();
+    neighbour.key = "lock:{q}".into();
+    assert!(!removed(&ctx(&[], &[force("q")]), &neighbour, &a));
+    // An inspection removes nothing.
+    let inspect = OperatorCall {
+        action: OperatorAction::Inspect {
+            holders: vec![],
+            answered: 5,
+        },
+        ..force("r")
+    };
+    assert!(removed(&ctx(&[], &[inspect]), &gone, &a));
+}
+
+#[test]
+fn a_sharers_release_leaves_the_other_holds_judged_on_their_own() {
+    // Two readers on one record: a gives its hold back at 1050, b holds on.
+    let mut a = holder("a");
+    a.release = Some(ms(1050));
+    let b = holder("b");
+    let a_gone = life(0, "a", 50, 1000, Some(1100));
+    assert!(!removed(&ctx(&[], &[]), &a_gone, &a));
+    // b's hold on the same node stayed: its life is still open.
+    assert!(!removed(&ctx(&[], &[]), &life(0, "b", 50, 1800, None), &b));
+    // Had a's release taken b's hold too, that is b's hold removed.
+    assert!(removed(
+        &ctx(&[], &[]),
+        &life(0, "b", 50, 1000, Some(1100)),
+        &b
+    ));
+}
+
+/// `owner`'s hold back on `node` at `back`, after a read at `absent`
+/// that did not show it.
+fn back(node: usize, owner: &str, absent: u64, back: u64) -> KeyLife {
+    KeyLife {
+        first_seen: ms(back),
+        last_seen: ms(back + 100),
+        age: ms(50),
+        back_after: Some(ms(absent)),
+        gone: None,
+        ..life(node, owner, 0, 500, None)
+    }
+}
+
+/// A renewing holder granted at 100, extended at 1300 to 3200, released at 3100.
+fn renewing() -> Session {
+    let mut s = Session::granted(0, "r", "a", ms(0), ms(100), ms(1900));
+    s.extensions = vec![crate::Extension {
+        at: ms(1300),
+        until: ms(3200),
+    }];
+    s.release = Some(ms(3100));
+    s
+}
+
+#[test]
+fn a_hold_back_on_a_node_after_it_had_gone_there_is_caught() {
+    // Its hold expired on node 0 (the extension was late there) and the
+    // late extension set it again.
+    let a = renewing();
+    assert!(came_back(&ctx(&[], &[]), &back(0, "a", 2050, 2100), &a));
+    // Even after its release: nothing sets a released hold again.
+    assert!(came_back(&ctx(&[], &[]), &back(0, "a", 3150, 3200), &a));
+    // A first life is not a return.
+    assert!(!came_back(
+        &ctx(&[], &[]),
+        &life(0, "a", 50, 1000, None),
+        &a
+    ));
+}
+
+#[test]
+fn an_acquire_not_yet_decided_may_set_its_hold_again() {
+    // A waiting writer's attempts (one token) set, unwind and set again
+    // until the grant at 900; the sighting allowance covers a read
+    // taken before the grant but timed after it.
+    let mut w = Session::granted(0, "r", "w", ms(0), ms(900), ms(2700));
+    w.release = Some(ms(2600));
+    assert!(!came_back(&ctx(&[], &[]), &back(0, "w", 700, 800), &w));
+    assert!(!came_back(&ctx(&[], &[]), &back(0, "w", 1100, 1150), &w));
+    assert!(came_back(&ctx(&[], &[]), &back(0, "w", 1200, 1250), &w));
+    w.kind = "plain".into();
+    assert!(came_back(&ctx(&[], &[]), &back(0, "w", 1000, 1050), &w));
+}
+
+#[test]
+fn the_acquires_held_back_set_landing_at_the_heal_is_excused() {
+    let a = renewing();
+    let stall = [FaultEvent::new(FaultKind::Stall, vec![0], ms(50), ms(1400))];
+    assert!(!came_back(&ctx(&stall, &[]), &back(0, "a", 1450, 1500), &a));
+    // A plain lock's one attempt sets its hold once.
+    let mut plain = renewing();
+    plain.kind = "plain".into();
+    assert!(came_back(
+        &ctx(&stall, &[]),
+        &back(0, "a", 1450, 1500),
+        &plain
+    ));
+    // A stall that began after the grant held back an extension, not
+    // the acquire: that is the revival this rule is for.
+    let late = [FaultEvent::new(
+        FaultKind::Stall,
+        vec![0],
+        ms(1300),
+        ms(2060),
+    )];
+    assert!(came_back(&ctx(&late, &[]), &back(0, "a", 2050, 2100), &a));
+}
+
+#[test]
+fn a_restart_or_a_clock_jump_on_that_node_excuses_a_return() {
+    let a = renewing();
+    let returned = back(0, "a", 2050, 2100);
+    for kind in LOSES_OR_AGES {
+        let fault = [FaultEvent::new(kind, vec![0], ms(1990), ms(2000))];
+        assert!(!came_back(&ctx(&fault, &[]), &returned, &a), "{kind:?}");
+        let elsewhere = [FaultEvent::new(kind, vec![1], ms(1990), ms(2000))];
+        assert!(came_back(&ctx(&elsewhere, &[]), &returned, &a), "{kind:?}");
+    }
+}
