@@ -75,6 +75,7 @@ pub struct ClusterBuilder {
     persistence: Persistence,
     clocks: Vec<(usize, f64)>,
     controlled: Vec<(usize, std::time::Duration)>,
+    extra_args: Vec<String>,
 }
 
 impl ClusterBuilder {
@@ -84,7 +85,29 @@ impl ClusterBuilder {
             persistence: Persistence::None,
             clocks: Vec::new(),
             controlled: Vec::new(),
+            extra_args: Vec::new(),
         }
+    }
+
+    /// More `redis-server` arguments for every node, after the usual ones:
+    /// [`redis_cluster_args`](crate::redis_cluster_args) starts them in
+    /// cluster mode (as [`ShardedCluster`](crate::ShardedCluster) does).
+    /// Default: none.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let cluster = redquorum_harness::Cluster::builder(1)
+    ///     .server_args(&["--maxmemory", "10mb"])
+    ///     .start()
+    ///     .unwrap();
+    /// let reply = cluster.command(0, &["CONFIG", "GET", "maxmemory"]).unwrap();
+    /// let redquorum_harness::Reply::Array(Some(pair)) = reply else { panic!("{reply:?}") };
+    /// assert_eq!(pair[1].as_text().as_deref(), Some("10485760"));
+    /// ```
+    pub fn server_args(mut self, args: &[&str]) -> Self {
+        self.extra_args.extend(args.iter().map(|a| (*a).to_owned()));
+        self
     }
 
     /// What every node writes to disk. Default: [`Persistence::None`].
@@ -183,6 +206,7 @@ impl ClusterBuilder {
                     binary,
                     debug_flag,
                     persistence: self.persistence,
+                    extra_args: self.extra_args,
                 },
                 nodes: Mutex::new(nodes),
                 _root: root,

@@ -21,6 +21,9 @@ pub(super) struct ServerConfig {
     pub(super) debug_flag: bool,
     /// What every node writes to disk.
     pub(super) persistence: Persistence,
+    /// More `redis-server` arguments, after the usual ones (cluster mode:
+    /// `--cluster-enabled yes`, ...).
+    pub(super) extra_args: Vec<String>,
 }
 
 /// One local node's process state.
@@ -61,6 +64,7 @@ impl LocalNode {
             ),
             Some(clock) => clock.command(self.port, &self.dir, server.persistence),
         };
+        command.args(&server.extra_args);
         let child = command.spawn().map_err(|source| HarnessError::Io {
             node: index,
             action: "spawn redis-server",

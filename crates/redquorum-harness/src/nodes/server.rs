@@ -137,9 +137,32 @@ fn server_pid(conn: &mut RespConn) -> Option<u32> {
         .and_then(|pid| pid.trim().parse().ok())
 }
 
-/// A loopback port free when asked (another process may take it before it is bound).
+/// How far above its port a Redis Cluster node listens for its cluster bus
+/// (Redis's default, so no `--cluster-port` is needed on older servers).
+pub(super) const BUS_PORT_OFFSET: u16 = 10_000;
+
+/// A loopback port free when asked (another process may take it before it
+/// is bound). Any node may be started as a Redis Cluster node, whose cluster
+/// bus listens 10000 above: the port is low enough for that, and its bus
+/// port was free too (a node on port 56000 or above refuses to start).
 pub(super) fn free_port() -> std::io::Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+    // Rejected ports stay bound until the end, so the OS hands out others.
+    let mut rejected = Vec::new();
+    for _attempt in 0..64 {
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let port = listener.local_addr()?.port();
+        let bus_free = port
+            .checked_add(BUS_PORT_OFFSET)
+            .is_some_and(|bus| TcpListener::bind(("127.0.0.1", bus)).is_ok());
+        if bus_free {
+            return Ok(port);
+        }
+        rejected.push(listener);
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::AddrNotAvailable,
+        "no free loopback port whose cluster bus port (+10000) is free too",
+    ))
 }
 
 #[cfg(test)]
