@@ -59,6 +59,40 @@ pub enum HarnessError {
          libc-malloc redis-server), or set REDQUORUM_LIBFAKETIME and REDQUORUM_FAKETIME_REDIS"
     )]
     FaketimeUnavailable(String),
+    /// A sharded master (a local Redis Cluster) was asked for something its
+    /// layout cannot do: no shards, a second replica, a failover without a
+    /// replica, a shard or slot out of range.
+    #[error("redis cluster: {0}")]
+    ClusterLayout(String),
+    /// A step of setting up, resharding or failing over a local Redis
+    /// Cluster failed on one of its nodes.
+    #[error("redis cluster of master {master}, shard {shard}: {step}: {message}")]
+    ClusterStep {
+        /// The master (voter) the cluster stands for.
+        master: usize,
+        /// The shard whose node failed the step.
+        shard: usize,
+        /// What was being done (`CLUSTER ADDSLOTS`, `MIGRATE`, ...).
+        step: String,
+        /// What the node answered, or the I/O error.
+        message: String,
+    },
+    /// A local Redis Cluster did not reach the state a step waits for (every
+    /// node `cluster_state:ok`, agreeing who owns every slot, replicas
+    /// linked) within the bound.
+    #[error(
+        "redis cluster of master {master}: {waited_for} not reached within {within:?}; last seen: {seen}"
+    )]
+    ClusterNotSettled {
+        /// The master (voter) the cluster stands for.
+        master: usize,
+        /// What was waited for.
+        waited_for: String,
+        /// How long it was waited for.
+        within: std::time::Duration,
+        /// The last thing seen that was not it, naming the node (port, shard, role).
+        seen: String,
+    },
     /// A workspace example could not be built or located for a test.
     #[error("example {example} of {package}: {reason}")]
     Example {

@@ -26,7 +26,8 @@
 //!
 //! 1. `nodes/`: local `redis-server` processes and nodes given by URL:
 //!    [`Cluster`] (its `LocalNode`s start, die, pause, roll back, and move
-//!    their clocks), [`ClusterBuilder`], libfaketime
+//!    their clocks), [`ClusterBuilder`], [`ShardedCluster`] (each master a
+//!    local Redis Cluster: slot migration, failover), libfaketime
 //!    ([`faketime_support`]), [`RespConn`], [`example_binary`], and
 //!    `TlsCluster` (feature `tls`, for tests).
 //! 2. `faults/`: what goes wrong on purpose: [`FaultKind`], the
@@ -72,8 +73,9 @@ pub use faults::{
     Proxies, ProxyMode,
 };
 pub use nodes::{
-    Cluster, ClusterBuilder, FaketimeSupport, Persistence, Reply, RespConn, example_binary,
-    faketime_cache_dir, faketime_support, redis_server_path,
+    Cluster, ClusterBuilder, FaketimeSupport, Migration, Persistence, Reply, RespConn, SLOT_COUNT,
+    ShardPorts, ShardedCluster, example_binary, faketime_cache_dir, faketime_support,
+    form_redis_cluster, redis_cluster_args, redis_cluster_url, redis_server_path, slot_of,
 };
 #[cfg(feature = "tls")]
 pub use nodes::{TlsCluster, unrelated_ca_pem};
