@@ -126,6 +126,20 @@ pub enum Error {
     /// The `Redlock` was shut down ([`Redlock::shutdown`](crate::Redlock::shutdown)).
     #[error("the redlock was shut down")]
     Shutdown,
+    /// A multi-lock's resources are served by several shards of a cluster
+    /// master (`redis-cluster://`): one all-or-nothing operation runs on
+    /// one shard, so the set cannot be taken there. Nothing was sent.
+    #[error(
+        "{resource:?}: its resources are served by several shards of the cluster master {node} ({shards}); lock them one by one, or use single-server masters"
+    )]
+    CrossShard {
+        /// The resources, as the multi-lock names them (`"a, b"`).
+        resource: String,
+        /// The cluster master.
+        node: crate::NodeId,
+        /// The shard primaries that serve them.
+        shards: String,
+    },
 }
 
 impl Error {

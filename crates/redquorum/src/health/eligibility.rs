@@ -99,6 +99,11 @@ struct State {
     /// `reconnects_seen` when the last successful probe started; `None` before the first.
     probed_through: Option<u64>,
     clock: ClockWatch,
+    /// When this server was seen taking over a cluster shard's slots after
+    /// the first topology (a failover, or a new shard), and for how long
+    /// its votes are refused: it may lack writes its predecessor
+    /// acknowledged (node/cluster.rs).
+    became_primary: Option<(Instant, Duration)>,
 }
 
 impl Eligibility {
@@ -168,11 +173,27 @@ impl Eligibility {
         (std::mem::replace(&mut state.probe, probe), clock_fault)
     }
 
+    /// Marks the server as a primary that took over slots just now: its
+    /// votes are refused for `stable_for` (the longest lease), whatever its
+    /// durability, as a restarted node's are.
+    pub(crate) fn became_primary(&self, stable_for: Duration) {
+        lock(&self.state).became_primary = Some((Instant::now(), stable_for));
+    }
+
     /// Why this node's vote is refused now, if it is. Cheap: no I/O.
     pub(crate) fn refusal(&self) -> Option<Ineligible> {
         self.drain_reconnects();
         let state = lock(&self.state);
         let now = Instant::now();
+        if let Some((since, stable_for)) = state.became_primary {
+            let age = now.saturating_duration_since(since);
+            if age < stable_for {
+                return Some(Ineligible::NewPrimary {
+                    age,
+                    max_ttl: stable_for,
+                });
+            }
+        }
         let clock_fault = self
             .clock_rule
             .and_then(|(_, stable_for)| state.clock.refusal(stable_for, now));

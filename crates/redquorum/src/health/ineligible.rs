@@ -64,6 +64,16 @@ pub enum Ineligible {
         /// The version the server reports (`redis_version` of `INFO`).
         version: String,
     },
+    /// A shard primary of a cluster master (`redis-cluster://`) that took
+    /// over its slots less than the longest lease ago (a failover promoted
+    /// it, or slots moved to a new shard): replication is asynchronous, so
+    /// it may lack holds its predecessor granted.
+    NewPrimary {
+        /// How long ago it was seen taking over.
+        age: Duration,
+        /// The longest lease (`max_ttl`, else the TTL).
+        max_ttl: Duration,
+    },
 }
 
 impl fmt::Display for Ineligible {
@@ -93,6 +103,12 @@ impl fmt::Display for Ineligible {
                 crate::OLDEST_SERVER.0,
                 crate::OLDEST_SERVER.1
             ),
+            Self::NewPrimary { age, max_ttl } => write!(
+                f,
+                "a cluster shard primary that took over its slots {} ms ago, less than the max ttl {}s (a failover)",
+                age.as_millis(),
+                max_ttl.as_secs()
+            ),
         }
     }
 }
@@ -108,6 +124,7 @@ impl Ineligible {
             Self::UnknownUptime => "unknown_uptime",
             Self::SameServer { .. } => "same_server",
             Self::ServerTooOld { .. } => "server_too_old",
+            Self::NewPrimary { .. } => "new_primary",
         }
     }
 }

@@ -40,7 +40,7 @@ use tokio::sync::{Notify, oneshot};
 use crate::mutants::{self, Mutant};
 use crate::node::link::Link;
 use crate::node::queue::{MAX_IN_FLIGHT, Queued, State};
-use crate::node::script;
+use crate::node::script::{self, LockScript};
 use crate::protocol::op::{self, Op, Reply};
 
 /// One node's operations: sent at once, or queued for the next call.
@@ -55,6 +55,8 @@ pub(crate) struct Batcher {
     /// then down until it answers again).
     link: Arc<Link>,
     state: Mutex<State>,
+    /// The lock script the calls run (node/script.rs).
+    script: &'static LockScript,
     /// Told when the last call in flight ends (see [`Batcher::drained`]).
     idle: Notify,
 }
@@ -63,8 +65,14 @@ pub(crate) struct Batcher {
 type Call = BoxFuture<'static, Vec<Reply>>;
 
 impl Batcher {
-    pub(crate) fn new(client: Client, timeout: Duration, link: Arc<Link>) -> Self {
+    pub(crate) fn new(
+        client: Client,
+        timeout: Duration,
+        link: Arc<Link>,
+        script: &'static LockScript,
+    ) -> Self {
         Self {
+            script,
             client,
             timeout,
             runtime: Handle::current(),
@@ -218,8 +226,10 @@ impl Batcher {
 
     /// One call of `ops.lua` carrying `ops`, sent `seq`-th on the connection.
     async fn call(&self, seq: u64, ops: Vec<Op>) -> Vec<Reply> {
-        let (keys, args) = op::encode(&ops);
-        match script::OPS
+        let (keys, args) = self.script.encode(&ops);
+        match self
+            .script
+            .script
             .evalsha::<Value, _, _, _>(&self.client, keys, args)
             .await
         {
@@ -246,7 +256,7 @@ impl Batcher {
         let mut replies = vec![Err(noscript); ops.len()];
         let late = mutants::is_active(Mutant::NoscriptAfterUnwind);
         if late {
-            mutants::late_fallback(&self.client, &script::body(&script::OPS)).await;
+            mutants::late_fallback(&self.client, &script::body(&self.script.script)).await;
         }
         let again = {
             let mut state = self.lock();
@@ -256,8 +266,8 @@ impl Batcher {
                 .collect();
             if !again.is_empty() {
                 state.sent += 1;
-                let (keys, args) = op::encode(again.iter().map(|&i| &ops[i]));
-                let body = script::body(&script::OPS);
+                let (keys, args) = self.script.encode(again.iter().map(|&i| &ops[i]));
+                let body = script::body(&self.script.script);
                 let mut eval = Box::pin(self.client.eval::<Value, _, _, _>(body, keys, args));
                 // Polled under the lock: on the connection before anything later.
                 let first = eval.as_mut().poll(&mut Context::from_waker(Waker::noop()));
@@ -267,7 +277,7 @@ impl Batcher {
             }
         };
         let Some((again, eval, first)) = again else {
-            if let Err(error) = script::OPS.load(&self.client).await {
+            if let Err(error) = self.script.script.load(&self.client).await {
                 tracing::debug!(%error, "script load after NOSCRIPT failed");
             }
             return replies;

@@ -36,7 +36,12 @@ fn a_batch_whose_call_fails_at_once_does_not_deadlock_the_queue() {
             let link = Arc::new(Link::new(id, client.clone(), Duration::from_secs(10)));
             let connection = client.connect();
             client.wait_for_connect().await.unwrap();
-            let batcher = Arc::new(Batcher::new(client, Duration::from_secs(10), link));
+            let batcher = Arc::new(Batcher::new(
+                client,
+                Duration::from_secs(10),
+                link,
+                &crate::node::script::OPS,
+            ));
             nodes.pause(0).unwrap();
             // Entering sends or queues: two operations take the node's
             // slots (sent to the paused node), the release queues.

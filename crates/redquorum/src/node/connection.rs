@@ -33,7 +33,10 @@ pub(crate) fn redact_url(url: &str) -> String {
     }
 }
 
-/// Parses a node URL into fred's config and the node's identity.
+/// Parses a node URL into fred's config and the node's identity:
+/// `redis://` or `rediss://` for one server, `redis-cluster://` or
+/// `rediss-cluster://` (more seeds as `?node=host:port`) for a Redis
+/// Cluster voting as one master, named by its first seed.
 pub(crate) fn parse_url(url: &str) -> Result<(Config, NodeId), BuildError> {
     let invalid = |source| BuildError::InvalidUrl {
         url: redact_url(url),
@@ -41,22 +44,27 @@ pub(crate) fn parse_url(url: &str) -> Result<(Config, NodeId), BuildError> {
     };
     // fred would take any scheme (http://...) as a plain connection.
     let scheme = url.split_once("://").map(|(scheme, _)| scheme);
-    if !matches!(scheme, Some("redis" | "rediss")) {
+    if !matches!(
+        scheme,
+        Some("redis" | "rediss" | "redis-cluster" | "rediss-cluster")
+    ) {
         return Err(invalid(fred::error::Error::new(
             fred::error::ErrorKind::Config,
-            "a node URL must start with redis:// or rediss://",
+            "a node URL must start with redis://, rediss://, redis-cluster:// or rediss-cluster://",
         )));
     }
-    let config = Config::from_url(url).map_err(invalid)?;
-    let id = match &config.server {
-        ServerConfig::Centralized { server } => NodeId::new(&server.host, server.port),
-        _ => {
-            return Err(invalid(fred::error::Error::new(
-                fred::error::ErrorKind::Config,
-                "a node must be a single master (redis:// or rediss://), not a cluster or sentinel URL",
-            )));
-        }
-    };
+    let mut config = Config::from_url(url).map_err(invalid)?;
+    // fred lists the `?node=` seeds first and the URL's host last: the
+    // URL's host is the one that names the node.
+    if let ServerConfig::Clustered { hosts, .. } = &mut config.server {
+        hosts.rotate_right(1);
+    }
+    let id = node_id(&config).ok_or_else(|| {
+        invalid(fred::error::Error::new(
+            fred::error::ErrorKind::Config,
+            "a node must be a single master or a cluster, not a sentinel URL",
+        ))
+    })?;
     // Without a TLS feature fred would connect a rediss:// URL in plain text.
     if url.starts_with("rediss") && !cfg!(feature = "tls") {
         return Err(BuildError::TlsNotEnabled(id));
@@ -64,20 +72,53 @@ pub(crate) fn parse_url(url: &str) -> Result<(Config, NodeId), BuildError> {
     Ok((config, id))
 }
 
+/// The node's identity: its server, or a cluster's first seed.
+fn node_id(config: &Config) -> Option<NodeId> {
+    match &config.server {
+        ServerConfig::Centralized { server } => Some(NodeId::new(&server.host, server.port)),
+        ServerConfig::Clustered { hosts, .. } => hosts
+            .first()
+            .map(|server| NodeId::new(&server.host, server.port)),
+        _ => None,
+    }
+}
+
+/// A cluster config's seeds (`None` for a single server).
+pub(crate) fn cluster_seeds(config: &Config) -> Option<Vec<(String, u16)>> {
+    match &config.server {
+        ServerConfig::Clustered { hosts, .. } => Some(
+            hosts
+                .iter()
+                .map(|server| (server.host.to_string(), server.port))
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+/// The config of the server a single master or a cluster's first seed
+/// is: a cluster's release notifications are heard on one of its servers
+/// (a `PUBLISH` reaches every server of a cluster).
+pub(crate) fn first_server(config: &Config) -> Config {
+    match &config.server {
+        ServerConfig::Clustered { hosts, .. } if !hosts.is_empty() => Config {
+            server: ServerConfig::new_centralized(hosts[0].host.to_string(), hosts[0].port),
+            ..config.clone()
+        },
+        _ => config.clone(),
+    }
+}
+
 /// Checks a fred [`Config`] given with `RedlockBuilder::node_config` and
-/// names its node. Only its server, credentials, database, RESP version and
+/// names its node (a centralized config: one server; a clustered one: a
+/// cluster master). Only its server, credentials, database, RESP version and
 /// TLS settings are kept: everything else starts from fred's defaults, and
 /// the lock-safe settings ([`settings`]) are applied over them, whatever the
 /// caller set.
 pub(crate) fn from_config(config: Config) -> Result<(Config, NodeId), BuildError> {
-    let id = match &config.server {
-        ServerConfig::Centralized { server } => NodeId::new(&server.host, server.port),
-        _ => {
-            return Err(BuildError::InvalidNodeConfig {
-                reason: "a node must be a single master (ServerConfig::Centralized), not a cluster or sentinel config",
-            });
-        }
-    };
+    let id = node_id(&config).ok_or(BuildError::InvalidNodeConfig {
+        reason: "a node must be a single master (ServerConfig::Centralized) or a cluster (ServerConfig::Clustered), not a sentinel config",
+    })?;
     #[cfg_attr(not(feature = "tls"), allow(unused_mut))]
     let mut kept = Config {
         server: config.server,
@@ -201,7 +242,11 @@ mod tests {
             Err(BuildError::InvalidUrl { .. })
         ));
         assert!(matches!(
-            parse_url("redis-cluster://127.0.0.1:7001"),
+            parse_url("redis-sentinel://127.0.0.1:7001"),
+            Err(BuildError::InvalidUrl { .. })
+        ));
+        assert!(matches!(
+            parse_url("http://127.0.0.1:7001"),
             Err(BuildError::InvalidUrl { .. })
         ));
     }
@@ -215,7 +260,26 @@ mod tests {
     }
 
     #[test]
-    fn from_config_takes_a_centralized_config_and_refuses_a_cluster() {
+    fn a_cluster_url_is_one_node_named_by_its_first_seed() {
+        let (config, id) =
+            parse_url("redis-cluster://u:pw@127.0.0.1:7001?node=127.0.0.1:7002").unwrap();
+        assert_eq!(id.to_string(), "127.0.0.1:7001");
+        assert_eq!(
+            cluster_seeds(&config).unwrap(),
+            [
+                ("127.0.0.1".to_owned(), 7001),
+                ("127.0.0.1".to_owned(), 7002)
+            ]
+        );
+        assert_eq!(config.password.as_deref(), Some("pw"));
+        let first = first_server(&config);
+        assert!(cluster_seeds(&first).is_none());
+        let (single, _) = parse_url("redis://127.0.0.1:7001").unwrap();
+        assert!(cluster_seeds(&single).is_none());
+    }
+
+    #[test]
+    fn from_config_takes_a_centralized_or_clustered_config_and_refuses_a_sentinel() {
         let mut given = Config::from_url("redis://u:pw@127.0.0.1:7009/2").unwrap();
         given.blocking = fred::types::config::Blocking::Error;
         given.fail_fast = false;
@@ -230,8 +294,15 @@ mod tests {
             server: ServerConfig::new_clustered(vec![("127.0.0.1", 7000)]),
             ..Default::default()
         };
+        let (kept, id) = from_config(cluster).unwrap();
+        assert_eq!(id.to_string(), "127.0.0.1:7000");
+        assert!(cluster_seeds(&kept).is_some());
+        let sentinel = Config {
+            server: ServerConfig::new_sentinel(vec![("127.0.0.1", 26379)], "mymaster"),
+            ..Default::default()
+        };
         assert!(matches!(
-            from_config(cluster),
+            from_config(sentinel),
             Err(BuildError::InvalidNodeConfig { .. })
         ));
     }

@@ -1,219 +1,230 @@
-//! One independent Redis master: its client, the batcher its operations go
-//! through, why its connection is down (if it is), and the cached answers of
-//! its health probes.
+//! One of the N masters, one vote: a single Redis server (`redis://`), or
+//! a Redis Cluster whose shards share the vote by slot (`redis-cluster://`,
+//! node/cluster.rs). Everything above this file sees a master, never a shard.
 
 use std::fmt;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
 
-use fred::clients::Client;
 use fred::error::Error as FredError;
-use fred::interfaces::{ClientLike, EventInterface};
-use fred::prelude::Config;
 use fred::types::ConnectHandle;
 use tokio::task::JoinHandle;
 
-use crate::health::eligibility::Eligibility;
-use crate::health::ineligible::Ineligible;
 use crate::health::node_health::NodeHealth;
-use crate::node::batcher::Batcher;
-use crate::node::connection;
-use crate::node::link::{self, Link};
-use crate::node::{probe, script};
+use crate::node::cluster::ClusterMaster;
+use crate::node::server::Server;
 use crate::node_id::NodeId;
 use crate::protocol::op::{Op, Reply};
 
-/// One independent Redis master.
-pub(crate) struct Node {
-    id: NodeId,
-    client: Client,
-    /// Whether it connects with TLS (`rediss://`, or a config with TLS).
-    tls: bool,
-    /// Why its connection is down, if it is.
-    link: Arc<Link>,
-    /// The one way operations reach the node (group commit).
-    batcher: Arc<Batcher>,
-    /// Cached probe results and the vote rules.
-    eligibility: Arc<Eligibility>,
+/// One master: the servers behind one vote.
+pub(crate) enum Node {
+    /// One server, with its connection task once started.
+    Single(Arc<Server>, Mutex<Option<ConnectHandle>>),
+    /// A Redis Cluster.
+    Cluster(Arc<ClusterMaster>),
 }
 
 impl fmt::Debug for Node {
-    // fred's Client Debug is not used: only the id, which never has a password.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Node").field("id", &self.id).finish()
+        match self {
+            Node::Single(server, _) => server.fmt(f),
+            Node::Cluster(cluster) => f.debug_tuple("Cluster").field(cluster.id()).finish(),
+        }
     }
 }
 
+/// An operation's answer, and the server that gave it (whose vote rules
+/// decide whether the vote counts: node/nodes.rs).
+pub(crate) struct Answered {
+    pub(crate) reply: Reply,
+    pub(crate) by: Arc<Server>,
+}
+
 impl Node {
-    /// A node with lock-safe client settings (node/connection.rs), not yet
-    /// connected. With `max_ttl`, the delayed-restart rule refuses its votes
-    /// while it may have forgotten keys; it is probed every `interval`.
-    pub(crate) fn new(
-        config: Config,
-        id: NodeId,
-        node_timeout: Duration,
-        max_ttl: Option<Duration>,
-        interval: Duration,
-        clock_rule: (f64, Duration),
-        check_clock: bool,
-    ) -> Self {
-        let tls = connection::is_tls(&config);
-        let client = connection::client(config, node_timeout);
-        // Subscribed before connect(), so the first connection counts as one.
-        let mut eligibility = Eligibility::new(client.reconnect_rx());
-        eligibility.configure(max_ttl, interval);
-        if check_clock {
-            eligibility.configure_clock(clock_rule.0, clock_rule.1);
-        }
-        let link = Arc::new(Link::new(id.clone(), client.clone(), node_timeout));
-        Self {
-            batcher: Arc::new(Batcher::new(
-                client.clone(),
-                node_timeout,
-                Arc::clone(&link),
-            )),
-            id,
-            tls,
-            client,
-            link,
-            eligibility: Arc::new(eligibility),
-        }
+    /// A single-server master.
+    pub(crate) fn single(server: Server) -> Self {
+        Node::Single(Arc::new(server), Mutex::new(None))
     }
 
     pub(crate) fn id(&self) -> &NodeId {
-        &self.id
+        match self {
+            Node::Single(server, _) => server.id(),
+            Node::Cluster(cluster) => cluster.id(),
+        }
     }
 
-    /// Why the node is down, or `None` while it is up (node/link.rs).
+    /// Every server behind the vote now (a cluster's shard primaries).
+    pub(crate) fn servers(&self) -> Vec<Arc<Server>> {
+        match self {
+            Node::Single(server, _) => vec![Arc::clone(server)],
+            Node::Cluster(cluster) => cluster.servers(),
+        }
+    }
+
+    /// Why the master is down, or `None` while it may answer: a cluster is
+    /// down only when no shard primary is up (or its slot map is unknown);
+    /// a shard that is down fails the operations routed to it.
     pub(crate) fn down(&self) -> Option<FredError> {
-        self.link.down()
+        let servers = self.servers();
+        if servers.is_empty() {
+            return Some(FredError::new(
+                fred::error::ErrorKind::IO,
+                "cluster slot map unknown: no server of the cluster answered CLUSTER SLOTS",
+            ));
+        }
+        // Every server's cause, or `None` as soon as one is up.
+        let causes: Option<Vec<FredError>> = servers.iter().map(|server| server.down()).collect();
+        causes.and_then(|causes| causes.into_iter().next())
     }
 
-    /// Runs one operation: at once, or in the node's next batch. A timeout
-    /// while the connection is down is reported with the connection's cause.
-    /// On a node known to be down it fails at once with the cause.
+    /// Starts one operation now on the server for its keys and returns its
+    /// answer to come (see [`Server::submit`]); or says at once why it
+    /// cannot (that server is down, a cluster's keys span shards).
+    pub(crate) fn submit(
+        &self,
+        op: Op,
+    ) -> Result<impl Future<Output = Answered> + Send + '_, FredError> {
+        let answer: futures::future::BoxFuture<'_, Answered> = match self {
+            Node::Single(server, _) => {
+                let answer = server.submit(op)?;
+                let by = Arc::clone(server);
+                Box::pin(async move {
+                    Answered {
+                        reply: answer.await,
+                        by,
+                    }
+                })
+            }
+            Node::Cluster(cluster) => {
+                let answer = cluster.submit(op)?;
+                Box::pin(async move {
+                    let (reply, by) = answer.await;
+                    Answered { reply, by }
+                })
+            }
+        };
+        Ok(answer)
+    }
+
+    /// Runs one operation to its answer.
     pub(crate) async fn run(&self, op: Op) -> Reply {
         match self.submit(op) {
-            Ok(answer) => answer.await,
+            Ok(answer) => answer.await.reply,
             Err(cause) => Err(cause),
         }
     }
 
-    /// Starts one operation now (sent, or queued: see [`Batcher::enter`])
-    /// and returns its answer to come; or, on a node known to be down
-    /// (node/link.rs), says why without waiting. What undoes earlier operations
-    /// (a release, an unwind) is still sent to a down node, and completes in
-    /// the background: a stopped node that resumes applies it after the
-    /// operations sent before it on the same connection. Anything else is
-    /// not sent at all, which is always safe.
-    pub(crate) fn submit(&self, op: Op) -> Result<impl Future<Output = Reply> + '_, FredError> {
-        if let Some(cause) = self.link.down() {
-            if op.undoes() {
-                drop(self.batcher.enter(op));
-            }
-            return Err(cause);
-        }
-        let entered = self.batcher.enter(op);
-        Ok(async move {
-            entered
-                .answer()
-                .await
-                .map_err(|error| self.link.explain(error))
-        })
-    }
-
-    /// The keys matching `pattern` (a SCAN glob), up to about `limit` of
-    /// them, in at most `max_calls` SCAN calls (an operator's listing:
-    /// bounded, never a KEYS).
+    /// The keys matching `pattern` on every server (see [`Server::scan`]).
     pub(crate) async fn scan(
         &self,
         pattern: &str,
         limit: usize,
         max_calls: usize,
-    ) -> Result<Vec<String>, fred::error::Error> {
-        let scan = fred::types::CustomCommand::new_static("SCAN", None, false);
-        let mut cursor = "0".to_owned();
+    ) -> Result<Vec<String>, FredError> {
         let mut found = Vec::new();
-        for _ in 0..max_calls {
-            let args = vec![cursor.as_str(), "MATCH", pattern, "COUNT", "1000"];
-            let (next, keys): (String, Vec<String>) = self
-                .client
-                .custom(scan.clone(), args)
-                .await
-                .map_err(|error| self.link.explain(error))?;
-            found.extend(keys);
-            cursor = next;
-            if cursor == "0" || found.len() >= limit {
-                break;
-            }
+        for server in self.servers() {
+            found.extend(server.scan(pattern, limit, max_calls).await?);
         }
         Ok(found)
     }
 
-    /// Starts the connection task and the background tasks that keep the
-    /// node's script loaded and its health probed; commands queue until the
-    /// connection is up.
-    pub(crate) fn start(&self) -> (ConnectHandle, [JoinHandle<()>; 3]) {
-        let link = link::spawn_link_watch(&self.client, self.tls, Arc::downgrade(&self.link));
-        let loader = script::spawn_loader(self.client.clone(), self.id.clone());
-        let prober = probe::spawn_prober(
-            self.client.clone(),
-            self.id.clone(),
-            Arc::downgrade(&self.eligibility),
-            self.eligibility.interval(),
-        );
-        (self.client.connect(), [link, loader, prober])
-    }
-
-    /// Waits for the first connection attempt (see [`connection::wait_connected`]);
-    /// when it succeeded, loads the script and probes the node, so the first
-    /// operations neither race the loader nor vote unprobed.
-    pub(crate) async fn first_connect(&self) -> bool {
-        let up = connection::wait_connected(&self.client).await;
-        if up {
-            script::load(&self.client, &self.id).await;
-            probe::probe(&self.client, &self.id, &self.eligibility).await;
+    /// Starts the connections and background tasks; returns the tasks to
+    /// stop at once when the `Redlock` goes (connections end in
+    /// [`Node::close`]).
+    pub(crate) fn start(&self) -> Vec<JoinHandle<()>> {
+        match self {
+            Node::Single(server, connection) => {
+                let (handle, tasks) = server.start();
+                *crate::sync::lock(connection) = Some(handle);
+                tasks.into()
+            }
+            Node::Cluster(cluster) => vec![cluster.spawn_refresher()],
         }
-        up
     }
 
-    /// Opens a hand-off window on the node's batcher (see [`Batcher::hold`]).
+    /// Waits for the first connection (a cluster: its slot map and its
+    /// primaries); whether the master can be reached.
+    pub(crate) async fn first_connect(&self) -> bool {
+        match self {
+            Node::Single(server, _) => server.first_connect().await,
+            Node::Cluster(cluster) => cluster.first_connect().await,
+        }
+    }
+
+    /// Opens a hand-off window on every server (see `Batcher::hold`).
     pub(crate) fn hold_batches(&self) {
-        self.batcher.hold();
+        self.servers()
+            .iter()
+            .for_each(|server| server.hold_batches());
     }
 
-    /// Closes a hand-off window (see [`Batcher::unhold`]).
+    /// Closes a hand-off window (see `Batcher::unhold`).
     pub(crate) fn unhold_batches(&self) {
-        self.batcher.unhold();
+        self.servers()
+            .iter()
+            .for_each(|server| server.unhold_batches());
     }
 
-    /// Why the node's votes are refused now, by its own state (node/nodes.rs
-    /// adds the rule that spans nodes). Cheap: no I/O.
-    pub(crate) fn refusal(&self) -> Option<Ineligible> {
-        self.eligibility.refusal()
+    /// The run ids of the servers behind the vote, once probed.
+    pub(crate) fn run_ids(&self) -> Vec<String> {
+        self.servers().iter().filter_map(|s| s.run_id()).collect()
     }
 
-    /// The server's run id, once probed.
-    pub(crate) fn run_id(&self) -> Option<String> {
-        self.eligibility.run_id()
-    }
-
-    /// The node's health as of its last probe, and whether it is down now.
+    /// The master's health: a single server's, or for a cluster the first
+    /// shard's that is down or refused (else any shard's), with the
+    /// shortest uptime of its shards.
     pub(crate) fn health(&self) -> NodeHealth {
-        let mut health = self.eligibility.snapshot();
-        health.down = self.link.down().map(|cause| cause.details().to_owned());
-        health
+        let healths: Vec<(NodeId, NodeHealth)> = self
+            .servers()
+            .iter()
+            .map(|server| (server.id().clone(), server.health()))
+            .collect();
+        let mut worst = healths
+            .iter()
+            .find(|(_, h)| h.down.is_some() || h.refusal.is_some())
+            .or(healths.first())
+            .map(|(id, health)| {
+                let mut health = health.clone();
+                if matches!(self, Node::Cluster(_)) {
+                    health.down = health.down.map(|down| format!("shard {id}: {down}"));
+                }
+                health
+            })
+            .unwrap_or_default();
+        worst.uptime = healths.iter().filter_map(|(_, h)| h.uptime).min();
+        if healths.is_empty() {
+            worst.down = self.down().map(|cause| cause.details().to_owned());
+        }
+        worst
     }
 
-    /// Resolves once no call of ours is in flight on the node (see
-    /// [`Batcher::drained`]); owns what it needs, so it may outlive the node.
-    pub(crate) fn drained(&self) -> impl Future<Output = ()> + Send + 'static {
-        let batcher = Arc::clone(&self.batcher);
-        async move { batcher.drained().await }
+    /// Resolves once no call of ours is in flight on any of its servers;
+    /// owns what it needs, so it may outlive the node.
+    pub(crate) fn drained(&self) -> impl Future<Output = ()> + Send + use<> {
+        let waits: Vec<_> = self
+            .servers()
+            .iter()
+            .map(|server| server.drained())
+            .collect();
+        async move {
+            futures::future::join_all(waits).await;
+        }
     }
 
-    /// Asks the server to close our connection (bounded by the node timeout).
+    /// Asks every server to close our connection (each bounded by the node timeout).
     pub(crate) async fn quit(&self) {
-        let _ = self.client.quit().await;
+        let servers = self.servers();
+        futures::future::join_all(servers.iter().map(|server| server.quit())).await;
+    }
+
+    /// Stops the connection tasks (reconnect loops).
+    pub(crate) fn close(&self) {
+        match self {
+            Node::Single(_, connection) => {
+                if let Some(handle) = crate::sync::lock(connection).take() {
+                    handle.abort();
+                }
+            }
+            Node::Cluster(cluster) => cluster.stop(),
+        }
     }
 }

@@ -1,6 +1,8 @@
-//! The N masters: one master's client and state (`master.rs`), the set of
-//! them with their background tasks and the vote rules that span nodes
-//! (`nodes.rs`), connecting with lock-safe fred settings
+//! The N masters: one master, a single server or a Redis Cluster
+//! (`master.rs`); one server's client and state (`server.rs`); a cluster
+//! master's shards and slot routing (`cluster.rs`, over the pure slot map
+//! of `slots.rs`); the set of masters with their background tasks and the
+//! vote rules that span nodes (`nodes.rs`), connecting with lock-safe fred settings
 //! (`connection.rs`), whether a node is up or down and why (`link.rs`),
 //! group commit (`batcher.rs` over its queue, `queue.rs`; tests in
 //! `batcher_tests.rs`), the script cache (`script.rs`), and the health
@@ -16,6 +18,7 @@
 //! `redlock.rs`, `kinds/`: a node runs operations, it does not decide them.
 
 mod batcher;
+pub(crate) mod cluster;
 pub(crate) mod connection;
 mod link;
 pub(crate) mod master;
@@ -23,3 +26,5 @@ pub(crate) mod nodes;
 mod probe;
 mod queue;
 pub(crate) mod script;
+pub(crate) mod server;
+mod slots;

@@ -4,7 +4,6 @@
 
 use std::time::Duration;
 
-use fred::types::ConnectHandle;
 use futures::FutureExt;
 use futures::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::OnceCell;
@@ -13,15 +12,16 @@ use tokio::task::JoinHandle;
 use crate::health::ineligible::Ineligible;
 use crate::health::node_health::NodeHealth;
 use crate::node::master::Node;
+use crate::node::server::Server;
 use crate::node_id::NodeId;
 use crate::outcome::NodeOutcome;
+use crate::protocol::op::Op;
 use crate::protocol::tally;
 
 /// The configured masters, connected.
 #[derive(Debug)]
 pub(crate) struct Nodes {
     nodes: Vec<Node>,
-    connections: Vec<ConnectHandle>,
     tasks: Vec<JoinHandle<()>>,
     /// Set once the first connection attempt to every node has settled.
     connected: OnceCell<()>,
@@ -41,16 +41,9 @@ impl Nodes {
         connect_timeout: Duration,
         node_timeout: Duration,
     ) -> Self {
-        let mut connections = Vec::with_capacity(nodes.len());
-        let mut tasks = Vec::with_capacity(3 * nodes.len());
-        for node in &nodes {
-            let (connection, node_tasks) = node.start();
-            connections.push(connection);
-            tasks.extend(node_tasks);
-        }
+        let tasks = nodes.iter().flat_map(Node::start).collect();
         Self {
             nodes,
-            connections,
             tasks,
             connected: OnceCell::new(),
             connect_timeout,
@@ -79,6 +72,15 @@ impl Nodes {
         tally::quorum(self.nodes.len())
     }
 
+    /// The first cluster master on which `op`'s keys are served by several
+    /// shards, with those shards (a multi-lock that cannot run there).
+    pub(crate) fn cross_shard(&self, op: &Op) -> Option<(NodeId, Vec<String>)> {
+        self.nodes.iter().find_map(|node| match node {
+            Node::Cluster(cluster) => cluster.shards_of(op).map(|s| (node.id().clone(), s)),
+            Node::Single(..) => None,
+        })
+    }
+
     /// Waits, on first use only, until every node's first connection attempt
     /// succeeded or failed (at most the connect timeout). Without it the
     /// first calls would sit in fred's queue during the handshake and time out.
@@ -101,14 +103,15 @@ impl Nodes {
             .await;
     }
 
-    /// Turns node `index`'s vote into `Refused` when it may not count toward
-    /// a quorum now. Checked after the reply, so a reconnection (a possible
-    /// restart) that carried this very reply is seen.
-    pub(crate) fn admit(&self, index: usize, outcome: NodeOutcome) -> NodeOutcome {
+    /// Turns node `index`'s vote, given by its server `by`, into `Refused`
+    /// when it may not count toward a quorum now. Checked after the reply,
+    /// so a reconnection (a possible restart) that carried this very reply
+    /// is seen.
+    pub(crate) fn admit(&self, index: usize, by: &Server, outcome: NodeOutcome) -> NodeOutcome {
         if !outcome.is_acquired() {
             return outcome;
         }
-        match self.refusal(index) {
+        match self.refusal(index, by) {
             Some(reason) => {
                 crate::observe::vote_refused(self.nodes[index].id(), &reason);
                 NodeOutcome::Refused(reason)
@@ -117,20 +120,24 @@ impl Nodes {
         }
     }
 
-    /// Why node `index`'s votes are refused now, if they are.
-    fn refusal(&self, index: usize) -> Option<Ineligible> {
+    /// Why node `index`'s votes, given by its server `by`, are refused now.
+    fn refusal(&self, index: usize, by: &Server) -> Option<Ineligible> {
         self.same_server_as(index)
             .map(|as_node| Ineligible::SameServer { as_node })
-            .or_else(|| self.nodes[index].refusal())
+            .or_else(|| by.refusal())
     }
 
-    /// The first configured node that is the same server as node `index`
-    /// (same run id), if it comes before it: that one votes for the server.
+    /// The first configured node that shares a server with node `index`
+    /// (same run id: one server, or one cluster, named twice), if it comes
+    /// before it: that one votes for the server.
     fn same_server_as(&self, index: usize) -> Option<NodeId> {
-        let run_id = self.nodes[index].run_id()?;
+        let run_ids = self.nodes[index].run_ids();
+        if run_ids.is_empty() {
+            return None;
+        }
         self.nodes[..index]
             .iter()
-            .find(|other| other.run_id().as_deref() == Some(run_id.as_str()))
+            .find(|other| other.run_ids().iter().any(|id| run_ids.contains(id)))
             .map(|other| other.id().clone())
     }
 
@@ -171,7 +178,7 @@ impl Nodes {
         self.tasks.iter().for_each(JoinHandle::abort);
         let _ = tokio::time::timeout(self.node_timeout, self.drained()).await;
         futures::future::join_all(self.nodes.iter().map(Node::quit)).await;
-        self.connections.iter().for_each(JoinHandle::abort);
+        self.nodes.iter().for_each(Node::close);
     }
 }
 
@@ -183,11 +190,11 @@ impl Drop for Nodes {
         // (a release that returned at a quorum) have ended, bounded by the
         // node timeout: stopping them at once would cut those releases and
         // leave their keys to the TTL.
-        let connections = std::mem::take(&mut self.connections);
-        let abort = move || connections.iter().for_each(JoinHandle::abort);
+        let (drained, timeout) = (self.drained(), self.node_timeout);
+        let nodes = std::mem::take(&mut self.nodes);
+        let abort = move || nodes.iter().for_each(Node::close);
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
-                let (drained, timeout) = (self.drained(), self.node_timeout);
                 runtime.spawn(async move {
                     let _ = tokio::time::timeout(timeout, drained).await;
                     abort();

@@ -13,17 +13,74 @@ use fred::clients::Client;
 use fred::error::Error as FredError;
 use fred::interfaces::{EventInterface, LuaInterface};
 use fred::types::scripts::Script;
-use fred::types::{FromValue, MultipleKeys, Value};
+use fred::types::{FromValue, Key, MultipleKeys, Value};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinHandle;
 
 use crate::node_id::NodeId;
+use crate::protocol::op::{self, Op};
+
+/// The lock script in one of its two forms, with how a call of it carries
+/// its operations.
+#[derive(Debug)]
+pub(crate) struct LockScript {
+    pub(crate) script: Script,
+    /// The cluster form: KEYS declares the first operation's first key only.
+    cluster: bool,
+}
+
+impl LockScript {
+    /// The keys and arguments of one call carrying `ops`, in order.
+    ///
+    /// A Redis Cluster refuses a call whose declared keys span two slots,
+    /// even with the script's `allow-cross-slot-keys` flag (which covers
+    /// keys the script reaches without declaring them). So the cluster form
+    /// declares only the first operation's first key (the server checks
+    /// that it serves its slot) and passes every operation's
+    /// keys at the end of ARGV, followed by their count; a prelude makes
+    /// them KEYS again. A key the server does not serve then fails its own
+    /// operation ("non local key"), which node/cluster.rs treats as a
+    /// redirection.
+    pub(crate) fn encode<'a>(
+        &self,
+        ops: impl IntoIterator<Item = &'a Op>,
+    ) -> (Vec<Key>, Vec<Value>) {
+        let ops: Vec<&Op> = ops.into_iter().collect();
+        let (keys, mut args) = op::encode(ops.iter().copied());
+        if !self.cluster {
+            return (keys, args);
+        }
+        let declared = ops
+            .first()
+            .and_then(|op| op.keys.first())
+            .cloned()
+            .into_iter()
+            .collect();
+        let count = keys.len() as i64;
+        args.extend(keys.into_iter().map(Value::from));
+        args.push(Value::from(count));
+        (declared, args)
+    }
+}
 
 /// Every lock operation of every kind, one or several per call.
-pub(crate) static OPS: LazyLock<Script> = LazyLock::new(|| {
-    Script::from_lua(crate::mutants::ops_source(include_str!(
+pub(crate) static OPS: LazyLock<LockScript> = LazyLock::new(|| LockScript {
+    script: Script::from_lua(crate::mutants::ops_source(include_str!(
         "../protocol/scripts/ops.lua"
-    )))
+    ))),
+    cluster: false,
+});
+
+/// [`OPS`] for a cluster master's shard primaries (Redis 7.0 or later):
+/// the flag lets one call reach the keys of several slots that the shard
+/// serves, so group commit works per shard; see [`LockScript::encode`].
+pub(crate) static OPS_CLUSTER: LazyLock<LockScript> = LazyLock::new(|| LockScript {
+    script: Script::from_lua(format!(
+        "#!lua flags=allow-cross-slot-keys\n{}{}",
+        include_str!("../protocol/scripts/cluster_prelude.lua"),
+        crate::mutants::ops_source(include_str!("../protocol/scripts/ops.lua"))
+    )),
+    cluster: true,
 });
 
 /// Run on the protected resource, not on the lock nodes: write if the token is current.
@@ -65,21 +122,25 @@ where
 
 /// Loads the lock script into the node's cache; an error is left to the
 /// NOSCRIPT handling of the calls.
-pub(crate) async fn load(client: &Client, node: &NodeId) {
-    if let Err(error) = OPS.load(client).await {
+pub(crate) async fn load(client: &Client, node: &NodeId, script: &LockScript) {
+    if let Err(error) = script.script.load(client).await {
         tracing::debug!(%node, %error, "script load failed");
     }
 }
 
 /// Reloads the script after every (re)connection of `client`, for as long
 /// as the client lives.
-pub(crate) fn spawn_loader(client: Client, node: NodeId) -> JoinHandle<()> {
+pub(crate) fn spawn_loader(
+    client: Client,
+    node: NodeId,
+    script: &'static LockScript,
+) -> JoinHandle<()> {
     // Subscribed before connect(), so the first connection's event is seen too.
     let mut reconnects = client.reconnect_rx();
     tokio::spawn(async move {
         loop {
             match reconnects.recv().await {
-                Ok(_) | Err(RecvError::Lagged(_)) => load(&client, &node).await,
+                Ok(_) | Err(RecvError::Lagged(_)) => load(&client, &node, script).await,
                 Err(RecvError::Closed) => return,
             }
         }

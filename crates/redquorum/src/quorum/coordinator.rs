@@ -119,6 +119,14 @@ impl Quorum {
     ) -> Result<Grant, Error> {
         self.check_open()?;
         self.nodes.first_connect().await;
+        let op = claim.acquire(fenced);
+        if let Some((node, shards)) = self.nodes.cross_shard(&op) {
+            return Err(Error::CrossShard {
+                resource: claim.resource.clone(),
+                node,
+                shards: shards.join(", "),
+            });
+        }
         let start = Instant::now();
         let guard = DropGuard::new({
             let (quorum, claim) = (Arc::clone(self), Arc::clone(claim));
@@ -130,7 +138,6 @@ impl Quorum {
         } else {
             Some(guard)
         };
-        let op = claim.acquire(fenced);
         let (decision, votes) = fan_out::gather(&self.nodes, || op.clone(), Until::Decided).await;
         let elapsed = start.elapsed();
         if !self.settling().is_granted(decision, elapsed, claim.ttl)

@@ -95,9 +95,9 @@ where
         .collect();
     decision = tally.decision();
     while let Some((index, code, answer)) = pending.next().await {
-        let mut vote = vote::vote(nodes.get(index).id(), code, answer);
+        let mut vote = vote::vote(nodes.get(index).id(), code, answer.reply);
         if !code.releases() {
-            vote.outcome = nodes.admit(index, vote.outcome);
+            vote.outcome = nodes.admit(index, &answer.by, vote.outcome);
         }
         tally.record(&vote.outcome);
         votes[index] = vote;

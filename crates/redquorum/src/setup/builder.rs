@@ -6,9 +6,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::build_error::BuildError;
+use crate::node::cluster::ClusterMaster;
 use crate::node::connection;
 use crate::node::master::Node;
 use crate::node::nodes::Nodes;
+use crate::node::script;
+use crate::node::server::{Server, ServerSettings};
 use crate::options::LockOptions;
 use crate::quorum::coordinator::Quorum;
 use crate::redlock::Redlock;
@@ -361,24 +364,29 @@ impl RedlockBuilder {
         crate::observe::describe();
         let subscribers = parsed
             .iter()
-            .map(|(config, _)| connection::subscriber(config.clone(), self.node_timeout))
+            .map(|(config, _)| {
+                connection::subscriber(connection::first_server(config), self.node_timeout)
+            })
             .collect();
         let connect_timeout = connection::connect_timeout(self.node_timeout);
         let notifier = Notifier::new(subscribers, connect_timeout);
+        let settings = ServerSettings {
+            node_timeout: self.node_timeout,
+            max_ttl: self.max_ttl,
+            interval: self.health_check_interval,
+            // A node whose clock misbehaved (or a cluster shard's new
+            // primary) votes again once every lease it may have granted
+            // meanwhile has ended.
+            clock_rule: (self.drift_factor, self.max_ttl.unwrap_or(self.options.ttl)),
+            check_clock: self.check_node_clocks,
+        };
         let nodes = parsed
             .into_iter()
-            .map(|(config, id)| {
-                Node::new(
-                    config,
-                    id,
-                    self.node_timeout,
-                    self.max_ttl,
-                    self.health_check_interval,
-                    // A node whose clock misbehaved votes again once every
-                    // lease it may have granted meanwhile has ended.
-                    (self.drift_factor, self.max_ttl.unwrap_or(self.options.ttl)),
-                    self.check_node_clocks,
-                )
+            .map(|(config, id)| match connection::cluster_seeds(&config) {
+                Some(seeds) => {
+                    Node::Cluster(Arc::new(ClusterMaster::new(id, seeds, config, settings)))
+                }
+                None => Node::single(Server::new(config, id, &settings, &script::OPS)),
             })
             .collect();
         let nodes = Nodes::start(nodes, connect_timeout, self.node_timeout);

@@ -1,0 +1,479 @@
+//! A cluster master: one voter (`redis-cluster://`) whose keys are spread
+//! over the shards of a Redis (or Valkey) Cluster by hash slot.
+//!
+//! Each shard primary is a [`Server`] of its own (its connection, batcher,
+//! link and probes), so group commit, down detection and the vote rules
+//! work per shard as they do for a single master. An operation goes to the
+//! primary serving its keys' slot (every key of one resource shares a slot:
+//! protocol/keys.rs); one whose keys span two shards (a multi-lock) fails
+//! with [`cross_shard`] and is never split.
+//!
+//! The slot map comes from `CLUSTER SLOTS`, read at the first connection,
+//! every health-probe interval, and at once after a redirection or a shard
+//! going down. A server that becomes a primary after the first map (a
+//! failover promoted it, or a new shard took slots) may lack holds its
+//! predecessor granted (replication is asynchronous), so its votes are
+//! refused for the longest lease (`Ineligible::NewPrimary`).
+//!
+//! Redirections: `MOVED`, `ASK`, `TRYAGAIN` and `CLUSTERDOWN` are answered
+//! before anything runs. What undoes earlier operations (a release, an
+//! unwind) follows them to where the keys are now (after `ASKING` for an
+//! `ASK`), within the node timeout. Anything else fails with the
+//! redirection and is not sent again: a late acquire could land after its
+//! own unwind.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use fred::error::{Error as FredError, ErrorKind};
+use fred::interfaces::ClientLike;
+use fred::prelude::{Config, ServerConfig};
+use fred::types::{ClusterHash, ConnectHandle, CustomCommand, Value};
+use tokio::sync::{Notify, watch};
+use tokio::task::JoinHandle;
+
+use crate::node::connection;
+use crate::node::script;
+use crate::node::server::{Server, ServerSettings};
+use crate::node::slots::{Address, Redirect, SlotTable, slot_of};
+use crate::node_id::NodeId;
+use crate::protocol::op::{Op, Reply};
+
+/// Most times a release follows redirections before it gives up (its hold
+/// then ends with its TTL).
+const MAX_REDIRECTS: usize = 5;
+
+/// A Redis Cluster voting as one master.
+#[derive(Debug)]
+pub(crate) struct ClusterMaster {
+    id: NodeId,
+    /// Where the slot map is asked for when no known primary answers: the
+    /// seeds, then every server a map named (replicas included).
+    seeds: std::sync::Mutex<Vec<Address>>,
+    /// Credentials, TLS and protocol for every shard's connection.
+    template: Config,
+    settings: ServerSettings,
+    topology: RwLock<Topology>,
+    /// Wakes the refresher at once (a redirection, a shard down).
+    wake: Notify,
+    /// Counts the slot maps read; a redirected release waits for the next.
+    maps_read: watch::Sender<u64>,
+    /// One refresh at a time.
+    refreshing: tokio::sync::Mutex<()>,
+}
+
+/// The slot map and the servers of its primaries.
+#[derive(Debug, Default)]
+struct Topology {
+    table: Option<SlotTable>,
+    shards: HashMap<Address, Shard>,
+}
+
+/// A shard primary's server and the tasks that keep it connected.
+#[derive(Debug)]
+struct Shard {
+    server: Arc<Server>,
+    connection: ConnectHandle,
+    tasks: [JoinHandle<()>; 3],
+}
+
+impl Shard {
+    fn stop(&self) {
+        self.tasks.iter().for_each(JoinHandle::abort);
+        self.connection.abort();
+    }
+}
+
+/// The error of an operation whose keys two shards serve.
+pub(crate) fn cross_shard(shards: &[&Address]) -> FredError {
+    let names: Vec<String> = shards
+        .iter()
+        .map(|(host, port)| format!("{host}:{port}"))
+        .collect();
+    FredError::new(
+        ErrorKind::InvalidArgument,
+        format!(
+            "CROSSSHARD the operation's keys are served by several shards of a cluster master ({}); one operation runs on one shard",
+            names.join(", ")
+        ),
+    )
+}
+
+impl ClusterMaster {
+    /// A cluster master known by `seeds`, not yet connected.
+    pub(crate) fn new(
+        id: NodeId,
+        seeds: Vec<Address>,
+        template: Config,
+        settings: ServerSettings,
+    ) -> Self {
+        Self {
+            id,
+            seeds: std::sync::Mutex::new(seeds),
+            template,
+            settings,
+            topology: RwLock::default(),
+            wake: Notify::new(),
+            maps_read: watch::Sender::new(0),
+            refreshing: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    pub(crate) fn id(&self) -> &NodeId {
+        &self.id
+    }
+
+    /// Reads the slot map every probe interval, and at once when woken,
+    /// until the cluster master is gone.
+    pub(crate) fn spawn_refresher(self: &Arc<Self>) -> JoinHandle<()> {
+        let master = Arc::downgrade(self);
+        let interval = self.settings.interval;
+        tokio::spawn(async move {
+            loop {
+                let Some(this) = master.upgrade() else { return };
+                tokio::select! {
+                    () = this.wake.notified() => {}
+                    () = tokio::time::sleep(interval) => {}
+                }
+                this.refresh().await;
+            }
+        })
+    }
+
+    /// The first slot map and the first connection to every primary;
+    /// whether a map was read.
+    pub(crate) async fn first_connect(&self) -> bool {
+        self.refresh().await;
+        self.read().table.is_some()
+    }
+
+    /// Reads the slot map and brings the shard servers in line with it:
+    /// a new primary gets a server (refused for the longest lease unless
+    /// this is the first map), a server that no longer serves slots is
+    /// closed once its calls have ended.
+    async fn refresh(&self) {
+        let _one = self.refreshing.lock().await;
+        let Some(table) = self.read_map().await else {
+            return;
+        };
+        if table.uncovered() > 0 {
+            tracing::warn!(node = %self.id, uncovered = table.uncovered(), "cluster slots served by no primary: operations on them fail");
+        }
+        let first = self.read().table.is_none();
+        let known: Vec<Address> = self.read().shards.keys().cloned().collect();
+        let mut added = Vec::new();
+        for address in table.primaries() {
+            if known.contains(address) {
+                continue;
+            }
+            let server = Arc::new(Server::new(
+                self.config_for(address),
+                NodeId::new(&address.0, address.1),
+                &self.settings,
+                &script::OPS_CLUSTER,
+            ));
+            let (connection, tasks) = server.start();
+            if !server.first_connect().await {
+                tracing::warn!(node = %self.id, shard = %server.id(), "cluster shard primary not reachable");
+            }
+            if !first {
+                tracing::warn!(node = %self.id, shard = %server.id(), "a new primary serves slots of the cluster (failover?): its votes are refused for the longest lease");
+                server.became_primary(self.settings.clock_rule.1);
+            }
+            added.push((
+                address.clone(),
+                Shard {
+                    server,
+                    connection,
+                    tasks,
+                },
+            ));
+        }
+        let retired: Vec<Shard> = {
+            let mut topology = self.write();
+            topology.shards.extend(added);
+            let gone: Vec<Address> = topology
+                .shards
+                .keys()
+                .filter(|address| !table.primaries().contains(address))
+                .cloned()
+                .collect();
+            topology.table = Some(table);
+            gone.iter()
+                .filter_map(|address| topology.shards.remove(address))
+                .collect()
+        };
+        for shard in retired {
+            tracing::info!(node = %self.id, shard = %shard.server.id(), "server no longer a primary of the cluster: closed");
+            let timeout = self.settings.node_timeout;
+            tokio::spawn(async move {
+                let _ = tokio::time::timeout(timeout, shard.server.drained()).await;
+                shard.server.quit().await;
+                shard.stop();
+            });
+        }
+        self.maps_read.send_modify(|count| *count += 1);
+    }
+
+    /// `CLUSTER SLOTS` from a known primary that is up, else from a seed.
+    async fn read_map(&self) -> Option<SlotTable> {
+        let known: Vec<(Address, Arc<Server>)> = self
+            .read()
+            .shards
+            .iter()
+            .filter(|(_, shard)| shard.server.down().is_none())
+            .map(|(address, shard)| (address.clone(), Arc::clone(&shard.server)))
+            .collect();
+        for (address, server) in known {
+            if let Some(table) = ask_slots(server.client(), &address).await {
+                self.remember(&table);
+                return Some(table);
+            }
+        }
+        let seeds = crate::sync::lock(&self.seeds).clone();
+        for seed in &seeds {
+            let client = connection::client(self.config_for(seed), self.settings.node_timeout);
+            // fred retries a refused connection forever: bounded here.
+            let connect_timeout = connection::connect_timeout(self.settings.node_timeout);
+            let connection = client.connect();
+            let up = tokio::time::timeout(connect_timeout, connection::wait_connected(&client))
+                .await
+                .unwrap_or(false);
+            let table = if up {
+                ask_slots(&client, seed).await
+            } else {
+                None
+            };
+            if up {
+                let _ = client.quit().await;
+            }
+            connection.abort();
+            if let Some(table) = table {
+                self.remember(&table);
+                return Some(table);
+            }
+        }
+        tracing::warn!(node = %self.id, "no server of the cluster answered CLUSTER SLOTS");
+        None
+    }
+
+    /// Keeps every server `table` names as a place to ask for later maps.
+    fn remember(&self, table: &SlotTable) {
+        let mut seeds = crate::sync::lock(&self.seeds);
+        for address in table.primaries().iter().chain(table.replicas()) {
+            if !seeds.contains(address) {
+                seeds.push(address.clone());
+            }
+        }
+    }
+
+    /// The template's connection settings, aimed at `address`.
+    fn config_for(&self, address: &Address) -> Config {
+        Config {
+            server: ServerConfig::new_centralized(address.0.clone(), address.1),
+            ..self.template.clone()
+        }
+    }
+
+    /// The shard primaries serving `op`'s keys, when there are several.
+    pub(crate) fn shards_of(&self, op: &Op) -> Option<Vec<String>> {
+        let topology = self.read();
+        let table = topology.table.as_ref()?;
+        let mut owners: Vec<&Address> = Vec::new();
+        for owner in op.keys.iter().filter_map(|key| table.owner(slot_of(key))) {
+            if !owners.contains(&owner) {
+                owners.push(owner);
+            }
+        }
+        (owners.len() > 1).then(|| {
+            owners
+                .iter()
+                .map(|(host, port)| format!("{host}:{port}"))
+                .collect()
+        })
+    }
+
+    /// The primary serving every key of `op`, or why there is none.
+    pub(crate) fn route(&self, op: &Op) -> Result<Arc<Server>, FredError> {
+        let topology = self.read();
+        let table = topology.table.as_ref().ok_or_else(|| {
+            FredError::new(
+                ErrorKind::IO,
+                "cluster slot map unknown: no server of the cluster answered CLUSTER SLOTS",
+            )
+        })?;
+        let mut owners: Vec<&Address> = Vec::new();
+        for key in &op.keys {
+            let slot = slot_of(key);
+            let owner = table.owner(slot).ok_or_else(|| {
+                FredError::new(
+                    ErrorKind::IO,
+                    format!("CLUSTERDOWN slot {slot} is served by no primary"),
+                )
+            })?;
+            if !owners.contains(&owner) {
+                owners.push(owner);
+            }
+        }
+        match owners.as_slice() {
+            [one] => topology
+                .shards
+                .get(*one)
+                .map(|shard| Arc::clone(&shard.server))
+                .ok_or_else(|| FredError::new(ErrorKind::IO, "shard primary not connected yet")),
+            [] => Err(FredError::new(
+                ErrorKind::InvalidArgument,
+                "an operation without keys",
+            )),
+            several => Err(cross_shard(several)),
+        }
+    }
+
+    /// The shard servers now.
+    pub(crate) fn servers(&self) -> Vec<Arc<Server>> {
+        self.read()
+            .shards
+            .values()
+            .map(|shard| Arc::clone(&shard.server))
+            .collect()
+    }
+
+    /// Starts `op` on the primary serving its keys (see `Server::submit`);
+    /// its answer comes with the server that gave it (whose vote rules
+    /// apply). A redirection wakes the refresher; a release follows it.
+    pub(crate) fn submit(
+        &self,
+        op: Op,
+    ) -> Result<impl Future<Output = (Reply, Arc<Server>)> + '_, FredError> {
+        let server = self.route(&op)?;
+        let again = op.undoes().then(|| op.clone());
+        let by = Arc::clone(&server);
+        let answer = match server.submit(op) {
+            Ok(answer) => answer,
+            Err(cause) => {
+                self.wake.notify_one();
+                return Err(on_shard(&server, cause));
+            }
+        };
+        let answer = async move {
+            let reply = answer.await;
+            match reply {
+                Err(error) => {
+                    let Some(redirect) = Redirect::parse(error.details()) else {
+                        return Err(on_shard(&server, error));
+                    };
+                    self.wake.notify_one();
+                    match again {
+                        Some(op) => self.follow(op, redirect, error).await,
+                        None => Err(on_shard(&server, error)),
+                    }
+                }
+                ok => ok,
+            }
+        };
+        // The server the operation was routed to votes; a release's vote
+        // counts whoever answers (`Code::releases`).
+        Ok(async move { (answer.await, by) })
+    }
+
+    /// Sends a release again where the keys are now, following up to
+    /// [`MAX_REDIRECTS`] redirections within the node timeout.
+    async fn follow(&self, op: Op, mut redirect: Redirect, first: FredError) -> Reply {
+        let deadline = tokio::time::Instant::now() + self.settings.node_timeout;
+        let mut last = first;
+        for _ in 0..MAX_REDIRECTS {
+            let reply = match &redirect {
+                Redirect::Ask(address) => {
+                    let target = self
+                        .read()
+                        .shards
+                        .get(address)
+                        .map(|s| Arc::clone(&s.server));
+                    match target {
+                        Some(target) => target.run_asking(&op).await,
+                        None => {
+                            self.next_map(deadline).await;
+                            continue;
+                        }
+                    }
+                }
+                Redirect::Moved(_) | Redirect::Down => {
+                    self.next_map(deadline).await;
+                    self.resend(&op).await
+                }
+                Redirect::TryAgain => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    self.resend(&op).await
+                }
+            };
+            match reply {
+                Err(error) => match Redirect::parse(error.details()) {
+                    Some(next) if tokio::time::Instant::now() < deadline => {
+                        redirect = next;
+                        last = error;
+                    }
+                    _ => return Err(error),
+                },
+                ok => return ok,
+            }
+        }
+        Err(last)
+    }
+
+    /// `op` through the primary now serving its keys.
+    async fn resend(&self, op: &Op) -> Reply {
+        let server = self.route(op)?;
+        match server.submit(op.clone()) {
+            Ok(answer) => answer.await.map_err(|error| on_shard(&server, error)),
+            Err(cause) => Err(on_shard(&server, cause)),
+        }
+    }
+
+    /// Waits (until `deadline`) for a slot map read after now.
+    async fn next_map(&self, deadline: tokio::time::Instant) {
+        let mut maps = self.maps_read.subscribe();
+        maps.mark_unchanged();
+        self.wake.notify_one();
+        let _ = tokio::time::timeout_at(deadline, maps.changed()).await;
+    }
+
+    /// Closes every shard's connection and stops its tasks.
+    pub(crate) fn stop(&self) {
+        self.read().shards.values().for_each(Shard::stop);
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Topology> {
+        self.topology
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Topology> {
+        self.topology
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// `error` said as the answer of the shard primary `server`.
+fn on_shard(server: &Server, error: FredError) -> FredError {
+    FredError::new(
+        error.kind().clone(),
+        format!("shard {}: {}", server.id(), error.details()),
+    )
+}
+
+/// `CLUSTER SLOTS` asked of `client` (the server at `address`).
+async fn ask_slots(client: &fred::clients::Client, address: &Address) -> Option<SlotTable> {
+    let command = CustomCommand::new_static("CLUSTER", ClusterHash::Random, false);
+    let answer: Value = client.custom(command, vec!["SLOTS"]).await.ok()?;
+    match SlotTable::parse(answer, address) {
+        Ok(table) if table.primaries().is_empty() => None,
+        Ok(table) => Some(table),
+        Err(reason) => {
+            tracing::debug!(%reason, "unreadable CLUSTER SLOTS");
+            None
+        }
+    }
+}
