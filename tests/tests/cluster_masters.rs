@@ -1,0 +1,319 @@
+//! Cluster masters (`redis-cluster://`) on real local Redis Clusters: every
+//! kind on names spread over shards, group commit across slots, mixed with
+//! single servers; a multi-lock across shards refused with a typed error;
+//! releases that follow their keys through a slot migration (MOVED and ASK);
+//! a promoted replica that lacks a hold does not vote for the longest lease.
+
+mod common;
+
+use std::time::Duration;
+
+use redquorum::{Error, Ineligible, NodeOutcome, Redlock};
+use redquorum_harness::{Cluster, ShardedCluster, slot_of};
+
+/// Local clusters, or a panic with the harness's message.
+fn masters(n: usize, shards: usize, replicas: usize) -> ShardedCluster {
+    ShardedCluster::start(n, shards, replicas)
+        .unwrap_or_else(|e| panic!("cannot start {n} local clusters: {e}"))
+}
+
+fn redlock(urls: Vec<String>, ttl: Duration) -> Redlock {
+    Redlock::builder()
+        .nodes(urls)
+        .ttl(ttl)
+        .node_timeout(Duration::from_millis(500))
+        .retry_delay(Duration::from_millis(5))
+        .wait(Duration::from_secs(2))
+        .build()
+        .expect("valid configuration")
+}
+
+/// Every key of the lock prefix on every master (each across its shards).
+fn lock_keys(masters: &ShardedCluster) -> Vec<Vec<String>> {
+    (0..masters.len())
+        .map(|m| {
+            let mut keys: Vec<String> = masters
+                .keys(m, "lock:*")
+                .unwrap()
+                .into_iter()
+                .map(|(key, _)| key)
+                .filter(|key| !key.ends_with(":fence"))
+                .collect();
+            keys.sort();
+            keys
+        })
+        .collect()
+}
+
+/// Two resource names whose lock keys shard 0 and shard 1 serve.
+fn names_on_two_shards(masters: &ShardedCluster, redlock: &Redlock) -> (String, String) {
+    let shard = |name: &str| masters.shard_of_slot(0, slot_of(redlock.key(name)));
+    let on = |wanted: usize| {
+        (0..1000)
+            .map(|i| format!("n{i}"))
+            .find(|name| shard(name) == wanted)
+            .unwrap()
+    };
+    (on(0), on(1))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_kind_works_on_cluster_masters_beside_a_single_server() {
+    let masters = masters(2, 2, 0);
+    let single = Cluster::start(1).unwrap();
+    let mut urls = masters.urls();
+    urls.push(single.url(0));
+    let redlock = redlock(urls, Duration::from_secs(10));
+    let (a, b) = names_on_two_shards(&masters, &redlock);
+
+    let lock = redlock.try_lock(&a).await.unwrap();
+    assert!(matches!(
+        redlock.try_lock(&a).await,
+        Err(Error::Contended { .. })
+    ));
+    let token = lock.fence().await.unwrap();
+    lock.release().await.unwrap();
+
+    let owner = redlock.reentrant_owner();
+    let outer = owner.try_lock(&b).await.unwrap();
+    let inner = owner.try_lock(&b).await.unwrap();
+    inner.release().await.unwrap();
+    assert!(matches!(
+        redlock.try_lock(&b).await,
+        Err(Error::Contended { .. })
+    ));
+    outer.release().await.unwrap();
+
+    let read = redlock.try_read_lock(&a).await.unwrap();
+    let read_too = redlock.try_read_lock(&a).await.unwrap();
+    assert!(redlock.try_write_lock(&a).await.is_err());
+    read.release().await.unwrap();
+    read_too.release().await.unwrap();
+    let write = redlock.try_write_lock(&a).await.unwrap();
+    assert!(write.fence().await.unwrap() > token);
+    write.release().await.unwrap();
+
+    let semaphore = redlock.semaphore(&b, 2).unwrap();
+    let permits = [
+        semaphore.try_acquire().await.unwrap(),
+        semaphore.try_acquire().await.unwrap(),
+    ];
+    assert!(semaphore.try_acquire().await.is_err());
+    for permit in permits {
+        permit.release().await.unwrap();
+    }
+
+    let (index, any) = redlock.lock_any(&[&a, &b]).await.unwrap();
+    assert_eq!(any.resource(), [&a, &b][index]);
+    any.release().await.unwrap();
+
+    let election = redlock.election(&b).unwrap();
+    let leadership = election.try_campaign("me").await.unwrap();
+    assert_eq!(election.leader().await.unwrap().unwrap().value(), "me");
+    leadership.resign().await.unwrap();
+
+    common::settles("no lock key left", vec![Vec::<String>::new(); 2], || {
+        lock_keys(&masters)
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_locks_on_names_of_every_shard_are_batched_and_all_granted() {
+    let masters = masters(3, 3, 0);
+    let redlock = redlock(masters.urls(), Duration::from_secs(10));
+    let names: Vec<String> = (0..300).map(|i| format!("batch:{i}")).collect();
+    let shards: std::collections::HashSet<usize> = names
+        .iter()
+        .map(|name| masters.shard_of_slot(0, slot_of(redlock.key(name))))
+        .collect();
+    assert_eq!(shards.len(), 3, "the names spread over every shard");
+    let locks = futures::future::join_all(names.iter().map(|name| redlock.try_lock(name))).await;
+    let locks: Vec<_> = locks.into_iter().map(Result::unwrap).collect();
+    for m in 0..3 {
+        assert_eq!(lock_keys(&masters)[m].len(), 300, "master {m}");
+    }
+    futures::future::join_all(locks.into_iter().map(|lock| lock.release()))
+        .await
+        .into_iter()
+        .for_each(|released| {
+            released.unwrap();
+        });
+    common::settles("no lock key left", vec![Vec::<String>::new(); 3], || {
+        lock_keys(&masters)
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_multi_lock_across_shards_is_refused_and_sends_nothing() {
+    let masters = masters(3, 2, 0);
+    let redlock = redlock(masters.urls(), Duration::from_secs(10));
+    let (a, b) = names_on_two_shards(&masters, &redlock);
+    let err = redlock.try_lock_all(&[&a, &b]).await.unwrap_err();
+    assert!(matches!(err, Error::CrossShard { .. }), "{err}");
+    assert!(err.to_string().contains("several shards"), "{err}");
+    assert_eq!(lock_keys(&masters), vec![Vec::<String>::new(); 3]);
+    // Names on one shard: the multi-lock works.
+    let shard_of = |name: &str| masters.shard_of_slot(0, slot_of(redlock.key(name)));
+    let same = (0..1000)
+        .map(|i| format!("n{i}"))
+        .find(|name| *name != a && shard_of(name) == shard_of(&a))
+        .unwrap();
+    let both = redlock.try_lock_all(&[&a, &same]).await.unwrap();
+    assert!(redlock.try_lock(&same).await.is_err());
+    both.release().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hold_moved_by_a_slot_migration_excludes_others_and_is_released_where_it_went() {
+    let masters = masters(3, 2, 0);
+    let redlock = redlock(masters.urls(), Duration::from_secs(10));
+    let other = redlock_named(&masters);
+    let lock = redlock.try_lock("moving").await.unwrap();
+    let slot = slot_of(redlock.key("moving"));
+    let from = masters.shard_of_slot(0, slot);
+    for m in 0..3 {
+        masters.migrate_slot(m, slot, 1 - from).unwrap();
+    }
+    // Another client routes by the new map (after a MOVED): still taken.
+    assert!(matches!(
+        other.try_lock("moving").await,
+        Err(Error::Contended { .. })
+    ));
+    // The holder's release follows MOVED to where the key went.
+    lock.release().await.unwrap();
+    common::settles("released everywhere", vec![Vec::<String>::new(); 3], || {
+        lock_keys(&masters)
+    })
+    .await;
+    other
+        .try_lock("moving")
+        .await
+        .unwrap()
+        .release()
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_mid_migration_follows_ask_to_the_moved_key() {
+    let masters = masters(3, 2, 0);
+    let redlock = redlock(masters.urls(), Duration::from_secs(10));
+    let lock = redlock.try_lock("asked").await.unwrap();
+    let key = redlock.key("asked");
+    let slot = slot_of(&key);
+    let from = masters.shard_of_slot(0, slot);
+    let migrations: Vec<_> = (0..3)
+        .map(|m| {
+            let migration = masters.begin_migration(m, slot, 1 - from).unwrap();
+            assert!(
+                migration.move_key(&key).unwrap(),
+                "master {m}: the key moved"
+            );
+            migration
+        })
+        .collect();
+    lock.release().await.unwrap();
+    common::settles(
+        "released on the target",
+        vec![Vec::<String>::new(); 3],
+        || lock_keys(&masters),
+    )
+    .await;
+    migrations.into_iter().for_each(|m| m.finish().unwrap());
+}
+
+/// A second client on the same masters.
+fn redlock_named(masters: &ShardedCluster) -> Redlock {
+    redlock(masters.urls(), Duration::from_secs(10))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_promoted_replica_without_the_hold_does_not_vote_for_the_longest_lease() {
+    let masters = masters(3, 1, 1);
+    let max_ttl = Duration::from_secs(4);
+    let build = || {
+        Redlock::builder()
+            .nodes(masters.urls())
+            .ttl(Duration::from_secs(3))
+            .max_ttl(max_ttl)
+            .node_timeout(Duration::from_millis(500))
+            .build()
+            .unwrap()
+    };
+    let (holder, rival) = (build(), build());
+    // Both have read the first slot map, once the fresh servers are older
+    // than the max TTL (the delayed-restart rule).
+    for redlock in [&holder, &rival] {
+        let warm = common::eventually(max_ttl + Duration::from_secs(3), || async {
+            match redlock.try_lock("warm").await {
+                Ok(lock) => lock.release().await.is_ok(),
+                Err(_) => false,
+            }
+        })
+        .await;
+        assert!(warm, "{:?}", redlock.health().await);
+    }
+
+    // On masters 0 and 1, the hold is written while both replicas lag,
+    // then they are promoted without it: only master 2 still has it.
+    let runtime = tokio::runtime::Handle::current();
+    let lock = masters
+        .failover_lagging(0, 0, || {
+            masters.failover_lagging(1, 0, || {
+                tokio::task::block_in_place(|| runtime.block_on(holder.try_lock("promoted")))
+            })
+        })
+        .unwrap()
+        .unwrap();
+    let lock = lock.unwrap();
+    assert_eq!(lock_keys(&masters)[2], vec![holder.key("promoted")]);
+
+    // The rival finds the new primaries (their old ones are gone; the slot
+    // map is read again at least every health-check interval, 5 s)...
+    let found = common::eventually(Duration::from_secs(10), || async {
+        let health = rival.health().await;
+        health[..2].iter().all(|(_, h)| h.down().is_none())
+    })
+    .await;
+    assert!(found, "{:?}", rival.health().await);
+    // ...and refuses their votes: no second holder while the first holds.
+    let err = match rival.try_lock("promoted").await {
+        Ok(_) => panic!("two holders: a promoted replica that lacks the hold voted"),
+        Err(err) => err,
+    };
+    let outcomes = err.outcomes().expect("per-node outcomes");
+    let new_primaries = outcomes
+        .iter()
+        .filter(|(_, o)| matches!(o, NodeOutcome::Refused(Ineligible::NewPrimary { .. })))
+        .count();
+    // The early decision may come before the second refusal is read.
+    assert!(new_primaries >= 1, "{err:?}");
+    drop(lock);
+    // After the longest lease, the new primaries vote.
+    let granted = common::eventually(max_ttl + Duration::from_secs(4), || async {
+        match rival.try_lock("promoted").await {
+            Ok(lock) => lock.release().await.is_ok(),
+            Err(_) => false,
+        }
+    })
+    .await;
+    assert!(granted, "{:?}", rival.health().await);
+}
+
+#[tokio::test]
+async fn a_cluster_url_that_no_server_answers_is_a_down_master() {
+    let masters = masters(2, 2, 0);
+    let mut urls = masters.urls();
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = dead.local_addr().unwrap().port();
+    drop(dead);
+    urls.push(format!("redis-cluster://127.0.0.1:{port}"));
+    let redlock = redlock(urls, Duration::from_secs(10));
+    let lock = redlock.try_lock("two-of-three").await.unwrap();
+    lock.release().await.unwrap();
+    let health = redlock.health().await;
+    let down = health[2].1.down().unwrap_or_default();
+    assert!(down.contains("CLUSTER SLOTS"), "{down}");
+}
