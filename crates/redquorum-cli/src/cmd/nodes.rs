@@ -6,7 +6,10 @@
 //! for the safety assumption that a node never forgets a granted key
 //! (docs/safety.md). With `--durable` each node writes an AOF fsynced on
 //! every write, so the library counts it as durable (its votes count at
-//! once, also under the delayed-restart rule).
+//! once, also under the delayed-restart rule). With `--cluster S` each
+//! master is a local Redis Cluster of S shards (`nodes/cluster.rs`).
+
+mod cluster;
 
 use std::fs;
 use std::net::TcpListener;
@@ -19,6 +22,7 @@ use nix::unistd::Pid;
 use redquorum_harness::RespConn;
 
 use crate::exit;
+use cluster::Layout;
 
 /// The state file inside the state directory: one port per line.
 const STATE_FILE: &str = "nodes";
@@ -60,6 +64,13 @@ enum Action {
         /// `max_ttl` for fresh nodes. `down` deletes the data.
         #[arg(long)]
         durable: bool,
+        /// Make each node a local Redis Cluster of S shards (1 to 16), the
+        /// slots split evenly: prints `redis-cluster://` URLs, one per master.
+        #[arg(long, value_name = "S", value_parser = cluster::parse_shards)]
+        cluster: Option<u16>,
+        /// With --cluster: give each shard's primary R replicas (0 or 1).
+        #[arg(long, value_name = "R", requires = "cluster", value_parser = clap::value_parser!(u16).range(0..=1))]
+        replicas: Option<u16>,
     },
     /// Stop the nodes started by `up` and remove their state.
     Down,
@@ -87,7 +98,15 @@ pub(crate) fn run(args: NodesArgs) -> ExitCode {
             count,
             base_port,
             durable,
-        } => up(&dir, count, base_port, durable),
+            cluster,
+            replicas,
+        } => {
+            let layout = cluster.map(|shards| Layout {
+                shards,
+                replicas: replicas.unwrap_or(0),
+            });
+            up(&dir, count, base_port, durable, layout)
+        }
         Action::Down => down(&dir),
     };
     match result {
@@ -109,24 +128,34 @@ fn default_dir() -> PathBuf {
     }
 }
 
-fn up(dir: &Path, count: u16, base_port: u16, durable: bool) -> Result<(), Failure> {
+fn up(
+    dir: &Path,
+    count: u16,
+    base_port: u16,
+    durable: bool,
+    layout: Option<Layout>,
+) -> Result<(), Failure> {
     if count == 0 || count.is_multiple_of(2) {
         return Err(Failure::new(
             exit::USAGE,
             format!("-n {count}: use an odd number of nodes (1, 3, 5, ...)"),
         ));
     }
-    let Some(last) = base_port.checked_add(count - 1) else {
+    let processes = count.saturating_mul(layout.map_or(1, Layout::processes));
+    let Some(last) = base_port.checked_add(processes - 1) else {
         return Err(Failure::new(exit::USAGE, "--base-port too high for -n"));
     };
     let ports: Vec<u16> = (base_port..=last).collect();
+    if layout.is_some() {
+        Layout::check_bus_range(last)?;
+    }
     if let Some(existing) = read_state(dir) {
         if !existing.is_empty() && existing.iter().all(|port| ping(*port)) {
             eprintln!(
                 "redquorum nodes: already up (state in {}); `redquorum nodes down` stops them",
                 dir.display()
             );
-            println!("{}", export_line(&existing));
+            println!("{}", export_line(dir, &existing));
             return Ok(());
         }
         return Err(Failure::new(
@@ -148,6 +177,9 @@ fn up(dir: &Path, count: u16, base_port: u16, durable: bool) -> Result<(), Failu
             format!("port {port} is in use: pick other ports with --base-port"),
         ));
     }
+    if layout.is_some() {
+        Layout::check_bus_ports_free(&ports)?;
+    }
     fs::create_dir_all(dir).map_err(|e| {
         Failure::new(
             exit::SOFTWARE,
@@ -162,26 +194,45 @@ fn up(dir: &Path, count: u16, base_port: u16, durable: bool) -> Result<(), Failu
             format!("cannot write state in {}: {e}", dir.display()),
         )
     })?;
-    for &port in &ports {
-        if let Err(failure) = start_node(&server, dir, port, durable) {
-            let _ = down(dir);
-            return Err(failure);
-        }
+    if let Some(layout) = layout {
+        layout.write(dir)?;
     }
+    let extra = layout.map_or(&[][..], |_| redquorum_harness::redis_cluster_args());
+    let started = ports
+        .iter()
+        .try_for_each(|&port| start_node(&server, dir, port, durable, extra))
+        .and_then(|()| layout.map_or(Ok(()), |layout| layout.form(&ports)));
+    if let Err(failure) = started {
+        let _ = down(dir);
+        return Err(failure);
+    }
+    let durability = if durable {
+        "durable (AOF, fsync always)"
+    } else {
+        "non-durable"
+    };
+    let what = match layout {
+        None => format!("{count} {durability} nodes"),
+        Some(Layout { shards, replicas }) => format!(
+            "{count} {durability} masters, each a Redis Cluster of {shards} shards \
+             ({replicas} replica per shard; {processes} processes),"
+        ),
+    };
     eprintln!(
-        "redquorum nodes: {count} {} nodes up on 127.0.0.1:{base_port}-{last} (state in {}); export this:",
-        if durable {
-            "durable (AOF, fsync always)"
-        } else {
-            "non-durable"
-        },
+        "redquorum nodes: {what} up on 127.0.0.1:{base_port}-{last} (state in {}); export this:",
         dir.display()
     );
-    println!("{}", export_line(&ports));
+    println!("{}", export_line(dir, &ports));
     Ok(())
 }
 
-fn start_node(server: &Path, dir: &Path, port: u16, durable: bool) -> Result<(), Failure> {
+fn start_node(
+    server: &Path,
+    dir: &Path,
+    port: u16,
+    durable: bool,
+    extra: &[&str],
+) -> Result<(), Failure> {
     let node_dir = dir.join(format!("node-{port}"));
     fs::create_dir_all(&node_dir).map_err(|e| {
         Failure::new(
@@ -203,6 +254,7 @@ fn start_node(server: &Path, dir: &Path, port: u16, durable: bool) -> Result<(),
         .arg(pid_file(dir, port))
         .arg("--logfile")
         .arg(node_dir.join("redis.log"))
+        .args(extra)
         .stdin(Stdio::null())
         .status()
         .map_err(|e| {
@@ -342,54 +394,18 @@ fn write_state(dir: &Path, ports: &[u16]) -> Result<(), Failure> {
     })
 }
 
-fn export_line(ports: &[u16]) -> String {
-    let urls: Vec<String> = ports
-        .iter()
-        .map(|p| format!("redis://127.0.0.1:{p}"))
-        .collect();
+/// The line to export: one URL per master (per port for plain nodes; per
+/// cluster, its primaries as seeds, when the state dir holds a layout).
+fn export_line(dir: &Path, ports: &[u16]) -> String {
+    let urls: Vec<String> = match Layout::read(dir) {
+        Some(layout) => layout.urls(ports),
+        None => ports
+            .iter()
+            .map(|p| format!("redis://127.0.0.1:{p}"))
+            .collect(),
+    };
     format!("export REDQUORUM_NODES={}", urls.join(","))
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn export_line_lists_every_port_as_a_url() {
-        assert_eq!(
-            export_line(&[7301, 7302, 7303]),
-            "export REDQUORUM_NODES=redis://127.0.0.1:7301,redis://127.0.0.1:7302,redis://127.0.0.1:7303"
-        );
-    }
-
-    #[test]
-    fn state_round_trips_through_the_file() {
-        let dir = tempfile::tempdir().unwrap();
-        assert_eq!(read_state(dir.path()), None);
-        assert!(write_state(dir.path(), &[7301, 7302, 7303]).is_ok());
-        assert_eq!(read_state(dir.path()), Some(vec![7301, 7302, 7303]));
-    }
-
-    #[test]
-    fn process_names_are_cut_as_the_kernel_cuts_them() {
-        assert_eq!(
-            process_name(Path::new("/usr/bin/redis-server")),
-            "redis-server"
-        );
-        assert_eq!(
-            process_name(Path::new("/opt/valkey-server")),
-            "valkey-server"
-        );
-        assert_eq!(
-            process_name(Path::new("/x/a-very-long-server-name")),
-            "a-very-long-ser"
-        );
-    }
-
-    #[test]
-    fn up_refuses_an_even_count() {
-        let dir = tempfile::tempdir().unwrap();
-        let failure = up(dir.path(), 4, 7301, false).expect_err("refused");
-        assert_eq!(failure.code, exit::USAGE);
-    }
-}
+mod tests;
