@@ -29,6 +29,7 @@
 //! - `health/clock_watch.rs` (`record`): clock-monitor-blind;
 //! - `admin/inspect.rs` (`Inspection::holders`): inspect-any-node;
 //! - `admin/operator.rs` (`force_release`): stale-force-fence;
+//! - `node/cluster.rs` (`refresh`): new-primary-votes-at-once;
 //! - `protocol/validity.rs` (`validity`): validity-no-drift;
 //! - `quorum/settle.rs` (`settle`): validity-from-replies, extend-below-quorum;
 //! - `protocol/op.rs` (`Code::name`: codes `X`, `A`) with the prelude:
@@ -114,6 +115,10 @@ pub enum Mutant {
     /// it (read first), not the raised one: the ousted holder's token is
     /// not below it, so storage given it does not refuse the ousted holder.
     StaleForceFence,
+    /// A cluster master's shard primary that took over its slots (a
+    /// failover) votes at once, though it may lack holds its predecessor
+    /// granted.
+    NewPrimaryVotesAtOnce,
     /// The validity leaves out the clock-drift allowance: `ttl - elapsed`.
     ValidityNoDrift,
     /// The validity is counted from when the quorum's replies came, not
@@ -157,7 +162,7 @@ pub enum Mutant {
 
 impl Mutant {
     /// Every mutant, in the order `redquorum mutants` runs them.
-    pub const ALL: [Mutant; 26] = [
+    pub const ALL: [Mutant; 27] = [
         Mutant::ValidityUnreduced,
         Mutant::LongLease,
         Mutant::NoUnwind,
@@ -173,6 +178,7 @@ impl Mutant {
         Mutant::ClockMonitorBlind,
         Mutant::InspectAnyNode,
         Mutant::StaleForceFence,
+        Mutant::NewPrimaryVotesAtOnce,
         Mutant::ValidityNoDrift,
         Mutant::ValidityFromReplies,
         Mutant::ExtendBelowQuorum,
@@ -218,6 +224,7 @@ impl Mutant {
             Mutant::ClockMonitorBlind => "clock-monitor-blind",
             Mutant::InspectAnyNode => "inspect-any-node",
             Mutant::StaleForceFence => "stale-force-fence",
+            Mutant::NewPrimaryVotesAtOnce => "new-primary-votes-at-once",
             Mutant::ValidityNoDrift => "validity-no-drift",
             Mutant::ValidityFromReplies => "validity-from-replies",
             Mutant::ExtendBelowQuorum => "extend-below-quorum",

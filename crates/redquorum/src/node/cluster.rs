@@ -33,6 +33,7 @@ use fred::types::{ClusterHash, ConnectHandle, CustomCommand, Value};
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
+use crate::mutants::{self, Mutant};
 use crate::node::connection;
 use crate::node::script;
 use crate::node::server::{Server, ServerSettings};
@@ -177,7 +178,7 @@ impl ClusterMaster {
             if !server.first_connect().await {
                 tracing::warn!(node = %self.id, shard = %server.id(), "cluster shard primary not reachable");
             }
-            if !first {
+            if !first && !mutants::is_active(Mutant::NewPrimaryVotesAtOnce) {
                 tracing::warn!(node = %self.id, shard = %server.id(), "a new primary serves slots of the cluster (failover?): its votes are refused for the longest lease");
                 server.became_primary(self.settings.clock_rule.1);
             }
