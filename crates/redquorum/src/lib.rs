@@ -123,7 +123,7 @@ pub use admin::{HoldView, Inspection, NodeView};
 pub use build_error::BuildError;
 pub use error::{Error, FencedWriteError};
 pub use fenced_write::FencedWriter;
-pub use health::{Durability, Ineligible, NodeHealth, OLDEST_SERVER, Role};
+pub use health::{Durability, Ineligible, NodeHealth, OLDEST_CLUSTER_SERVER, OLDEST_SERVER, Role};
 pub use kinds::{
     Election, Leader, Leadership, Lock, MultiLock, Permit, ReadLock, ReentrantLock, ReentrantOwner,
     Semaphore, WriteLock,

@@ -83,6 +83,9 @@ pub(crate) struct Eligibility {
     /// `None` when clocks are not checked.
     clock_rule: Option<(f64, Duration)>,
     state: Mutex<State>,
+    /// The oldest server version that may vote (a cluster shard needs a
+    /// newer one than a single server).
+    oldest: (u32, u32),
     /// Reconnection events as seen by the vote path (the checker task has its own receiver).
     reconnects: Mutex<broadcast::Receiver<Server>>,
 }
@@ -112,6 +115,7 @@ impl Eligibility {
             max_ttl: None,
             interval: DEFAULT_INTERVAL,
             clock_rule: None,
+            oldest: crate::health::node_health::OLDEST_SERVER,
             state: Mutex::new(State::default()),
             reconnects: Mutex::new(reconnects),
         }
@@ -122,6 +126,12 @@ impl Eligibility {
     pub(crate) fn configure(&mut self, max_ttl: Option<Duration>, interval: Duration) {
         self.max_ttl = max_ttl;
         self.interval = interval;
+    }
+
+    /// Refuses the votes of servers older than `oldest` (a cluster shard:
+    /// [`OLDEST_CLUSTER_SERVER`](crate::OLDEST_CLUSTER_SERVER)).
+    pub(crate) fn configure_oldest(&mut self, oldest: (u32, u32)) {
+        self.oldest = oldest;
     }
 
     /// Sets the clock rule: a node whose clock is off by more than
@@ -199,6 +209,10 @@ impl Eligibility {
             .and_then(|(_, stable_for)| state.clock.refusal(stable_for, now));
         if clock_fault.is_some() {
             return clock_fault;
+        }
+        if state.probe.older_than(self.oldest) {
+            let version = state.probe.version.clone().unwrap_or_default();
+            return Some(Ineligible::ServerTooOld { version });
         }
         let verified = state
             .probed_through

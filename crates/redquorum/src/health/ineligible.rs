@@ -59,7 +59,9 @@ pub enum Ineligible {
     },
     /// The server is older than the oldest the lock scripts run on
     /// ([`OLDEST_SERVER`](crate::OLDEST_SERVER)): they read the node's
-    /// `TIME` before writing, which servers before 5.0 refuse in a script.
+    /// `TIME` before writing, which servers before 5.0 refuse in a script;
+    /// or it is a cluster master's shard older than
+    /// [`OLDEST_CLUSTER_SERVER`](crate::OLDEST_CLUSTER_SERVER) (no script flags).
     ServerTooOld {
         /// The version the server reports (`redis_version` of `INFO`).
         version: String,
@@ -99,9 +101,11 @@ impl fmt::Display for Ineligible {
             ),
             Self::ServerTooOld { version } => write!(
                 f,
-                "server version {version} is older than {}.{}, the oldest the lock scripts run on",
+                "server version {version} is older than {}.{}, the oldest the lock scripts run on ({}.{} for a cluster master's shards)",
                 crate::OLDEST_SERVER.0,
-                crate::OLDEST_SERVER.1
+                crate::OLDEST_SERVER.1,
+                crate::OLDEST_CLUSTER_SERVER.0,
+                crate::OLDEST_CLUSTER_SERVER.1
             ),
             Self::NewPrimary { age, max_ttl } => write!(
                 f,

@@ -16,4 +16,4 @@ pub(crate) mod ineligible;
 pub(crate) mod node_health;
 
 pub use ineligible::Ineligible;
-pub use node_health::{Durability, NodeHealth, OLDEST_SERVER, Role};
+pub use node_health::{Durability, NodeHealth, OLDEST_CLUSTER_SERVER, OLDEST_SERVER, Role};

@@ -214,6 +214,18 @@ impl fmt::Display for NodeHealth {
 /// ```
 pub const OLDEST_SERVER: (u32, u32) = (5, 0);
 
+/// The oldest server a cluster master's shards (`redis-cluster://`) run
+/// the lock script on: its cluster form needs script flags (Redis 7.0,
+/// Valkey 7.2 or later). An older shard's votes are refused
+/// ([`Ineligible::ServerTooOld`](crate::Ineligible::ServerTooOld)).
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(redquorum::OLDEST_CLUSTER_SERVER, (7, 0));
+/// ```
+pub const OLDEST_CLUSTER_SERVER: (u32, u32) = (7, 0);
+
 /// What one probe learned. Fields are `Unknown`/`None` when denied.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Probe {
@@ -268,12 +280,18 @@ impl Probe {
     /// Whether the server reported a version older than [`OLDEST_SERVER`]
     /// (an unreadable one is not held against it).
     pub(crate) fn too_old(&self) -> bool {
+        self.older_than(OLDEST_SERVER)
+    }
+
+    /// Whether the server reported a version older than `oldest` (an
+    /// unreadable one is not held against it).
+    pub(crate) fn older_than(&self, oldest: (u32, u32)) -> bool {
         let Some(version) = &self.version else {
             return false;
         };
         let mut parts = version.split('.').map(|part| part.parse::<u32>().ok());
         match (parts.next().flatten(), parts.next().flatten()) {
-            (Some(major), Some(minor)) => (major, minor) < OLDEST_SERVER,
+            (Some(major), Some(minor)) => (major, minor) < oldest,
             _ => false,
         }
     }

@@ -30,6 +30,11 @@ pub(crate) struct LockScript {
 }
 
 impl LockScript {
+    /// Whether this is the cluster form (for a cluster master's shards).
+    pub(crate) fn is_cluster_form(&self) -> bool {
+        self.cluster
+    }
+
     /// The keys and arguments of one call carrying `ops`, in order.
     ///
     /// A Redis Cluster refuses a call whose declared keys span two slots,
