@@ -414,4 +414,35 @@ mod tests {
         health.record(durable, epoch, Instant::now());
         assert_eq!(health.refusal(), None);
     }
+
+    #[test]
+    fn a_cluster_shard_needs_a_newer_server_and_a_new_primary_waits_the_longest_lease() {
+        let (_tx, rx) = broadcast::channel(4);
+        let mut shard = Eligibility::new(rx);
+        shard.configure_oldest(crate::OLDEST_CLUSTER_SERVER);
+        let probe = |version: &str| Probe {
+            role: Role::Master,
+            durability: Durability::Fsync,
+            version: Some(version.into()),
+            ..Probe::default()
+        };
+        let epoch = shard.probe_epoch();
+        shard.record(probe("6.2.14"), epoch, Instant::now());
+        assert_eq!(
+            shard.refusal(),
+            Some(Ineligible::ServerTooOld {
+                version: "6.2.14".into()
+            })
+        );
+        shard.record(probe("7.0.15"), epoch, Instant::now());
+        assert_eq!(shard.refusal(), None);
+        // Durable or not, a primary that just took over waits.
+        shard.became_primary(Duration::from_secs(60));
+        assert!(matches!(
+            shard.refusal(),
+            Some(Ineligible::NewPrimary { max_ttl, .. }) if max_ttl == Duration::from_secs(60)
+        ));
+        shard.became_primary(Duration::ZERO);
+        assert_eq!(shard.refusal(), None);
+    }
 }
