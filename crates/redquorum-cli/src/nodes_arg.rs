@@ -1,6 +1,6 @@
 //! Where the nodes come from: `--nodes`/`REDQUORUM_NODES`, or local ones started here.
 
-use redquorum_harness::Cluster;
+use redquorum_harness::{Cluster, ShardedCluster};
 
 /// The `--nodes` list as given (possibly empty).
 #[derive(Debug, Clone)]
@@ -13,6 +13,8 @@ pub(crate) enum Nodes {
     Given(Vec<String>),
     /// Started here; stopped when dropped.
     Local(Cluster),
+    /// Started here, each master a local Redis Cluster; stopped when dropped.
+    Sharded(ShardedCluster),
 }
 
 impl Nodes {
@@ -20,14 +22,65 @@ impl Nodes {
         match self {
             Nodes::Given(urls) => urls.clone(),
             Nodes::Local(cluster) => cluster.urls(),
+            Nodes::Sharded(masters) => masters.urls(),
         }
     }
 
+    /// The single-server nodes started here, if they were.
     pub(crate) fn local(&self) -> Option<&Cluster> {
         match self {
             Nodes::Local(cluster) => Some(cluster),
+            Nodes::Given(_) | Nodes::Sharded(_) => None,
+        }
+    }
+
+    /// The process a chaos step may kill on master `index`, started here:
+    /// the master itself, or its first shard's primary (with its label).
+    pub(crate) fn process_of(&self, index: usize) -> Option<(&Cluster, usize, &'static str)> {
+        match self {
+            Nodes::Local(cluster) => Some((cluster, index, "")),
+            Nodes::Sharded(masters) => Some((
+                masters.master(index),
+                masters.primary_index(index, 0),
+                " (its first shard's primary)",
+            )),
             Nodes::Given(_) => None,
         }
+    }
+
+    /// Master `index`'s state, for a summary: down, or up with its keys
+    /// (summed over a cluster's processes); `None` for given nodes.
+    pub(crate) fn state(&self, index: usize) -> Option<String> {
+        let (cluster, processes): (&Cluster, Vec<usize>) = match self {
+            Nodes::Local(cluster) => (cluster, vec![index]),
+            Nodes::Sharded(masters) => {
+                let master = masters.master(index);
+                (master, (0..master.len()).collect())
+            }
+            Nodes::Given(_) => return None,
+        };
+        let down = processes
+            .iter()
+            .filter(|&&i| !cluster.is_running(i))
+            .count();
+        if down == processes.len() {
+            return Some("down".to_owned());
+        }
+        let keys: Option<i64> = processes
+            .iter()
+            .filter(|&&i| cluster.is_running(i))
+            .map(|&i| {
+                cluster
+                    .command(i, &["DBSIZE"])
+                    .ok()
+                    .and_then(|r| r.as_int())
+            })
+            .sum();
+        let keys = keys.map_or("?".to_owned(), |n| n.to_string());
+        Some(match down {
+            0 => format!("up, {keys} keys"),
+            _ => format!("{down} of {} processes down, {keys} keys", processes.len()),
+        })
     }
 }
 
@@ -47,6 +100,22 @@ impl NodesArg {
             Cluster::start(count).map(Nodes::Local)
         } else {
             Ok(Nodes::Given(urls))
+        }
+    }
+
+    /// The given nodes, or `count` local masters started now: single
+    /// servers, or with `shards` each a local Redis Cluster of that many
+    /// shards.
+    pub(crate) fn given_or_local_sharded(
+        &self,
+        count: usize,
+        shards: Option<usize>,
+    ) -> Result<Nodes, redquorum_harness::HarnessError> {
+        match shards {
+            Some(shards) if self.0.iter().all(|u| u.trim().is_empty()) => {
+                ShardedCluster::start(count, shards, 0).map(Nodes::Sharded)
+            }
+            _ => self.given_or_local(count),
         }
     }
 }

@@ -66,3 +66,42 @@ fn bad_sizes_are_a_usage_error() {
     let out = demo(&["--buyers", "0"]);
     assert_eq!(out.status.code(), Some(64));
 }
+
+#[test]
+fn on_cluster_masters_the_sale_sells_every_coupon_once_while_a_shard_primary_is_killed() {
+    let out = demo(&["--cluster", "2", "-n", "3"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "status {:?}\n{stdout}\n{stderr}",
+        out.status
+    );
+    let sold = figure(&stdout, "coupons sold:");
+    assert!(sold > 0, "{stdout}");
+    assert_eq!(sold + figure(&stdout, "stock left:"), 100, "{stdout}");
+    assert_eq!(figure(&stdout, "oversold:"), 0, "{stdout}");
+    assert_eq!(
+        figure(&stdout, "users with more than one order:"),
+        0,
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("(its first shard's primary) killed (kill -9) after"),
+        "no shard primary was killed mid-run:\n{stdout}"
+    );
+}
+
+#[test]
+fn a_bad_cluster_size_or_a_cluster_with_given_nodes_is_a_usage_error() {
+    for args in [&["--cluster", "0"][..], &["--cluster", "17"]] {
+        let out = demo(args);
+        assert_eq!(out.status.code(), Some(64), "{args:?}");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_redquorum"))
+        .args(["demo", "--cluster", "2", "--nodes", "redis://127.0.0.1:1"])
+        .output()
+        .expect("the demo binary runs");
+    assert_eq!(out.status.code(), Some(64));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("redis-cluster://"));
+}

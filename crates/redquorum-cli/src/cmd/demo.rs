@@ -49,6 +49,11 @@ pub(crate) struct DemoArgs {
     /// Run the same sale without any lock, to see what the locks prevent.
     #[arg(long)]
     no_lock: bool,
+    /// Start each local master as a Redis Cluster of this many shards
+    /// (`redis-cluster://`, 1 to 16; not with --nodes): the chaos then
+    /// kills one shard's primary.
+    #[arg(long, value_name = "SHARDS")]
+    cluster: Option<usize>,
 }
 
 /// Lock lease: long enough for a checkout, short enough that a crashed
@@ -68,7 +73,19 @@ pub(crate) async fn run(nodes: &NodesArg, args: DemoArgs, verbosity: Verbosity) 
         eprintln!("redquorum demo: --buyers, --segments and --coupons must be at least 1");
         return exit::USAGE.into();
     }
-    let nodes = match nodes.given_or_local(args.node_count) {
+    if let Some(shards) = args.cluster {
+        if !(1..=16).contains(&shards) {
+            eprintln!("redquorum demo: --cluster takes 1 to 16 shards per master, not {shards}");
+            return exit::USAGE.into();
+        }
+        if nodes.0.iter().any(|u| !u.trim().is_empty()) {
+            eprintln!(
+                "redquorum demo: --cluster starts local clusters; give redis-cluster:// URLs in --nodes instead"
+            );
+            return exit::USAGE.into();
+        }
+    }
+    let nodes = match nodes.given_or_local_sharded(args.node_count, args.cluster) {
         Ok(nodes) => nodes,
         Err(e) => {
             eprintln!("redquorum demo: {e}");
@@ -120,7 +137,7 @@ pub(crate) async fn run(nodes: &NodesArg, args: DemoArgs, verbosity: Verbosity) 
     let buyers: Vec<_> = (0..args.buyers)
         .map(|buyer| tokio::spawn(buy(Arc::clone(&sale), store.client.clone(), buyer)))
         .collect();
-    let chaos = chaos(&sale, nodes.local());
+    let chaos = chaos(&sale, &nodes);
     let progress = progress(&sale, verbosity);
     let (_, chaos_log) = tokio::join!(
         async {
@@ -131,7 +148,7 @@ pub(crate) async fn run(nodes: &NodesArg, args: DemoArgs, verbosity: Verbosity) 
     );
     let _ = progress.await;
     let elapsed = started.elapsed();
-    match report(&sale, &store, nodes.local(), &chaos_log, elapsed).await {
+    match report(&sale, &store, &nodes, &chaos_log, elapsed).await {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => exit::SOFTWARE.into(),
         Err(e) => {

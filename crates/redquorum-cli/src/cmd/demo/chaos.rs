@@ -1,10 +1,10 @@
-//! The demo's chaos: one lock master killed midway, restarted once the
-//! lock TTL has passed.
+//! The demo's chaos: one lock master (a cluster master: its first shard's
+//! primary) killed midway, restarted once the lock TTL has passed.
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use redquorum_harness::Cluster;
+use crate::nodes_arg::Nodes;
 
 use super::TTL;
 use super::sale::Sale;
@@ -22,12 +22,12 @@ pub(super) struct ChaosLog {
 /// The restart waits for the TTL because the node comes back empty (no
 /// persistence): any lock it had granted has expired by then, so forgetting
 /// it cannot let two holders in (docs/safety.md).
-pub(super) async fn chaos(sale: &Sale, cluster: Option<&Cluster>) -> ChaosLog {
+pub(super) async fn chaos(sale: &Sale, nodes: &Nodes) -> ChaosLog {
     let mut log = ChaosLog::default();
-    let Some(cluster) = cluster else {
+    let victim = sale.redlock.nodes().count() - 1;
+    let Some((cluster, process, _)) = nodes.process_of(victim) else {
         return log;
     };
-    let victim = cluster.len() - 1;
     let trigger = (sale.coupons as usize * 3 / 10).max(1);
     while sale.sold.load(Ordering::Relaxed) < trigger {
         if sale.finished.load(Ordering::Relaxed) {
@@ -36,14 +36,14 @@ pub(super) async fn chaos(sale: &Sale, cluster: Option<&Cluster>) -> ChaosLog {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     // The harness waits for the process; do that off the async workers.
-    if let Err(e) = tokio::task::block_in_place(|| cluster.kill(victim)) {
+    if let Err(e) = tokio::task::block_in_place(|| cluster.kill(process)) {
         log.error = Some(format!("kill failed: {e}"));
         return log;
     }
     let killed_at = Instant::now();
     log.killed = Some((victim, sale.sold.load(Ordering::Relaxed)));
     tokio::time::sleep(TTL + Duration::from_millis(100)).await;
-    match tokio::task::block_in_place(|| cluster.restart(victim)) {
+    match tokio::task::block_in_place(|| cluster.restart(process)) {
         Ok(()) => log.restarted_after = Some(killed_at.elapsed()),
         Err(e) => log.error = Some(format!("restart failed: {e}")),
     }

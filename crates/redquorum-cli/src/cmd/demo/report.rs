@@ -4,8 +4,8 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use crate::nodes_arg::Nodes;
 use fred::interfaces::KeysInterface;
-use redquorum_harness::Cluster;
 
 use super::chaos::ChaosLog;
 use super::sale::{Sale, Store, orders_key, stock_key};
@@ -14,7 +14,7 @@ use super::sale::{Sale, Store, orders_key, stock_key};
 pub(super) async fn report(
     sale: &Sale,
     store: &Store,
-    cluster: Option<&Cluster>,
+    nodes: &Nodes,
     chaos: &ChaosLog,
     elapsed: Duration,
 ) -> Result<bool, fred::error::Error> {
@@ -60,16 +60,22 @@ pub(super) async fn report(
             stats.failed.load(Ordering::Relaxed)
         );
     }
+    let which = |victim: usize| nodes.process_of(victim).map_or("", |(_, _, label)| label);
     match (chaos.killed, chaos.restarted_after) {
         (Some((victim, sold)), Some(after)) => println!(
-            "  node {} killed (kill -9) after {sold} coupons sold; restarted {:.1} s later",
+            "  node {}{} killed (kill -9) after {sold} coupons sold; restarted {:.1} s later",
             victim + 1,
+            which(victim),
             after.as_secs_f64()
         ),
-        (Some((victim, sold)), None) => {
-            println!("  node {} killed after {sold} coupons sold", victim + 1)
+        (Some((victim, sold)), None) => println!(
+            "  node {}{} killed after {sold} coupons sold",
+            victim + 1,
+            which(victim)
+        ),
+        _ if matches!(nodes, Nodes::Given(_)) => {
+            println!("  (nodes given by --nodes: none was killed)")
         }
-        _ if cluster.is_none() => println!("  (nodes given by --nodes: none was killed)"),
         _ => println!("  no node was killed: the sale ended first"),
     }
     if let Some(error) = &chaos.error {
@@ -78,18 +84,7 @@ pub(super) async fn report(
     let failures = stats.node_failures.lock().expect("not poisoned");
     println!("  per node:");
     for (index, node) in sale.redlock.nodes().enumerate() {
-        let state = match cluster {
-            Some(cluster) if !cluster.is_running(index) => "down".to_owned(),
-            Some(cluster) => {
-                let keys = cluster
-                    .command(index, &["DBSIZE"])
-                    .ok()
-                    .and_then(|r| r.as_int())
-                    .map_or("?".to_owned(), |n| n.to_string());
-                format!("up, {keys} keys")
-            }
-            None => "given".to_owned(),
-        };
+        let state = nodes.state(index).unwrap_or_else(|| "given".to_owned());
         let chaos_note = match chaos.killed {
             Some((victim, _)) if victim == index => " (killed mid-run, restarted)",
             _ => "",
