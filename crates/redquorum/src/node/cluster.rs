@@ -304,31 +304,49 @@ impl ClusterMaster {
                 "cluster slot map unknown: no server of the cluster answered CLUSTER SLOTS",
             )
         })?;
-        let mut owners: Vec<&Address> = Vec::new();
+        let mut owner: Option<&Address> = None;
         for key in &op.keys {
             let slot = slot_of(key);
-            let owner = table.owner(slot).ok_or_else(|| {
+            let this = table.owner(slot).ok_or_else(|| {
                 FredError::new(
                     ErrorKind::IO,
                     format!("CLUSTERDOWN slot {slot} is served by no primary"),
                 )
             })?;
-            if !owners.contains(&owner) {
-                owners.push(owner);
+            match owner {
+                Some(first) if first != this => return Err(cross_shard(&[first, this])),
+                _ => owner = Some(this),
             }
         }
-        match owners.as_slice() {
-            [one] => topology
-                .shards
-                .get(*one)
-                .map(|shard| Arc::clone(&shard.server))
-                .ok_or_else(|| FredError::new(ErrorKind::IO, "shard primary not connected yet")),
-            [] => Err(FredError::new(
-                ErrorKind::InvalidArgument,
-                "an operation without keys",
-            )),
-            several => Err(cross_shard(several)),
+        let owner = owner.ok_or_else(|| {
+            FredError::new(ErrorKind::InvalidArgument, "an operation without keys")
+        })?;
+        topology
+            .shards
+            .get(owner)
+            .map(|shard| Arc::clone(&shard.server))
+            .ok_or_else(|| FredError::new(ErrorKind::IO, "shard primary not connected yet"))
+    }
+
+    /// Why no operation can reach the cluster: its slot map is unknown, or
+    /// every shard primary is down (the first one's cause); `None` while
+    /// one is up.
+    pub(crate) fn down(&self) -> Option<FredError> {
+        let topology = self.read();
+        if topology.shards.is_empty() {
+            return Some(FredError::new(
+                ErrorKind::IO,
+                "cluster slot map unknown: no server of the cluster answered CLUSTER SLOTS",
+            ));
         }
+        let mut first = None;
+        for shard in topology.shards.values() {
+            match shard.server.down() {
+                None => return None,
+                Some(cause) => first = first.or(Some(on_shard(&shard.server, cause))),
+            }
+        }
+        first
     }
 
     /// The shard servers now.
@@ -366,7 +384,10 @@ impl ClusterMaster {
                     };
                     self.wake.notify_one();
                     match again {
-                        Some(op) => self.follow(op, redirect, error).await,
+                        // Boxed: the redirection path is rare and its
+                        // state large; inline, every operation's future
+                        // would carry (and move) it.
+                        Some(op) => Box::pin(self.follow(op, redirect, error)).await,
                         None => Err(on_shard(&server, error)),
                     }
                 }

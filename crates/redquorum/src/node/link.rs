@@ -5,7 +5,7 @@
 //! for the whole node timeout (a stopped server, a black hole). While it is
 //! down, operations skip it at once (`NodeOutcome::Down`) instead of each
 //! waiting out the node timeout; only what undoes earlier operations is
-//! still sent (node/master.rs). It is up again when it reconnects, or when a
+//! still sent (node/server.rs). It is up again when it reconnects, or when a
 //! background `PING` is answered: a node that went silent on an open
 //! connection never reconnects, and connection events can arrive out of
 //! order, so the `PING` is what decides (every earlier call on the

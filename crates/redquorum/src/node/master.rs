@@ -64,16 +64,10 @@ impl Node {
     /// down only when no shard primary is up (or its slot map is unknown);
     /// a shard that is down fails the operations routed to it.
     pub(crate) fn down(&self) -> Option<FredError> {
-        let servers = self.servers();
-        if servers.is_empty() {
-            return Some(FredError::new(
-                fred::error::ErrorKind::IO,
-                "cluster slot map unknown: no server of the cluster answered CLUSTER SLOTS",
-            ));
+        match self {
+            Node::Single(server, _) => server.down(),
+            Node::Cluster(cluster) => cluster.down(),
         }
-        // Every server's cause, or `None` as soon as one is up.
-        let causes: Option<Vec<FredError>> = servers.iter().map(|server| server.down()).collect();
-        causes.and_then(|causes| causes.into_iter().next())
     }
 
     /// Starts one operation now on the server for its keys and returns its
@@ -148,20 +142,6 @@ impl Node {
             Node::Single(server, _) => server.first_connect().await,
             Node::Cluster(cluster) => cluster.first_connect().await,
         }
-    }
-
-    /// Opens a hand-off window on every server (see `Batcher::hold`).
-    pub(crate) fn hold_batches(&self) {
-        self.servers()
-            .iter()
-            .for_each(|server| server.hold_batches());
-    }
-
-    /// Closes a hand-off window (see `Batcher::unhold`).
-    pub(crate) fn unhold_batches(&self) {
-        self.servers()
-            .iter()
-            .for_each(|server| server.unhold_batches());
     }
 
     /// The run ids of the servers behind the vote, once probed.

@@ -105,7 +105,7 @@ impl Op {
 
     /// Whether it undoes what earlier operations did (a release, an unwind,
     /// a force-release): sent even to a node known to be down, which may
-    /// still apply those earlier operations when it resumes (node/master.rs).
+    /// still apply those earlier operations when it resumes (node/server.rs).
     pub(crate) fn undoes(&self) -> bool {
         matches!(
             self.code,

@@ -14,7 +14,9 @@ use tokio::runtime::Handle;
 
 use crate::error::Error;
 use crate::mutants::{self, Mutant};
+use crate::node::master::Node;
 use crate::node::nodes::Nodes;
+use crate::node::server::Server;
 use crate::node_error::NodeError;
 use crate::node_id::NodeId;
 use crate::protocol::claim::{self, Claim};
@@ -350,20 +352,25 @@ impl Quorum {
     }
 }
 
-/// A hand-off window open on every node (see `Batcher::hold`), closed on drop.
-struct HandOffWindow<'a> {
-    nodes: &'a Nodes,
+/// A hand-off window open on every server of every node (see
+/// `Batcher::hold`), closed on drop on the same servers (a cluster master's
+/// shards may change meanwhile).
+struct HandOffWindow {
+    servers: Vec<Arc<Server>>,
 }
 
-impl<'a> HandOffWindow<'a> {
-    fn open(nodes: &'a Nodes) -> Self {
-        nodes.iter().for_each(|node| node.hold_batches());
-        Self { nodes }
+impl HandOffWindow {
+    fn open(nodes: &Nodes) -> Self {
+        let servers: Vec<Arc<Server>> = nodes.iter().flat_map(Node::servers).collect();
+        servers.iter().for_each(|server| server.hold_batches());
+        Self { servers }
     }
 }
 
-impl Drop for HandOffWindow<'_> {
+impl Drop for HandOffWindow {
     fn drop(&mut self) {
-        self.nodes.iter().for_each(|node| node.unhold_batches());
+        self.servers
+            .iter()
+            .for_each(|server| server.unhold_batches());
     }
 }
