@@ -317,3 +317,66 @@ async fn a_cluster_url_that_no_server_answers_is_a_down_master() {
     let down = health[2].1.down().unwrap_or_default();
     assert!(down.contains("CLUSTER SLOTS"), "{down}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiter_on_cluster_masters_is_woken_by_the_release_not_its_backoff() {
+    let masters = masters(3, 2, 0);
+    let build = || {
+        Redlock::builder()
+            .nodes(masters.urls())
+            .ttl(Duration::from_secs(10))
+            .node_timeout(Duration::from_millis(500))
+            // A waiter not woken retries only after 5 s.
+            .retry_delay(Duration::from_secs(5))
+            .retry_jitter(Duration::ZERO)
+            .wait(Duration::from_secs(20))
+            .build()
+            .unwrap()
+    };
+    let (holder, waiter) = (build(), build());
+    // Names on both shards: each channel is subscribed on its own shard.
+    let (a, b) = names_on_two_shards(&masters, &holder);
+    for name in [a, b] {
+        let held = holder.try_lock(&name).await.unwrap();
+        // The waiter is waiting: subscribed to the lock's channel on the
+        // shard that serves it on every master, and its first attempt made.
+        let channel = format!("redquorum:released:{}", holder.key(&name));
+        let key = holder.key(&name);
+        let evalsha = |m: usize| {
+            let info = masters
+                .command_for_key(m, &key, &["INFO", "commandstats"])
+                .unwrap();
+            let info = info.as_text().unwrap_or_default();
+            info.lines()
+                .find_map(|line| line.strip_prefix("cmdstat_evalsha:calls="))
+                .and_then(|rest| rest.split(',').next()?.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        let before: Vec<u64> = (0..3).map(evalsha).collect();
+        let waiting = tokio::spawn({
+            let (waiter, name) = (waiter.clone(), name.clone());
+            async move { waiter.lock(&name).await }
+        });
+        let subscribed = |m: usize| {
+            let reply = masters
+                .command_for_key(m, &key, &["PUBSUB", "SHARDNUMSUB", &channel])
+                .unwrap();
+            matches!(&reply, redquorum_harness::Reply::Array(Some(r)) if r.get(1).and_then(redquorum_harness::Reply::as_int) == Some(1))
+        };
+        let waiting_now = common::eventually(Duration::from_secs(5), || {
+            let ready = (0..3).all(|m| subscribed(m) && evalsha(m) > before[m]);
+            async move { ready }
+        })
+        .await;
+        assert!(waiting_now, "{name}: the waiter never subscribed and tried");
+        let released = std::time::Instant::now();
+        held.release().await.unwrap();
+        let lock = waiting.await.unwrap().unwrap();
+        let woken_after = released.elapsed();
+        assert!(
+            woken_after < Duration::from_secs(2),
+            "{name}: woken {woken_after:?} after the release: by its backoff, not a notification"
+        );
+        lock.release().await.unwrap();
+    }
+}

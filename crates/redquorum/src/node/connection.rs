@@ -96,19 +96,6 @@ pub(crate) fn cluster_seeds(config: &Config) -> Option<Vec<(String, u16)>> {
     }
 }
 
-/// The config of the server a single master or a cluster's first seed
-/// is: a cluster's release notifications are heard on one of its servers
-/// (a `PUBLISH` reaches every server of a cluster).
-pub(crate) fn first_server(config: &Config) -> Config {
-    match &config.server {
-        ServerConfig::Clustered { hosts, .. } if !hosts.is_empty() => Config {
-            server: ServerConfig::new_centralized(hosts[0].host.to_string(), hosts[0].port),
-            ..config.clone()
-        },
-        _ => config.clone(),
-    }
-}
-
 /// Checks a fred [`Config`] given with `RedlockBuilder::node_config` and
 /// names its node (a centralized config: one server; a clustered one: a
 /// cluster master). Only its server, credentials, database, RESP version and
@@ -161,6 +148,12 @@ pub(crate) fn subscriber(config: Config, node_timeout: Duration) -> SubscriberCl
     let performance = PerformanceConfig {
         broadcast_channel_capacity: 1024,
         ..performance
+    };
+    // A cluster master's subscriber follows its channels' slots (a
+    // subscription is not a lock operation: redirections are harmless).
+    let connection = ConnectionConfig {
+        max_redirections: if config.server.is_clustered() { 5 } else { 0 },
+        ..connection
     };
     SubscriberClient::new(config, Some(performance), Some(connection), Some(reconnect))
 }
@@ -272,8 +265,6 @@ mod tests {
             ]
         );
         assert_eq!(config.password.as_deref(), Some("pw"));
-        let first = first_server(&config);
-        assert!(cluster_seeds(&first).is_none());
         let (single, _) = parse_url("redis://127.0.0.1:7001").unwrap();
         assert!(cluster_seeds(&single).is_none());
     }

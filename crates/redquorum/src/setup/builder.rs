@@ -364,9 +364,7 @@ impl RedlockBuilder {
         crate::observe::describe();
         let subscribers = parsed
             .iter()
-            .map(|(config, _)| {
-                connection::subscriber(connection::first_server(config), self.node_timeout)
-            })
+            .map(|(config, _)| connection::subscriber(config.clone(), self.node_timeout))
             .collect();
         let connect_timeout = connection::connect_timeout(self.node_timeout);
         let notifier = Notifier::new(subscribers, connect_timeout);

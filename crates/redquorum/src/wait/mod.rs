@@ -2,7 +2,8 @@
 //! (`retry.rs`) with its jittered backoff (`backoff.rs`), the lines of local
 //! waiters per lock key (`waiters.rs`), and the release notifications that
 //! wake them (`notify.rs`: one subscriber connection per node, shared by a
-//! `Redlock` and its clones).
+//! `Redlock` and its clones; `channels.rs`: subscribing on a single server
+//! or, sharded, on a cluster master).
 //!
 //! May import: `protocol/` (lock keys and their channels, tokens, the
 //! quorum size), and the root vocabulary (errors, options, metrics,
@@ -13,6 +14,7 @@
 //! `kinds/`.
 
 mod backoff;
+mod channels;
 pub(crate) mod notify;
 pub(crate) mod retry;
 mod waiters;

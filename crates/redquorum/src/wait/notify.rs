@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use fred::clients::SubscriberClient;
-use fred::interfaces::{ClientLike, EventInterface, PubsubInterface};
+use fred::interfaces::{ClientLike, EventInterface};
 use fred::types::ConnectHandle;
 use futures::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::broadcast::error::RecvError;
@@ -25,6 +25,7 @@ use tokio::task::JoinHandle;
 use crate::protocol::keys::{self, CHANNEL_PREFIX};
 use crate::protocol::token::OwnerToken;
 use crate::sync::lock;
+use crate::wait::channels;
 use crate::wait::waiters::{Lines, Waiter};
 
 /// How long an empty line (and its channel subscription) is kept. A waiter
@@ -229,7 +230,7 @@ async fn apply(
                     .iter()
                     .map(|s| {
                         let (subscriber, channels) = (s.clone(), channels.clone());
-                        async move { subscriber.subscribe(channels).await }
+                        async move { channels::subscribe(&subscriber, channels).await }
                     })
                     .collect();
                 // A release frees the lock on a quorum, so a quorum of
@@ -258,7 +259,7 @@ async fn apply(
                 let channel = keys::channel(&key);
                 let calls = shared.subscribers.iter().map(|s| {
                     let (subscriber, channel) = (s.clone(), channel.clone());
-                    async move { subscriber.unsubscribe(channel).await }
+                    async move { channels::unsubscribe(&subscriber, channel).await }
                 });
                 // Nobody waits on it: sent now (one poll sends every call,
                 // in order after the subscribe on each connection), answered
@@ -315,17 +316,16 @@ async fn after_reconnect(
         if !std::mem::take(&mut first) {
             shared.lines.wake_all();
         }
-        let tracked = subscriber.tracked_channels();
         let missing: Vec<String> = shared
             .lines
             .keys()
             .iter()
             .map(|key| keys::channel(key))
-            .filter(|c| !tracked.iter().any(|t| &t[..] == c.as_str()))
+            .filter(|channel| !channels::is_tracked(&subscriber, channel))
             .collect();
         drop(shared);
         if !missing.is_empty() {
-            if let Err(e) = subscriber.subscribe(missing).await {
+            if let Err(e) = channels::subscribe(&subscriber, missing).await {
                 tracing::debug!(error = %e, "resubscribe after reconnect failed");
             }
         }
