@@ -30,13 +30,14 @@ use fred::error::{Error as FredError, ErrorKind};
 use fred::interfaces::ClientLike;
 use fred::prelude::{Config, ServerConfig};
 use fred::types::{ClusterHash, ConnectHandle, CustomCommand, Value};
+use futures::future::BoxFuture;
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
 use crate::mutants::{self, Mutant};
 use crate::node::connection;
 use crate::node::script;
-use crate::node::server::{Server, ServerSettings};
+use crate::node::server::{Answered, Server, ServerSettings};
 use crate::node::slots::{Address, Redirect, SlotTable, slot_of};
 use crate::node_id::NodeId;
 use crate::protocol::op::{Op, Reply};
@@ -62,6 +63,8 @@ pub(crate) struct ClusterMaster {
     maps_read: watch::Sender<u64>,
     /// One refresh at a time.
     refreshing: tokio::sync::Mutex<()>,
+    /// Where a release that follows a redirection runs (the `Redlock`'s runtime).
+    runtime: tokio::runtime::Handle,
 }
 
 /// The slot map and the servers of its primaries.
@@ -102,7 +105,8 @@ pub(crate) fn cross_shard(shards: &[&Address]) -> FredError {
 }
 
 impl ClusterMaster {
-    /// A cluster master known by `seeds`, not yet connected.
+    /// A cluster master known by `seeds`, not yet connected (requires a
+    /// Tokio runtime).
     pub(crate) fn new(
         id: NodeId,
         seeds: Vec<Address>,
@@ -118,6 +122,7 @@ impl ClusterMaster {
             wake: Notify::new(),
             maps_read: watch::Sender::new(0),
             refreshing: tokio::sync::Mutex::new(()),
+            runtime: tokio::runtime::Handle::current(),
         }
     }
 
@@ -360,14 +365,15 @@ impl ClusterMaster {
 
     /// Starts `op` on the primary serving its keys (see `Server::submit`);
     /// its answer comes with the server that gave it (whose vote rules
-    /// apply). A redirection wakes the refresher; a release follows it.
+    /// apply). A redirection wakes the refresher. What undoes earlier
+    /// operations follows it, in a task of its own: it must land even when
+    /// its caller stops waiting (a release returns at a quorum).
     pub(crate) fn submit(
-        &self,
+        self: &Arc<Self>,
         op: Op,
-    ) -> Result<impl Future<Output = (Reply, Arc<Server>)> + '_, FredError> {
+    ) -> Result<BoxFuture<'static, Answered>, FredError> {
         let server = self.route(&op)?;
         let again = op.undoes().then(|| op.clone());
-        let by = Arc::clone(&server);
         let answer = match server.submit(op) {
             Ok(answer) => answer,
             Err(cause) => {
@@ -375,28 +381,44 @@ impl ClusterMaster {
                 return Err(on_shard(&server, cause));
             }
         };
-        let answer = async move {
-            let reply = answer.await;
-            match reply {
-                Err(error) => {
-                    let Some(redirect) = Redirect::parse(error.details()) else {
-                        return Err(on_shard(&server, error));
-                    };
-                    self.wake.notify_one();
-                    match again {
-                        // Boxed: the redirection path is rare and its
-                        // state large; inline, every operation's future
-                        // would carry (and move) it.
-                        Some(op) => Box::pin(self.follow(op, redirect, error)).await,
-                        None => Err(on_shard(&server, error)),
+        let this = Arc::clone(self);
+        let by = Arc::clone(&server);
+        let Some(op) = again else {
+            // Anything else fails with the redirection: a late acquire
+            // could land after its own unwind.
+            return Ok(Box::pin(async move {
+                let reply = answer.await.map_err(|error| {
+                    if Redirect::parse(error.details()).is_some() {
+                        this.wake.notify_one();
                     }
-                }
+                    on_shard(&server, error)
+                });
+                Answered { reply, by }
+            }));
+        };
+        let task = self.runtime.spawn(async move {
+            match answer.await {
+                Err(error) => match Redirect::parse(error.details()) {
+                    Some(redirect) => {
+                        this.wake.notify_one();
+                        this.follow(op, redirect, error).await
+                    }
+                    None => Err(on_shard(&server, error)),
+                },
                 ok => ok,
             }
-        };
-        // The server the operation was routed to votes; a release's vote
-        // counts whoever answers (`Code::releases`).
-        Ok(async move { (answer.await, by) })
+        });
+        Ok(Box::pin(async move {
+            let reply = task.await.unwrap_or_else(|ended| {
+                Err(FredError::new(
+                    ErrorKind::Canceled,
+                    format!("the release's task ended: {ended}"),
+                ))
+            });
+            // The server the operation was routed to answers for it (a
+            // release's vote counts whoever answers: `Code::releases`).
+            Answered { reply, by }
+        }))
     }
 
     /// Sends a release again where the keys are now, following up to

@@ -11,7 +11,7 @@ use tokio::task::JoinHandle;
 
 use crate::health::node_health::NodeHealth;
 use crate::node::cluster::ClusterMaster;
-use crate::node::server::Server;
+use crate::node::server::{Answered, Server};
 use crate::node_id::NodeId;
 use crate::protocol::op::{Op, Reply};
 
@@ -30,13 +30,6 @@ impl fmt::Debug for Node {
             Node::Cluster(cluster) => f.debug_tuple("Cluster").field(cluster.id()).finish(),
         }
     }
-}
-
-/// An operation's answer, and the server that gave it (whose vote rules
-/// decide whether the vote counts: node/nodes.rs).
-pub(crate) struct Answered {
-    pub(crate) reply: Reply,
-    pub(crate) by: Arc<Server>,
 }
 
 impl Node {
@@ -88,13 +81,7 @@ impl Node {
                     }
                 })
             }
-            Node::Cluster(cluster) => {
-                let answer = cluster.submit(op)?;
-                Box::pin(async move {
-                    let (reply, by) = answer.await;
-                    Answered { reply, by }
-                })
-            }
+            Node::Cluster(cluster) => cluster.submit(op)?,
         };
         Ok(answer)
     }

@@ -41,6 +41,13 @@ pub(crate) struct ServerSettings {
     pub(crate) check_clock: bool,
 }
 
+/// An operation's answer, and the server that gave it (whose vote rules
+/// decide whether the vote counts: node/nodes.rs).
+pub(crate) struct Answered {
+    pub(crate) reply: Reply,
+    pub(crate) by: Arc<Server>,
+}
+
 /// One Redis server: a single master, or a cluster master's shard primary.
 pub(crate) struct Server {
     id: NodeId,
