@@ -53,7 +53,11 @@ for entry in "${SERVERS[@]}"; do
     redis-5.*) acl=() ;;  # ACL users came in Redis 6.0: before it a node has a password only
     *) acl=(--test acl) ;;
   esac
-  cargo test --workspace "${MATRIX_TESTS[@]}" "${acl[@]}"  # --workspace: the features of the build above
+  case "$label" in
+    valkey-*) clusters=(--test cluster_masters) ;;  # cluster masters need script flags: Redis 7.0, Valkey 7.2
+    *) clusters=() ;;
+  esac
+  cargo test --workspace "${MATRIX_TESTS[@]}" "${acl[@]}" "${clusters[@]}"  # --workspace: the features of the build above
   cargo test --workspace --test cli nodes_up_starts_nodes_that_outlive_it
   cargo run -q -p redquorum-cli -- torture --duration 20s
   unset REDQUORUM_REDIS_SERVER
