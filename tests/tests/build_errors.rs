@@ -55,9 +55,19 @@ async fn a_malformed_url_is_refused_without_showing_its_password() {
 }
 
 #[tokio::test]
-async fn a_cluster_url_is_refused_as_a_node() {
-    let err = build(Redlock::builder().nodes(["redis-cluster://127.0.0.1:7001", B, C]));
+async fn a_sentinel_url_is_refused_as_a_node_and_a_cluster_url_is_one_node() {
+    let err = build(Redlock::builder().nodes(["redis-sentinel://127.0.0.1:26379", B, C]));
     assert!(matches!(err, BuildError::InvalidUrl { .. }), "{err:?}");
+    // A cluster master (docs/locks.md): one node, named by its first seed,
+    // beside single servers; the same seed twice is a duplicate.
+    let redlock = Redlock::builder()
+        .nodes(["redis-cluster://127.0.0.1:7001?node=127.0.0.1:7011", B, C])
+        .build()
+        .unwrap();
+    let names: Vec<String> = redlock.nodes().map(ToString::to_string).collect();
+    assert_eq!(names, ["127.0.0.1:7001", "127.0.0.1:7002", "127.0.0.1:7003"]);
+    let err = build(Redlock::builder().nodes(["redis-cluster://127.0.0.1:7001", A, C]));
+    assert!(matches!(err, BuildError::DuplicateNode(_)), "{err:?}");
 }
 
 #[tokio::test]

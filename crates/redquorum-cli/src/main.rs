@@ -23,6 +23,7 @@ use clap::{Parser, Subcommand};
 #[command(name = "redquorum", version, about)]
 struct Cli {
     /// Redis masters, comma-separated: `redis://[user:pass@]host:port,...`
+    /// (a Redis Cluster as one master: `redis-cluster://host:port[?node=host:port]`)
     #[arg(
         long,
         global = true,

@@ -6,7 +6,10 @@ use crate::setup::builder::RedlockBuilder;
 use crate::setup::node_source::NodeSource;
 
 impl RedlockBuilder {
-    /// Adds one master: `redis://[user:password@]host:port` or `rediss://...` (TLS).
+    /// Adds one master: `redis://[user:password@]host:port` or `rediss://...`
+    /// (TLS); or a Redis Cluster voting as one master,
+    /// `redis-cluster://[user:password@]host:port[?node=host:port...]` or
+    /// `rediss-cluster://...` (docs/locks.md, "Cluster masters").
     ///
     /// # Examples
     ///
@@ -26,8 +29,8 @@ impl RedlockBuilder {
     /// already have (credentials from a secret store, a TLS connector of
     /// your own, a database number, RESP3).
     ///
-    /// The config's server (which must be one master,
-    /// `ServerConfig::Centralized`), `username`, `password`, `database`,
+    /// The config's server (one master, `ServerConfig::Centralized`, or a
+    /// cluster master, `ServerConfig::Clustered`), `username`, `password`, `database`,
     /// `version` and `tls` are used. Everything else is replaced by
     /// redquorum's lock-safe settings, because fred's defaults are unsafe for
     /// locks (`docs/operations.md`): each command times out after
@@ -35,7 +38,7 @@ impl RedlockBuilder {
     /// re-sent after a reconnect), and the client reconnects forever;
     /// `fail_fast` is turned off. That is why this takes a `Config` and not a
     /// connected `fred::clients::Client`: a client's settings cannot be
-    /// changed once it is built. A cluster or sentinel config is refused at
+    /// changed once it is built. A sentinel config is refused at
     /// `build()` ([`BuildError::InvalidNodeConfig`](crate::BuildError::InvalidNodeConfig)).
     ///
     /// # Examples
