@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::acl::{LOCKER_COMMANDS, create_user};
+
 use std::time::Duration;
 
 use redquorum::{Error, Ineligible, NodeOutcome, Redlock};
@@ -217,13 +219,15 @@ async fn a_release_mid_migration_follows_ask_to_the_moved_key() {
         })
         .collect();
     lock.release().await.unwrap();
+    // A key in an importing slot is visible only after ASKING: the keys
+    // are read once the migration is done.
+    migrations.into_iter().for_each(|m| m.finish().unwrap());
     common::settles(
         "released on the target",
         vec![Vec::<String>::new(); 3],
         || lock_keys(&masters),
     )
     .await;
-    migrations.into_iter().for_each(|m| m.finish().unwrap());
 }
 
 /// A second client on the same masters.
@@ -380,5 +384,93 @@ async fn a_waiter_on_cluster_masters_is_woken_by_the_release_not_its_backoff() {
             "{name}: woken {woken_after:?} after the release: by its backoff, not a notification"
         );
         lock.release().await.unwrap();
+    }
+}
+
+/// What a cluster master's user needs beyond a single server's
+/// (docs/operations.md, "ACL user").
+const CLUSTER_COMMANDS: &[&str] = &[
+    "+cluster|slots",
+    "+asking",
+    "+ssubscribe",
+    "+sunsubscribe",
+    "+spublish",
+    "&redquorum:released:*",
+];
+
+/// Every master's URL with `user:password@` in it.
+fn urls_as(masters: &ShardedCluster, credentials: &str) -> Vec<String> {
+    masters
+        .urls()
+        .into_iter()
+        .map(|url| url.replacen("://", &format!("://{credentials}@"), 1))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_acl_user_with_the_documented_cluster_commands_locks_and_follows_ask() {
+    let masters = masters(3, 2, 0);
+    let with_all: Vec<&str> = LOCKER_COMMANDS
+        .iter()
+        .chain(CLUSTER_COMMANDS)
+        .copied()
+        .collect();
+    let without_asking: Vec<&str> = with_all
+        .iter()
+        .copied()
+        .filter(|c| *c != "+asking")
+        .collect();
+    let without_slots: Vec<&str> = with_all
+        .iter()
+        .copied()
+        .filter(|c| *c != "+cluster|slots")
+        .collect();
+    for m in 0..3 {
+        create_user(masters.master(m), "locker", "pw-Cl1", &with_all);
+        create_user(masters.master(m), "no-asking", "pw-Cl2", &without_asking);
+        create_user(masters.master(m), "no-slots", "pw-Cl3", &without_slots);
+    }
+    let as_user =
+        |credentials: &str| redlock(urls_as(&masters, credentials), Duration::from_secs(10));
+
+    // Without CLUSTER SLOTS no slot map: every master is down.
+    let err = as_user("no-slots:pw-Cl3")
+        .try_lock("acl")
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::Unavailable { .. }), "{err}");
+    assert!(err.to_string().contains("CLUSTER SLOTS"), "{err}");
+
+    // With the documented set: a release mid-migration follows ASK; without
+    // ASKING it cannot, and the key stays where it went (until its TTL).
+    for (credentials, follows) in [("locker:pw-Cl1", true), ("no-asking:pw-Cl2", false)] {
+        let redlock = as_user(credentials);
+        let name = format!("acl-{follows}");
+        let lock = redlock.try_lock(&name).await.unwrap();
+        let key = redlock.key(&name);
+        let slot = slot_of(&key);
+        let from = masters.shard_of_slot(0, slot);
+        let migrations: Vec<_> = (0..3)
+            .map(|m| {
+                let migration = masters.begin_migration(m, slot, 1 - from).unwrap();
+                assert!(migration.move_key(&key).unwrap());
+                migration
+            })
+            .collect();
+        let released = lock.release().await;
+        // A key in an importing slot is visible only after ASKING: read
+        // once the migration is done.
+        migrations.into_iter().for_each(|m| m.finish().unwrap());
+        let left = |m: usize| masters.keys(m, &key).unwrap().len();
+        if follows {
+            released.unwrap();
+            common::settles("released through ASK", vec![0; 3], || {
+                (0..3).map(left).collect()
+            })
+            .await;
+        } else {
+            assert!(released.is_err(), "released without ASKING: {released:?}");
+            assert_eq!((0..3).map(left).collect::<Vec<_>>(), vec![1; 3]);
+        }
     }
 }
