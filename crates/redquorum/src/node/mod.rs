@@ -1,7 +1,8 @@
 //! The N masters: one master, a single server or a Redis Cluster
 //! (`master.rs`); one server's client and state (`server.rs`); a cluster
-//! master's shards and slot routing (`cluster.rs`, over the pure slot map
-//! of `slots.rs`); the set of masters with their background tasks and the
+//! master's shards and slot routing (`cluster.rs`; its slot map reads in
+//! `cluster/map.rs`, its releases that follow redirections in
+//! `cluster/redirect.rs`; the pure slot map in `slots.rs`); the set of masters with their background tasks and the
 //! vote rules that span nodes (`nodes.rs`), connecting with lock-safe fred settings
 //! (`connection.rs`), whether a node is up or down and why (`link.rs`),
 //! group commit (`batcher.rs` over its queue, `queue.rs`; tests in

@@ -98,36 +98,6 @@ fn sharded_publish(ops: &str) -> String {
     ops.replace("redis.pcall('publish',", "redis.pcall('spublish',")
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_cluster_form_publishes_sharded_and_only_there() {
-        let single = include_str!("../protocol/scripts/ops.lua");
-        let cluster = sharded_publish(single);
-        assert_eq!(single.matches("redis.pcall('publish',").count(), 2);
-        assert_eq!(cluster.matches("redis.pcall('spublish',").count(), 2);
-        assert!(!cluster.contains("'publish'"));
-    }
-
-    #[test]
-    fn the_cluster_form_declares_one_key_and_carries_every_key_in_argv() {
-        let op = |key: &str| Op {
-            code: op::Code::PlainRelease,
-            keys: vec![key.into(), format!("{key}:fence").into()],
-            args: vec![Value::from("token")],
-        };
-        let ops = [op("lock:{a}"), op("lock:{b}")];
-        let (keys, args) = OPS.encode(&ops);
-        assert_eq!(keys.len(), 4);
-        let (declared, cluster_args) = OPS_CLUSTER.encode(&ops);
-        assert_eq!(declared, vec![Key::from("lock:{a}")]);
-        assert_eq!(cluster_args.len(), args.len() + 4 + 1);
-        assert_eq!(cluster_args.last(), Some(&Value::from(4)));
-    }
-}
-
 /// Run on the protected resource, not on the lock nodes: write if the token is current.
 pub(crate) static FENCED_WRITE: LazyLock<Script> =
     LazyLock::new(|| Script::from_lua(include_str!("../protocol/scripts/fenced_write.lua")));
@@ -190,4 +160,34 @@ pub(crate) fn spawn_loader(
             }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cluster_form_publishes_sharded_and_only_there() {
+        let single = include_str!("../protocol/scripts/ops.lua");
+        let cluster = sharded_publish(single);
+        assert_eq!(single.matches("redis.pcall('publish',").count(), 2);
+        assert_eq!(cluster.matches("redis.pcall('spublish',").count(), 2);
+        assert!(!cluster.contains("'publish'"));
+    }
+
+    #[test]
+    fn the_cluster_form_declares_one_key_and_carries_every_key_in_argv() {
+        let op = |key: &str| Op {
+            code: op::Code::PlainRelease,
+            keys: vec![key.into(), format!("{key}:fence").into()],
+            args: vec![Value::from("token")],
+        };
+        let ops = [op("lock:{a}"), op("lock:{b}")];
+        let (keys, args) = OPS.encode(&ops);
+        assert_eq!(keys.len(), 4);
+        let (declared, cluster_args) = OPS_CLUSTER.encode(&ops);
+        assert_eq!(declared, vec![Key::from("lock:{a}")]);
+        assert_eq!(cluster_args.len(), args.len() + 4 + 1);
+        assert_eq!(cluster_args.last(), Some(&Value::from(4)));
+    }
 }

@@ -1,0 +1,186 @@
+//! A cluster master's slot map: read at the first connection, every
+//! health-probe interval and when woken (a redirection, a shard down); the
+//! shard servers brought in line with it (node/cluster.rs).
+
+use std::sync::Arc;
+
+use fred::interfaces::ClientLike;
+use fred::prelude::{Config, ServerConfig};
+use fred::types::{ClusterHash, CustomCommand, Value};
+use tokio::task::JoinHandle;
+
+use super::{ClusterMaster, Shard};
+use crate::mutants::{self, Mutant};
+use crate::node::connection;
+use crate::node::script;
+use crate::node::server::Server;
+use crate::node::slots::{Address, SlotTable};
+use crate::node_id::NodeId;
+
+impl ClusterMaster {
+    /// Reads the slot map every probe interval, and at once when woken,
+    /// until the cluster master is gone.
+    pub(crate) fn spawn_refresher(self: &Arc<Self>) -> JoinHandle<()> {
+        let master = Arc::downgrade(self);
+        let interval = self.settings.interval;
+        tokio::spawn(async move {
+            loop {
+                let Some(this) = master.upgrade() else { return };
+                tokio::select! {
+                    () = this.wake.notified() => {}
+                    () = tokio::time::sleep(interval) => {}
+                }
+                this.refresh().await;
+            }
+        })
+    }
+
+    /// The first slot map and the first connection to every primary;
+    /// whether a map was read.
+    pub(crate) async fn first_connect(&self) -> bool {
+        self.refresh().await;
+        self.read().table.is_some()
+    }
+
+    /// Reads the slot map and brings the shard servers in line with it:
+    /// a new primary gets a server (refused for the longest lease unless
+    /// this is the first map), a server that no longer serves slots is
+    /// closed once its calls have ended.
+    pub(super) async fn refresh(&self) {
+        let _one = self.refreshing.lock().await;
+        let Some(table) = self.read_map().await else {
+            return;
+        };
+        if table.uncovered() > 0 {
+            tracing::warn!(node = %self.id, uncovered = table.uncovered(), "cluster slots served by no primary: operations on them fail");
+        }
+        let first = self.read().table.is_none();
+        let known: Vec<Address> = self.read().shards.keys().cloned().collect();
+        let mut added = Vec::new();
+        for address in table.primaries() {
+            if known.contains(address) {
+                continue;
+            }
+            let server = Arc::new(Server::new(
+                self.config_for(address),
+                NodeId::new(&address.0, address.1),
+                &self.settings,
+                &script::OPS_CLUSTER,
+            ));
+            let (connection, tasks) = server.start();
+            if !server.first_connect().await {
+                tracing::warn!(node = %self.id, shard = %server.id(), "cluster shard primary not reachable");
+            }
+            if !first && !mutants::is_active(Mutant::NewPrimaryVotesAtOnce) {
+                tracing::warn!(node = %self.id, shard = %server.id(), "a new primary serves slots of the cluster (failover?): its votes are refused for the longest lease");
+                server.became_primary(self.settings.clock_rule.1);
+            }
+            added.push((
+                address.clone(),
+                Shard {
+                    server,
+                    connection,
+                    tasks,
+                },
+            ));
+        }
+        let retired: Vec<Shard> = {
+            let mut topology = self.write();
+            topology.shards.extend(added);
+            let gone: Vec<Address> = topology
+                .shards
+                .keys()
+                .filter(|address| !table.primaries().contains(address))
+                .cloned()
+                .collect();
+            topology.table = Some(table);
+            gone.iter()
+                .filter_map(|address| topology.shards.remove(address))
+                .collect()
+        };
+        for shard in retired {
+            tracing::info!(node = %self.id, shard = %shard.server.id(), "server no longer a primary of the cluster: closed");
+            let timeout = self.settings.node_timeout;
+            tokio::spawn(async move {
+                let _ = tokio::time::timeout(timeout, shard.server.drained()).await;
+                shard.server.quit().await;
+                shard.stop();
+            });
+        }
+        self.maps_read.send_modify(|count| *count += 1);
+    }
+
+    /// `CLUSTER SLOTS` from a known primary that is up, else from a seed.
+    async fn read_map(&self) -> Option<SlotTable> {
+        let known: Vec<(Address, Arc<Server>)> = self
+            .read()
+            .shards
+            .iter()
+            .filter(|(_, shard)| shard.server.down().is_none())
+            .map(|(address, shard)| (address.clone(), Arc::clone(&shard.server)))
+            .collect();
+        for (address, server) in known {
+            if let Some(table) = ask_slots(server.client(), &address).await {
+                self.remember(&table);
+                return Some(table);
+            }
+        }
+        let seeds = crate::sync::lock(&self.seeds).clone();
+        for seed in &seeds {
+            let client = connection::client(self.config_for(seed), self.settings.node_timeout);
+            // fred retries a refused connection forever: bounded here.
+            let connect_timeout = connection::connect_timeout(self.settings.node_timeout);
+            let connection = client.connect();
+            let up = tokio::time::timeout(connect_timeout, connection::wait_connected(&client))
+                .await
+                .unwrap_or(false);
+            let table = if up {
+                ask_slots(&client, seed).await
+            } else {
+                None
+            };
+            if up {
+                let _ = client.quit().await;
+            }
+            connection.abort();
+            if let Some(table) = table {
+                self.remember(&table);
+                return Some(table);
+            }
+        }
+        tracing::warn!(node = %self.id, "no server of the cluster answered CLUSTER SLOTS");
+        None
+    }
+
+    /// Keeps every server `table` names as a place to ask for later maps.
+    fn remember(&self, table: &SlotTable) {
+        let mut seeds = crate::sync::lock(&self.seeds);
+        for address in table.primaries().iter().chain(table.replicas()) {
+            if !seeds.contains(address) {
+                seeds.push(address.clone());
+            }
+        }
+    }
+
+    /// The template's connection settings, aimed at `address`.
+    pub(super) fn config_for(&self, address: &Address) -> Config {
+        Config {
+            server: ServerConfig::new_centralized(address.0.clone(), address.1),
+            ..self.template.clone()
+        }
+    }
+}
+
+/// `CLUSTER SLOTS` asked of `client` (the server at `address`).
+async fn ask_slots(client: &fred::clients::Client, address: &Address) -> Option<SlotTable> {
+    let command = CustomCommand::new_static("CLUSTER", ClusterHash::Random, false);
+    let answer: Value = client.custom(command, vec!["SLOTS"]).await.ok()?;
+    match SlotTable::parse(answer, address) {
+        Ok(table) if table.primaries().is_empty() => None,
+        Ok(table) => Some(table),
+        Err(reason) => {
+            tracing::debug!(%reason, "unreadable CLUSTER SLOTS");
+            None
+        }
+    }
+}
