@@ -48,8 +48,9 @@ impl Verbosity {
     /// library's spans are at INFO; observability.md).
     /// Installs the stderr subscriber. With `faults_on_purpose` (torture
     /// and the mutant sweep strike nodes all the time), a node going down
-    /// and coming back is not worth a warning each time: those lines show
-    /// from `-v` on, and the report counts the faults.
+    /// and coming back, or a cluster master's shard failing over, is not
+    /// worth a warning each time: those lines show from `-v` on, and the
+    /// report counts the faults.
     pub(crate) fn install(self, faults_on_purpose: bool) {
         let spans = if self.level() >= LevelFilter::INFO {
             FmtSpan::CLOSE
@@ -61,9 +62,11 @@ impl Verbosity {
         } else {
             self.level()
         };
+        // The modules that say so (by module path: `node/link.rs`, `node/cluster.rs`).
         let targets = Targets::new()
             .with_default(self.level())
-            .with_target("redquorum::link", links);
+            .with_target("redquorum::node::link", links)
+            .with_target("redquorum::node::cluster", links);
         let subscriber = tracing_subscriber::fmt()
             .with_max_level(self.level())
             .with_span_events(spans)

@@ -12,9 +12,10 @@
 //! network faults of a [`FaultProxy`] and the TTL-shift clock jump still work.
 //!
 //! A whole torture run is one call: [`TorturePlan::execute`] composes the
-//! nodes, the fault proxies, the key audit, the nemesis, the workload in
-//! client groups, the leak wait and the checker around a lock the caller
-//! builds ([`TortureLock`]); this crate never names the lock library.
+//! nodes (single servers behind fault proxies, or cluster masters), the
+//! key audit, the nemesis, the workload in client groups, the leak wait
+//! and the checker around a lock the caller builds ([`TortureLock`]); this
+//! crate never names the lock library.
 //!
 //! # Layout: five layers
 //!
@@ -32,7 +33,8 @@
 //!    `TlsCluster` (feature `tls`, for tests).
 //! 2. `faults/`: what goes wrong on purpose: [`FaultKind`], the
 //!    [`FaultProxy`] and per-group [`Proxies`], [`ClientPauser`], the
-//!    [`Nemesis`] and its [`FaultLog`].
+//!    [`Nemesis`] (on a [`ShardedCluster`] too: slot migrations and
+//!    failovers) and its [`FaultLog`].
 //! 3. `evidence/`: what a run records: the [`History`] of [`Session`]s,
 //!    the [`KeyAudit`], the leak check ([`leaks_after`]), the
 //!    [`OperatorLog`], the [`Share`] a hold declares.

@@ -17,6 +17,7 @@
 //! releases dropped part-way at random. The report is `torture/report.rs`.
 
 mod args;
+mod cluster;
 mod example;
 pub(crate) mod lock;
 mod operator;

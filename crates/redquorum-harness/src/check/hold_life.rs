@@ -32,7 +32,12 @@
 //!   restart-majority lose what the log had not written, and bring back
 //!   what it had, a removal included; forget deletes; clock and strobe
 //!   jumps end holds early, and a strobe's jump back shows a hash record's
-//!   hold its time again);
+//!   hold its time again), or, on a cluster master, that loses them or
+//!   hides them from the audit for a read (a lagging failover loses what
+//!   its replica was not sent; a clean one may lose what the old primary
+//!   acknowledged in the moment before it learnt it was replaced, and a
+//!   read may catch it demoted and resyncing; a migration moves a hold
+//!   between two shards the audit reads one after the other);
 //! - for a waiting writer, a fault on that node that held commands back
 //!   while its acquire was out (an earlier attempt's unwind, or its set
 //!   again, may land when the fault heals, up to the slack after it; one
@@ -143,13 +148,17 @@ impl HoldContext<'_> {
     }
 }
 
-/// Faults that take holds off a node, or age them, or bring them back.
-const LOSES_OR_AGES: [FaultKind; 5] = [
+/// Faults that take holds off a node, or age them, or bring them back, or
+/// (the last three, on cluster masters only) hide them from an audit read.
+const LOSES_OR_AGES: [FaultKind; 8] = [
     FaultKind::Kill,
     FaultKind::RestartMajority,
     FaultKind::Forget,
     FaultKind::Clock,
     FaultKind::Strobe,
+    FaultKind::Migrate,
+    FaultKind::Failover,
+    FaultKind::LaggingFailover,
 ];
 
 /// Whether `life`'s hold was taken off its node by someone else while

@@ -149,7 +149,9 @@ pub(crate) fn broken_promises<'a>(
 
 /// Whether something between `from` and `until` may have taken a hold off
 /// a node or aged it early: a fault that restarts a node or wipes its keys,
-/// a clock fault, or a force-release of the resource.
+/// a clock fault, a failover or slot migration of a cluster master (a lost
+/// hold, or one in transit between two shards read one after the other),
+/// or a force-release of the resource.
 fn may_lose_holds(
     faults: &[FaultEvent],
     calls: &[OperatorCall],
@@ -165,6 +167,9 @@ fn may_lose_holds(
                 | FaultKind::Forget
                 | FaultKind::Clock
                 | FaultKind::Strobe
+                | FaultKind::Migrate
+                | FaultKind::Failover
+                | FaultKind::LaggingFailover
         )
     };
     faults

@@ -11,6 +11,10 @@
 //! checker can also find a live hold removed by someone else, or a hold
 //! that came back after it had gone.
 //!
+//! On cluster masters (`redis-cluster://`) a voter is a master: each read
+//! of it reads every shard primary it has now and counts only when all
+//! answered (`audit_read.rs`); the lives are kept in `audit_lives.rs`.
+//!
 //! The key layout is the library's business: the audit takes the pattern of
 //! lock keys and the suffix of keys to skip (fence counters). It reads the
 //! library's lock record, one hash per resource name at
@@ -18,7 +22,6 @@
 //! their expiries (the fence counter is at `<prefix>{<escaped name>}:fence`),
 //! and, for tests that plant keys by hand, a string key's value as its owner.
 
-use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -27,9 +30,10 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use super::audit_lives;
+use super::audit_read::Voters;
 use crate::micros;
-use crate::nodes::Cluster;
-use crate::nodes::{Reply, RespConn};
+use crate::nodes::{Cluster, ShardedCluster};
 
 /// Which keys on the nodes are lock keys.
 ///
@@ -199,14 +203,6 @@ impl AuditConfig {
     }
 }
 
-/// Reads `(key, owner, pttl)` triples of the matching lock keys. A string
-/// key's owner is its value. A hash is a lock record in the library's layout
-/// (`protocol/keys.rs`, `protocol/scripts/ops.lua`): one triple per live hold, a field
-/// `h:<token>` whose value is the hold's expiry in node time, so its "pttl"
-/// is that expiry less the node's clock (every kind: plain, reentrant, read,
-/// write; a writer's `intent` is not a hold and is skipped).
-const AUDIT_LUA: &str = include_str!("audit.lua");
-
 /// A running audit; [`stop`](Self::stop) returns what it saw.
 ///
 /// # Examples
@@ -240,12 +236,43 @@ impl KeyAudit {
     /// See [`KeyAudit`].
     #[must_use]
     pub fn start(cluster: Arc<Cluster>, config: AuditConfig) -> Self {
+        Self::reading(Voters::servers(cluster), config)
+    }
+
+    /// Starts reading `sharded`'s masters: each read of a master is one of
+    /// each of its shard primaries now (after `ASKING`, so a slot's
+    /// migration target shows the keys it imports), and counts only when
+    /// every one answered. Its lives name masters by index.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use redquorum_harness::{AuditConfig, KeyAudit, ShardedCluster};
+    ///
+    /// let masters = Arc::new(ShardedCluster::start(1, 2, 0).unwrap());
+    /// for key in ["lock:{a}", "lock:{b}"] {
+    ///     masters.command_for_key(0, key, &["SET", key, key, "PX", "1000"]).unwrap();
+    /// }
+    /// let audit = KeyAudit::start_sharded(masters.clone(), AuditConfig::new(Duration::from_secs(2)));
+    /// assert!(audit.wait_rounds(2, Duration::from_secs(5)));
+    /// let seen = audit.stop();
+    /// assert_eq!(seen.len(), 2, "both shards read: {seen:?}");
+    /// assert!(seen.iter().all(|life| life.node == 0));
+    /// ```
+    #[must_use]
+    pub fn start_sharded(sharded: Arc<ShardedCluster>, config: AuditConfig) -> Self {
+        Self::reading(Voters::sharded(sharded), config)
+    }
+
+    fn reading(voters: Voters, config: AuditConfig) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let rounds = Arc::new(AtomicU64::new(0));
         let (flag, count) = (stop.clone(), rounds.clone());
         let thread = std::thread::Builder::new()
             .name("key-audit".into())
-            .spawn(move || run(&cluster, &config, &flag, &count))
+            .spawn(move || audit_lives::run(voters, &config, &flag, &count))
             .ok();
         Self {
             stop,
@@ -296,110 +323,4 @@ impl Drop for KeyAudit {
     fn drop(&mut self) {
         let _ = self.finish();
     }
-}
-
-fn run(
-    cluster: &Cluster,
-    config: &AuditConfig,
-    stop: &AtomicBool,
-    rounds: &AtomicU64,
-) -> Vec<KeyLife> {
-    let mut conns: Vec<Option<RespConn>> = (0..cluster.len()).map(|_| None).collect();
-    // Every life of every remembered (node, key, owner), the last one open
-    // until a read of its node no longer shows it.
-    let mut seen: HashMap<(usize, String, String), Vec<KeyLife>> = HashMap::new();
-    // Per node: the remembered holds still open, and its last good read.
-    let mut open: Vec<HashSet<(String, String)>> = vec![HashSet::new(); cluster.len()];
-    let mut last_read: Vec<Option<Duration>> = vec![None; cluster.len()];
-    let timeout = Duration::from_millis(100);
-    while !stop.load(Ordering::SeqCst) {
-        for (node, slot) in conns.iter_mut().enumerate() {
-            if slot.is_none() {
-                // A paused or killed node: try again next round.
-                *slot = RespConn::connect_addr(&cluster.host_port(node), timeout).ok();
-            }
-            let Some(conn) = slot.as_mut() else { continue };
-            let reply = conn.command(&[
-                "EVAL",
-                AUDIT_LUA,
-                "0",
-                &config.keys.pattern,
-                &config.keys.exclude_suffix,
-            ]);
-            let at = config.epoch.elapsed();
-            let Ok(Reply::Array(Some(items))) = reply else {
-                *slot = None;
-                continue;
-            };
-            let mut present = HashSet::new();
-            for triple in items.chunks_exact(3) {
-                let (Some(key), Some(owner), Some(pttl)) =
-                    (triple[0].as_text(), triple[1].as_text(), triple[2].as_int())
-                else {
-                    continue;
-                };
-                // A key without expiry (PTTL -1) is there, of no known age.
-                let age = u64::try_from(pttl)
-                    .ok()
-                    .map(|pttl| config.ttl.saturating_sub(Duration::from_millis(pttl)));
-                let hold = (node, key, owner);
-                present.insert((hold.1.clone(), hold.2.clone()));
-                if let Some(lives) = seen.get_mut(&hold) {
-                    let last = lives.last_mut().expect("a remembered hold has a life");
-                    if last.gone.is_none() {
-                        last.last_seen = at;
-                        last.age = age.unwrap_or(last.age);
-                    } else {
-                        // Back after it had gone: the previous read of this
-                        // node did not show it (else it would be open).
-                        lives.push(KeyLife {
-                            node,
-                            key: hold.1.clone(),
-                            owner: hold.2.clone(),
-                            first_seen: at,
-                            last_seen: at,
-                            age: age.unwrap_or_default(),
-                            gone: None,
-                            back_after: last_read[node],
-                        });
-                        open[node].insert((hold.1, hold.2));
-                    }
-                    continue;
-                }
-                let Some(age) = age.filter(|age| *age >= config.min_age) else {
-                    continue;
-                };
-                open[node].insert((hold.1.clone(), hold.2.clone()));
-                seen.insert(
-                    hold.clone(),
-                    vec![KeyLife {
-                        node,
-                        key: hold.1,
-                        owner: hold.2,
-                        first_seen: at,
-                        last_seen: at,
-                        age,
-                        gone: None,
-                        back_after: None,
-                    }],
-                );
-            }
-            let ended: Vec<(String, String)> = open[node].difference(&present).cloned().collect();
-            for (key, owner) in ended {
-                open[node].remove(&(key.clone(), owner.clone()));
-                if let Some(life) = seen
-                    .get_mut(&(node, key, owner))
-                    .and_then(|lives| lives.last_mut())
-                {
-                    life.gone = Some(at);
-                }
-            }
-            last_read[node] = Some(at);
-        }
-        rounds.fetch_add(1, Ordering::SeqCst);
-        std::thread::sleep(config.every);
-    }
-    let mut lives: Vec<KeyLife> = seen.into_values().flatten().collect();
-    lives.sort_by_key(|l| (l.first_seen, l.node));
-    lives
 }

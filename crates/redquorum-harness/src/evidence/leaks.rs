@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::audit::LockKeys;
 use crate::error::HarnessError;
-use crate::nodes::Cluster;
+use crate::nodes::{Cluster, ShardedCluster};
 
 /// A lock key found on a node after the run plus the max TTL.
 ///
@@ -20,7 +20,7 @@ use crate::nodes::Cluster;
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LeakedKey {
-    /// The node, `host:port`.
+    /// The node, `host:port` (a cluster master: its URL).
     pub node: String,
     /// The key.
     pub key: String,
@@ -122,9 +122,40 @@ pub fn lock_keys_after(
     keys: &LockKeys,
     within: Duration,
 ) -> Result<Vec<LeakedKey>, HarnessError> {
+    poll(keys, within, || find_leaks(cluster, &keys.pattern))
+}
+
+/// As [`lock_keys_after`], on cluster masters: every running shard primary
+/// of each is read (a leak's node is its master's URL).
+pub(crate) fn sharded_lock_keys_after(
+    sharded: &ShardedCluster,
+    keys: &LockKeys,
+    within: Duration,
+) -> Result<Vec<LeakedKey>, HarnessError> {
+    poll(keys, within, || {
+        let mut leaks = Vec::new();
+        for master in 0..sharded.len() {
+            for (key, pttl_ms) in sharded.keys(master, &keys.pattern)? {
+                leaks.push(LeakedKey {
+                    node: sharded.url(master),
+                    key,
+                    pttl_ms,
+                });
+            }
+        }
+        Ok(leaks)
+    })
+}
+
+/// `find`'s lock keys, again every 50 ms until there are none or `within` has passed.
+fn poll(
+    keys: &LockKeys,
+    within: Duration,
+    find: impl Fn() -> Result<Vec<LeakedKey>, HarnessError>,
+) -> Result<Vec<LeakedKey>, HarnessError> {
     let deadline = Instant::now() + within;
     loop {
-        let leaks: Vec<LeakedKey> = find_leaks(cluster, &keys.pattern)?
+        let leaks: Vec<LeakedKey> = find()?
             .into_iter()
             .filter(|leak| keys.is_lock_key(&leak.key))
             .collect();

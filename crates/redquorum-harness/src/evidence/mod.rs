@@ -16,6 +16,8 @@
 //! never import `check` or `run`.
 
 mod audit;
+mod audit_lives;
+mod audit_read;
 mod history;
 mod leaks;
 mod operator_log;
@@ -25,6 +27,7 @@ mod share;
 
 pub use audit::{AuditConfig, KeyAudit, KeyLife, LockKeys};
 pub use history::History;
+pub(crate) use leaks::sharded_lock_keys_after;
 pub use leaks::{LeakedKey, find_leaks, leaks_after, lock_keys_after};
 pub use operator_log::{OperatorAction, OperatorCall, OperatorLog};
 pub use outcome::{Dropped, Holder, Outcome};

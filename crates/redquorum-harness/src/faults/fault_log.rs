@@ -38,6 +38,10 @@ pub struct FaultEvent {
     /// When it was healed (equal to `start` for an instant fault such as a clock jump).
     #[serde(with = "micros")]
     pub end: Duration,
+    /// What exactly it did, when its kind does not say (a cluster fault:
+    /// which slot, which shard, in how many steps).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 impl FaultEvent {
@@ -54,6 +58,7 @@ impl FaultEvent {
             group: None,
             start,
             end,
+            detail: None,
         }
     }
 
@@ -70,6 +75,23 @@ impl FaultEvent {
     #[must_use]
     pub fn on_group(mut self, group: usize) -> Self {
         self.group = Some(group);
+        self
+    }
+
+    /// The same fault, saying what exactly it did.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use redquorum_harness::{FaultEvent, FaultKind};
+    /// let e = FaultEvent::new(FaultKind::Migrate, vec![0], Duration::ZERO, Duration::ZERO)
+    ///     .with_detail("slot 7 to shard 1");
+    /// assert!(e.to_string().contains("(slot 7 to shard 1)"));
+    /// ```
+    #[must_use]
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
         self
     }
 
@@ -96,6 +118,9 @@ impl fmt::Display for FaultEvent {
         write!(f, "{} on nodes {:?}", self.kind.name(), self.nodes)?;
         if let Some(group) = self.group {
             write!(f, " for client group {group}")?;
+        }
+        if let Some(detail) = &self.detail {
+            write!(f, " ({detail})")?;
         }
         write!(
             f,

@@ -66,11 +66,32 @@ pub enum FaultKind {
     /// from its clock, above every token issued while its clock was behind
     /// (so not with fast clocks, `clock-ahead` or strobing).
     FenceLoss,
+    /// Cluster masters only: the slot of a lock key the workload uses moves
+    /// to another shard on one or more masters, with its keys and their
+    /// TTLs, in one go or in two steps (the lock record and its fence
+    /// counter first, then a pause in which operations on them meet `ASK`
+    /// or `TRYAGAIN`, then the rest). Nothing is lost, so it is within the
+    /// assumptions on any number of masters.
+    Migrate,
+    /// Cluster masters only: the replica of the shard serving a lock key
+    /// takes over, on one or more masters, once it has every write its
+    /// primary acknowledged (a marker written and `WAIT`ed for). Within the
+    /// assumptions on any number of masters: the new primary has what the
+    /// old one had, and its votes are refused for the longest lease anyway.
+    Failover,
+    /// Cluster masters only: the replica of the shard serving a lock key is
+    /// promoted WITHOUT the writes made while the fault lasts (its link was
+    /// cut, then its primary killed), on 1 to N/2 + 1 masters at once (the
+    /// same holds lost on each), as a crash that loses the holds on those
+    /// masters. Within the assumptions only with the new-primary rule: the
+    /// lock refuses a new primary's votes for the longest lease. The old
+    /// primary restarts empty and follows the new one as its replica.
+    LaggingFailover,
 }
 
 impl FaultKind {
     /// Every kind.
-    pub const ALL: [FaultKind; 14] = [
+    pub const ALL: [FaultKind; 17] = [
         FaultKind::Kill,
         FaultKind::Pause,
         FaultKind::Latency,
@@ -85,6 +106,17 @@ impl FaultKind {
         FaultKind::SlowMajority,
         FaultKind::RestartMajority,
         FaultKind::FenceLoss,
+        FaultKind::Migrate,
+        FaultKind::Failover,
+        FaultKind::LaggingFailover,
+    ];
+
+    /// The kinds for cluster masters (`all` with `--cluster`): slot
+    /// migration and the two failovers, each within the assumptions.
+    pub const CLUSTER: [FaultKind; 3] = [
+        FaultKind::Migrate,
+        FaultKind::Failover,
+        FaultKind::LaggingFailover,
     ];
 
     /// The kinds within Redlock's assumptions for any workload (on a
@@ -132,6 +164,9 @@ impl FaultKind {
             FaultKind::SlowMajority => "slow-majority",
             FaultKind::RestartMajority => "restart-majority",
             FaultKind::FenceLoss => "fence-loss",
+            FaultKind::Migrate => "migrate",
+            FaultKind::Failover => "failover",
+            FaultKind::LaggingFailover => "lagging-failover",
         }
     }
 
@@ -149,6 +184,22 @@ impl FaultKind {
             self,
             FaultKind::Kill | FaultKind::Pause | FaultKind::Strobe | FaultKind::RestartMajority
         )
+    }
+
+    /// True for the faults of cluster masters ([`CLUSTER`](Self::CLUSTER)):
+    /// they move slots between a master's shards or promote a shard's
+    /// replica, so they need a [`ShardedCluster`](crate::ShardedCluster).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use redquorum_harness::FaultKind;
+    /// assert!(FaultKind::LaggingFailover.needs_cluster());
+    /// assert!(!FaultKind::Kill.needs_cluster());
+    /// ```
+    #[must_use]
+    pub fn needs_cluster(self) -> bool {
+        Self::CLUSTER.contains(&self)
     }
 
     /// True for faults that hit a client group rather than nodes.
@@ -187,6 +238,11 @@ impl FaultKind {
                 | FaultKind::Reset
                 | FaultKind::Partition
                 | FaultKind::ClientPause
+                // A release meets a redirect or a dead primary, fails, and
+                // its hold lives on to its TTL.
+                | FaultKind::Migrate
+                | FaultKind::Failover
+                | FaultKind::LaggingFailover
         )
     }
 
@@ -205,10 +261,28 @@ impl FaultKind {
     /// assert!(FaultKind::parse_list("flood").is_err());
     /// ```
     pub fn parse_list(list: &str) -> Result<Vec<FaultKind>, String> {
+        Self::parse_list_with(list, &Self::SAFE)
+    }
+
+    /// As [`parse_list`](Self::parse_list), with the name `all` standing for the kinds `all`
+    /// (for cluster masters: [`CLUSTER`](Self::CLUSTER)).
+    ///
+    /// # Errors
+    ///
+    /// The first unknown name.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use redquorum_harness::FaultKind;
+    /// let kinds = FaultKind::parse_list_with("all", &FaultKind::CLUSTER).unwrap();
+    /// assert_eq!(kinds, FaultKind::CLUSTER);
+    /// ```
+    pub fn parse_list_with(list: &str, all: &[FaultKind]) -> Result<Vec<FaultKind>, String> {
         let mut kinds = Vec::new();
         for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             if name == "all" {
-                kinds.extend(Self::SAFE);
+                kinds.extend_from_slice(all);
             } else if name != "none" {
                 kinds.push(name.parse()?);
             }

@@ -7,14 +7,17 @@
 //! [`ProxyMode`] in `forward.rs`, per-group [`Proxies`] in `proxies.rs`),
 //! client-group pauses ([`ClientPauser`]), the [`Nemesis`] (`nemesis.rs`,
 //! `nemesis_config.rs`, its loop in `rounds.rs`, each fault's action in
-//! `strike.rs`) and the [`FaultLog`] of what struck where and when.
+//! `strike.rs`; on cluster masters, `shard_rounds.rs` and `shard_strike.rs`:
+//! slot migrations and failovers) and the [`FaultLog`] of what struck where
+//! and when.
 //!
 //! What it is for: breaking a run in the ways Redlock's assumptions allow
 //! (and a few they do not), so the checker has something to judge.
 //!
 //! May import: `nodes` (the nemesis kills, pauses and shifts the clocks of
-//! a [`Cluster`](crate::Cluster)'s nodes; the proxies stand in front of
-//! them) and the crate root. Must never import `evidence`, `check` or
+//! a [`Cluster`](crate::Cluster)'s nodes, and moves the slots and promotes
+//! the replicas of a [`ShardedCluster`](crate::ShardedCluster)'s; the
+//! proxies stand in front of single servers) and the crate root. Must never import `evidence`, `check` or
 //! `run`.
 
 mod client_group;
@@ -23,9 +26,12 @@ mod forward;
 mod kind;
 mod nemesis;
 mod nemesis_config;
+mod promotions;
 mod proxies;
 mod proxy;
 mod rounds;
+mod shard_rounds;
+mod shard_strike;
 mod strike;
 
 pub use client_group::ClientPauser;

@@ -12,9 +12,15 @@
 //! `forget` the nodes' side: they exist to show the checker catching what
 //! they cause.
 //!
+//! On cluster masters ([`Nemesis::start_sharded`]) it moves slots and
+//! fails shards over instead ([`FaultKind::CLUSTER`](crate::FaultKind::CLUSTER)),
+//! one fault at a time on any number of masters, a lagging failover on up
+//! to `max_nodes`.
+//!
 //! This file holds the running [`Nemesis`]; its configuration is in
 //! `nemesis_config.rs`, its loop (which fault, on which nodes, logged) in
-//! `rounds.rs`, and what each fault does in `strike.rs`.
+//! `rounds.rs` (`shard_rounds.rs` on cluster masters), and what each fault
+//! does in `strike.rs` (`shard_strike.rs`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,8 +29,8 @@ use std::thread::JoinHandle;
 use super::fault_log::FaultLog;
 use super::nemesis_config::NemesisConfig;
 use super::proxies::Proxies;
-use super::rounds;
-use crate::nodes::Cluster;
+use super::{rounds, shard_rounds};
+use crate::nodes::{Cluster, ShardedCluster};
 
 /// A running nemesis; [`stop`](Self::stop) heals and returns the log. Dropping
 /// it also stops it (and heals).
@@ -64,6 +70,41 @@ impl Nemesis {
         let thread = std::thread::Builder::new()
             .name("nemesis".into())
             .spawn(move || rounds::run(&cluster, &proxies, &config, &flag))
+            .ok();
+        Self { stop, thread }
+    }
+
+    /// Starts injecting the faults of cluster masters
+    /// ([`FaultKind::CLUSTER`](crate::FaultKind::CLUSTER)) on `sharded`:
+    /// slot migrations and failovers aimed at `config.lock_keys`. Other
+    /// kinds in `config.kinds` are skipped and logged as errors.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use redquorum_harness::{FaultKind, Nemesis, NemesisConfig, ShardedCluster};
+    ///
+    /// let masters = Arc::new(ShardedCluster::start(1, 2, 0).unwrap());
+    /// let config = NemesisConfig {
+    ///     kinds: vec![FaultKind::Migrate],
+    ///     lock_keys: vec!["lock:{r0}".into()],
+    ///     max_fault: Duration::from_millis(100),
+    ///     ..Default::default()
+    /// };
+    /// let nemesis = Nemesis::start_sharded(masters.clone(), config);
+    /// std::thread::sleep(Duration::from_millis(600));
+    /// let log = nemesis.stop();
+    /// assert!(log.injected[&FaultKind::Migrate] >= 1, "{:?}", log.errors);
+    /// ```
+    #[must_use]
+    pub fn start_sharded(sharded: Arc<ShardedCluster>, config: NemesisConfig) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("nemesis".into())
+            .spawn(move || shard_rounds::run(&sharded, &config, &flag))
             .ok();
         Self { stop, thread }
     }

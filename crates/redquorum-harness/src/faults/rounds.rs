@@ -3,7 +3,8 @@
 //! faults), struck and healed (`strike.rs`), then logged with its start
 //! and end on the history's clock. Kinds that cannot strike here (process
 //! faults on external nodes, a strobe without a controlled clock, client
-//! pauses without client groups) are logged as skipped once, up front.
+//! pauses without client groups, the faults of cluster masters) are
+//! logged as skipped once, up front.
 
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
@@ -36,6 +37,7 @@ pub(super) fn run(
         .kinds
         .iter()
         .copied()
+        .filter(|k| !k.needs_cluster())
         .filter(|k| !(cluster.is_external() && k.needs_process()))
         .filter(|k| *k != FaultKind::Strobe || !strobing.is_empty())
         .filter(|k| *k != FaultKind::ClientPause || config.clients.is_some())
@@ -47,6 +49,7 @@ pub(super) fn run(
             match kind {
                 FaultKind::Strobe => "no node has a controlled clock (libfaketime)",
                 FaultKind::ClientPause => "clients do not run in pausable groups",
+                k if k.needs_cluster() => "single servers, not cluster masters",
                 _ => "external nodes (no process control)",
             }
         ));

@@ -104,6 +104,10 @@ impl<'a> Striker<'a> {
                 self.forget(targets, &fences)
             }
             FaultKind::Forget => self.forget(targets, &self.config.key_pattern),
+            // Filtered out up front (`rounds.rs`): they need cluster masters.
+            FaultKind::Migrate | FaultKind::Failover | FaultKind::LaggingFailover => {
+                Err("needs cluster masters".to_owned())
+            }
         }
     }
 

@@ -40,6 +40,9 @@ pub struct RunInfo {
     pub slack_ms: u64,
     /// Nodes.
     pub nodes: usize,
+    /// With cluster masters: the shards of each (`nodes` is then the masters).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shards: Option<usize>,
     /// Clients and client groups.
     pub clients: usize,
     /// Client groups (each with its own proxies and runtime).
@@ -72,6 +75,7 @@ impl Default for RunInfo {
             ttl_ms: 0,
             slack_ms: 1000,
             nodes: 0,
+            shards: None,
             clients: 0,
             groups: 1,
             duration_ms: 0,

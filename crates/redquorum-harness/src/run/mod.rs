@@ -22,6 +22,7 @@ mod cancel;
 mod client;
 mod history_file;
 mod locker;
+mod masters;
 mod operate;
 mod plan;
 mod store;

@@ -34,8 +34,13 @@ pub struct TorturePlan<L> {
     /// Nodes given by URL: run against them (no process faults). Empty:
     /// start `node_count` local nodes.
     pub given: Vec<String>,
-    /// How many local nodes to start.
+    /// How many local nodes to start (with `cluster_shards`: masters).
     pub node_count: usize,
+    /// Each of the `node_count` masters is a local Redis Cluster of this
+    /// many shards, each shard's primary with one replica, reached through
+    /// `redis-cluster://` URLs (no fault proxies: its nemesis is
+    /// [`FaultKind::CLUSTER`]'s). `None`: single servers.
+    pub cluster_shards: Option<usize>,
     /// What the local nodes write to disk.
     pub persistence: Persistence,
     /// Every local node's clock runs this many times as fast (libfaketime).
@@ -137,6 +142,7 @@ impl<L> TorturePlan<L> {
         Self {
             given: Vec::new(),
             node_count: 5,
+            cluster_shards: None,
             persistence: Persistence::AofEverySec,
             fast_clocks: None,
             clock_ahead: None,
@@ -185,12 +191,19 @@ impl<L> TorturePlan<L> {
     /// nemesis kills local (AOF everysec) nodes. Redis then acknowledges a
     /// write it has not written while a background fsync is slow, so a
     /// kill -9 on a busy disk can lose a granted hold, and assumption (c)
-    /// needs the rule.
+    /// needs the rule. Also when it fails cluster masters' shards over: a
+    /// promoted replica may lack holds (all of those made while a lagging
+    /// one was cut off), and the lock refuses a new primary's votes for its
+    /// `max_ttl` (the TTL plus the lock-delay: a lost hold blocks that long).
     #[must_use]
     pub fn delayed_restart(&self) -> bool {
+        let fails_over = self.cluster_shards.is_some()
+            && (self.kinds.contains(&FaultKind::Failover)
+                || self.kinds.contains(&FaultKind::LaggingFailover));
         self.given.is_empty()
             && (self.kinds.contains(&FaultKind::Kill)
-                || self.kinds.contains(&FaultKind::RestartMajority))
+                || self.kinds.contains(&FaultKind::RestartMajority)
+                || fails_over)
     }
 
     /// What the checker holds a lock-delay run to: a node applies an
@@ -279,11 +292,13 @@ impl<L> TorturePlan<L> {
         }
     }
 
-    /// The nemesis's configuration, for lock keys `keys` and client groups
-    /// paused through `pauser`, on the history's clock from `epoch`.
+    /// The nemesis's configuration, for lock keys `keys` (under `prefix`)
+    /// and client groups paused through `pauser`, on the history's clock
+    /// from `epoch`.
     pub(super) fn nemesis(
         &self,
         keys: &LockKeys,
+        prefix: &str,
         pauser: &ClientPauser,
         epoch: Instant,
     ) -> NemesisConfig {
@@ -307,6 +322,15 @@ impl<L> TorturePlan<L> {
             majority_latency: self.node_timeout * 4 / 5,
             clients: Some(pauser.clone()),
             key_pattern: keys.pattern.clone(),
+            // The library's layout, `<prefix>{<name>}` (the names `r0`,
+            // `r1`, ... need no escaping): cluster faults aim at their slots.
+            lock_keys: self
+                .resource_names()
+                .iter()
+                .map(|name| format!("{prefix}{{{name}}}"))
+                .collect(),
+            // The lock's max_ttl (`delayed_restart`): a lost hold blocks that long.
+            longest_lease: self.ttl + self.lock_delay,
             epoch: Some(epoch),
             seed: self.seed,
             ..NemesisConfig::default()
@@ -321,6 +345,7 @@ impl<L> TorturePlan<L> {
             ttl_ms: self.ttl.as_millis() as u64,
             slack_ms: self.slack().as_millis() as u64,
             nodes,
+            shards: self.cluster_shards,
             clients: self.clients,
             groups: self.groups,
             duration_ms: self.duration.as_millis() as u64,

@@ -1,9 +1,9 @@
 //! A torture run, composed: nodes (with the clocks asked for), per-group
-//! fault proxies, the lock prepared, the key audit, the nemesis, an
-//! operator if asked, the workload in client groups, then the faults
-//! healed, the leak wait, the checker and what the run exercised. The
-//! plan is in `plan.rs`, the lock the caller's (`torture_lock.rs`), the
-//! result in `torture_run.rs`.
+//! fault proxies (or cluster masters, `masters.rs`), the lock prepared, the
+//! key audit, the nemesis, an operator if asked, the workload in client
+//! groups, then the faults healed, the leak wait, the checker and what the
+//! run exercised. The plan is in `plan.rs`, the lock the caller's
+//! (`torture_lock.rs`), the result in `torture_run.rs`.
 
 use std::future::Future;
 use std::io::IsTerminal;
@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::history_file::HistoryFile;
+use super::masters::Masters;
 use super::operate::operate;
 use super::plan::TorturePlan;
 use super::store::ProtectedStore;
@@ -19,10 +20,8 @@ use super::torture_lock::TortureLock;
 use super::torture_run::{TortureRun, TortureStopped, lock_delay_untested, operator_untested};
 use super::workload::run_workload_groups;
 use crate::check::Exercised;
-use crate::evidence::{
-    AuditConfig, History, Holder, KeyAudit, LockKeys, OperatorLog, lock_keys_after,
-};
-use crate::faults::{ClientPauser, FaultKind, FaultLog, Nemesis, Proxies};
+use crate::evidence::{AuditConfig, History, Holder, LockKeys, OperatorLog};
+use crate::faults::{ClientPauser, FaultKind, FaultLog};
 use crate::nodes::Cluster;
 
 /// Distinct key prefixes for the runs of one process (a mutant sweep runs many).
@@ -62,7 +61,7 @@ impl<L: TortureLock> TorturePlan<L> {
         interrupt: impl Future,
     ) -> Result<TortureRun, TortureStopped> {
         let mut notes = Vec::new();
-        let cluster = Arc::new(self.cluster(&mut notes).map_err(TortureStopped::Setup)?);
+        let masters = Masters::start(self, &mut notes).map_err(TortureStopped::Setup)?;
         let local_store = match &self.store {
             Some(_) => None,
             None => Some(
@@ -75,15 +74,11 @@ impl<L: TortureLock> TorturePlan<L> {
             .clone()
             .or_else(|| local_store.as_ref().map(|c| c.host_port(0)))
             .unwrap_or_default();
-        let proxies = Arc::new(
-            Proxies::start_groups(&cluster, self.groups)
-                .map_err(|e| TortureStopped::Setup(format!("fault proxies: {e}")))?,
-        );
         let run = RUNS.fetch_add(1, Ordering::SeqCst);
         let prefix = format!("redquorum-torture:{}:{run}:", std::process::id());
         let keys = LockKeys::prefixed(&prefix);
         // Built once here so a bad configuration is an error, not a panic in a group.
-        L::prepare(self, proxies.urls(), &prefix)
+        L::prepare(self, masters.urls_for(0), &prefix)
             .await
             .map_err(TortureStopped::Setup)?;
         let workload = self.workload();
@@ -94,7 +89,7 @@ impl<L: TortureLock> TorturePlan<L> {
                 .map_err(|e| TortureStopped::Setup(format!("protected store: {e}")))?;
         }
         if !self.quiet {
-            self.banner(&cluster);
+            self.banner(&masters);
         }
         let history = History::new();
         let started = Instant::now();
@@ -106,15 +101,10 @@ impl<L: TortureLock> TorturePlan<L> {
         // a TTL / 4 (the lives are a few thousand a minute).
         audit_config.min_age = Duration::ZERO;
         audit_config.epoch = history.epoch();
-        let audit = KeyAudit::start(cluster.clone(), audit_config);
-        let nemesis = (!self.kinds.is_empty()).then(|| {
-            Nemesis::start(
-                cluster.clone(),
-                proxies.clone(),
-                self.nemesis(&keys, &pauser, history.epoch()),
-            )
-        });
-        let urls: Vec<Vec<String>> = (0..proxies.groups()).map(|g| proxies.urls_for(g)).collect();
+        let audit = masters.audit(audit_config);
+        let nemesis = (!self.kinds.is_empty())
+            .then(|| masters.nemesis(self.nemesis(&keys, &prefix, &pauser, history.epoch())));
+        let urls: Vec<Vec<String>> = (0..masters.groups()).map(|g| masters.urls_for(g)).collect();
         // The operator goes through the first group's proxies: its faults hit it too.
         let operator = if self.operator.is_idle() {
             None
@@ -162,26 +152,18 @@ impl<L: TortureLock> TorturePlan<L> {
                 .unwrap_or_default(),
             None => FaultLog::default(),
         };
-        proxies.heal_all();
+        masters.heal();
         if !self.quiet {
             eprintln!("torture: faults healed; waiting for the lock keys to expire");
         }
         // The TTL, plus 3 s for commands still in flight (a chunk the proxy was
         // delaying when healed lands up to its max latency later).
         let within = self.ttl + Duration::from_secs(3);
-        let (leaked, cluster, restarted) = tokio::task::spawn_blocking(move || {
+        let (leaked, masters, restarted) = tokio::task::spawn_blocking(move || {
             // A node a fault left down (a failed restart) is started again,
             // so the leak check can read it.
-            let restarted: Vec<String> = (0..cluster.len())
-                .filter(|&n| !cluster.is_external() && !cluster.is_running(n))
-                .map(|n| match cluster.restart(n) {
-                    Ok(()) => format!("node {n} was down after the nemesis: restarted"),
-                    Err(e) => {
-                        format!("node {n} was down after the nemesis and did not restart: {e}")
-                    }
-                })
-                .collect();
-            (lock_keys_after(&cluster, &keys, within), cluster, restarted)
+            let restarted = masters.restart_down();
+            (masters.lock_keys_after(&keys, within), masters, restarted)
         })
         .await
         .map_err(|e| TortureStopped::Setup(e.to_string()))?;
@@ -198,7 +180,7 @@ impl<L: TortureLock> TorturePlan<L> {
             .values(&workload.resources)
             .map_err(|e| TortureStopped::Setup(format!("protected store: {e}")))?;
         let file = HistoryFile {
-            info: self.info(cluster.len(), self.lock.name()),
+            info: self.info(masters.len(), self.lock.name()),
             sessions: history.sessions(),
             faults: faults.events.clone(),
             keys: keys_seen,
@@ -242,15 +224,10 @@ impl<L: TortureLock> TorturePlan<L> {
     }
 
     /// The line on stderr that says what is about to run.
-    fn banner(&self, cluster: &Cluster) {
+    fn banner(&self, masters: &Masters) {
         eprintln!(
-            "torture: {} nodes{}, {} clients in {} groups × {} resources, ttl {:?}, nemesis {}, for {:?}{}",
-            cluster.len(),
-            if cluster.is_external() {
-                " (given)"
-            } else {
-                " (local)"
-            },
+            "torture: {}, {} clients in {} groups × {} resources, ttl {:?}, nemesis {}, for {:?}{}",
+            masters.describe(),
             self.clients,
             self.groups,
             self.resources,

@@ -31,6 +31,10 @@ fn default_run_for(mutant: Mutant) -> (&'static str, &'static [&'static str]) {
             "the default run with `--force-release-every 1s`",
             &["--force-release-every", "1s"],
         ),
+        Mutant::NewPrimaryVotesAtOnce => (
+            "the default run on cluster masters (`--cluster 2`: slot migrations, failovers, lagging failovers)",
+            &["--cluster", "2"],
+        ),
         Mutant::FenceWithoutFloor => (
             "the default run with fence counters lost on a majority (`--nemesis` every fault but strobe, and fence-loss)",
             &[
@@ -66,6 +70,7 @@ pub(super) fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan)
     let base = Plan {
         given: Vec::new(),
         node_count: 5,
+        cluster_shards: None,
         persistence: Persistence::AofEverySec,
         fast_clocks: None,
         fast_node: None,
@@ -226,6 +231,23 @@ pub(super) fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan)
                     force_release_every: Some(Duration::from_millis(200)),
                 },
                 holders: vec![(Holder::ToDeadline, 1), (Holder::Brief, 2)],
+                resources: 2,
+                ..base
+            },
+        ),
+        Mutant::NewPrimaryVotesAtOnce => (
+            "3 cluster masters of 2 shards; lagging failovers on 2 of them at once; 16 holders in 4 groups on 2 resources, half of them to their deadline",
+            Plan {
+                node_count: 3,
+                cluster_shards: Some(2),
+                kinds: vec![FaultKind::LaggingFailover],
+                fault_nodes: (2, 2),
+                // Brief holders free a resource while the replicas are cut
+                // off; a to-deadline one granted then still holds when they
+                // take over without its hold.
+                holders: vec![(Holder::ToDeadline, 1), (Holder::Brief, 1)],
+                clients: 16,
+                groups: 4,
                 resources: 2,
                 ..base
             },

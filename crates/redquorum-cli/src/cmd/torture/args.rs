@@ -1,12 +1,13 @@
 //! The options of `redquorum torture`, and the run's plan resolved from
 //! them (defaults, the `--soak` run, and the combinations refused as usage
-//! errors).
+//! errors; those of `--cluster` in `cluster.rs`).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use redquorum_harness::{FaultKind, OperatorPace, Persistence};
 
+use super::cluster;
 use super::lock::{Lock, Plan};
 use crate::arg_values;
 use crate::nodes_arg::NodesArg;
@@ -34,11 +35,28 @@ pub(crate) struct TortureArgs {
     /// majority's fence counters expire; not with clocks that disagree:
     /// strobe, --fast-clocks, --clock-ahead, the default run's fast
     /// majority), forget (outside the assumptions) [default: all;
-    /// all,client-pause with --soak].
+    /// all,client-pause with --soak]. With --cluster: `all` is migrate,
+    /// failover, lagging-failover (the faults of cluster masters, which
+    /// need it), and the others are refused.
     #[arg(long)]
     nemesis: Option<String>,
+    /// Each of the -n masters is a local Redis Cluster of S shards (1 to
+    /// 16), each shard's primary with 1 replica, locked through
+    /// `redis-cluster://` URLs. The nemesis then moves the slots of the
+    /// resources' lock keys between shards (migrate, whole or in two steps
+    /// with ASK between them) and fails their shards over (failover, a
+    /// replica caught up; lagging-failover, a replica promoted without the
+    /// latest holds, on up to N/2 + 1 masters). The faults that address
+    /// one server (kill, pause, latency, stall, reset, clock, partition,
+    /// script-flush, strobe, the majority kinds, client-pause, forget,
+    /// fence-loss) stay single-server, and --nodes, --fast-clocks,
+    /// --clock-ahead and --fast-node are not taken with it.
+    #[arg(long, value_name = "S")]
+    cluster: Option<usize>,
     /// Each fault hits exactly N nodes (default: 1 to N/2 at random; more
-    /// than N/2 is outside the assumptions).
+    /// than N/2 is outside the assumptions). With --cluster: the masters a
+    /// lagging failover hits (default: 1 to N/2 + 1, within the
+    /// assumptions); migrations and clean failovers hit 1 to N.
     #[arg(long)]
     fault_nodes: Option<usize>,
     /// Fixed quiet time between faults (default: 0 to 300 ms at random).
@@ -87,7 +105,8 @@ pub(crate) struct TortureArgs {
     /// Lock TTL: short, so faults bite.
     #[arg(long, default_value = "2s", value_parser = humantime::parse_duration)]
     ttl: Duration,
-    /// How many local nodes to start when no --nodes are given (odd).
+    /// How many local nodes to start when no --nodes are given (odd; with
+    /// --cluster, how many cluster masters).
     #[arg(short = 'n', long, default_value_t = 5)]
     node_count: usize,
     /// `host:port` of a Redis for the protected counters (default: a local one started here).
@@ -157,11 +176,21 @@ pub(super) fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String>
         ));
     }
     let soak = args.soak;
-    let nemesis = args
-        .nemesis
-        .as_deref()
-        .unwrap_or(if soak { "all,client-pause" } else { "all" });
-    let kinds = FaultKind::parse_list(nemesis).map_err(|e| format!("--nemesis: {e}"))?;
+    let sharded = args.cluster.is_some();
+    if sharded {
+        cluster::refuse_with_cluster(&[
+            (!given.is_empty(), "--nodes"),
+            (args.fast_clocks.is_some(), "--fast-clocks"),
+            (args.clock_ahead.is_some(), "--clock-ahead"),
+            (args.fast_node.is_some(), "--fast-node"),
+        ])?;
+    }
+    let nemesis = args.nemesis.as_deref().unwrap_or(if soak && !sharded {
+        "all,client-pause"
+    } else {
+        "all"
+    });
+    let kinds = cluster::kinds(nemesis, args.cluster)?;
     let fence_loss = kinds.contains(&FaultKind::FenceLoss);
     if fence_loss
         && (kinds.contains(&FaultKind::Strobe)
@@ -218,13 +247,17 @@ pub(super) fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String>
     let fault_nodes = match args.fault_nodes {
         Some(n) if n == 0 || n > count => return Err(format!("--fault-nodes must be 1..={count}")),
         Some(n) => {
-            if n > minority {
+            if n > minority && !sharded {
                 eprintln!(
                     "torture: --fault-nodes {n} of {count} is a majority: outside Redlock's assumptions"
                 );
             }
             (n, n)
         }
+        // A lagging failover on up to a majority is within the
+        // assumptions (the new-primary rule); the other faults of cluster
+        // masters pick 1 to N masters themselves.
+        None if sharded => (1, count / 2 + 1),
         None => (1, minority.max(1)),
     };
     let fault_gap = args
@@ -235,6 +268,7 @@ pub(super) fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String>
     Ok(Plan {
         given,
         node_count: args.node_count,
+        cluster_shards: args.cluster,
         // Local nodes keep an AOF (fsync every second): a killed node restarts
         // at once yet remembers its keys, so kill stays within the assumptions.
         persistence: Persistence::AofEverySec,
@@ -247,6 +281,7 @@ pub(super) fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String>
         // fence floors need clocks that agree).
         drift_rate: (lock == Lock::Mixed
             && !fence_loss
+            && !sharded
             && nodes.0.iter().all(|u| u.trim().is_empty())
             && args.fast_clocks.is_none()
             && args.clock_ahead.is_none())

@@ -1,0 +1,101 @@
+//! The key audit's loop: read every voter (`audit_read.rs`) every few tens
+//! of milliseconds and keep each remembered (voter, key, owner)'s lives: a
+//! life ends at the first good read of its voter that no longer shows it
+//! (`gone`), and a later sighting starts another (`back_after`). A voter
+//! that could not be read whole is skipped for the round, so it ends no life.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use super::audit::{AuditConfig, KeyLife};
+use super::audit_read::Voters;
+
+/// Reads until `stop`, counting rounds in `rounds`; every life seen, by
+/// first sighting.
+pub(super) fn run(
+    mut voters: Voters,
+    config: &AuditConfig,
+    stop: &AtomicBool,
+    rounds: &AtomicU64,
+) -> Vec<KeyLife> {
+    let count = voters.len();
+    // Every life of every remembered (node, key, owner), the last one open
+    // until a read of its node no longer shows it.
+    let mut seen: HashMap<(usize, String, String), Vec<KeyLife>> = HashMap::new();
+    // Per node: the remembered holds still open, and its last good read.
+    let mut open: Vec<HashSet<(String, String)>> = vec![HashSet::new(); count];
+    let mut last_read: Vec<Option<Duration>> = vec![None; count];
+    while !stop.load(Ordering::SeqCst) {
+        for node in 0..count {
+            let Some(sightings) = voters.read(node, &config.keys) else {
+                continue;
+            };
+            let at = config.epoch.elapsed();
+            let mut present = HashSet::new();
+            for (key, owner, pttl) in sightings {
+                // A key without expiry (PTTL -1) is there, of no known age.
+                let age = u64::try_from(pttl)
+                    .ok()
+                    .map(|pttl| config.ttl.saturating_sub(Duration::from_millis(pttl)));
+                let hold = (node, key, owner);
+                present.insert((hold.1.clone(), hold.2.clone()));
+                if let Some(lives) = seen.get_mut(&hold) {
+                    let last = lives.last_mut().expect("a remembered hold has a life");
+                    if last.gone.is_none() {
+                        last.last_seen = at;
+                        last.age = age.unwrap_or(last.age);
+                    } else {
+                        // Back after it had gone: the previous read of this
+                        // node did not show it (else it would be open).
+                        lives.push(KeyLife {
+                            node,
+                            key: hold.1.clone(),
+                            owner: hold.2.clone(),
+                            first_seen: at,
+                            last_seen: at,
+                            age: age.unwrap_or_default(),
+                            gone: None,
+                            back_after: last_read[node],
+                        });
+                        open[node].insert((hold.1, hold.2));
+                    }
+                    continue;
+                }
+                let Some(age) = age.filter(|age| *age >= config.min_age) else {
+                    continue;
+                };
+                open[node].insert((hold.1.clone(), hold.2.clone()));
+                seen.insert(
+                    hold.clone(),
+                    vec![KeyLife {
+                        node,
+                        key: hold.1,
+                        owner: hold.2,
+                        first_seen: at,
+                        last_seen: at,
+                        age,
+                        gone: None,
+                        back_after: None,
+                    }],
+                );
+            }
+            let ended: Vec<(String, String)> = open[node].difference(&present).cloned().collect();
+            for (key, owner) in ended {
+                open[node].remove(&(key.clone(), owner.clone()));
+                if let Some(life) = seen
+                    .get_mut(&(node, key, owner))
+                    .and_then(|lives| lives.last_mut())
+                {
+                    life.gone = Some(at);
+                }
+            }
+            last_read[node] = Some(at);
+        }
+        rounds.fetch_add(1, Ordering::SeqCst);
+        std::thread::sleep(config.every);
+    }
+    let mut lives: Vec<KeyLife> = seen.into_values().flatten().collect();
+    lives.sort_by_key(|l| (l.first_seen, l.node));
+    lives
+}
