@@ -474,3 +474,63 @@ async fn an_acl_user_with_the_documented_cluster_commands_locks_and_follows_ask(
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slots_migrated_off_a_promoted_replica_carry_its_refusal_along() {
+    let masters = masters(3, 2, 1);
+    let max_ttl = Duration::from_secs(4);
+    let build = || {
+        Redlock::builder()
+            .nodes(masters.urls())
+            .ttl(Duration::from_secs(3))
+            .max_ttl(max_ttl)
+            .node_timeout(Duration::from_millis(500))
+            .build()
+            .unwrap()
+    };
+    let (holder, rival) = (build(), build());
+    for redlock in [&holder, &rival] {
+        let warm = common::eventually(max_ttl + Duration::from_secs(3), || async {
+            match redlock.try_lock("warm").await {
+                Ok(lock) => lock.release().await.is_ok(),
+                Err(_) => false,
+            }
+        })
+        .await;
+        assert!(warm, "{:?}", redlock.health().await);
+    }
+    // A name shard 0 serves: its hold is lost on masters 0 and 1 by a
+    // lagging failover of shard 0...
+    let name = (0..1000)
+        .map(|i| format!("carried{i}"))
+        .find(|name| masters.shard_of_slot(0, slot_of(holder.key(name))) == 0)
+        .unwrap();
+    let runtime = tokio::runtime::Handle::current();
+    let lock = masters
+        .failover_lagging(0, 0, || {
+            masters.failover_lagging(1, 0, || {
+                tokio::task::block_in_place(|| runtime.block_on(holder.try_lock(&name)))
+            })
+        })
+        .unwrap()
+        .unwrap();
+    // ...and its slot then moves to shard 1, whose primary did not fail over.
+    let slot = slot_of(holder.key(&name));
+    for m in 0..2 {
+        masters.migrate_slot(m, slot, 1).unwrap();
+    }
+    // The rival reads the new map (the shard 0 primaries it knew are gone)...
+    let found = common::eventually(Duration::from_secs(10), || async {
+        let health = rival.health().await;
+        health[..2].iter().all(|(_, h)| h.down().is_none())
+    })
+    .await;
+    assert!(found, "{:?}", rival.health().await);
+    // ...and shard 1, serving slots that lack the hold, does not vote.
+    let taken = rival.try_lock(&name).await;
+    assert!(
+        taken.is_err(),
+        "two holders: the slot's new owner voted with the hold missing"
+    );
+    drop(lock);
+}

@@ -110,6 +110,24 @@ impl SlotTable {
         self.primaries.get(usize::from(index))
     }
 
+    /// Every (earlier owner, new owner) pair of the slots whose primary
+    /// changed from `earlier` to this table, each pair once.
+    pub(crate) fn moves_from<'a>(
+        &'a self,
+        earlier: &'a SlotTable,
+    ) -> Vec<(&'a Address, &'a Address)> {
+        let mut moves: Vec<(&Address, &Address)> = Vec::new();
+        for slot in 0..SLOTS as u16 {
+            if let (Some(from), Some(to)) = (earlier.owner(slot), self.owner(slot))
+                && from != to
+                && !moves.contains(&(from, to))
+            {
+                moves.push((from, to));
+            }
+        }
+        moves
+    }
+
     /// How many slots no primary serves.
     pub(crate) fn uncovered(&self) -> usize {
         self.owner.iter().filter(|&&index| index == NONE).count()
@@ -218,6 +236,18 @@ mod tests {
         let table = SlotTable::from_ranges(&[(0, 99, at(7001))]);
         assert_eq!(table.uncovered(), SLOTS - 100);
         assert_eq!(table.owner(100), None);
+    }
+
+    #[test]
+    fn moved_slots_name_their_earlier_and_new_owners_once() {
+        let before = SlotTable::from_ranges(&[(0, 8191, at(1)), (8192, 16383, at(2))]);
+        let after =
+            SlotTable::from_ranges(&[(0, 99, at(2)), (100, 8191, at(1)), (8192, 16383, at(3))]);
+        assert_eq!(
+            after.moves_from(&before),
+            [(&at(1), &at(2)), (&at(2), &at(3))]
+        );
+        assert!(before.moves_from(&before).is_empty());
     }
 
     #[test]

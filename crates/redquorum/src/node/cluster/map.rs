@@ -10,6 +10,7 @@ use fred::types::{ClusterHash, CustomCommand, Value};
 use tokio::task::JoinHandle;
 
 use super::{ClusterMaster, Shard};
+use crate::health::ineligible::Ineligible;
 use crate::mutants::{self, Mutant};
 use crate::node::connection;
 use crate::node::script;
@@ -54,7 +55,8 @@ impl ClusterMaster {
         if table.uncovered() > 0 {
             tracing::warn!(node = %self.id, uncovered = table.uncovered(), "cluster slots served by no primary: operations on them fail");
         }
-        let first = self.read().table.is_none();
+        let earlier = self.read().table.clone();
+        let first = earlier.is_none();
         let known: Vec<Address> = self.read().shards.keys().cloned().collect();
         let mut added = Vec::new();
         for address in table.primaries() {
@@ -84,6 +86,9 @@ impl ClusterMaster {
                 },
             ));
         }
+        if let Some(earlier) = &earlier {
+            self.taint_takers(earlier, &table);
+        }
         let retired: Vec<Shard> = {
             let mut topology = self.write();
             topology.shards.extend(added);
@@ -108,6 +113,29 @@ impl ClusterMaster {
             });
         }
         self.maps_read.send_modify(|count| *count += 1);
+    }
+
+    /// A known primary that took slots from a server that is gone (a
+    /// failover we did not see happen) or that is itself refused as a new
+    /// primary (the slots may lack its predecessor's holds, and a migration
+    /// carries that loss along) is refused for the longest lease too.
+    fn taint_takers(&self, earlier: &SlotTable, table: &SlotTable) {
+        if mutants::is_active(Mutant::NewPrimaryVotesAtOnce) {
+            return;
+        }
+        let topology = self.read();
+        let is_new_primary = |address: &Address| {
+            topology.shards.get(address).is_some_and(|shard| {
+                matches!(shard.server.refusal(), Some(Ineligible::NewPrimary { .. }))
+            })
+        };
+        for (from, to) in table.moves_from(earlier) {
+            let from_lost = !table.primaries().contains(from) || is_new_primary(from);
+            if let (true, Some(taker)) = (from_lost, topology.shards.get(to)) {
+                tracing::warn!(node = %self.id, shard = %taker.server.id(), from = %format!("{}:{}", from.0, from.1), "a primary took slots from a failed-over server: its votes are refused for the longest lease");
+                taker.server.became_primary(self.settings.clock_rule.1);
+            }
+        }
     }
 
     /// `CLUSTER SLOTS` from a known primary that is up, else from a seed.
