@@ -65,7 +65,10 @@ async fn a_sentinel_url_is_refused_as_a_node_and_a_cluster_url_is_one_node() {
         .build()
         .unwrap();
     let names: Vec<String> = redlock.nodes().map(ToString::to_string).collect();
-    assert_eq!(names, ["127.0.0.1:7001", "127.0.0.1:7002", "127.0.0.1:7003"]);
+    assert_eq!(
+        names,
+        ["127.0.0.1:7001", "127.0.0.1:7002", "127.0.0.1:7003"]
+    );
     let err = build(Redlock::builder().nodes(["redis-cluster://127.0.0.1:7001", A, C]));
     assert!(matches!(err, BuildError::DuplicateNode(_)), "{err:?}");
 }
