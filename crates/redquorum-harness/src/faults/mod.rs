@@ -26,7 +26,6 @@ mod forward;
 mod kind;
 mod nemesis;
 mod nemesis_config;
-mod promotions;
 mod proxies;
 mod proxy;
 mod rounds;

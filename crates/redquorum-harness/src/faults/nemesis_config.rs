@@ -72,11 +72,6 @@ pub struct NemesisConfig {
     /// a migration moves the slot of one of them, a failover promotes the
     /// replica of the shard serving it. Default: none (a random slot).
     pub lock_keys: Vec<String>,
-    /// The lock's longest lease (its `max_ttl`): a shard of a cluster
-    /// master that took over its slots (a failover) may lack holds that
-    /// long, so no migration moves its slots away meanwhile
-    /// (`promotions.rs` says why). Default: 2 s.
-    pub longest_lease: Duration,
     /// The latency of a slow majority, at most (uniform from a fifth of
     /// it): keep it below the lock's node timeout. Default: 80 ms.
     pub majority_latency: Duration,
@@ -112,7 +107,6 @@ impl Default for NemesisConfig {
             clock_nodes: Vec::new(),
             key_pattern: "lock:*".into(),
             lock_keys: Vec::new(),
-            longest_lease: Duration::from_secs(2),
             majority_latency: Duration::from_millis(80),
             majority_restart_every: Duration::from_secs(10),
             seed: 7,

@@ -15,7 +15,6 @@ use rand::rngs::StdRng;
 
 use super::kind::FaultKind;
 use super::nemesis_config::NemesisConfig;
-use super::promotions::Promotions;
 use super::strike::nap;
 use crate::error::HarnessError;
 use crate::nodes::{Reply, SLOT_COUNT, ShardedCluster, slot_of};
@@ -39,8 +38,6 @@ pub(super) struct ShardStriker<'a> {
     stop: &'a AtomicBool,
     /// Every choice the nemesis makes, from its seed.
     pub(super) rng: StdRng,
-    /// The shards failed over lately, whose slots stay where they are.
-    promotions: Promotions,
 }
 
 impl<'a> ShardStriker<'a> {
@@ -55,7 +52,6 @@ impl<'a> ShardStriker<'a> {
             config,
             stop,
             rng,
-            promotions: Promotions::new(config.longest_lease),
         }
     }
 
@@ -101,14 +97,8 @@ impl<'a> ShardStriker<'a> {
         let shards = self.sharded.shards();
         let mut struck = Struck::default();
         let mut moves = Vec::new();
-        let mut spared = Vec::new();
         for &m in targets {
-            let from = self.sharded.shard_of_slot(m, slot);
-            if self.promotions.keeps_slots(m, from) {
-                spared.push(format!("master {m}"));
-                continue;
-            }
-            match other_shard(&mut self.rng, from, shards) {
+            match other_shard(&mut self.rng, self.sharded.shard_of_slot(m, slot), shards) {
                 Some(to) => moves.push((m, to)),
                 None => struck
                     .errors
@@ -125,10 +115,6 @@ impl<'a> ShardStriker<'a> {
             to.join(", "),
             if two_steps { "in two steps" } else { "whole" }
         );
-        if !spared.is_empty() {
-            // Their shard was failed over less than the longest lease ago.
-            struck.detail += &format!(" ({} spared: failed over lately)", spared.join(", "));
-        }
         if !two_steps {
             for (m, to) in moves {
                 match self.sharded.migrate_slot(m, slot, to) {
@@ -180,7 +166,6 @@ impl<'a> ShardStriker<'a> {
             });
             match done {
                 Ok(()) => {
-                    self.promotions.record(m, shard);
                     struck.targets.push(m);
                     shards.push(format!("master {m} shard {shard}"));
                 }
@@ -220,7 +205,6 @@ impl<'a> ShardStriker<'a> {
         let mut shards = Vec::new();
         for (m, shard, old) in hits {
             if self.sharded.primary_index(m, shard) != old {
-                self.promotions.record(m, shard);
                 struck.targets.push(m);
                 shards.push(format!("master {m} shard {shard}"));
             }

@@ -329,8 +329,6 @@ impl<L> TorturePlan<L> {
                 .iter()
                 .map(|name| format!("{prefix}{{{name}}}"))
                 .collect(),
-            // The lock's max_ttl (`delayed_restart`): a lost hold blocks that long.
-            longest_lease: self.ttl + self.lock_delay,
             epoch: Some(epoch),
             seed: self.seed,
             ..NemesisConfig::default()
