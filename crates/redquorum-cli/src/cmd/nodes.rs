@@ -7,9 +7,11 @@
 //! (docs/safety.md). With `--durable` each node writes an AOF fsynced on
 //! every write, so the library counts it as durable (its votes count at
 //! once, also under the delayed-restart rule). With `--cluster S` each
-//! master is a local Redis Cluster of S shards (`nodes/cluster.rs`).
+//! master is a local Redis Cluster of S shards (`nodes/cluster.rs`);
+//! stopping them is `nodes/down.rs`.
 
 mod cluster;
+mod down;
 
 use std::fs;
 use std::net::TcpListener;
@@ -17,12 +19,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{self, Signal};
-use nix::unistd::Pid;
 use redquorum_harness::RespConn;
 
 use crate::exit;
 use cluster::Layout;
+use down::down;
+#[cfg(test)]
+use down::process_name;
 
 /// The state file inside the state directory: one port per line.
 const STATE_FILE: &str = "nodes";
@@ -30,12 +33,8 @@ const STATE_FILE: &str = "nodes";
 /// binary `up` started (`redis-server`, `valkey-server`, ...), so `down`
 /// knows which process name a pid file's pid must have.
 const SERVER_FILE: &str = "server";
-/// Server names `down` accepts when the state predates [`SERVER_FILE`].
-const KNOWN_SERVERS: &[&str] = &["redis-server", "valkey-server"];
 /// How long a node may take to answer PING after starting.
 const READY_WITHIN: Duration = Duration::from_secs(10);
-/// How long a node may take to exit after SIGTERM before SIGKILL.
-const STOP_WITHIN: Duration = Duration::from_secs(5);
 
 /// Options of `redquorum nodes`.
 #[derive(Debug, clap::Args)]
@@ -283,90 +282,6 @@ fn start_node(
             node_dir.join("redis.log").display()
         ),
     ))
-}
-
-fn down(dir: &Path) -> Result<(), Failure> {
-    let Some(ports) = read_state(dir) else {
-        eprintln!(
-            "redquorum nodes: no nodes are up (no state in {})",
-            dir.display()
-        );
-        return Ok(());
-    };
-    let server = fs::read(dir.join(SERVER_FILE))
-        .ok()
-        .map(|path| process_name(Path::new(&*String::from_utf8_lossy(&path))));
-    let mut failures = Vec::new();
-    for port in &ports {
-        if let Err(message) = stop_node(dir, *port, server.as_deref()) {
-            failures.push(message);
-        }
-    }
-    if !failures.is_empty() {
-        return Err(Failure::new(exit::SOFTWARE, failures.join("; ")));
-    }
-    fs::remove_dir_all(dir).map_err(|e| {
-        Failure::new(
-            exit::SOFTWARE,
-            format!("cannot remove {}: {e}", dir.display()),
-        )
-    })?;
-    eprintln!("redquorum nodes: {} nodes stopped", ports.len());
-    Ok(())
-}
-
-fn stop_node(dir: &Path, port: u16, server: Option<&str>) -> Result<(), String> {
-    let Ok(text) = fs::read_to_string(pid_file(dir, port)) else {
-        return Ok(()); // never started (a failed `up`), or already gone
-    };
-    let pid: i32 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("bad pid file for port {port}: {text:?}"))?;
-    let pid = Pid::from_raw(pid);
-    // The pid may have been reused since: only signal the server `up` started.
-    if !is_server(pid, server) {
-        return Ok(());
-    }
-    signal::kill(pid, Signal::SIGTERM).map_err(|e| format!("node on port {port}: SIGTERM: {e}"))?;
-    let asked = Instant::now();
-    while asked.elapsed() < STOP_WITHIN {
-        if signal::kill(pid, None).is_err() {
-            return Ok(());
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    signal::kill(pid, Signal::SIGKILL).map_err(|e| format!("node on port {port}: SIGKILL: {e}"))
-}
-
-/// The name the kernel gives a process running `binary` (`/proc/PID/comm`:
-/// the file name, cut to 15 bytes).
-fn process_name(binary: &Path) -> String {
-    let name = binary
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let mut end = name.len().min(15);
-    while !name.is_char_boundary(end) {
-        end -= 1;
-    }
-    name[..end].to_owned()
-}
-
-/// Whether `pid` is a node server: the binary `up` recorded, else a known one
-/// (or its AOF check tool, which a server runs while loading).
-fn is_server(pid: Pid, server: Option<&str>) -> bool {
-    match fs::read_to_string(format!("/proc/{pid}/comm")) {
-        Ok(comm) => {
-            let comm = comm.trim_end();
-            server.is_some_and(|name| !name.is_empty() && comm == name)
-                || KNOWN_SERVERS.contains(&comm)
-                || comm.starts_with("redis-check")
-                || comm.starts_with("valkey-check")
-        }
-        // No /proc (not Linux): trust the pid file if the process exists.
-        Err(_) => !Path::new("/proc/self").exists() && signal::kill(pid, None).is_ok(),
-    }
 }
 
 fn pid_file(dir: &Path, port: u16) -> PathBuf {

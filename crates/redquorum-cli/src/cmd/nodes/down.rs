@@ -1,0 +1,102 @@
+//! `redquorum nodes down`: stopping the nodes a `nodes up` started, each
+//! checked to be the server it started (its pid file and process name)
+//! before it is signalled.
+
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{self, Signal};
+use nix::unistd::Pid;
+
+use super::{Failure, SERVER_FILE, pid_file, read_state};
+use crate::exit;
+
+/// Server names `down` accepts when the state predates `SERVER_FILE`.
+const KNOWN_SERVERS: &[&str] = &["redis-server", "valkey-server"];
+/// How long a node may take to exit after SIGTERM before SIGKILL.
+const STOP_WITHIN: Duration = Duration::from_secs(5);
+
+pub(super) fn down(dir: &Path) -> Result<(), Failure> {
+    let Some(ports) = read_state(dir) else {
+        eprintln!(
+            "redquorum nodes: no nodes are up (no state in {})",
+            dir.display()
+        );
+        return Ok(());
+    };
+    let server = fs::read(dir.join(SERVER_FILE))
+        .ok()
+        .map(|path| process_name(Path::new(&*String::from_utf8_lossy(&path))));
+    let mut failures = Vec::new();
+    for port in &ports {
+        if let Err(message) = stop_node(dir, *port, server.as_deref()) {
+            failures.push(message);
+        }
+    }
+    if !failures.is_empty() {
+        return Err(Failure::new(exit::SOFTWARE, failures.join("; ")));
+    }
+    fs::remove_dir_all(dir).map_err(|e| {
+        Failure::new(
+            exit::SOFTWARE,
+            format!("cannot remove {}: {e}", dir.display()),
+        )
+    })?;
+    eprintln!("redquorum nodes: {} nodes stopped", ports.len());
+    Ok(())
+}
+
+fn stop_node(dir: &Path, port: u16, server: Option<&str>) -> Result<(), String> {
+    let Ok(text) = fs::read_to_string(pid_file(dir, port)) else {
+        return Ok(()); // never started (a failed `up`), or already gone
+    };
+    let pid: i32 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("bad pid file for port {port}: {text:?}"))?;
+    let pid = Pid::from_raw(pid);
+    // The pid may have been reused since: only signal the server `up` started.
+    if !is_server(pid, server) {
+        return Ok(());
+    }
+    signal::kill(pid, Signal::SIGTERM).map_err(|e| format!("node on port {port}: SIGTERM: {e}"))?;
+    let asked = Instant::now();
+    while asked.elapsed() < STOP_WITHIN {
+        if signal::kill(pid, None).is_err() {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    signal::kill(pid, Signal::SIGKILL).map_err(|e| format!("node on port {port}: SIGKILL: {e}"))
+}
+
+/// The name the kernel gives a process running `binary` (`/proc/PID/comm`:
+/// the file name, cut to 15 bytes).
+pub(super) fn process_name(binary: &Path) -> String {
+    let name = binary
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut end = name.len().min(15);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    name[..end].to_owned()
+}
+
+/// Whether `pid` is a node server: the binary `up` recorded, else a known one
+/// (or its AOF check tool, which a server runs while loading).
+fn is_server(pid: Pid, server: Option<&str>) -> bool {
+    match fs::read_to_string(format!("/proc/{pid}/comm")) {
+        Ok(comm) => {
+            let comm = comm.trim_end();
+            server.is_some_and(|name| !name.is_empty() && comm == name)
+                || KNOWN_SERVERS.contains(&comm)
+                || comm.starts_with("redis-check")
+                || comm.starts_with("valkey-check")
+        }
+        // No /proc (not Linux): trust the pid file if the process exists.
+        Err(_) => !Path::new("/proc/self").exists() && signal::kill(pid, None).is_ok(),
+    }
+}
