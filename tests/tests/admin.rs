@@ -7,7 +7,8 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{cluster, eventually, redlock};
-use redquorum::{Error, LockOptions, OwnerInfo};
+use redquorum::{Error, LockOptions, OwnerInfo, Redlock};
+use redquorum_harness::{FaultProxy, ProxyMode};
 
 #[tokio::test]
 async fn owner_information_is_stored_with_the_hold_and_read_back_per_node() {
@@ -88,6 +89,47 @@ async fn force_release_frees_the_resource_and_fences_the_ousted_holder_off() {
     nodes.kill(1).unwrap();
     let err = redlock.force_release("ledger").await.unwrap_err();
     assert!(matches!(err, Error::Unavailable { .. }), "{err}");
+}
+
+/// A force-release that could not reach some nodes is still sent to them
+/// (it lands when they come back, behind what came before it); landing
+/// after it returned, it must not oust a holder granted since.
+#[tokio::test]
+async fn a_force_release_that_lands_late_does_not_oust_a_later_holder() {
+    let nodes = cluster(5);
+    let proxies: Vec<FaultProxy> = (0..3)
+        .map(|i| FaultProxy::start(&format!("127.0.0.1:{}", nodes.port(i))).unwrap())
+        .collect();
+    let mut urls = nodes.urls();
+    for (url, proxy) in urls.iter_mut().zip(&proxies) {
+        *url = proxy.url();
+    }
+    let operator = Redlock::builder()
+        .nodes(urls)
+        .node_timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    common::warm_up(&operator).await;
+    let holder = redlock(&nodes, Duration::from_secs(30));
+    // The operator's calls to nodes 0 to 2 are held on their way, in order.
+    proxies.iter().for_each(|p| p.set_mode(ProxyMode::Stall));
+    let err = operator.force_release("ledger").await.unwrap_err();
+    assert!(matches!(err, Error::Unavailable { .. }), "{err}");
+    let later = holder.try_lock("ledger").await.expect("nobody held it");
+    let (key, owner) = (later.key().to_owned(), later.owner().to_string());
+    proxies.iter().for_each(|p| p.set_mode(ProxyMode::Pass));
+    // Sent behind the force-release on the same connections: once a quorum
+    // answered, the force-release has landed on it.
+    operator.inspect("ledger").await.unwrap();
+    let still = (0..5).filter(|&i| common::holds(&nodes, i, &key, &owner));
+    assert_eq!(
+        still.count(),
+        5,
+        "the late force-release ousted the later holder"
+    );
+    let rival = holder.try_lock("ledger").await;
+    assert!(rival.is_err(), "two holders of ledger");
+    later.release().await.unwrap();
 }
 
 #[tokio::test]

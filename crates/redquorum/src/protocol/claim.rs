@@ -301,13 +301,29 @@ pub(crate) fn inspect(keys: &ResourceKeys) -> Op {
     }
 }
 
-/// An operator's force-release of the resource of `keys`, which also raises
-/// its fence counter (`Redlock::force_release`).
-pub(crate) fn force_release(keys: &ResourceKeys) -> Op {
+/// Read-only, a force-release's first round: what it may remove from the
+/// resource of `keys` on a node (`ops.lua`'s `g`: one entry per hold, a
+/// writer's intent, a lock-delay).
+pub(crate) fn force_read(keys: &ResourceKeys) -> Op {
+    Op {
+        code: Code::ForceRead,
+        keys: vec![keys.lock.clone()],
+        args: Vec::new(),
+    }
+}
+
+/// An operator's force-release of the resource of `keys`: removes the
+/// entries its first round `found` (on any node) and nothing else, so that,
+/// landing late on a node, it cannot oust a later holder; proposes a fence
+/// counter (`Redlock::force_release`).
+pub(crate) fn force_release(keys: &ResourceKeys, found: &[String]) -> Op {
     Op {
         code: Code::ForceRelease,
         keys: vec![keys.lock.clone(), keys.fence.clone()],
-        args: Vec::new(),
+        args: found
+            .iter()
+            .map(|entry| Value::from(entry.as_str()))
+            .collect(),
     }
 }
 

@@ -23,7 +23,11 @@ pub(crate) enum Code {
     Propose,
     /// Owner-checked: set the hold's owner information (a leader's value).
     SetMeta,
-    /// An operator's call: delete the lock, raise its fence counter.
+    /// Read-only, an operator's force-release's first round: what it may
+    /// remove (holds, a writer's intent, a lock-delay) as each node has it.
+    ForceRead,
+    /// An operator's call: remove what its first round found, propose a
+    /// fence counter.
     ForceRelease,
     /// Read-only: who holds the lock.
     Inspect,
@@ -58,6 +62,7 @@ impl Code {
             Code::Propose if mutants::is_active(Mutant::FenceWithoutFloor) => "P",
             Code::Propose => "p",
             Code::SetMeta => "m",
+            Code::ForceRead => "g",
             Code::ForceRelease => "f",
             Code::Inspect => "i",
             Code::PlainAcquire if mutants::is_active(Mutant::PlainAcquireOverwrites) => "L",

@@ -19,9 +19,8 @@ use crate::node::nodes::Nodes;
 use crate::node::server::Server;
 use crate::node_error::NodeError;
 use crate::node_id::NodeId;
-use crate::protocol::claim::{self, Claim};
+use crate::protocol::claim::Claim;
 use crate::protocol::fence::{self, FenceToken};
-use crate::protocol::keys::ResourceKeys;
 use crate::protocol::op::Op;
 use crate::protocol::tally::Decision;
 use crate::protocol::vote::Vote;
@@ -87,7 +86,7 @@ impl Quorum {
     }
 
     /// Turns fan-outs' votes into results (quorum/settle.rs).
-    fn settling(&self) -> Settle<'_> {
+    pub(super) fn settling(&self) -> Settle<'_> {
         Settle {
             nodes: &self.nodes,
             drift_factor: self.drift_factor,
@@ -99,7 +98,7 @@ impl Quorum {
         self.shut.store(true, Ordering::SeqCst);
     }
 
-    fn check_open(&self) -> Result<(), Error> {
+    pub(super) fn check_open(&self) -> Result<(), Error> {
         if self.shut.load(Ordering::SeqCst) {
             Err(Error::Shutdown)
         } else {
@@ -272,33 +271,6 @@ impl Quorum {
             Decision::Unavailable | Decision::Pending => {
                 Err(Error::Unavailable { resource, outcomes })
             }
-        }
-    }
-
-    /// Force-releases `resource` (`keys`) on every node, then writes the
-    /// highest raised fence counter back to a quorum, so that every later
-    /// holder's token is above the one returned.
-    pub(crate) async fn force_release(
-        &self,
-        resource: &str,
-        keys: &ResourceKeys,
-    ) -> Result<i64, Error> {
-        self.check_open()?;
-        self.nodes.first_connect().await;
-        let op = claim::force_release(keys);
-        let (decision, votes) = fan_out::gather(&self.nodes, || op.clone(), Until::Everyone).await;
-        let unavailable = |votes| Error::Unavailable {
-            resource: resource.to_owned(),
-            outcomes: self.settling().outcomes(votes),
-        };
-        if decision != Decision::Won {
-            return Err(unavailable(votes));
-        }
-        let highest = votes.iter().map(|v| v.value).max().unwrap_or(0);
-        let raise = claim::raise_fence(keys, highest);
-        match fan_out::gather(&self.nodes, || raise.clone(), Until::Decided).await {
-            (Decision::Won, _) => Ok(highest),
-            (_, votes) => Err(unavailable(votes)),
         }
     }
 

@@ -513,12 +513,72 @@ local function full_operations()
     return 1
   end
 
-  -- Force-release (an operator's call): KEYS lock, fence. Deletes the lock
-  -- whoever holds it, and raises the fence counter so that a token of the
-  -- ousted holder is below every later one. Returns the new counter value.
-  function ops.f(keys, _)
+  -- A force-release's first round, read-only: KEYS lock. Returns what it
+  -- may remove, as found here: 'h:' .. token per hold (live or expired, a
+  -- plain hold's too), 'intent:' .. a waiting writer's token, 'blocked:'
+  -- .. a lock-delay's end.
+  function ops.g(keys, _)
+    local lock = keys[1]
+    local flat = redis.pcall('hgetall', lock)
+    if flat.err then
+      local token = redis.pcall('get', lock)
+      return type(token) == 'string' and { 'h:' .. token } or {}
+    end
+    local found = {}
+    for i = 1, #flat, 2 do
+      local field, value = flat[i], flat[i + 1]
+      if string.sub(field, 1, 2) == 'h:' then
+        found[#found + 1] = field
+      elseif field == 'intent' or field == 'blocked' then
+        found[#found + 1] = field .. ':' .. value
+      end
+    end
+    return found
+  end
+
+  -- A force-release's second round: KEYS lock, fence; ARGV what the first
+  -- round found on any node (ops.g). Removes those of them still here, and
+  -- only those: sent late (to a node that was away, and lands when it comes
+  -- back), it cannot oust a holder that came after it. Returns the fence
+  -- counter's proposal (the third round stores the highest, so a token of
+  -- the ousted holders is below every later one).
+  function ops.f(keys, args)
     local lock, fence = keys[1], keys[2]
-    if redis.call('del', lock) == 1 then
+    local found = {}
+    for _, entry in ipairs(args) do
+      found[entry] = true
+    end
+    local freed = false
+    local flat = redis.pcall('hgetall', lock)
+    if flat.err then
+      local token = redis.pcall('get', lock)
+      if type(token) == 'string' and found['h:' .. token] then
+        freed = redis.call('del', lock) == 1
+      end
+    else
+      local gone = {}
+      for i = 1, #flat, 2 do
+        local field, value = flat[i], flat[i + 1]
+        if string.sub(field, 1, 2) == 'h:' and found[field] then
+          local token = string.sub(field, 3)
+          for _, prefix in ipairs({ 'h:', 'm:', 'd:', 'f:' }) do
+            gone[#gone + 1] = prefix .. token
+          end
+        elseif (field == 'intent' or field == 'blocked') and found[field .. ':' .. value] then
+          gone[#gone + 1] = field
+          if field == 'intent' then
+            gone[#gone + 1] = 'intent-exp'
+          end
+        end
+      end
+      if #gone > 0 then
+        redis.call('hdel', lock, unpack(gone))
+        -- Deletes the record if nothing is left in it.
+        load(lock)
+        freed = true
+      end
+    end
+    if freed then
       -- Tagged apart from any earlier force-release, whose tag waiters remember.
       announce[lock] = 'forced:' .. clock()
     end
