@@ -325,7 +325,10 @@ pub fn calls(cluster: &Cluster, i: usize, name: &str) -> u64 {
 }
 
 /// Takes and releases one lock, so every node is connected and has the
-/// scripts before a test counts calls or pauses nodes.
+/// scripts before a test counts calls or pauses nodes; then waits for every
+/// node's answers, so no call of ours is still in flight (the acquire and
+/// release return at a quorum, and a straggler's call that a test's fault
+/// then slows would keep its slot busy).
 pub async fn warm_up(redlock: &Redlock) {
     redlock
         .try_lock("warm-up")
@@ -334,4 +337,9 @@ pub async fn warm_up(redlock: &Redlock) {
         .release()
         .await
         .expect("warm-up release");
+    // Every node answers an inspection, each after the calls sent before it.
+    let inspection = redlock.inspect("warm-up").await.expect("warm-up read");
+    for (node, view) in inspection.nodes() {
+        view.unwrap_or_else(|e| panic!("warm-up read of {node}: {e}"));
+    }
 }
