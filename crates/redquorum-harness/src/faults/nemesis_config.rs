@@ -3,6 +3,7 @@
 //! assumptions (a minority at a time, clock shifts within the drift
 //! budget, a killed node down for long enough).
 
+use std::ops::RangeInclusive;
 use std::time::{Duration, Instant};
 
 use super::client_group::ClientPauser;
@@ -80,6 +81,23 @@ pub struct NemesisConfig {
     pub majority_restart_every: Duration,
     /// Random seed. Default: 7.
     pub seed: u64,
+}
+
+impl NemesisConfig {
+    /// The nodes (or masters) faults may strike among `count`: those named,
+    /// else all.
+    pub(super) fn targets_among(&self, count: usize) -> Vec<usize> {
+        if self.nodes.is_empty() {
+            (0..count).collect()
+        } else {
+            self.nodes.clone()
+        }
+    }
+
+    /// The range the pause between two faults is drawn from.
+    pub(super) fn gaps(&self) -> RangeInclusive<Duration> {
+        self.min_gap..=self.max_gap.max(self.min_gap)
+    }
 }
 
 impl Default for NemesisConfig {

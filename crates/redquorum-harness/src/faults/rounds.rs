@@ -54,18 +54,13 @@ pub(super) fn run(
             }
         ));
     }
-    let nodes: Vec<usize> = if config.nodes.is_empty() {
-        (0..cluster.len()).collect()
-    } else {
-        config.nodes.clone()
-    };
+    let nodes = config.targets_among(cluster.len());
     if kinds.is_empty() || nodes.is_empty() {
         return log;
     }
     let clocks: Vec<usize> = nodes.iter().copied().filter(clock_ok).collect();
-    let gap = || config.min_gap..=config.max_gap.max(config.min_gap);
     let mut striker = Striker::new(cluster, proxies, config, stop, rng, nodes.clone());
-    while nap(striker.rng.gen_range(gap()), stop) {
+    while nap(striker.rng.gen_range(config.gaps()), stop) {
         let kind = kinds[striker.rng.gen_range(0..kinds.len())];
         if kind == FaultKind::RestartMajority && striker.restarted_a_majority_lately() {
             continue;

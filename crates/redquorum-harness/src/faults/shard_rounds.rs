@@ -31,17 +31,12 @@ pub(super) fn run(sharded: &ShardedCluster, config: &NemesisConfig, stop: &Atomi
             Some(why) => log.errors.push(format!("{} skipped: {why}", kind.name())),
         }
     }
-    let masters: Vec<usize> = if config.nodes.is_empty() {
-        (0..sharded.len()).collect()
-    } else {
-        config.nodes.clone()
-    };
+    let masters = config.targets_among(sharded.len());
     if kinds.is_empty() || masters.is_empty() {
         return log;
     }
-    let gap = || config.min_gap..=config.max_gap.max(config.min_gap);
     let mut striker = ShardStriker::new(sharded, config, stop, StdRng::seed_from_u64(config.seed));
-    while nap(striker.rng.gen_range(gap()), stop) {
+    while nap(striker.rng.gen_range(config.gaps()), stop) {
         let kind = kinds[striker.rng.gen_range(0..kinds.len())];
         let targets = targets(&mut striker.rng, kind, &masters, config);
         let length = striker.rng.gen_range(SHORT..=config.max_fault.max(SHORT));

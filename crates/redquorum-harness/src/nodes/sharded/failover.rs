@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
+use super::ShardedCluster;
 use super::settle::{node_command, step_failed};
-use super::sharded::ShardedCluster;
 use crate::error::HarnessError;
 
 /// How long a node may take to answer a failover step.

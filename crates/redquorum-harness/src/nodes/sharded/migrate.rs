@@ -10,12 +10,12 @@
 
 use std::time::{Duration, Instant};
 
+use super::ShardedCluster;
 use super::form::node_id;
-use super::resp::Reply;
 use super::settle::{SETTLE_WITHIN, node_command, step_failed};
-use super::sharded::ShardedCluster;
 use super::slots::{SLOT_COUNT, slot_of};
 use crate::error::HarnessError;
+use crate::nodes::resp::Reply;
 
 /// How long a node may take to answer `MIGRATE` (which itself gives the
 /// target 5 s).

@@ -1,18 +1,38 @@
-//! `ShardedCluster`: N masters (voters) for the lock, each a local Redis
-//! Cluster of S shards, each shard a primary and optionally one replica.
-//! Each master's processes are one harness [`Cluster`], so the process
-//! faults (`kill`, `pause`, `resume`, `restart`) work on them by index.
-//! This file starts them and says where everything is; routing by key
-//! lives in `routing.rs`, slot migration in `migrate.rs`, failovers in
-//! `failover.rs`.
+//! Sharded masters, for `redis-cluster://` URLs: [`ShardedCluster`], N
+//! masters (voters) for the lock, each a local Redis Cluster of S shards,
+//! each shard a primary and optionally one replica. Each master's processes
+//! are one harness [`Cluster`], so the process faults (`kill`, `pause`,
+//! `resume`, `restart`) work on them by index.
+//!
+//! This file starts them and says where everything is; its methods by
+//! concern are in `routing.rs` (a key's primary, commands by key, keys),
+//! `migrate.rs` (moving a slot, whole or mid-way with [`Migration`]) and
+//! `failover.rs` (promoting a replica, also one that lags). What they stand
+//! on: `slots.rs` (the 16384 slots, [`slot_of`]), `form.rs` (making a
+//! cluster of running nodes by port, also for the CLI:
+//! [`form_redis_cluster`]) and `settle.rs` (the bounded waits until every
+//! node agrees).
+//!
+//! May import: the rest of `nodes/` (processes, RESP). This file imports
+//! none of the files that add methods to [`ShardedCluster`]; they import it.
+
+mod failover;
+mod form;
+mod migrate;
+mod routing;
+mod settle;
+mod slots;
+
+pub use form::{ShardPorts, form_redis_cluster, redis_cluster_args, redis_cluster_url};
+pub use migrate::Migration;
+pub use slots::{SLOT_COUNT, slot_of};
 
 use std::sync::Mutex;
 
-use super::cluster::{Cluster, lock};
-use super::form::{ShardPorts, form_redis_cluster, redis_cluster_args, redis_cluster_url};
-use super::settle::Expected;
-use super::slots::{SLOT_COUNT, even_owners};
+use self::settle::Expected;
+use self::slots::even_owners;
 use crate::error::HarnessError;
+use crate::nodes::cluster::{Cluster, lock};
 
 /// N Redis masters for tests, each a local Redis Cluster whose keys are
 /// spread over S shards by slot: what a `redis-cluster://` node URL stands

@@ -4,10 +4,10 @@
 //! ([`ShardedCluster::command_for_key`]), and the keys of every primary
 //! ([`ShardedCluster::keys`]).
 
-use super::resp::{Reply, RespConn};
-use super::sharded::ShardedCluster;
+use super::ShardedCluster;
 use super::slots::slot_of;
 use crate::error::HarnessError;
+use crate::nodes::resp::{Reply, RespConn};
 
 /// A command is redirected at most this often (a slot mid-migration takes
 /// one `ASK`; a stale owner one `MOVED`).

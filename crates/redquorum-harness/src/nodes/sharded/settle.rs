@@ -7,9 +7,9 @@
 use std::time::{Duration, Instant};
 
 use super::form::ShardPorts;
-use super::resp::{Reply, RespConn};
 use super::slots::owner_ports;
 use crate::error::HarnessError;
+use crate::nodes::resp::{Reply, RespConn};
 
 /// How long a cluster may take to settle after a step (gossip runs every
 /// 100 ms; a replica's first sync takes about a second).

@@ -3,7 +3,7 @@
 //! the slots among a cluster's shards, and reading who owns each slot out
 //! of a `CLUSTER SLOTS` reply.
 
-use super::resp::Reply;
+use crate::nodes::resp::Reply;
 
 /// How many hash slots a Redis Cluster has.
 ///
