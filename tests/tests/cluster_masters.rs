@@ -235,24 +235,26 @@ fn redlock_named(masters: &ShardedCluster) -> Redlock {
     redlock(masters.urls(), Duration::from_secs(10))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_promoted_replica_without_the_hold_does_not_vote_for_the_longest_lease() {
-    let masters = masters(3, 1, 1);
-    let max_ttl = Duration::from_secs(4);
+/// The max TTL of [`holder_and_rival`]'s locks (3 s leases).
+const FAILOVER_MAX_TTL: Duration = Duration::from_secs(4);
+
+/// Two clients of `masters` for the failover tests (3 s leases, a 4 s max
+/// TTL, a 500 ms node timeout), each once it has locked: it has read the
+/// first slot map, and the fresh servers are older than the max TTL (the
+/// delayed-restart rule).
+async fn holder_and_rival(masters: &ShardedCluster) -> (Redlock, Redlock) {
     let build = || {
         Redlock::builder()
             .nodes(masters.urls())
             .ttl(Duration::from_secs(3))
-            .max_ttl(max_ttl)
+            .max_ttl(FAILOVER_MAX_TTL)
             .node_timeout(Duration::from_millis(500))
             .build()
             .unwrap()
     };
     let (holder, rival) = (build(), build());
-    // Both have read the first slot map, once the fresh servers are older
-    // than the max TTL (the delayed-restart rule).
     for redlock in [&holder, &rival] {
-        let warm = common::eventually(max_ttl + Duration::from_secs(3), || async {
+        let warm = common::eventually(FAILOVER_MAX_TTL + Duration::from_secs(3), || async {
             match redlock.try_lock("warm").await {
                 Ok(lock) => lock.release().await.is_ok(),
                 Err(_) => false,
@@ -261,6 +263,13 @@ async fn a_promoted_replica_without_the_hold_does_not_vote_for_the_longest_lease
         .await;
         assert!(warm, "{:?}", redlock.health().await);
     }
+    (holder, rival)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_promoted_replica_without_the_hold_does_not_vote_for_the_longest_lease() {
+    let masters = masters(3, 1, 1);
+    let (holder, rival) = holder_and_rival(&masters).await;
 
     // On masters 0 and 1, the hold is written while both replicas lag,
     // then they are promoted without it: only master 2 still has it.
@@ -298,7 +307,7 @@ async fn a_promoted_replica_without_the_hold_does_not_vote_for_the_longest_lease
     assert!(new_primaries >= 1, "{err:?}");
     drop(lock);
     // After the longest lease, the new primaries vote.
-    let granted = common::eventually(max_ttl + Duration::from_secs(4), || async {
+    let granted = common::eventually(FAILOVER_MAX_TTL + Duration::from_secs(4), || async {
         match rival.try_lock("promoted").await {
             Ok(lock) => lock.release().await.is_ok(),
             Err(_) => false,
@@ -478,27 +487,7 @@ async fn an_acl_user_with_the_documented_cluster_commands_locks_and_follows_ask(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slots_migrated_off_a_promoted_replica_carry_its_refusal_along() {
     let masters = masters(3, 2, 1);
-    let max_ttl = Duration::from_secs(4);
-    let build = || {
-        Redlock::builder()
-            .nodes(masters.urls())
-            .ttl(Duration::from_secs(3))
-            .max_ttl(max_ttl)
-            .node_timeout(Duration::from_millis(500))
-            .build()
-            .unwrap()
-    };
-    let (holder, rival) = (build(), build());
-    for redlock in [&holder, &rival] {
-        let warm = common::eventually(max_ttl + Duration::from_secs(3), || async {
-            match redlock.try_lock("warm").await {
-                Ok(lock) => lock.release().await.is_ok(),
-                Err(_) => false,
-            }
-        })
-        .await;
-        assert!(warm, "{:?}", redlock.health().await);
-    }
+    let (holder, rival) = holder_and_rival(&masters).await;
     // A name shard 0 serves: its hold is lost on masters 0 and 1 by a
     // lagging failover of shard 0...
     let name = (0..1000)
