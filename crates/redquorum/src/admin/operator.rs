@@ -82,8 +82,10 @@ impl Redlock {
     }
 
     /// Releases `resource` whoever holds it, of any kind (all its holds, a
-    /// waiting writer's intent, a lock-delay), on every node, and raises its
-    /// fence counter on a quorum: the returned token is above every token
+    /// waiting writer's intent, a lock-delay): reads what every node has on
+    /// it, removes exactly that on every node (a removal that lands late,
+    /// on a node that was away, cannot oust a holder that came after), and
+    /// raises its fence counter on a quorum: the returned token is above every token
     /// the ousted holders were or can be issued (their write-back is
     /// owner-checked and now fails) and below every later holder's, so
     /// storage that checks tokens can be given it to refuse them from now on.
@@ -93,8 +95,9 @@ impl Redlock {
     ///
     /// # Errors
     ///
-    /// [`Error::Unavailable`] when fewer than a quorum of nodes did it (the
-    /// resource may be free on some of them: call it again);
+    /// [`Error::Unavailable`] when fewer than a quorum of nodes could be
+    /// read, or did it (the resource may be free on some of them: call it
+    /// again);
     /// [`Error::EmptyResource`].
     ///
     /// # Examples
