@@ -28,12 +28,18 @@ pub(super) fn down(dir: &Path) -> Result<(), Failure> {
     let server = fs::read(dir.join(SERVER_FILE))
         .ok()
         .map(|path| process_name(Path::new(&*String::from_utf8_lossy(&path))));
+    // All are asked at once, then awaited together: a node takes about a
+    // second to exit (it saves nothing, but closes its clients).
     let mut failures = Vec::new();
+    let mut stopping = Vec::new();
     for port in &ports {
-        if let Err(message) = stop_node(dir, *port, server.as_deref()) {
-            failures.push(message);
+        match terminate(dir, *port, server.as_deref()) {
+            Ok(Some(pid)) => stopping.push((*port, pid)),
+            Ok(None) => {}
+            Err(message) => failures.push(message),
         }
     }
+    failures.extend(await_exit(&stopping));
     if !failures.is_empty() {
         return Err(Failure::new(exit::SOFTWARE, failures.join("; ")));
     }
@@ -47,9 +53,11 @@ pub(super) fn down(dir: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
-fn stop_node(dir: &Path, port: u16, server: Option<&str>) -> Result<(), String> {
+/// Sends SIGTERM to the node on `port` if it is the server `up` started;
+/// its pid, or `None` when there is nothing to stop.
+fn terminate(dir: &Path, port: u16, server: Option<&str>) -> Result<Option<Pid>, String> {
     let Ok(text) = fs::read_to_string(pid_file(dir, port)) else {
-        return Ok(()); // never started (a failed `up`), or already gone
+        return Ok(None); // never started (a failed `up`), or already gone
     };
     let pid: i32 = text
         .trim()
@@ -58,17 +66,29 @@ fn stop_node(dir: &Path, port: u16, server: Option<&str>) -> Result<(), String> 
     let pid = Pid::from_raw(pid);
     // The pid may have been reused since: only signal the server `up` started.
     if !is_server(pid, server) {
-        return Ok(());
+        return Ok(None);
     }
     signal::kill(pid, Signal::SIGTERM).map_err(|e| format!("node on port {port}: SIGTERM: {e}"))?;
+    Ok(Some(pid))
+}
+
+/// Waits up to [`STOP_WITHIN`] for the `stopping` nodes to exit, then sends
+/// SIGKILL to those still there; the failures to do so.
+fn await_exit(stopping: &[(u16, Pid)]) -> Vec<String> {
     let asked = Instant::now();
-    while asked.elapsed() < STOP_WITHIN {
-        if signal::kill(pid, None).is_err() {
-            return Ok(());
-        }
+    let alive = |pid: Pid| signal::kill(pid, None).is_ok();
+    while asked.elapsed() < STOP_WITHIN && stopping.iter().any(|(_, pid)| alive(*pid)) {
         std::thread::sleep(Duration::from_millis(20));
     }
-    signal::kill(pid, Signal::SIGKILL).map_err(|e| format!("node on port {port}: SIGKILL: {e}"))
+    stopping
+        .iter()
+        .filter(|(_, pid)| alive(*pid))
+        .filter_map(|(port, pid)| {
+            signal::kill(*pid, Signal::SIGKILL)
+                .err()
+                .map(|e| format!("node on port {port}: SIGKILL: {e}"))
+        })
+        .collect()
 }
 
 /// The name the kernel gives a process running `binary` (`/proc/PID/comm`:
