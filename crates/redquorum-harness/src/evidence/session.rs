@@ -289,8 +289,15 @@ impl std::fmt::Display for Session {
         };
         write!(
             f,
-            "client {} {:?} owner {} fence {} start {} grant {} valid-until {} write {}..{} release {} ({:?})",
+            "client {} {} {:?} owner {} fence {} start {} grant {} valid-until {} write {}..{} release {} ({:?})",
             self.client,
+            // The kind says which holds may share (an overlap of a reader
+            // and a writer is one; older histories have none).
+            if self.kind.is_empty() {
+                "-"
+            } else {
+                &self.kind
+            },
             self.resource,
             if self.owner.is_empty() {
                 "-"
