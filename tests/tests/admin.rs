@@ -91,6 +91,73 @@ async fn force_release_frees_the_resource_and_fences_the_ousted_holder_off() {
     assert!(matches!(err, Error::Unavailable { .. }), "{err}");
 }
 
+/// A force-release removes what keeps others out besides holds: a
+/// lock-delay (whether an acquire has already turned the vanished hold into
+/// one or the expired hold is still there) and a waiting writer's intent.
+#[tokio::test]
+async fn force_release_clears_a_lock_delay_and_a_waiting_writers_intent() {
+    const TTL: Duration = Duration::from_secs(1);
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, TTL)
+        .with_options(&LockOptions {
+            ttl: TTL,
+            lock_delay: Duration::from_secs(60),
+            ..Default::default()
+        })
+        .unwrap();
+    for name in ["delayed", "expired"] {
+        redlock.try_lock(name).await.unwrap().forget();
+    }
+    // "delayed": a refused acquire records the lock-delay; "expired" is only
+    // read, so its expired hold stays as it was.
+    let refused = eventually(TTL * 5, || async {
+        matches!(
+            redlock.try_lock("delayed").await,
+            Err(Error::Contended { .. })
+        ) && redlock.inspect("delayed").await.is_ok_and(|i| {
+            i.nodes()
+                .all(|(_, view)| view.is_ok_and(|v| v.holds().is_empty() && v.blocked().is_some()))
+        })
+    })
+    .await;
+    assert!(refused, "no lock-delay recorded");
+    let expired = eventually(TTL * 5, || async {
+        redlock.inspect("expired").await.is_ok_and(|i| {
+            i.nodes()
+                .all(|(_, view)| view.is_ok_and(|v| v.holds().is_empty() && v.blocked().is_some()))
+        })
+    })
+    .await;
+    assert!(expired, "the hold never expired");
+    for name in ["delayed", "expired"] {
+        redlock.force_release(name).await.unwrap();
+        assert_eq!(
+            common::kinds(&nodes, &redlock.key(name)),
+            [None, None, None]
+        );
+        redlock.try_lock(name).await.expect("free at once").forget();
+    }
+    // A reader holds "book", and a writer's intent waits on every node.
+    let reader = redlock.try_read_lock("book").await.unwrap();
+    let key = redlock.key("book");
+    for i in 0..3 {
+        let until = (common::node_ms(&nodes, i).unwrap() + 60_000).to_string();
+        nodes
+            .command(i, &["HSET", &key, "intent", "w", "intent-exp", &until])
+            .unwrap();
+    }
+    let blocked = redlock.try_read_lock("book").await.unwrap_err();
+    assert!(matches!(blocked, Error::Contended { .. }), "{blocked}");
+    redlock.force_release("book").await.unwrap();
+    assert_eq!(common::kinds(&nodes, &key), [None, None, None]);
+    redlock
+        .try_read_lock("book")
+        .await
+        .expect("free at once")
+        .forget();
+    drop(reader);
+}
+
 /// A force-release that could not reach some nodes is still sent to them
 /// (it lands when they come back, behind what came before it); landing
 /// after it returned, it must not oust a holder granted since.
