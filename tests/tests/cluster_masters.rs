@@ -114,6 +114,17 @@ async fn every_kind_works_on_cluster_masters_beside_a_single_server() {
     assert_eq!(election.leader().await.unwrap().unwrap().value(), "me");
     leadership.resign().await.unwrap();
 
+    // An operator's force-release and inspection.
+    let stuck = redlock.try_write_lock(&b).await.unwrap();
+    let holders = redlock.inspect(&b).await.unwrap().holders(redlock.quorum());
+    assert_eq!(holders.len(), 1, "{holders:?}");
+    let forced = redlock.force_release(&b).await.unwrap();
+    assert!(stuck.fence().await.is_err());
+    let next = redlock.try_lock(&b).await.expect("free at once");
+    assert!(next.fence().await.unwrap() > forced);
+    next.release().await.unwrap();
+    drop(stuck);
+
     common::settles("no lock key left", vec![Vec::<String>::new(); 2], || {
         lock_keys(&masters)
     })
