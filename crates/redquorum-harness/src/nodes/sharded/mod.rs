@@ -4,8 +4,9 @@
 //! are one harness [`Cluster`], so the process faults (`kill`, `pause`,
 //! `resume`, `restart`) work on them by index.
 //!
-//! This file starts them and says where everything is; its methods by
-//! concern are in `routing.rs` (a key's primary, commands by key, keys),
+//! This file starts them; its methods by concern are in `placement.rs`
+//! (where each shard's primary and replica are now, which shard owns a
+//! slot), `routing.rs` (a key's primary, commands by key, keys),
 //! `migrate.rs` (moving a slot, whole or mid-way with [`Migration`]) and
 //! `failover.rs` (promoting a replica, also one that lags). What they stand
 //! on: `slots.rs` (the 16384 slots, [`slot_of`]), `form.rs` (making a
@@ -19,6 +20,7 @@
 mod failover;
 mod form;
 mod migrate;
+mod placement;
 mod routing;
 mod settle;
 mod slots;
@@ -248,92 +250,6 @@ impl ShardedCluster {
         redis_cluster_url(&ports)
     }
 
-    /// The index in [`master`](Self::master)`(master)` of shard `shard`'s primary now.
-    ///
-    /// # Panics
-    ///
-    /// If `master` or `shard` is out of range.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let masters = redquorum_harness::ShardedCluster::start(1, 2, 1).unwrap();
-    /// assert_eq!(masters.primary_index(0, 1), 1);
-    /// ```
-    #[must_use]
-    pub fn primary_index(&self, master: usize, shard: usize) -> usize {
-        self.layout(master).roles[shard].0
-    }
-
-    /// The index in [`master`](Self::master)`(master)` of shard `shard`'s replica now, if any.
-    ///
-    /// # Panics
-    ///
-    /// If `master` or `shard` is out of range.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let masters = redquorum_harness::ShardedCluster::start(1, 2, 1).unwrap();
-    /// assert_eq!(masters.replica_index(0, 1), Some(3));
-    /// ```
-    #[must_use]
-    pub fn replica_index(&self, master: usize, shard: usize) -> Option<usize> {
-        self.layout(master).roles[shard].1
-    }
-
-    /// The port of shard `shard`'s primary now.
-    ///
-    /// # Panics
-    ///
-    /// If `master` or `shard` is out of range.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let masters = redquorum_harness::ShardedCluster::start(1, 1, 0).unwrap();
-    /// assert_eq!(masters.primary_port(0, 0), masters.master(0).port(0));
-    /// ```
-    #[must_use]
-    pub fn primary_port(&self, master: usize, shard: usize) -> u16 {
-        self.masters[master].port(self.primary_index(master, shard))
-    }
-
-    /// The port of shard `shard`'s replica now, if it has one.
-    ///
-    /// # Panics
-    ///
-    /// If `master` or `shard` is out of range.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let masters = redquorum_harness::ShardedCluster::start(1, 1, 1).unwrap();
-    /// assert_eq!(masters.replica_port(0, 0), Some(masters.master(0).port(1)));
-    /// ```
-    #[must_use]
-    pub fn replica_port(&self, master: usize, shard: usize) -> Option<u16> {
-        self.replica_index(master, shard)
-            .map(|index| self.masters[master].port(index))
-    }
-
-    /// The shard that owns slot `slot` of master `master` now.
-    ///
-    /// # Panics
-    ///
-    /// If `master` or `slot` is out of range.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let masters = redquorum_harness::ShardedCluster::start(1, 2, 0).unwrap();
-    /// assert_eq!((masters.shard_of_slot(0, 0), masters.shard_of_slot(0, 16383)), (0, 1));
-    /// ```
-    #[must_use]
-    pub fn shard_of_slot(&self, master: usize, slot: u16) -> usize {
-        usize::from(self.layout(master).owners[usize::from(slot)])
-    }
-
     /// Waits until every running node of master `master` says
     /// `cluster_state:ok`, agrees which primary owns each slot, and every
     /// running replica is linked to its primary: after a restart, say.
@@ -376,19 +292,6 @@ impl ShardedCluster {
     /// Changes master `master`'s layout (panics out of range).
     pub(super) fn update_layout(&self, master: usize, change: impl FnOnce(&mut Layout)) {
         change(&mut lock(&self.layouts)[master]);
-    }
-
-    /// Each shard's ports now.
-    pub(super) fn shard_ports(&self, master: usize) -> Vec<ShardPorts> {
-        let cluster = &self.masters[master];
-        self.layout(master)
-            .roles
-            .iter()
-            .map(|&(primary, replica)| ShardPorts {
-                primary: cluster.port(primary),
-                replica: replica.map(|r| cluster.port(r)),
-            })
-            .collect()
     }
 
     /// Refuses a master index out of range.
