@@ -42,8 +42,10 @@
 //!   while its acquire was out (an earlier attempt's unwind, or its set
 //!   again, may land when the fault heals, up to the slack after it; one
 //!   attempt's commands reach a node in order, so other kinds need none);
-//! - an operator's force-release of the resource (it removes holds by
-//!   design).
+//! - an operator's force-release of the resource begun before the hold
+//!   was gone, if the owner began to acquire before the call ended (it
+//!   removes the holds it finds, by design, also late on a node that was
+//!   away; a hold taken after it is not its to remove).
 //!
 //! Holds that share a record (readers, permits, a reentrant owner's holds)
 //! are each judged by their own token: one's release leaves the others.
@@ -135,15 +137,19 @@ impl HoldContext<'_> {
     }
 
     /// A force-release of the hold's resource (the owner's, or any named
-    /// in the key: an all-of holds its neighbour too) between `from` and
-    /// `until`, or whose commands could still land then.
-    fn forced(&self, life: &KeyLife, owner: &Session, from: Duration, until: Duration) -> bool {
+    /// in the key: an all-of holds its neighbour too) begun by `until` that
+    /// may have found the hold: the owner began to acquire before the call
+    /// ended. Its removal may land any time after it began (on a node it
+    /// could not reach then, when that node comes back), but it removes
+    /// only what it found: a hold whose acquire began after it is not its
+    /// to take.
+    fn forced(&self, life: &KeyLife, owner: &Session, until: Duration) -> bool {
         self.operator.iter().any(|call| {
             matches!(call.action, OperatorAction::ForceRelease { .. })
                 && (call.resource == owner.resource
                     || life.key.contains(&format!("{{{}}}", call.resource)))
                 && call.start <= until
-                && call.end + self.slack >= from
+                && owner.start <= call.end
         })
     }
 }
@@ -183,7 +189,7 @@ pub(crate) fn removed(ctx: &HoldContext<'_>, life: &KeyLife, owner: &Session) ->
     }
     !(ctx.node_fault(&LOSES_OR_AGES, life.node, seen_from, gone)
         || ctx.held_back_acquire(owner, life.node, seen_from)
-        || ctx.forced(life, owner, seen_from, gone))
+        || ctx.forced(life, owner, gone))
 }
 
 /// Whether `life` is `owner`'s hold come back on its node after a read,

@@ -227,6 +227,40 @@ fn an_operators_force_release_of_the_resource_excuses_it() {
 }
 
 #[test]
+fn a_force_release_excuses_only_the_holds_it_may_have_found() {
+    // The call ran from 20 to 40; the hold was gone by 1100.
+    let call = OperatorCall {
+        resource: "r".into(),
+        start: ms(20),
+        end: ms(40),
+        action: OperatorAction::ForceRelease { fence: None },
+    };
+    let gone = life(0, "a", 50, 1000, Some(1100));
+    // The owner began to acquire at 0, before the call ended: the call may
+    // have read its hold and removed it late, on a node that was away.
+    assert!(!removed(
+        &ctx(&[], std::slice::from_ref(&call)),
+        &gone,
+        &holder("a")
+    ));
+    // An owner that began at 45, after the call: not the call's to remove.
+    let mut later = holder("a");
+    later.start = ms(45);
+    assert!(removed(
+        &ctx(&[], std::slice::from_ref(&call)),
+        &gone,
+        &later
+    ));
+    // A call begun after the hold was gone removed nothing of it.
+    let after = OperatorCall {
+        start: ms(1200),
+        end: ms(1210),
+        ..call
+    };
+    assert!(removed(&ctx(&[], &[after]), &gone, &holder("a")));
+}
+
+#[test]
 fn a_sharers_release_leaves_the_other_holds_judged_on_their_own() {
     // Two readers on one record: a gives its hold back at 1050, b holds on.
     let mut a = holder("a");
