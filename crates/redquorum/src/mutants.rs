@@ -30,6 +30,9 @@
 //! - `admin/inspect.rs` (`Inspection::holders`): inspect-any-node;
 //! - `admin/operator.rs` (`force_release`): stale-force-fence;
 //! - `node/cluster.rs` (`refresh`): new-primary-votes-at-once;
+//! - `quorum/force_release.rs` (`force_release`: no first round) and
+//!   `protocol/op.rs` (`Code::name`: code `B`) with the prelude:
+//!   force-release-blind;
 //! - `protocol/validity.rs` (`validity`): validity-no-drift;
 //! - `quorum/settle.rs` (`settle`): validity-from-replies, extend-below-quorum;
 //! - `protocol/op.rs` (`Code::name`: codes `X`, `A`) with the prelude:
@@ -119,6 +122,11 @@ pub enum Mutant {
     /// failover) votes at once, though it may lack holds its predecessor
     /// granted.
     NewPrimaryVotesAtOnce,
+    /// A force-release deletes the lock whoever holds it when its call
+    /// lands on a node (the earlier design), not what its first round read:
+    /// a call that lands late, on a node that was away, ousts a holder that
+    /// came after it.
+    ForceReleaseBlind,
     /// The validity leaves out the clock-drift allowance: `ttl - elapsed`.
     ValidityNoDrift,
     /// The validity is counted from when the quorum's replies came, not
@@ -162,7 +170,7 @@ pub enum Mutant {
 
 impl Mutant {
     /// Every mutant, in the order `redquorum mutants` runs them.
-    pub const ALL: [Mutant; 27] = [
+    pub const ALL: [Mutant; 28] = [
         Mutant::ValidityUnreduced,
         Mutant::LongLease,
         Mutant::NoUnwind,
@@ -179,6 +187,7 @@ impl Mutant {
         Mutant::InspectAnyNode,
         Mutant::StaleForceFence,
         Mutant::NewPrimaryVotesAtOnce,
+        Mutant::ForceReleaseBlind,
         Mutant::ValidityNoDrift,
         Mutant::ValidityFromReplies,
         Mutant::ExtendBelowQuorum,
@@ -225,6 +234,7 @@ impl Mutant {
             Mutant::InspectAnyNode => "inspect-any-node",
             Mutant::StaleForceFence => "stale-force-fence",
             Mutant::NewPrimaryVotesAtOnce => "new-primary-votes-at-once",
+            Mutant::ForceReleaseBlind => "force-release-blind",
             Mutant::ValidityNoDrift => "validity-no-drift",
             Mutant::ValidityFromReplies => "validity-from-replies",
             Mutant::ExtendBelowQuorum => "extend-below-quorum",

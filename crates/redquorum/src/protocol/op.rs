@@ -63,6 +63,7 @@ impl Code {
             Code::Propose => "p",
             Code::SetMeta => "m",
             Code::ForceRead => "g",
+            Code::ForceRelease if mutants::is_active(Mutant::ForceReleaseBlind) => "B",
             Code::ForceRelease => "f",
             Code::Inspect => "i",
             Code::PlainAcquire if mutants::is_active(Mutant::PlainAcquireOverwrites) => "L",

@@ -31,6 +31,24 @@ fn default_run_for(mutant: Mutant) -> (&'static str, &'static [&'static str]) {
             "the default run with `--force-release-every 1s`",
             &["--force-release-every", "1s"],
         ),
+        // Its bug shows when a force-release lands late: the operator's
+        // client group cut off some nodes while it calls, and a hold taken
+        // meanwhile lasting until the cut heals.
+        Mutant::ForceReleaseBlind => (
+            "the default run with `--force-release-every 1s` under partitions alone, 2 client groups, faults up to 2 s, 500 ms leases",
+            &[
+                "--force-release-every",
+                "1s",
+                "--nemesis",
+                "partition",
+                "--groups",
+                "2",
+                "--fault-length",
+                "2s",
+                "--ttl",
+                "500ms",
+            ],
+        ),
         Mutant::NewPrimaryVotesAtOnce => (
             "the default run on cluster masters (`--cluster 2`: slot migrations, failovers, lagging failovers)",
             &["--cluster", "2"],
@@ -232,6 +250,20 @@ pub(super) fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan)
                 },
                 holders: vec![(Holder::ToDeadline, 1), (Holder::Brief, 2)],
                 resources: 2,
+                ..base
+            },
+        ),
+        Mutant::ForceReleaseBlind => (
+            "an operator force-releases every second; partitions of up to 2 s cut a client group (the operator's half the time) off some nodes; 12 holders in 2 groups, half of them to the deadline of a 500 ms lease",
+            Plan {
+                operator: OperatorPace {
+                    inspect_every: None,
+                    force_release_every: Some(Duration::from_secs(1)),
+                },
+                kinds: vec![FaultKind::Partition],
+                ttl: Duration::from_millis(500),
+                fault_length: Duration::from_secs(2),
+                holders: vec![(Holder::ToDeadline, 1), (Holder::Brief, 1)],
                 ..base
             },
         ),

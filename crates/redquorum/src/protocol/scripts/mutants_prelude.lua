@@ -21,6 +21,8 @@
 --       holder, whoever it is (no owner check).
 --   'N' plain extend that first takes the lock where its record is gone
 --       (SET NX), reviving a lapsed hold.
+--   'B' force-release that first deletes the lock whoever holds it now,
+--       not only what its first round read.
 -- The encoding is ops.lua's: per operation, code, key count, argument
 -- count, arguments; the token is an operation's first argument and its
 -- lock its first key.
@@ -68,6 +70,9 @@ do
       else
         redis.call('set', KEYS[next_key], token, 'NX', 'PX', ttl)
       end
+    elseif code == 'B' then
+      ARGV[next_arg] = 'f'
+      redis.call('del', KEYS[next_key])
     elseif code == 'U' then
       ARGV[next_arg] = 'u'
       local holder = redis.pcall('get', KEYS[next_key])
