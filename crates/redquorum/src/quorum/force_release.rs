@@ -26,10 +26,10 @@ use crate::quorum::coordinator::Quorum;
 use crate::quorum::fan_out::{self, Until};
 
 impl Quorum {
-    /// Force-releases `resource` (`keys`): what a quorum or more of nodes
-    /// report holding it is removed on every node, then the highest raised
-    /// fence counter is written back to a quorum, so that every later
-    /// holder's token is above the one returned.
+    /// Force-releases `resource` (`keys`): what any node reports on it (a
+    /// quorum must answer that read) is removed on every node, then the
+    /// highest fence proposal is written back to a quorum, so that every
+    /// later holder's token is above the one returned.
     pub(crate) async fn force_release(
         &self,
         resource: &str,
