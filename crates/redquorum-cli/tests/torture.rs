@@ -6,22 +6,12 @@
 //! sessions; an operator's inspections and force-releases are checked, and
 //! a false one planted in a saved run is found.
 
-use std::process::{Command, Output};
+mod common;
 
+use std::process::Output;
+
+use common::{passed_report, run};
 use redquorum_harness::Cluster;
-
-fn redquorum() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_redquorum"));
-    command.env_remove("REDQUORUM_NODES");
-    command
-}
-
-fn run(args: &[&str]) -> (Output, String, String) {
-    let out = redquorum().args(args).output().expect("run redquorum");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    (out, stdout, stderr)
-}
 
 /// A holder mix without renewing holders: one keeps a resource for
 /// seconds, which a 3 s run on one or two resources cannot afford (it would
@@ -56,15 +46,10 @@ fn short_run_with_holders(holders: &str, extra: &[&str]) -> (Output, String, Str
 
 #[test]
 fn a_short_torture_prints_only_json_on_stdout_and_the_summary_line_on_stderr() {
-    let (out, stdout, stderr) = short_run_under_network_faults(&["--duration", "4s"]);
-    assert!(
-        out.status.success(),
-        "status {:?}\n{stdout}\n{stderr}",
-        out.status
-    );
+    let ran = short_run_under_network_faults(&["--duration", "4s"]);
     // stdout is the JSON object and nothing else; the summary line is stderr's last.
-    let json: serde_json::Value = serde_json::from_str(&stdout)
-        .unwrap_or_else(|e| panic!("stdout is not one JSON value ({e}): {stdout}"));
+    let json = passed_report(&ran);
+    let (_, _, stderr) = ran;
     let last = stderr.lines().last().unwrap_or_default();
     let sessions: usize = last
         .strip_prefix("sessions=")
@@ -188,13 +173,7 @@ fn every_lock_kind_passes_a_short_torture_under_faults() {
 /// what shared, and the run passes.
 #[test]
 fn the_default_run_mixes_every_kind_on_the_same_names() {
-    let (out, stdout, stderr) = short_run_under_network_faults(&["--duration", "8s"]);
-    assert!(
-        out.status.success(),
-        "status {:?}\n{stdout}\n{stderr}",
-        out.status
-    );
-    let json: serde_json::Value = serde_json::from_str(&stdout).expect("JSON report");
+    let json = passed_report(&short_run_under_network_faults(&["--duration", "8s"]));
     assert_eq!(json["lock_kind"], "mixed", "{json}");
     let kinds = json["exercised"]["by_kind"]
         .as_object()
@@ -205,7 +184,7 @@ fn the_default_run_mixes_every_kind_on_the_same_names() {
 
 #[test]
 fn a_lock_delay_run_checks_the_holders_that_vanished() {
-    let (out, stdout, stderr) = run(&[
+    let json = passed_report(&run(&[
         "torture",
         "--lock-delay",
         "1s",
@@ -222,9 +201,7 @@ fn a_lock_delay_run_checks_the_holders_that_vanished() {
         "--holders",
         "paused=1,brief=2",
         "--json",
-    ]);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
-    let json: serde_json::Value = serde_json::from_str(&stdout).expect("JSON report");
+    ]));
     assert!(
         json["vanished_holders"].as_u64().is_some_and(|n| n > 0),
         "no holder vanished: {json}"
@@ -429,7 +406,7 @@ fn an_operator_inspecting_and_force_releasing_under_faults_passes_and_a_planted_
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("run.jsonl");
     let path_text = path.to_str().expect("utf-8 path");
-    let (out, stdout, stderr) = short_run_under_network_faults(&[
+    let json = passed_report(&short_run_under_network_faults(&[
         "--duration",
         "4s",
         "--inspect-every",
@@ -438,9 +415,7 @@ fn an_operator_inspecting_and_force_releasing_under_faults_passes_and_a_planted_
         "250ms",
         "--history",
         path_text,
-    ]);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
-    let json: serde_json::Value = serde_json::from_str(&stdout).expect("JSON report");
+    ]));
     let operator = &json["operator"];
     for tested in ["naming_a_holder", "ousted_holders"] {
         assert!(

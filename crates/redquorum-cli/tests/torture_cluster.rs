@@ -5,25 +5,16 @@
 //! the faults that address one, are usage errors with it (and the cluster
 //! faults without it).
 
-use std::process::{Command, Output};
+mod common;
 
-fn run(args: &[&str]) -> (Output, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_redquorum"))
-        .env_remove("REDQUORUM_NODES")
-        .args(args)
-        .output()
-        .expect("run redquorum");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    (out, stdout, stderr)
-}
+use common::{passed_report, run};
 
 /// 3 masters of 2 shards (+1 replica each), 15 s, a 1 s TTL, 8 clients on
 /// 2 resources; a quarter of the holders pause (few grants: a lagging
 /// failover keeps a shard's names from a majority for the longest lease).
 #[test]
 fn a_short_run_on_cluster_masters_migrates_fails_over_and_passes() {
-    let (out, stdout, stderr) = run(&[
+    let ran = run(&[
         "torture",
         "--cluster",
         "2",
@@ -41,13 +32,8 @@ fn a_short_run_on_cluster_masters_migrates_fails_over_and_passes() {
         "brief=6,to-deadline=2,extending=1,paused=3",
         "--json",
     ]);
-    assert!(
-        out.status.success(),
-        "status {:?}\n{stdout}\n{stderr}",
-        out.status
-    );
-    let json: serde_json::Value = serde_json::from_str(&stdout)
-        .unwrap_or_else(|e| panic!("stdout is not one JSON value ({e}): {stdout}"));
+    let json = passed_report(&ran);
+    let stderr = &ran.2;
     assert_eq!(json["violations"], serde_json::json!({}), "{json}");
     assert_eq!(json["vacuous"], serde_json::json!([]), "{json}");
     for kind in ["migrate", "failover", "lagging-failover"] {

@@ -7,7 +7,7 @@
 use std::fs;
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use redquorum_harness::Cluster;
@@ -26,6 +26,31 @@ pub(crate) fn redquorum(nodes: &Cluster) -> Command {
         .env_remove("REDQUORUM_NODES_DIR")
         .stdin(Stdio::null());
     command
+}
+
+/// Runs `redquorum args` without `REDQUORUM_NODES` (the command starts its
+/// own nodes): its output, stdout and stderr.
+pub(crate) fn run(args: &[&str]) -> (Output, String, String) {
+    let out = Command::new(BIN)
+        .env_remove("REDQUORUM_NODES")
+        .args(args)
+        .output()
+        .expect("run redquorum");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out, stdout, stderr)
+}
+
+/// The JSON report of a run that must have passed: panics with its status,
+/// stdout and stderr if it did not, or if stdout is not one JSON value.
+pub(crate) fn passed_report((out, stdout, stderr): &(Output, String, String)) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "status {:?}\n{stdout}\n{stderr}",
+        out.status
+    );
+    serde_json::from_str(stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON value ({e}): {stdout}"))
 }
 
 /// Waits for `child` at most `within`; kills it and panics past that.
