@@ -158,9 +158,13 @@ async fn force_release_clears_a_lock_delay_and_a_waiting_writers_intent() {
     drop(reader);
 }
 
-/// A force-release that could not reach some nodes is still sent to them
-/// (it lands when they come back, behind what came before it); landing
-/// after it returned, it must not oust a holder granted since.
+/// A force-release's removal is sent also to nodes it cannot reach now
+/// (it lands when they come back, behind what came before it). Landing
+/// after the call returned, it must not take anything of a holder granted
+/// since: neither when the call failed (3 of 5 nodes cut off: its read
+/// found no quorum, so it removed nothing anywhere) nor when it succeeded
+/// (2 of 5 cut off: it ousted the holder it read on the other 3, and its
+/// removal reaches the 2 later, where the later holder now is).
 #[tokio::test]
 async fn a_force_release_that_lands_late_does_not_oust_a_later_holder() {
     let nodes = cluster(5);
@@ -178,25 +182,51 @@ async fn a_force_release_that_lands_late_does_not_oust_a_later_holder() {
         .unwrap();
     common::warm_up(&operator).await;
     let holder = redlock(&nodes, Duration::from_secs(30));
-    // The operator's calls to nodes 0 to 2 are held on their way, in order.
-    proxies.iter().for_each(|p| p.set_mode(ProxyMode::Stall));
-    let err = operator.force_release("ledger").await.unwrap_err();
-    assert!(matches!(err, Error::Unavailable { .. }), "{err}");
-    let later = holder.try_lock("ledger").await.expect("nobody held it");
-    let (key, owner) = (later.key().to_owned(), later.owner().to_string());
-    proxies.iter().for_each(|p| p.set_mode(ProxyMode::Pass));
-    // Sent behind the force-release on the same connections: once a quorum
-    // answered, the force-release has landed on it.
-    operator.inspect("ledger").await.unwrap();
-    let still = (0..5).filter(|&i| common::holds(&nodes, i, &key, &owner));
-    assert_eq!(
-        still.count(),
-        5,
-        "the late force-release ousted the later holder"
-    );
-    let rival = holder.try_lock("ledger").await;
-    assert!(rival.is_err(), "two holders of ledger");
-    later.release().await.unwrap();
+    for cut in [3, 2] {
+        let name = format!("ledger-{cut}");
+        let stuck = holder.try_lock(&name).await.unwrap();
+        // The operator's calls to the first `cut` nodes are held on their
+        // way, in order.
+        proxies[..cut]
+            .iter()
+            .for_each(|p| p.set_mode(ProxyMode::Stall));
+        let forced = operator.force_release(&name).await;
+        if cut == 3 {
+            assert!(
+                matches!(forced, Err(Error::Unavailable { .. })),
+                "{forced:?}"
+            );
+        } else {
+            forced.expect("a quorum read and acted");
+        }
+        // Gone everywhere before the later holder comes (ousted on 3 nodes
+        // when the call succeeded: its release then fails, having answered
+        // from every node), so the later holder is on all 5.
+        let stuck_key = (stuck.key().to_owned(), stuck.owner().to_string());
+        let _released_or_ousted = stuck.release().await;
+        assert_eq!(common::held_on(&nodes, &stuck_key.0, &stuck_key.1), 0);
+        let later = holder.try_lock(&name).await.expect("free");
+        let (key, owner) = (later.key().to_owned(), later.owner().to_string());
+        let on = || {
+            (0..5)
+                .filter(|&i| common::holds(&nodes, i, &key, &owner))
+                .count()
+        };
+        let before = on();
+        proxies.iter().for_each(|p| p.set_mode(ProxyMode::Pass));
+        // Sent behind the force-release on the same connections: once every
+        // node answered, the force-release has landed everywhere.
+        operator.inspect(&name).await.unwrap();
+        assert_eq!(before, 5, "granted on {before} nodes");
+        assert_eq!(
+            on(),
+            before,
+            "cut {cut}: the late force-release ousted the later holder"
+        );
+        let rival = holder.try_lock(&name).await;
+        assert!(rival.is_err(), "cut {cut}: two holders of {name}");
+        later.release().await.unwrap();
+    }
 }
 
 #[tokio::test]
