@@ -158,6 +158,65 @@ async fn force_release_clears_a_lock_delay_and_a_waiting_writers_intent() {
     drop(reader);
 }
 
+/// A vanished hold found by a force-release's read, which an acquire turns
+/// into a lock-delay on a node before the removal lands there, goes with
+/// its lock-delay (the record says whose delay it is).
+#[tokio::test]
+async fn a_lock_delay_started_between_the_read_and_the_removal_is_cleared() {
+    const TTL: Duration = Duration::from_secs(1);
+    let nodes = cluster(3);
+    let proxy = FaultProxy::start(&format!("127.0.0.1:{}", nodes.port(0))).unwrap();
+    let mut urls = nodes.urls();
+    urls[0] = proxy.url();
+    let operator = Redlock::builder()
+        .nodes(urls)
+        .node_timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    common::warm_up(&operator).await;
+    let delayed = LockOptions {
+        ttl: TTL,
+        lock_delay: Duration::from_secs(60),
+        ..Default::default()
+    };
+    let redlock = redlock(&nodes, TTL).with_options(&delayed).unwrap();
+    redlock.try_lock("press").await.unwrap().forget();
+    let key = redlock.key("press");
+    // Expired, and nothing has turned it into a lock-delay yet.
+    let expired = eventually(TTL * 5, || async {
+        (0..3).all(|i| {
+            common::record(&nodes, i, &key)
+                .live_tokens(common::node_ms(&nodes, i).unwrap())
+                .is_empty()
+        })
+    })
+    .await;
+    assert!(expired, "the hold never expired");
+    // The operator's read and removal reach node 0 only when the proxy
+    // heals; an acquire records the lock-delay there first.
+    proxy.set_mode(ProxyMode::Stall);
+    let forced = operator.force_release("press").await;
+    assert!(forced.is_ok(), "{forced:?}");
+    // Free on nodes 1 and 2; on node 0 it meets the expired hold, which
+    // it turns into a lock-delay.
+    let between = redlock.try_lock("press").await.expect("free on 2 of 3");
+    between.release().await.unwrap();
+    let blocked_field = |i| nodes.command(i, &["HEXISTS", &key, "blocked"]).unwrap();
+    assert_eq!(
+        blocked_field(0),
+        redquorum_harness::Reply::Integer(1),
+        "no lock-delay on node 0"
+    );
+    proxy.set_mode(ProxyMode::Pass);
+    operator.inspect("press").await.unwrap();
+    assert_eq!(common::kinds(&nodes, &key), [None, None, None]);
+    redlock
+        .try_lock("press")
+        .await
+        .expect("free at once")
+        .forget();
+}
+
 /// A force-release's removal is sent also to nodes it cannot reach now
 /// (it lands when they come back, behind what came before it). Landing
 /// after the call returned, it must not take anything of a holder granted

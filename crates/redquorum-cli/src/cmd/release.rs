@@ -1,5 +1,6 @@
 //! `redquorum release --force`: an operator's way out when a holder is stuck
-//! or gone. Deletes every hold on a resource on every node and raises its
+//! or gone. Removes every hold a first read finds on a resource, from every
+//! node (a hold taken after that read is left alone), and raises its
 //! fence counter (`Redlock::force_release`), so the ousted holder's token is
 //! below every later one.
 
@@ -30,7 +31,7 @@ pub(crate) async fn run(nodes: &NodesArg, args: ReleaseArgs) -> ExitCode {
     if !args.force {
         eprintln!(
             "redquorum release: refusing without --force. `redquorum release --force {resource:?}` \
-             would delete every hold on {resource:?} on every node, whoever holds it (a running \
+             would remove every hold on {resource:?} from every node, whoever holds it (a running \
              holder loses it: `redquorum exec` stops its command at its next extension), and \
              raise its fence counter so that the ousted holder's fencing token is refused",
             resource = args.resource

@@ -214,8 +214,9 @@ impl ClusterMaster {
     /// Starts `op` on the primary serving its keys (see `Server::submit`);
     /// its answer comes with the server that gave it (whose vote rules
     /// apply). A redirection wakes the refresher. What undoes earlier
-    /// operations follows it, in a task of its own: it must land even when
-    /// its caller stops waiting (a release returns at a quorum).
+    /// operations follows it in the caller's task, handed to a task of its own
+    /// if the caller stops waiting (`DetachOnDrop`: a release returns at a
+    /// quorum, and what it owes must still land).
     pub(crate) fn submit(
         self: &Arc<Self>,
         op: Op,

@@ -328,7 +328,7 @@ pub(crate) fn force_release(keys: &ResourceKeys, found: &[String]) -> Op {
 }
 
 /// Raises the fence counter of `keys` to `token`, whoever holds (a commit
-/// of no lock: the second round of a force-release).
+/// of no lock: the third round of a force-release).
 pub(crate) fn raise_fence(keys: &ResourceKeys, token: i64) -> Op {
     Op {
         code: Code::Commit,

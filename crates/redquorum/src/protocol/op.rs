@@ -191,7 +191,8 @@ fn redis_error(message: &str) -> FredError {
     FredError::new(kind, message.to_owned())
 }
 
-/// The integer an operation answered (every operation but `Inspect`).
+/// The integer an operation answered (every operation but `Inspect` and
+/// `ForceRead`, which answer arrays).
 pub(crate) fn integer(reply: Reply) -> Result<i64, FredError> {
     match reply? {
         Value::Integer(n) => Ok(n),

@@ -36,6 +36,7 @@ impl Quorum {
         keys: &ResourceKeys,
     ) -> Result<i64, Error> {
         self.check_open()?;
+        self.nodes.first_connect().await;
         let found = if mutants::is_active(Mutant::ForceReleaseBlind) {
             // The earlier design: no read; the removal (code `B`) deletes
             // whatever it finds when it lands.

@@ -22,6 +22,7 @@
 --   intent      read only: a waiting writer's token (new readers wait);
 --   intent-exp  its expiry
 --   blocked     a lock-delay: no new hold before this node time (ms)
+--   blocked-by  the token of the vanished hold whose delay set it
 -- The key's own expiry is never before the latest of these, so the key goes
 -- when nothing is left; expired holds are removed as they are seen, and a
 -- hold with a lock-delay that expires (its holder vanished without
@@ -211,14 +212,17 @@ local function full_operations()
     end
     local dead = {}
     local was_blocked = tonumber(state.blocked)
-    local blocked = was_blocked or 0
+    local blocked, blocked_by = was_blocked or 0, nil
     for token, expiry in pairs(expiries) do
       if expiry > now then
         state.holds[token] = expiry
         state.count = state.count + 1
       else
         -- Expired, not released: the holder vanished. Its lock-delay starts.
-        blocked = math.max(blocked, expiry + (state.delays[token] or 0))
+        local ends = expiry + (state.delays[token] or 0)
+        if ends > blocked then
+          blocked, blocked_by = ends, token
+        end
         dead[#dead + 1] = 'h:' .. token
         dead[#dead + 1] = 'm:' .. token
         dead[#dead + 1] = 'd:' .. token
@@ -239,9 +243,11 @@ local function full_operations()
       redis.call('hdel', key, unpack(dead))
     end
     if state.blocked and state.blocked ~= was_blocked then
-      redis.call('hset', key, 'blocked', state.blocked)
+      -- Only an expired hold raises it: its token says whose delay it is
+      -- (a force-release that found that hold clears it).
+      redis.call('hset', key, 'blocked', state.blocked, 'blocked-by', blocked_by)
     elseif was_blocked and not state.blocked then
-      redis.call('hdel', key, 'blocked')
+      redis.call('hdel', key, 'blocked', 'blocked-by')
     end
     return state
   end
@@ -516,7 +522,7 @@ local function full_operations()
   -- A force-release's first round, read-only: KEYS lock. Returns what it
   -- may remove, as found here: 'h:' .. token per hold (live or expired, a
   -- plain hold's too), 'intent:' .. a waiting writer's token, 'blocked:'
-  -- .. a lock-delay's end.
+  -- .. a recorded lock-delay's end.
   function ops.g(keys, _)
     local lock = keys[1]
     local flat = redis.pcall('hgetall', lock)
@@ -539,7 +545,9 @@ local function full_operations()
   -- A force-release's second round: KEYS lock, fence; ARGV what the first
   -- round found on any node (ops.g). Removes those of them still here, and
   -- only those: sent late (to a node that was away, and lands when it comes
-  -- back), it cannot oust a holder that came after it. Returns the fence
+  -- back), it cannot oust a holder that came after it. A lock-delay goes if
+  -- it was found, or if the hold whose delay it is was (an acquire may have
+  -- turned that expired hold into it meanwhile). Returns the fence
   -- counter's proposal (the third round stores the highest, so a token of
   -- the ousted holders is below every later one).
   function ops.f(keys, args)
@@ -556,26 +564,27 @@ local function full_operations()
         freed = redis.call('del', lock) == 1
       end
     else
-      local gone = {}
+      local fields = {}
       for i = 1, #flat, 2 do
-        local field, value = flat[i], flat[i + 1]
+        fields[flat[i]] = flat[i + 1]
+      end
+      for field, value in pairs(fields) do
         if string.sub(field, 1, 2) == 'h:' and found[field] then
           local token = string.sub(field, 3)
-          for _, prefix in ipairs({ 'h:', 'm:', 'd:', 'f:' }) do
-            gone[#gone + 1] = prefix .. token
-          end
-        elseif (field == 'intent' or field == 'blocked') and found[field .. ':' .. value] then
-          gone[#gone + 1] = field
-          if field == 'intent' then
-            gone[#gone + 1] = 'intent-exp'
-          end
+          redis.call('hdel', lock, field, 'm:' .. token, 'd:' .. token, 'f:' .. token)
+          freed = true
+        elseif field == 'intent' and found['intent:' .. value] then
+          redis.call('hdel', lock, 'intent', 'intent-exp')
+          freed = true
+        elseif field == 'blocked'
+          and (found['blocked:' .. value] or found['h:' .. (fields['blocked-by'] or '')]) then
+          redis.call('hdel', lock, 'blocked', 'blocked-by')
+          freed = true
         end
       end
-      if #gone > 0 then
-        redis.call('hdel', lock, unpack(gone))
+      if freed then
         -- Deletes the record if nothing is left in it.
         load(lock)
-        freed = true
       end
     end
     if freed then
