@@ -155,8 +155,9 @@ impl HoldContext<'_> {
 }
 
 /// Faults that take holds off a node, or age them, or bring them back, or
-/// (the last three, on cluster masters only) hide them from an audit read.
-const LOSES_OR_AGES: [FaultKind; 8] = [
+/// (the last three, on cluster masters only) lose them or hide them from a
+/// read; the inspection rule (`operator.rs`) excuses the same.
+pub(super) const LOSES_OR_AGES: [FaultKind; 8] = [
     FaultKind::Kill,
     FaultKind::RestartMajority,
     FaultKind::Forget,

@@ -23,8 +23,9 @@
 use std::fmt;
 use std::time::Duration;
 
+use super::hold_life::LOSES_OR_AGES;
 use crate::evidence::{OperatorAction, OperatorCall, Session};
-use crate::faults::{FaultEvent, FaultKind};
+use crate::faults::FaultEvent;
 
 /// A broken promise of an operator call ([`crate::Violation::Operator`]).
 ///
@@ -159,22 +160,9 @@ fn may_lose_holds(
     from: Duration,
     until: Duration,
 ) -> bool {
-    let lossy = |kind: FaultKind| {
-        matches!(
-            kind,
-            FaultKind::Kill
-                | FaultKind::RestartMajority
-                | FaultKind::Forget
-                | FaultKind::Clock
-                | FaultKind::Strobe
-                | FaultKind::Migrate
-                | FaultKind::Failover
-                | FaultKind::LaggingFailover
-        )
-    };
     faults
         .iter()
-        .any(|f| lossy(f.kind) && f.overlaps(from, until))
+        .any(|f| LOSES_OR_AGES.contains(&f.kind) && f.overlaps(from, until))
         || calls
             .iter()
             .any(|c| c.is_force_release_of(resource) && c.start <= until && c.end >= from)

@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 
 use super::*;
+use crate::faults::FaultKind;
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)

@@ -77,7 +77,9 @@ pub enum FaultKind {
     /// takes over, on one or more masters, once it has every write its
     /// primary acknowledged (a marker written and `WAIT`ed for). Within the
     /// assumptions on any number of masters: the new primary has what the
-    /// old one had, and its votes are refused for the longest lease anyway.
+    /// old one had when the marker was acknowledged (a hold written in the
+    /// moment after may be lost), and the lock refuses its votes for the
+    /// longest lease, which is what keeps it safe.
     Failover,
     /// Cluster masters only: the replica of the shard serving a lock key is
     /// promoted WITHOUT the writes made while the fault lasts (its link was

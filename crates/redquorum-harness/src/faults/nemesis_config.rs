@@ -28,8 +28,9 @@ pub struct NemesisConfig {
     /// Each fault hits a random set of 1 to this many nodes at once. Keep it
     /// a minority (≤ N/2) to stay within the assumptions. Default: 1. On
     /// cluster masters it bounds the lagging failover only (up to N/2 + 1
-    /// is within the assumptions there); migrations and clean failovers,
-    /// which lose nothing, hit 1 to N masters.
+    /// is within the assumptions there); migrations and clean failovers hit
+    /// 1 to N masters (the lock refuses a new primary's votes for the
+    /// longest lease).
     pub max_nodes: usize,
     /// Each fault hits at least this many nodes. Default: 1.
     pub min_nodes: usize,

@@ -1,7 +1,8 @@
 //! The nemesis's loop on cluster masters: after a random quiet gap, one
 //! fault of cluster masters ([`FaultKind::CLUSTER`]) at random, on a
-//! random set of masters (1 to N for a migration or a clean failover,
-//! which lose nothing; `min_nodes` to `max_nodes` for a lagging failover),
+//! random set of masters (1 to N for a migration or a clean failover:
+//! a migration loses nothing, and the lock refuses a new primary's votes for
+//! the longest lease; `min_nodes` to `max_nodes` for a lagging failover),
 //! struck and healed (`shard_strike.rs`), then logged with its start and
 //! end on the history's clock. Kinds that cannot strike here (those that
 //! address a single server, a migration with one shard, failovers without
@@ -70,7 +71,8 @@ fn why_not(kind: FaultKind, shards: usize, replicas: usize) -> Option<&'static s
 }
 
 /// A random set of distinct masters from `pool`, sorted: any number for a
-/// migration or a clean failover (nothing is lost), `min_nodes` to
+/// migration or a clean failover (the new-primary rule covers what a
+/// failover may lose), `min_nodes` to
 /// `max_nodes` for a lagging failover.
 fn targets(
     rng: &mut StdRng,

@@ -4,8 +4,9 @@
 //! replica. Each fault aims at the slot of one lock key the workload uses,
 //! so it meets the holds. Every wait is bounded (the harness's own steps
 //! settle within 20 s, `WAIT` within 1 s); a step that fails is an error
-//! for the fault log, never a panic, and no slot is left mid-migration nor
-//! any replica stopped.
+//! for the fault log, never a panic, and no replica is left stopped (a slot
+//! whose migration could not be finished stays mid-migration, said in the
+//! log).
 
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;

@@ -8,7 +8,8 @@
 //! re-checked from, and the torture run composed from every layer below
 //! ([`TorturePlan`] in `plan.rs`, run by `torture.rs` around the caller's
 //! [`TortureLock`] and [`TortureOperator`] (`torture_lock.rs`,
-//! `operate.rs`) to a [`TortureRun`] (`torture_run.rs`)).
+//! `operate.rs`) to a [`TortureRun`] (`torture_run.rs`), on the masters
+//! `masters.rs` starts: single servers or local Redis Clusters).
 //!
 //! What it is for: composing the layers below into runs; it is the top
 //! layer, and the only one that knows a lock library exists (through

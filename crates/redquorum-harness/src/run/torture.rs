@@ -105,7 +105,8 @@ impl<L: TortureLock> TorturePlan<L> {
         let nemesis = (!self.kinds.is_empty())
             .then(|| masters.nemesis(self.nemesis(&keys, &prefix, &pauser, history.epoch())));
         let urls: Vec<Vec<String>> = (0..masters.groups()).map(|g| masters.urls_for(g)).collect();
-        // The operator goes through the first group's proxies: its faults hit it too.
+        // The operator goes through the first group's proxies (single
+        // servers): its faults hit it too.
         let operator = if self.operator.is_idle() {
             None
         } else {

@@ -14,8 +14,9 @@
 //! [`form_redis_cluster`]) and `settle.rs` (the bounded waits until every
 //! node agrees).
 //!
-//! May import: the rest of `nodes/` (processes, RESP). This file imports
-//! none of the files that add methods to [`ShardedCluster`]; they import it.
+//! May import: the rest of `nodes/` (processes, RESP). This file declares
+//! the files that add methods to [`ShardedCluster`] and re-exports their
+//! public items, and uses none of their methods; they import it.
 
 mod failover;
 mod form;
