@@ -250,9 +250,9 @@ fn redlock_named(masters: &ShardedCluster) -> Redlock {
 const FAILOVER_MAX_TTL: Duration = Duration::from_secs(4);
 
 /// Two clients of `masters` for the failover tests (3 s leases, a 4 s max
-/// TTL, a 500 ms node timeout), each once it has locked: it has read the
-/// first slot map, and the fresh servers are older than the max TTL (the
-/// delayed-restart rule).
+/// TTL, a 500 ms node timeout), each once it has locked a name on every
+/// shard: it has read the first slot map, and every shard's fresh primary
+/// is older than the max TTL (the delayed-restart rule).
 async fn holder_and_rival(masters: &ShardedCluster) -> (Redlock, Redlock) {
     let build = || {
         Redlock::builder()
@@ -264,15 +264,26 @@ async fn holder_and_rival(masters: &ShardedCluster) -> (Redlock, Redlock) {
             .unwrap()
     };
     let (holder, rival) = (build(), build());
-    for redlock in [&holder, &rival] {
-        let warm = common::eventually(FAILOVER_MAX_TTL + Duration::from_secs(3), || async {
-            match redlock.try_lock("warm").await {
-                Ok(lock) => lock.release().await.is_ok(),
-                Err(_) => false,
-            }
+    // A name on every shard: each shard's primary must be old enough.
+    let names: Vec<String> = (0..masters.shards())
+        .map(|shard| {
+            (0..1000)
+                .map(|i| format!("warm{i}"))
+                .find(|name| masters.shard_of_slot(0, slot_of(holder.key(name))) == shard)
+                .unwrap()
         })
-        .await;
-        assert!(warm, "{:?}", redlock.health().await);
+        .collect();
+    for redlock in [&holder, &rival] {
+        for name in &names {
+            let warm = common::eventually(FAILOVER_MAX_TTL + Duration::from_secs(3), || async {
+                match redlock.try_lock(name).await {
+                    Ok(lock) => lock.release().await.is_ok(),
+                    Err(_) => false,
+                }
+            })
+            .await;
+            assert!(warm, "{name}: {:?}", redlock.health().await);
+        }
     }
     (holder, rival)
 }
