@@ -82,9 +82,32 @@ pub(crate) fn parse_holders(list: &str) -> Result<Vec<(Holder, u32)>, String> {
     Ok(holders)
 }
 
+/// Most shards per master that `--cluster` takes (`nodes up`, `demo`,
+/// `torture`).
+pub(crate) const MAX_SHARDS: u16 = 16;
+
+/// Shards per master for `--cluster S`: 1 to [`MAX_SHARDS`].
+pub(crate) fn shards(text: &str) -> Result<u16, String> {
+    match text.parse::<u16>() {
+        Ok(shards) if (1..=MAX_SHARDS).contains(&shards) => Ok(shards),
+        _ => Err(format!(
+            "use 1 to {MAX_SHARDS} shards per master (each master is one Redis Cluster)"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shards_are_1_to_16() {
+        assert_eq!(shards("1"), Ok(1));
+        assert_eq!(shards("16"), Ok(16));
+        for bad in ["0", "17", "-1", "x"] {
+            assert!(shards(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn durations_parse_in_range_and_refuse_what_would_overflow() {

@@ -52,8 +52,8 @@ pub(crate) struct DemoArgs {
     /// Start each local master as a Redis Cluster of this many shards
     /// (`redis-cluster://`, 1 to 16; not with --nodes): the chaos then
     /// kills one shard's primary.
-    #[arg(long, value_name = "SHARDS")]
-    cluster: Option<usize>,
+    #[arg(long, value_name = "SHARDS", value_parser = crate::arg_values::shards)]
+    cluster: Option<u16>,
 }
 
 /// Lock lease: long enough for a checkout, short enough that a crashed
@@ -73,19 +73,13 @@ pub(crate) async fn run(nodes: &NodesArg, args: DemoArgs, verbosity: Verbosity) 
         eprintln!("redquorum demo: --buyers, --segments and --coupons must be at least 1");
         return exit::USAGE.into();
     }
-    if let Some(shards) = args.cluster {
-        if !(1..=16).contains(&shards) {
-            eprintln!("redquorum demo: --cluster takes 1 to 16 shards per master, not {shards}");
-            return exit::USAGE.into();
-        }
-        if nodes.0.iter().any(|u| !u.trim().is_empty()) {
-            eprintln!(
-                "redquorum demo: --cluster starts local clusters; give redis-cluster:// URLs in --nodes instead"
-            );
-            return exit::USAGE.into();
-        }
+    if args.cluster.is_some() && nodes.0.iter().any(|u| !u.trim().is_empty()) {
+        eprintln!(
+            "redquorum demo: --cluster starts local clusters; give redis-cluster:// URLs in --nodes instead"
+        );
+        return exit::USAGE.into();
     }
-    let nodes = match nodes.given_or_local_sharded(args.node_count, args.cluster) {
+    let nodes = match nodes.given_or_local_sharded(args.node_count, args.cluster.map(usize::from)) {
         Ok(nodes) => nodes,
         Err(e) => {
             eprintln!("redquorum demo: {e}");

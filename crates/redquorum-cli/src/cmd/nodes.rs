@@ -65,7 +65,7 @@ enum Action {
         durable: bool,
         /// Make each node a local Redis Cluster of S shards (1 to 16), the
         /// slots split evenly: prints `redis-cluster://` URLs, one per master.
-        #[arg(long, value_name = "S", value_parser = cluster::parse_shards)]
+        #[arg(long, value_name = "S", value_parser = crate::arg_values::shards)]
         cluster: Option<u16>,
         /// With --cluster: give each shard's primary R replicas (0 or 1).
         #[arg(long, value_name = "R", requires = "cluster", value_parser = clap::value_parser!(u16).range(0..=1))]

@@ -19,8 +19,6 @@ use crate::exit;
 /// The file in the state directory that holds the layout (`S R`); absent
 /// for plain nodes.
 const LAYOUT_FILE: &str = "cluster";
-/// Most shards per master `--cluster` takes.
-pub(super) const MAX_SHARDS: u16 = 16;
 /// A cluster node's bus listens this far above its port (Redis's default).
 const BUS_OFFSET: u16 = 10_000;
 
@@ -29,16 +27,6 @@ const BUS_OFFSET: u16 = 10_000;
 pub(super) struct Layout {
     pub(super) shards: u16,
     pub(super) replicas: u16,
-}
-
-/// Parses `--cluster S`: 1 to 16 shards per master.
-pub(super) fn parse_shards(text: &str) -> Result<u16, String> {
-    match text.parse::<u16>() {
-        Ok(shards) if (1..=MAX_SHARDS).contains(&shards) => Ok(shards),
-        _ => Err(format!(
-            "use 1 to {MAX_SHARDS} shards per master (each master is one Redis Cluster)"
-        )),
-    }
 }
 
 impl Layout {
@@ -178,15 +166,6 @@ mod tests {
                 "redis-cluster://127.0.0.1:7305?node=127.0.0.1:7306"
             ]
         );
-    }
-
-    #[test]
-    fn shards_are_1_to_16() {
-        assert_eq!(parse_shards("1"), Ok(1));
-        assert_eq!(parse_shards("16"), Ok(16));
-        for bad in ["0", "17", "-1", "x"] {
-            assert!(parse_shards(bad).is_err(), "{bad}");
-        }
     }
 
     #[test]

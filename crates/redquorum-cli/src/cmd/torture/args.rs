@@ -51,8 +51,8 @@ pub(crate) struct TortureArgs {
     /// script-flush, strobe, the majority kinds, client-pause, forget,
     /// fence-loss) stay single-server, and --nodes, --fast-clocks,
     /// --clock-ahead and --fast-node are not taken with it.
-    #[arg(long, value_name = "S")]
-    cluster: Option<usize>,
+    #[arg(long, value_name = "S", value_parser = crate::arg_values::shards)]
+    cluster: Option<u16>,
     /// Each fault hits exactly N nodes (default: 1 to N/2 at random; more
     /// than N/2 is outside the assumptions). With --cluster: the masters a
     /// lagging failover hits (default: 1 to N/2 + 1, within the
@@ -190,7 +190,7 @@ pub(super) fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String>
     } else {
         "all"
     });
-    let kinds = cluster::kinds(nemesis, args.cluster)?;
+    let kinds = cluster::kinds(nemesis, args.cluster.map(usize::from))?;
     let fence_loss = kinds.contains(&FaultKind::FenceLoss);
     if fence_loss
         && (kinds.contains(&FaultKind::Strobe)
@@ -268,7 +268,7 @@ pub(super) fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String>
     Ok(Plan {
         given,
         node_count: args.node_count,
-        cluster_shards: args.cluster,
+        cluster_shards: args.cluster.map(usize::from),
         // Local nodes keep an AOF (fsync every second): a killed node restarts
         // at once yet remembers its keys, so kill stays within the assumptions.
         persistence: Persistence::AofEverySec,

@@ -6,9 +6,6 @@
 
 use redquorum_harness::FaultKind;
 
-/// The most shards per master (as `nodes up --cluster` and `demo --cluster`).
-const MAX_SHARDS: usize = 16;
-
 /// The fault kinds of `--nemesis list`, on cluster masters of `shards`
 /// shards, or on single servers (`None`); a usage error otherwise.
 pub(super) fn kinds(list: &str, shards: Option<usize>) -> Result<Vec<FaultKind>, String> {
@@ -22,7 +19,6 @@ pub(super) fn kinds(list: &str, shards: Option<usize>) -> Result<Vec<FaultKind>,
         }
         return Ok(kinds);
     };
-    check_shards(shards)?;
     // With one shard there is no other shard to move a slot to.
     let all: Vec<FaultKind> = FaultKind::CLUSTER
         .into_iter()
@@ -41,17 +37,6 @@ pub(super) fn kinds(list: &str, shards: Option<usize>) -> Result<Vec<FaultKind>,
         );
     }
     Ok(kinds)
-}
-
-/// Refuses a shard count out of range.
-fn check_shards(shards: usize) -> Result<(), String> {
-    if (1..=MAX_SHARDS).contains(&shards) {
-        Ok(())
-    } else {
-        Err(format!(
-            "--cluster takes 1 to {MAX_SHARDS} shards per master, not {shards}"
-        ))
-    }
 }
 
 /// Refuses, with `--cluster`, the first option of `given` (set, name) that
@@ -90,14 +75,10 @@ mod tests {
     }
 
     #[test]
-    fn cluster_faults_need_cluster_and_the_shard_count_is_bounded() {
+    fn cluster_faults_need_cluster() {
         assert_eq!(kinds("all", None).unwrap(), FaultKind::SAFE);
         let refused = kinds("stall,lagging-failover", None).unwrap_err();
         assert!(refused.contains("needs --cluster"), "{refused}");
-        for shards in [0, 17] {
-            let refused = kinds("all", Some(shards)).unwrap_err();
-            assert!(refused.contains("1 to 16"), "{refused}");
-        }
         assert!(
             kinds("flood", Some(2))
                 .unwrap_err()
