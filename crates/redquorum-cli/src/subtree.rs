@@ -3,8 +3,11 @@
 //! `/proc/<pid>/task/<tid>/children` names the children of one thread (a
 //! child belongs to the thread that forked it, so every thread is read).
 //! Walking those files recursively finds the whole subtree below a process,
-//! including the orphans that a child subreaper adopted. Zombies are left out:
-//! they have exited and cannot run, they only wait to be reaped.
+//! including the orphans that a child subreaper adopted. A process counts as
+//! long as any of its threads can run: one whose main thread exited
+//! (`pthread_exit`) shows as a zombie (`Zl`) while its other threads run on,
+//! so each thread's state is read. Processes whose every thread has exited
+//! are left out: they only wait to be reaped.
 //!
 //! The list is a snapshot: a process may fork after it was read, or exit.
 //! Callers that must leave nothing alive signal in rounds until a walk finds
@@ -20,7 +23,8 @@ use nix::unistd::Pid;
 /// Bound on one walk, so a fork bomb or odd `/proc` data cannot make it endless.
 const MAX_PROCESSES: usize = 100_000;
 
-/// The live (not zombie) descendants of `root`, parents before their children.
+/// The live descendants of `root` (a thread of each still able to run),
+/// parents before their children.
 pub(crate) fn live_descendants(root: Pid) -> Vec<Pid> {
     let mut found = Vec::new();
     let mut next = 0;
@@ -32,7 +36,7 @@ pub(crate) fn live_descendants(root: Pid) -> Vec<Pid> {
             if found.len() >= MAX_PROCESSES {
                 return found;
             }
-            if is_zombie(child) {
+            if has_exited(child) {
                 continue;
             }
             found.push(child);
@@ -68,11 +72,22 @@ fn children(pid: Pid) -> Vec<Pid> {
         .collect()
 }
 
-/// True when `pid` has exited and waits to be reaped (or is gone already).
-fn is_zombie(pid: Pid) -> bool {
-    let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
+/// True when no thread of `pid` can run any more: each one has exited and
+/// the process waits to be reaped, or it is gone. The process's own state is
+/// its main thread's, which may have exited while others run (`Zl`).
+fn has_exited(pid: Pid) -> bool {
+    let Ok(threads) = fs::read_dir(format!("/proc/{pid}/task")) else {
         return true;
     };
+    // A thread that ended between the listing and the read is not running.
+    !threads.flatten().any(|thread| {
+        fs::read_to_string(thread.path().join("stat")).is_ok_and(|stat| !is_exited_state(&stat))
+    })
+}
+
+/// True when a `/proc/.../stat` line says its thread has exited (`Z`, `X`)
+/// or cannot be read.
+fn is_exited_state(stat: &str) -> bool {
     // The state follows the command name, which is in parentheses and may hold anything.
     let state = stat
         .rsplit_once(')')
@@ -125,5 +140,76 @@ mod tests {
         };
         assert!(status.success(), "{status}");
         assert!(!live_descendants(me()).contains(&grandchild));
+    }
+
+    /// Builds the fixture whose main thread exits while another thread runs
+    /// (tests/fixtures/main_thread_exits.c) into `dir`, with the system's C compiler.
+    fn build_main_thread_exits(dir: &std::path::Path) -> std::path::PathBuf {
+        let source = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/main_thread_exits.c"
+        );
+        let program = dir.join("main_thread_exits");
+        let status = Command::new("cc")
+            .args(["-pthread", "-o"])
+            .arg(&program)
+            .arg(source)
+            .status()
+            .expect("run cc (a C compiler is needed to build the test fixture)");
+        assert!(status.success(), "cc {source}: {status}");
+        program
+    }
+
+    struct KillOnDrop(Pid);
+
+    impl Drop for KillOnDrop {
+        fn drop(&mut self) {
+            let _ = signal::kill(self.0, Signal::SIGKILL);
+        }
+    }
+
+    /// The state letters of `pid`'s threads (empty once it is gone).
+    fn thread_states(pid: Pid) -> Vec<char> {
+        let Ok(threads) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            return Vec::new();
+        };
+        threads
+            .flatten()
+            .filter_map(|t| std::fs::read_to_string(t.path().join("stat")).ok())
+            .filter_map(|stat| stat.rsplit_once(')')?.1.trim_start().chars().next())
+            .collect()
+    }
+
+    #[test]
+    fn a_process_whose_main_thread_exited_counts_while_another_thread_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let program = build_main_thread_exits(dir.path());
+        let mut child = Command::new(&program)
+            .arg(dir.path().join("log"))
+            .spawn()
+            .unwrap();
+        let pid = Pid::from_raw(i32::try_from(child.id()).unwrap());
+        // Killed however the test ends: its thread would otherwise write on.
+        let _kill = KillOnDrop(pid);
+        let start = Instant::now();
+        // Bounded: the main thread exits right after starting the writer.
+        while !thread_states(pid).first().is_some_and(|&main| main == 'Z') {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "the main thread never exited: {:?}",
+                thread_states(pid)
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let states = thread_states(pid);
+        assert!(states.iter().any(|&s| s != 'Z'), "no thread runs: {states:?}");
+
+        assert!(live_descendants(me()).contains(&pid), "{states:?}");
+        // Only this test's child: other tests' children are below this process too.
+        signal::kill(pid, Signal::SIGKILL).unwrap();
+        // SIGKILL ends every thread: the process can then be reaped.
+        let status = child.wait().unwrap();
+        assert!(!status.success(), "{status}");
+        assert!(!live_descendants(me()).contains(&pid));
     }
 }

@@ -4,7 +4,8 @@
 //! guard kills the command and everything it started), not when `redquorum`
 //! is stopped (the guard stops the command at the lease's stop time on its
 //! own), and not when the guard alone is killed (`redquorum` kills what is
-//! left and leaves the lock to its TTL).
+//! left and leaves the lock to its TTL). A process counts until every thread
+//! of it has exited, even one whose main thread exited first.
 //!
 //! Each test has a first holder whose command keeps appending `first` lines to
 //! a log, and a second `exec --wait` whose command appends `second` when it is
@@ -19,7 +20,8 @@ use std::process::{Child, Command};
 use std::time::Duration;
 
 use common::{
-    BIN, KillOnDrop, cluster, eventually, is_alive, lines, started_pid, urls_as, wait_within,
+    BIN, KillOnDrop, build_main_thread_exits, cluster, eventually, is_alive, lines, started_pid,
+    urls_as, wait_within,
 };
 
 /// `redquorum exec` on `nodes` (a URL list) for the resource `shared`.
@@ -192,6 +194,43 @@ while [ ! -s "$LOG" ]; do sleep 0.01; done"#;
     assert!(
         !is_alive(&background),
         "the background writer (pid {background}) outlived the command's exec"
+    );
+    let second_status = wait_within(&mut second, Duration::from_secs(90));
+    assert!(
+        second_status.success(),
+        "the second holder: {second_status}"
+    );
+    assert_first_stopped_before_second(&[background], &log);
+}
+
+#[test]
+fn a_process_whose_main_thread_exited_is_killed_before_the_lock_is_released() {
+    let nodes = cluster(3);
+    let urls = nodes.urls().join(",");
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_main_thread_exits(dir.path());
+    let (log, bg_pidfile) = (dir.path().join("log"), dir.path().join("bg-pid"));
+    // The command starts a process whose main thread exits at once (a zombie
+    // to /proc) while its second thread appends to the log, waits until it
+    // has written, and exits without waiting for it.
+    let script = r#""$PROGRAM" "$LOG" &
+echo $! > "$BG_PIDFILE"
+while [ ! -s "$LOG" ]; do sleep 0.01; done"#;
+    let mut first = exec_on(&urls, &["--ttl", "2s", "shared", "--", "sh", "-c"], &log)
+        .arg(script)
+        .env("PROGRAM", &program)
+        .env("BG_PIDFILE", &bg_pidfile)
+        .spawn()
+        .unwrap();
+    let background = started_pid(&bg_pidfile);
+    let _cleanup = KillOnDrop(vec![background.clone()]);
+    let mut second = second_holder(&urls, &log);
+
+    let first_status = wait_within(&mut first, Duration::from_secs(30));
+    assert!(first_status.success(), "the first holder: {first_status}");
+    assert!(
+        !is_alive(&background),
+        "the process whose main thread exited (pid {background}) outlived the command's exec"
     );
     let second_status = wait_within(&mut second, Duration::from_secs(90));
     assert!(

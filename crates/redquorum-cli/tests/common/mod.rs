@@ -93,15 +93,41 @@ pub(crate) fn started_pid(pidfile: &Path) -> String {
     fs::read_to_string(pidfile).unwrap().trim().to_owned()
 }
 
-/// True while `pid` is a process that can still run: it exists and is not a
-/// zombie (a zombie has exited and only waits for its parent to reap it).
+/// True while `pid` is a process that can still run: one of its threads has
+/// not exited. The process's own state is its main thread's, which shows a
+/// zombie (`Zl`) when that thread alone exited (`pthread_exit`) while others
+/// run on; a real zombie (every thread exited) only waits to be reaped.
 pub(crate) fn is_alive(pid: &str) -> bool {
-    let Ok(stat) = fs::read_to_string(Path::new("/proc").join(pid.trim()).join("stat")) else {
+    let Ok(threads) = fs::read_dir(Path::new("/proc").join(pid.trim()).join("task")) else {
         return false;
     };
-    // The state follows the command name, which is in parentheses and may hold anything.
-    let state = stat.rsplit_once(')').map(|(_, rest)| rest.trim_start());
-    !matches!(state.and_then(|s| s.chars().next()), Some('Z' | 'X') | None)
+    threads.flatten().any(|thread| {
+        let Ok(stat) = fs::read_to_string(thread.path().join("stat")) else {
+            return false;
+        };
+        // The state follows the command name, which is in parentheses and may hold anything.
+        let state = stat.rsplit_once(')').map(|(_, rest)| rest.trim_start());
+        !matches!(state.and_then(|s| s.chars().next()), Some('Z' | 'X') | None)
+    })
+}
+
+/// Builds the fixture whose main thread exits while a second thread appends
+/// `first-thread` lines to the file named by its argument
+/// (tests/fixtures/main_thread_exits.c) into `dir`, with the system's C compiler.
+pub(crate) fn build_main_thread_exits(dir: &Path) -> std::path::PathBuf {
+    let source = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/main_thread_exits.c"
+    );
+    let program = dir.join("main_thread_exits");
+    let status = Command::new("cc")
+        .args(["-pthread", "-o"])
+        .arg(&program)
+        .arg(source)
+        .status()
+        .expect("run cc (a C compiler is needed to build the test fixture)");
+    assert!(status.success(), "cc {source}: {status}");
+    program
 }
 
 /// SIGKILLs, when dropped, the processes a test recorded that are still alive,
