@@ -88,6 +88,36 @@ async fn acquire_fails_as_contended_when_a_majority_is_taken_and_leaves_no_key_o
 }
 
 #[tokio::test]
+async fn acquire_is_unavailable_not_contended_when_no_other_owner_holds_a_majority() {
+    let nodes = cluster(5);
+    let redlock = redlock(&nodes, Duration::from_secs(10));
+    let key = redlock.key("q");
+    // One stale hold of another owner, two nodes down: we get 2, the other
+    // owner 1, and nobody holds a majority.
+    common::plant_holder(&nodes, 0, &key, "stale", Duration::from_secs(60));
+    nodes.kill(3).unwrap();
+    nodes.kill(4).unwrap();
+    let err = redlock.try_lock("q").await.unwrap_err();
+    let Error::Unavailable { outcomes, .. } = &err else {
+        panic!("expected unavailable (nobody holds a majority), got {err}");
+    };
+    assert_eq!(
+        (outcomes.taken(), outcomes.failed()),
+        (1, 2),
+        "{outcomes}"
+    );
+    // Another owner on a majority is contended, nodes down or not.
+    for i in 1..3 {
+        common::plant_holder(&nodes, i, &key, "stale", Duration::from_secs(60));
+    }
+    let err = redlock.try_lock("q").await.unwrap_err();
+    let Error::Contended { outcomes, .. } = &err else {
+        panic!("expected contended (another owner on 3 of 5), got {err}");
+    };
+    assert_eq!(outcomes.taken(), 3, "{outcomes}");
+}
+
+#[tokio::test]
 async fn acquire_wins_with_three_when_a_foreign_key_is_on_two_and_release_cleans_ours() {
     let nodes = cluster(5);
     let redlock = redlock(&nodes, Duration::from_secs(10));

@@ -99,6 +99,27 @@ fn with_the_lock_held_elsewhere_wait_one_second_exits_75_without_running_the_com
 }
 
 #[test]
+fn exec_exits_69_not_75_when_nodes_are_down_and_nobody_holds_a_majority() {
+    let nodes = cluster(5);
+    // A stale hold of another owner on one node, two nodes down: 2 of ours,
+    // 1 taken, 2 failed. Nobody holds a majority, so this is not contention.
+    common::plant_holder(&nodes, 0, "split", "someone-else", Duration::from_secs(60));
+    nodes.kill(3).unwrap();
+    nodes.kill(4).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let output = redquorum(&nodes)
+        .args(["exec", "split", "--", "touch"])
+        .arg(&marker)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(69), "{stderr}");
+    assert!(!stderr.contains("contended"), "{stderr}");
+    assert!(!marker.exists(), "the command ran without the lock");
+}
+
+#[test]
 fn with_three_of_five_nodes_down_exec_exits_69_without_running_the_command() {
     let nodes = cluster(5);
     for node in 0..3 {

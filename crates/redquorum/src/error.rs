@@ -27,7 +27,7 @@ use crate::outcome::Outcomes;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// Another owner holds the resource on enough nodes that a quorum cannot be won.
+    /// Another owner holds the resource on a majority of nodes.
     #[error("{resource:?} is contended: {outcomes}")]
     Contended {
         /// The resource.
@@ -35,7 +35,9 @@ pub enum Error {
         /// Every node's answer.
         outcomes: Outcomes,
     },
-    /// Too few nodes answered to form a quorum.
+    /// Too few nodes answered to form a quorum: the nodes that failed, timed
+    /// out or were refused left no majority, for us or (with the holds of
+    /// others on fewer than a majority) for anyone.
     #[error("quorum unavailable for {resource:?}: {outcomes}")]
     Unavailable {
         /// The resource.

@@ -1,7 +1,9 @@
 //! Pure quorum arithmetic: count node answers and decide as early as possible.
 //!
 //! The decision is made the moment it can no longer change: won once `N/2+1`
-//! nodes agreed, lost once the nodes still out cannot lift us to a quorum.
+//! nodes agreed; lost once the nodes still out cannot lift us to a quorum and
+//! the reason is known: contended once a majority reported another owner,
+//! unavailable once failures alone rule a quorum out, or every node answered.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -15,9 +17,10 @@ pub(crate) enum Decision {
     Pending,
     /// A quorum acquired (or acted on our key).
     Won,
-    /// Lost, and the nodes that did not fail would have sufficed: another owner holds it.
+    /// Lost because a majority answered that another owner holds it.
     Contended,
-    /// Lost because too many nodes failed or timed out.
+    /// Lost because too many nodes failed or timed out (alone, or with
+    /// others' holds on fewer than a majority).
     Unavailable,
 }
 
@@ -89,8 +92,15 @@ impl Tally {
         } else if self.nodes - self.failed < quorum {
             // Even if every other node had been free we could not have won.
             Decision::Unavailable
-        } else {
+        } else if self.taken >= quorum {
+            // Another owner holds it on a majority: failures played no part.
             Decision::Contended
+        } else if open == 0 {
+            // Lost to failures and holds together: nobody holds a majority.
+            Decision::Unavailable
+        } else {
+            // Lost, but whether others hold a majority waits for the rest.
+            Decision::Pending
         }
     }
 }
@@ -171,14 +181,14 @@ mod tests {
                     "n={n} {kinds:?}: decision {decision:?}"
                 );
                 let taken = n - acquired - failed;
-                // The label is decided from the answers seen so far, so only these hold in every order:
-                match decision {
-                    Decision::Unavailable => assert!(n - failed < quorum(n), "n={n} {kinds:?}"),
-                    Decision::Contended => assert!(taken >= 1, "n={n} {kinds:?}"),
-                    _ => {}
-                }
-                if decision != Decision::Won && taken == 0 {
-                    assert_eq!(decision, Decision::Unavailable, "n={n} {kinds:?}");
+                // Contended exactly when another owner holds a majority.
+                if decision != Decision::Won {
+                    let expected = if taken >= quorum(n) {
+                        Decision::Contended
+                    } else {
+                        Decision::Unavailable
+                    };
+                    assert_eq!(decision, expected, "n={n} {kinds:?}");
                 }
             }
         }
@@ -213,6 +223,24 @@ mod tests {
             Kind::Acquired,
         ];
         assert_eq!(decide(&kinds), (Decision::Unavailable, 3));
+        // 1 taken and 2 timed out: lost after three answers, but whether
+        // another owner holds a majority waits for the last two.
+        let kinds = [
+            Kind::Taken,
+            Kind::TimedOut,
+            Kind::TimedOut,
+            Kind::Taken,
+            Kind::Taken,
+        ];
+        assert_eq!(decide(&kinds), (Decision::Contended, 5));
+        let kinds = [
+            Kind::Taken,
+            Kind::TimedOut,
+            Kind::TimedOut,
+            Kind::Acquired,
+            Kind::Acquired,
+        ];
+        assert_eq!(decide(&kinds), (Decision::Unavailable, 5));
     }
 
     proptest! {
@@ -230,8 +258,8 @@ mod tests {
                 s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                 shuffled.swap(i, (s >> 33) as usize % (i + 1));
             }
-            let won = |k: &[Kind]| decide(k).0 == Decision::Won;
-            prop_assert_eq!(won(&kinds), won(&shuffled));
+            // Not only won or lost: why it was lost, too.
+            prop_assert_eq!(decide(&kinds).0, decide(&shuffled).0);
             // an early decision never needs more answers than there are nodes
             prop_assert!(decide(&shuffled).1 <= kinds.len());
         }
