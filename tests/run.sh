@@ -19,9 +19,10 @@ export REDQUORUM_REQUIRE_FAKETIME=1
 # target dir (under a minute, not a release build), and the guide's test runs the installed command.
 cargo install --locked --debug --path crates/redquorum-cli --root target/install --target-dir target
 export REDQUORUM_GUIDE_BIN="$PWD/target/install/bin/redquorum"
-# Unit, integration (real nodes) and doc tests of the whole workspace.
-cargo test --workspace --all-targets
-cargo test --workspace --doc
+# Unit, integration (real nodes) and doc tests of the whole workspace; --no-fail-fast: a
+# failing test binary still fails the run, but does not hide the results of the others.
+cargo test --workspace --all-targets --no-fail-fast
+cargo test --workspace --doc --no-fail-fast
 # The library without its default `tls` feature (refuses rediss:// instead of connecting in plain text).
 cargo test -p redquorum --no-default-features --lib
 # The libraries' API docs build without warnings (broken links, missing docs).
@@ -59,7 +60,7 @@ for entry in "${SERVERS[@]}"; do
     valkey-*) clusters=(--test cluster_masters) ;;  # cluster masters need script flags: Redis 7.0, Valkey 7.2
     *) clusters=() ;;
   esac
-  cargo test --workspace "${MATRIX_TESTS[@]}" "${acl[@]}" "${clusters[@]}"  # --workspace: the features of the build above
+  cargo test --workspace --no-fail-fast "${MATRIX_TESTS[@]}" "${acl[@]}" "${clusters[@]}"  # --workspace: the features of the build above
   cargo test --workspace --test cli nodes_up_starts_nodes_that_outlive_it
   cargo run -q -p redquorum-cli -- torture --duration 20s
   unset REDQUORUM_REDIS_SERVER

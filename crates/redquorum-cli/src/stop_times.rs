@@ -207,8 +207,37 @@ mod tests {
         sender.send(later);
         sender.send(latest);
         assert_eq!(receiver.read().unwrap(), Received::Latest(Some(latest)));
+        // A copy of the write end elsewhere (as a fork holds one until its
+        // exec) keeps the pipe open after `exec`'s own end is dropped.
+        let copy = sender.pipe.try_clone().unwrap();
         drop(sender);
-        assert_eq!(receiver.read().unwrap(), Received::Closed);
+        assert_eq!(receiver.read().unwrap(), Received::Latest(None));
+        drop(copy);
+        // Another test thread's fork may still hold a copy until its exec
+        // closes it (close-on-exec), so the end of file is waited for rather
+        // than expected at once.
+        assert_eq!(next_news(&mut receiver), Received::Closed);
+    }
+
+    /// The first read that finds something, waiting on the pipe (30 s at most).
+    fn next_news(receiver: &mut Receiver) -> Received {
+        use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+        let deadline = Instant::now() + Duration::from_secs(30);
+        // Bounded by the deadline: each round waits for the pipe to change.
+        loop {
+            match receiver.read().unwrap() {
+                Received::Latest(None) => {}
+                news => return news,
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(!left.is_zero(), "nothing came on the pipe in 30 s");
+            let mut ready = [PollFd::new(receiver.as_fd(), PollFlags::POLLIN)];
+            let timeout = PollTimeout::try_from(left).unwrap_or(PollTimeout::MAX);
+            match poll(&mut ready, timeout) {
+                Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+                Err(e) => panic!("poll: {e}"),
+            }
+        }
     }
 
     #[test]
