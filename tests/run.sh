@@ -12,6 +12,11 @@ if [ "${CI:-}" = true ]; then
   echo "run.sh: CI: an empty CARGO_HOME and XDG_CACHE_HOME in $FRESH" >&2
 fi
 tests/ensure-redis.sh
+# A C compiler: the exec guard's tests build a small C fixture (a process whose main thread exits).
+if ! command -v cc >/dev/null 2>&1; then
+  echo "run.sh: no C compiler: installing gcc with apt-get" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc >/dev/null
+fi
 # libfaketime and a libc-malloc redis-server for the fast-clock scenario, which must run, not skip.
 tests/ensure-faketime.sh
 export REDQUORUM_REQUIRE_FAKETIME=1
