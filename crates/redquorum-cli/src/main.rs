@@ -76,6 +76,17 @@ enum Command {
 }
 
 impl Command {
+    /// Whether the command reads `--nodes`: all but `nodes` (which starts
+    /// its own) and the mutant sweep (which runs on local nodes), so a bad
+    /// `REDQUORUM_NODES` in the environment does not stop those.
+    fn takes_nodes(&self) -> bool {
+        #[cfg(redquorum_mutants)]
+        if matches!(self, Command::Mutants(_)) {
+            return false;
+        }
+        !matches!(self, Command::Nodes(_) | Command::Guard(_))
+    }
+
     /// Whether the command itself takes nodes down on purpose (torture, the
     /// mutant sweep), so that nodes going down are its report's, not warnings.
     fn strikes_nodes(&self) -> bool {
@@ -142,7 +153,17 @@ fn main() -> ExitCode {
     let verbosity = verbosity::Verbosity::new(cli.quiet, cli.verbose);
     let faults_on_purpose = cli.command.strikes_nodes();
     verbosity.install(faults_on_purpose);
-    let nodes = nodes_arg::NodesArg(cli.nodes);
+    let nodes = if cli.command.takes_nodes() {
+        match nodes_arg::NodesArg::from_entries(cli.nodes) {
+            Ok(nodes) => nodes,
+            Err(problem) => {
+                eprintln!("redquorum: {problem}");
+                return exit::USAGE.into();
+            }
+        }
+    } else {
+        nodes_arg::NodesArg::default()
+    };
     runtime.block_on(async move {
         match cli.command {
             Command::Demo(args) => cmd::demo::run(&nodes, args, verbosity).await,

@@ -101,7 +101,7 @@ pub(crate) async fn run_bench(nodes: &NodesArg, args: BenchArgs, verbosity: Verb
             );
             return exit::USAGE.into();
         }
-        if !nodes.0.iter().all(|u| u.trim().is_empty()) {
+        if !nodes.is_empty() {
             eprintln!(
                 "redquorum bench: --down takes local nodes down: it cannot be used with --nodes"
             );

@@ -73,7 +73,7 @@ pub(crate) async fn run(nodes: &NodesArg, args: DemoArgs, verbosity: Verbosity) 
         eprintln!("redquorum demo: --buyers, --segments and --coupons must be at least 1");
         return exit::USAGE.into();
     }
-    if args.cluster.is_some() && nodes.0.iter().any(|u| !u.trim().is_empty()) {
+    if args.cluster.is_some() && !nodes.is_empty() {
         eprintln!(
             "redquorum demo: --cluster starts local clusters; give redis-cluster:// URLs in --nodes instead"
         );

@@ -56,7 +56,7 @@ pub(crate) fn default_plan(duration: Duration, seed: u64, flags: &[&str]) -> Res
     let mut args = vec!["torture", "--duration", &duration, "--seed", &seed];
     args.extend_from_slice(flags);
     let parsed = <Default as clap::Parser>::try_parse_from(args).map_err(|e| e.to_string())?;
-    args::plan(&NodesArg(Vec::new()), &parsed.torture)
+    args::plan(&NodesArg::default(), &parsed.torture)
 }
 
 pub(crate) async fn run(nodes: &NodesArg, args: TortureArgs) -> ExitCode {
