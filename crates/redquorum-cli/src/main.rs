@@ -3,6 +3,12 @@
 //! This file only parses arguments and dispatches; each command lives in `cmd/`.
 
 #![forbid(unsafe_code)]
+// `eprintln!` panics on a closed stderr: every message goes through `stderr_line!`.
+#![deny(clippy::print_stderr)]
+
+// First, so that `stderr_line!` is in scope in every module below.
+#[macro_use]
+mod stderr;
 
 mod arg_values;
 mod cmd;
@@ -126,7 +132,7 @@ fn main() -> ExitCode {
         Err(e) => {
             let _ = e.print();
             if let Some(hint) = no_planted_bugs(&e) {
-                eprintln!("{hint}");
+                stderr_line!("{hint}");
             }
             return if e.use_stderr() {
                 exit::USAGE.into()
@@ -146,7 +152,7 @@ fn main() -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("redquorum: cannot start the async runtime: {e}");
+            stderr_line!("redquorum: cannot start the async runtime: {e}");
             return exit::SOFTWARE.into();
         }
     };
@@ -157,7 +163,7 @@ fn main() -> ExitCode {
         match nodes_arg::NodesArg::from_entries(cli.nodes) {
             Ok(nodes) => nodes,
             Err(problem) => {
-                eprintln!("redquorum: {problem}");
+                stderr_line!("redquorum: {problem}");
                 return exit::USAGE.into();
             }
         }

@@ -16,7 +16,7 @@ use crate::nodes_arg::NodesArg;
 /// saying how to get some (these commands make no sense on throwaway nodes).
 pub(crate) fn given_urls(nodes: &NodesArg, command: &str) -> Result<Vec<String>, ExitCode> {
     if nodes.is_empty() {
-        eprintln!(
+        stderr_line!(
             "redquorum {command}: no nodes: pass --nodes redis://host:port,... or set REDQUORUM_NODES \
              (for local development: eval \"$(redquorum nodes up)\")"
         );
@@ -73,7 +73,7 @@ pub(crate) fn admin_redlock(
 ) -> Result<Redlock, ExitCode> {
     let ttl = ttl.unwrap_or(NO_LEASE_TTL.max(args.timeout * 2));
     let usage = |message: String| {
-        eprintln!("redquorum {command}: {message}");
+        stderr_line!("redquorum {command}: {message}");
         ExitCode::from(exit::USAGE)
     };
     let urls = given_urls(nodes, command)?;
@@ -95,7 +95,7 @@ pub(crate) fn print_line(command: &str, line: &str) -> Result<(), ExitCode> {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(ExitCode::SUCCESS),
         Err(e) => {
-            eprintln!("redquorum {command}: cannot write to stdout: {e}");
+            stderr_line!("redquorum {command}: cannot write to stdout: {e}");
             Err(exit::SOFTWARE.into())
         }
     }

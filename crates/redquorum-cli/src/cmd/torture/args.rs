@@ -243,7 +243,7 @@ pub(super) fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String>
         Some(n) if n == 0 || n > count => return Err(format!("--fault-nodes must be 1..={count}")),
         Some(n) => {
             if n > minority && !sharded {
-                eprintln!(
+                stderr_line!(
                     "torture: --fault-nodes {n} of {count} is a majority: outside Redlock's assumptions"
                 );
             }
