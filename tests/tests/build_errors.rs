@@ -54,6 +54,85 @@ async fn a_malformed_url_is_refused_without_showing_its_password() {
     }
 }
 
+/// A URL that parses but does not name one master exactly is refused at
+/// `build()`, before anything connects: fred would assume port 6379, take
+/// port 0, and ignore an unknown parameter, a cluster URL's path and a
+/// fragment. One line naming the problem and the node, never its password.
+#[tokio::test]
+async fn a_url_with_no_port_port_0_an_unknown_parameter_a_path_or_a_fragment_is_refused() {
+    for (url, problem) in [
+        ("redis-cluster://u:hunter2@127.0.0.1", "no port"),
+        ("rediss-cluster://127.0.0.1", "no port"),
+        ("redis://u:hunter2@127.0.0.1", "no port"),
+        ("redis-cluster://127.0.0.1:0", "port 0"),
+        ("redis://u:hunter2@127.0.0.1:0", "port 0"),
+        (
+            "redis-cluster://u:hunter2@127.0.0.1:7001?bogus=1",
+            "unknown query parameter \"bogus\"",
+        ),
+        (
+            "rediss-cluster://127.0.0.1:7001?node=127.0.0.1:7002&bogus=1",
+            "unknown query parameter \"bogus\"",
+        ),
+        (
+            "redis://127.0.0.1:7001?node=127.0.0.1:7002",
+            "unknown query parameter \"node\"",
+        ),
+        (
+            "redis-cluster://127.0.0.1:7001?node=127.0.0.1:0",
+            "seed \"127.0.0.1:0\"",
+        ),
+        (
+            "redis-cluster://127.0.0.1:7001?node=:7002",
+            "seed \":7002\"",
+        ),
+        (
+            "redis-cluster://u:hunter2@127.0.0.1:7001/abc",
+            "path \"/abc\"",
+        ),
+        ("redis-cluster://127.0.0.1:7001/0", "path \"/0\""),
+        ("redis://u:hunter2@127.0.0.1:7001/abc", "path \"/abc\""),
+        (
+            "redis-cluster://u:hunter2@127.0.0.1:7001#fragment",
+            "#fragment",
+        ),
+        ("redis://127.0.0.1:7001/0#x", "#fragment"),
+    ] {
+        let err = build(Redlock::builder().nodes([url, B, C]));
+        assert!(
+            matches!(err, BuildError::MalformedUrl { .. }),
+            "{url}: {err:?}"
+        );
+        let text = err.to_string();
+        let node = url.replace("hunter2", "***");
+        let node = node
+            .split(['?', '#', '/'])
+            .take(3)
+            .collect::<Vec<_>>()
+            .join("/");
+        assert!(
+            text.starts_with(&format!("invalid node url {node}")),
+            "{url}: {text}"
+        );
+        assert!(text.contains(problem), "{url}: no {problem:?} in {text}");
+        assert!(!text.contains('\n'), "{url}: {text}");
+        assert!(
+            !format!("{text}{err:?}").contains("hunter2"),
+            "{url}: {err:?}"
+        );
+    }
+    // What each scheme takes: a database path on a single server, seeds on a
+    // cluster, an empty path, an empty query.
+    Redlock::builder()
+        .nodes([
+            "redis://u:pw@127.0.0.1:7001/2",
+            "redis-cluster://127.0.0.1:7002/?node=127.0.0.1:7012&node=localhost:7022",
+            "redis://127.0.0.1:7003/?",
+        ])
+        .build()
+        .unwrap();
+}
+
 #[tokio::test]
 async fn a_sentinel_url_is_refused_as_a_node_and_a_cluster_url_is_one_node() {
     let err = build(Redlock::builder().nodes(["redis-sentinel://127.0.0.1:26379", B, C]));

@@ -109,14 +109,14 @@ pub(crate) fn run(args: &GuardArgs) -> ExitCode {
     let signals = match set_up(args.parent) {
         Ok(signals) => signals,
         Err(message) => {
-            eprintln!("redquorum {name}: {message}; not running the command");
+            stderr_line!("redquorum {name}: {message}; not running the command");
             return exit::SOFTWARE.into();
         }
     };
     let (mut stop_times, first) = match first_stop_times(args.stop_times_fd) {
         Ok(received) => received,
         Err(e) => {
-            eprintln!(
+            stderr_line!(
                 "redquorum {name}: no stop time for the lease from redquorum ({e}); not running the command"
             );
             return exit::SOFTWARE.into();
@@ -125,7 +125,7 @@ pub(crate) fn run(args: &GuardArgs) -> ExitCode {
     let command = match spawn(&args.command.command, args.stop_times_fd) {
         Ok(pid) => pid,
         Err((program, e)) => {
-            eprintln!("redquorum {name}: cannot run {program:?}: {}", e.desc());
+            stderr_line!("redquorum {name}: cannot run {program:?}: {}", e.desc());
             // As shells do: 127 not found, 126 found but not runnable.
             return ExitCode::from(if e == Errno::ENOENT { 127 } else { 126 });
         }
@@ -218,7 +218,7 @@ impl Guard<'_> {
                 Err(e) => return self.fail(&format!("the guard cannot read the clock ({e})")),
             };
             if now >= self.stop.kill_at {
-                eprintln!(
+                stderr_line!(
                     "redquorum {}: no renewal of the lease from redquorum by its kill time; killing the command",
                     self.name
                 );
@@ -226,7 +226,7 @@ impl Guard<'_> {
                 return exit::SOFTWARE;
             }
             if !self.stopping && now >= self.stop.term_at {
-                eprintln!(
+                stderr_line!(
                     "redquorum {}: no renewal of the lease from redquorum by its stop time; stopping the command",
                     self.name
                 );
@@ -281,7 +281,7 @@ impl Guard<'_> {
 
     /// Kills the command's tree after an internal error; the status to exit with.
     fn fail(&mut self, why: &str) -> u8 {
-        eprintln!("redquorum {}: {why}; killing the command", self.name);
+        stderr_line!("redquorum {}: {why}; killing the command", self.name);
         self.kill_tree();
         exit::SOFTWARE
     }
@@ -354,7 +354,7 @@ impl Guard<'_> {
             self.reap();
             if killed == 0 || start.elapsed() > KILL_FOR {
                 if killed > 0 {
-                    eprintln!(
+                    stderr_line!(
                         "redquorum {}: {killed} processes below the command survived SIGKILL for {KILL_FOR:?}",
                         self.name
                     );

@@ -3,6 +3,12 @@
 //! This file only parses arguments and dispatches; each command lives in `cmd/`.
 
 #![forbid(unsafe_code)]
+// `eprintln!` panics on a closed stderr: every message goes through `stderr_line!`.
+#![deny(clippy::print_stderr)]
+
+// First, so that `stderr_line!` is in scope in every module below.
+#[macro_use]
+mod stderr;
 
 mod arg_values;
 mod cmd;
@@ -76,6 +82,17 @@ enum Command {
 }
 
 impl Command {
+    /// Whether the command reads `--nodes`: all but `nodes` (which starts
+    /// its own) and the mutant sweep (which runs on local nodes), so a bad
+    /// `REDQUORUM_NODES` in the environment does not stop those.
+    fn takes_nodes(&self) -> bool {
+        #[cfg(redquorum_mutants)]
+        if matches!(self, Command::Mutants(_)) {
+            return false;
+        }
+        !matches!(self, Command::Nodes(_) | Command::Guard(_))
+    }
+
     /// Whether the command itself takes nodes down on purpose (torture, the
     /// mutant sweep), so that nodes going down are its report's, not warnings.
     fn strikes_nodes(&self) -> bool {
@@ -115,7 +132,7 @@ fn main() -> ExitCode {
         Err(e) => {
             let _ = e.print();
             if let Some(hint) = no_planted_bugs(&e) {
-                eprintln!("{hint}");
+                stderr_line!("{hint}");
             }
             return if e.use_stderr() {
                 exit::USAGE.into()
@@ -135,14 +152,24 @@ fn main() -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("redquorum: cannot start the async runtime: {e}");
+            stderr_line!("redquorum: cannot start the async runtime: {e}");
             return exit::SOFTWARE.into();
         }
     };
     let verbosity = verbosity::Verbosity::new(cli.quiet, cli.verbose);
     let faults_on_purpose = cli.command.strikes_nodes();
     verbosity.install(faults_on_purpose);
-    let nodes = nodes_arg::NodesArg(cli.nodes);
+    let nodes = if cli.command.takes_nodes() {
+        match nodes_arg::NodesArg::from_entries(cli.nodes) {
+            Ok(nodes) => nodes,
+            Err(problem) => {
+                stderr_line!("redquorum: {problem}");
+                return exit::USAGE.into();
+            }
+        }
+    } else {
+        nodes_arg::NodesArg::default()
+    };
     runtime.block_on(async move {
         match cli.command {
             Command::Demo(args) => cmd::demo::run(&nodes, args, verbosity).await,

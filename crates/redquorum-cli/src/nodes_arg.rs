@@ -2,9 +2,9 @@
 
 use redquorum_harness::{Cluster, ShardedCluster};
 
-/// The `--nodes` list as given (possibly empty).
-#[derive(Debug, Clone)]
-pub(crate) struct NodesArg(pub(crate) Vec<String>);
+/// The `--nodes` list, each URL trimmed (empty when none was given).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct NodesArg(Vec<String>);
 
 /// Nodes to run against: the user's, or a local cluster kept alive by this value.
 #[derive(Debug)]
@@ -85,21 +85,43 @@ impl Nodes {
 }
 
 impl NodesArg {
+    /// The list as clap split it at its commas. A blank value names no
+    /// nodes; an empty entry in a list (a trailing comma, `a,,b`) is a
+    /// usage error naming it, not dropped: it is a typo that may have cost
+    /// a node.
+    pub(crate) fn from_entries(entries: Vec<String>) -> Result<Self, String> {
+        match entries.iter().position(|entry| entry.trim().is_empty()) {
+            None => Ok(Self(entries.iter().map(|u| u.trim().to_owned()).collect())),
+            // The whole value is blank (`REDQUORUM_NODES=`): no nodes.
+            Some(_) if entries.len() == 1 => Ok(Self::default()),
+            Some(at) => Err(format!(
+                "--nodes (or REDQUORUM_NODES): entry {} of {} is empty (a trailing comma?): \
+                 give comma-separated node URLs",
+                at + 1,
+                entries.len()
+            )),
+        }
+    }
+
+    /// Whether no nodes were given.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The given URLs.
+    pub(crate) fn urls(&self) -> &[String] {
+        &self.0
+    }
+
     /// The given nodes, or `count` local `redis-server` nodes started now.
     pub(crate) fn given_or_local(
         &self,
         count: usize,
     ) -> Result<Nodes, redquorum_harness::HarnessError> {
-        let urls: Vec<String> = self
-            .0
-            .iter()
-            .map(|u| u.trim().to_owned())
-            .filter(|u| !u.is_empty())
-            .collect();
-        if urls.is_empty() {
+        if self.is_empty() {
             Cluster::start(count).map(Nodes::Local)
         } else {
-            Ok(Nodes::Given(urls))
+            Ok(Nodes::Given(self.0.clone()))
         }
     }
 
@@ -112,10 +134,36 @@ impl NodesArg {
         shards: Option<usize>,
     ) -> Result<Nodes, redquorum_harness::HarnessError> {
         match shards {
-            Some(shards) if self.0.iter().all(|u| u.trim().is_empty()) => {
+            Some(shards) if self.is_empty() => {
                 ShardedCluster::start(count, shards, 0).map(Nodes::Sharded)
             }
             _ => self.given_or_local(count),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries(list: &[&str]) -> Result<Vec<String>, String> {
+        NodesArg::from_entries(list.iter().map(|s| (*s).to_owned()).collect()).map(|n| n.0)
+    }
+
+    #[test]
+    fn a_blank_value_is_no_nodes_and_an_empty_entry_in_a_list_is_refused() {
+        assert_eq!(entries(&[]), Ok(vec![]));
+        assert_eq!(entries(&[""]), Ok(vec![]));
+        assert_eq!(entries(&[" "]), Ok(vec![]));
+        assert_eq!(
+            entries(&[" redis://a:1", "redis://b:2 "]),
+            Ok(vec!["redis://a:1".to_owned(), "redis://b:2".to_owned()])
+        );
+        let err = entries(&["redis://a:1", ""]).unwrap_err();
+        assert!(err.contains("entry 2 of 2 is empty"), "{err}");
+        let err = entries(&["", ""]).unwrap_err();
+        assert!(err.contains("entry 1 of 2 is empty"), "{err}");
+        let err = entries(&["redis://a:1", " ", "redis://b:2"]).unwrap_err();
+        assert!(err.contains("entry 2 of 3 is empty"), "{err}");
     }
 }

@@ -71,6 +71,9 @@ impl Verbosity {
             .with_max_level(self.level())
             .with_span_events(spans)
             .with_writer(std::io::stderr)
+            // On a failed write (a closed stderr) the subscriber would
+            // report it with `eprintln!`, which panics: drop it instead.
+            .log_internal_errors(false)
             .with_target(false)
             .without_time()
             .finish()

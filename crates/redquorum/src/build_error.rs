@@ -44,6 +44,17 @@ pub enum BuildError {
         #[source]
         source: fred::error::Error,
     },
+    /// A node URL that parses but does not name one master exactly: no
+    /// port, port 0, an unknown query parameter or a bad `?node=` seed, a
+    /// path that is not a single server's database, a fragment (the URL
+    /// shown has its password removed).
+    #[error("invalid node url {url}: {problem}")]
+    MalformedUrl {
+        /// The URL with any password replaced by `***`.
+        url: String,
+        /// What is wrong with it.
+        problem: crate::UrlProblem,
+    },
     /// A fred `Config` given with
     /// [`RedlockBuilder::node_config`](crate::RedlockBuilder::node_config)
     /// that cannot be one Redlock node.

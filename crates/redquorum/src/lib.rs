@@ -100,6 +100,7 @@ mod observe;
 mod options;
 
 mod build_error;
+mod url_problem;
 
 mod error;
 
@@ -136,6 +137,7 @@ pub use outcome::{NodeOutcome, Outcomes};
 pub use protocol::{FenceToken, OwnerInfo, OwnerToken};
 pub use redlock::Redlock;
 pub use setup::{RedlockBuilder, RedlockConfig};
+pub use url_problem::UrlProblem;
 
 /// The Redis client redquorum is built on, re-exported because its types
 /// appear in this API: the `source` of [`BuildError::InvalidUrl`] and

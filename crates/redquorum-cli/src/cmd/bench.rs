@@ -88,21 +88,21 @@ pub(crate) async fn run_bench(nodes: &NodesArg, args: BenchArgs, verbosity: Verb
         WorkloadArg::Pingpong => Workload::PingPong { hold: args.hold },
     };
     if args.tasks == Some(0) || args.duration.is_zero() {
-        eprintln!("redquorum bench: --tasks and --duration must be above zero");
+        stderr_line!("redquorum bench: --tasks and --duration must be above zero");
         return exit::USAGE.into();
     }
     if let Some(down) = args.down {
         // A majority down fails every call: there would be nothing to measure.
         if down == 0 || down > args.node_count / 2 {
-            eprintln!(
+            stderr_line!(
                 "redquorum bench: --down must be between 1 and {} (a minority of the {} nodes)",
                 args.node_count / 2,
                 args.node_count
             );
             return exit::USAGE.into();
         }
-        if !nodes.0.iter().all(|u| u.trim().is_empty()) {
-            eprintln!(
+        if !nodes.is_empty() {
+            stderr_line!(
                 "redquorum bench: --down takes local nodes down: it cannot be used with --nodes"
             );
             return exit::USAGE.into();
@@ -111,7 +111,7 @@ pub(crate) async fn run_bench(nodes: &NodesArg, args: BenchArgs, verbosity: Verb
     let nodes = match nodes.given_or_local(args.node_count) {
         Ok(nodes) => nodes,
         Err(e) => {
-            eprintln!("redquorum bench: {e}");
+            stderr_line!("redquorum bench: {e}");
             return exit::UNAVAILABLE.into();
         }
     };
@@ -126,12 +126,12 @@ pub(crate) async fn run_bench(nodes: &NodesArg, args: BenchArgs, verbosity: Verb
     {
         Ok(redlock) => redlock,
         Err(e) => {
-            eprintln!("redquorum bench: {e}");
+            stderr_line!("redquorum bench: {e}");
             return exit::USAGE.into();
         }
     };
     if let Err(e) = redlock.try_lock("bench:probe").await.map(drop) {
-        eprintln!("redquorum bench: the nodes do not grant a lock: {e}");
+        stderr_line!("redquorum bench: the nodes do not grant a lock: {e}");
         return exit::UNAVAILABLE.into();
     }
     let tag = format!("bench:{}:{}", std::process::id(), workload.name());
@@ -151,7 +151,7 @@ pub(crate) async fn run_bench(nodes: &NodesArg, args: BenchArgs, verbosity: Verb
                 DownHow::Stop => cluster.pause(index),
             };
             if let Err(e) = struck {
-                eprintln!("redquorum bench: cannot take node {index} down: {e}");
+                stderr_line!("redquorum bench: cannot take node {index} down: {e}");
                 return exit::SOFTWARE.into();
             }
         }
@@ -179,7 +179,7 @@ pub(crate) async fn run_bench(nodes: &NodesArg, args: BenchArgs, verbosity: Verb
         match json {
             Ok(json) => println!("{json}"),
             Err(e) => {
-                eprintln!("redquorum bench: cannot write the JSON report: {e}");
+                stderr_line!("redquorum bench: cannot write the JSON report: {e}");
                 return exit::SOFTWARE.into();
             }
         }
@@ -202,7 +202,7 @@ pub(crate) async fn run_bench(nodes: &NodesArg, args: BenchArgs, verbosity: Verb
         )
     });
     if errors > 0 {
-        eprintln!(
+        stderr_line!(
             "redquorum bench: {errors} failed acquires or releases; the first: {}",
             first.unwrap_or("a worker task failed")
         );

@@ -15,20 +15,14 @@ use crate::nodes_arg::NodesArg;
 /// The node URLs given with `--nodes`/`REDQUORUM_NODES`, or a usage error
 /// saying how to get some (these commands make no sense on throwaway nodes).
 pub(crate) fn given_urls(nodes: &NodesArg, command: &str) -> Result<Vec<String>, ExitCode> {
-    let urls: Vec<String> = nodes
-        .0
-        .iter()
-        .map(|u| u.trim().to_owned())
-        .filter(|u| !u.is_empty())
-        .collect();
-    if urls.is_empty() {
-        eprintln!(
+    if nodes.is_empty() {
+        stderr_line!(
             "redquorum {command}: no nodes: pass --nodes redis://host:port,... or set REDQUORUM_NODES \
              (for local development: eval \"$(redquorum nodes up)\")"
         );
         return Err(exit::USAGE.into());
     }
-    Ok(urls)
+    Ok(nodes.urls().to_vec())
 }
 
 /// A `RedlockBuilder` on `urls` with the key prefix and, for `rediss://`
@@ -79,7 +73,7 @@ pub(crate) fn admin_redlock(
 ) -> Result<Redlock, ExitCode> {
     let ttl = ttl.unwrap_or(NO_LEASE_TTL.max(args.timeout * 2));
     let usage = |message: String| {
-        eprintln!("redquorum {command}: {message}");
+        stderr_line!("redquorum {command}: {message}");
         ExitCode::from(exit::USAGE)
     };
     let urls = given_urls(nodes, command)?;
@@ -101,7 +95,7 @@ pub(crate) fn print_line(command: &str, line: &str) -> Result<(), ExitCode> {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(ExitCode::SUCCESS),
         Err(e) => {
-            eprintln!("redquorum {command}: cannot write to stdout: {e}");
+            stderr_line!("redquorum {command}: cannot write to stdout: {e}");
             Err(exit::SOFTWARE.into())
         }
     }

@@ -70,11 +70,11 @@ const SEGMENT_PASSES: usize = 30;
 
 pub(crate) async fn run(nodes: &NodesArg, args: DemoArgs, verbosity: Verbosity) -> ExitCode {
     if args.buyers == 0 || args.segments == 0 || args.coupons < 1 {
-        eprintln!("redquorum demo: --buyers, --segments and --coupons must be at least 1");
+        stderr_line!("redquorum demo: --buyers, --segments and --coupons must be at least 1");
         return exit::USAGE.into();
     }
-    if args.cluster.is_some() && nodes.0.iter().any(|u| !u.trim().is_empty()) {
-        eprintln!(
+    if args.cluster.is_some() && !nodes.is_empty() {
+        stderr_line!(
             "redquorum demo: --cluster starts local clusters; give redis-cluster:// URLs in --nodes instead"
         );
         return exit::USAGE.into();
@@ -82,14 +82,14 @@ pub(crate) async fn run(nodes: &NodesArg, args: DemoArgs, verbosity: Verbosity) 
     let nodes = match nodes.given_or_local_sharded(args.node_count, args.cluster.map(usize::from)) {
         Ok(nodes) => nodes,
         Err(e) => {
-            eprintln!("redquorum demo: {e}");
+            stderr_line!("redquorum demo: {e}");
             return exit::UNAVAILABLE.into();
         }
     };
     let store = match Store::start().await {
         Ok(store) => store,
         Err(e) => {
-            eprintln!("redquorum demo: cannot start the stock store: {e}");
+            stderr_line!("redquorum demo: cannot start the stock store: {e}");
             return exit::UNAVAILABLE.into();
         }
     };
@@ -102,7 +102,7 @@ pub(crate) async fn run(nodes: &NodesArg, args: DemoArgs, verbosity: Verbosity) 
     {
         Ok(redlock) => redlock,
         Err(e) => {
-            eprintln!("redquorum demo: {e}");
+            stderr_line!("redquorum demo: {e}");
             return exit::USAGE.into();
         }
     };
@@ -124,7 +124,7 @@ pub(crate) async fn run(nodes: &NodesArg, args: DemoArgs, verbosity: Verbosity) 
         }
     );
     if let Err(e) = store.stock_up(&sale).await {
-        eprintln!("redquorum demo: cannot write the stock: {e}");
+        stderr_line!("redquorum demo: cannot write the stock: {e}");
         return exit::UNAVAILABLE.into();
     }
     let started = Instant::now();
@@ -146,7 +146,7 @@ pub(crate) async fn run(nodes: &NodesArg, args: DemoArgs, verbosity: Verbosity) 
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => exit::SOFTWARE.into(),
         Err(e) => {
-            eprintln!("redquorum demo: cannot read the results: {e}");
+            stderr_line!("redquorum demo: cannot read the results: {e}");
             exit::SOFTWARE.into()
         }
     }

@@ -87,7 +87,7 @@ async fn not_elected(runner: &Runner, election: &Election, wait: Duration) -> Ex
         Err(error) => (exit::SOFTWARE, error.to_string()),
     };
     if !(runner.is_quiet() && code == exit::TEMPFAIL) {
-        eprintln!(
+        stderr_line!(
             "redquorum elect: not leader of {:?} within {waited}: {why}",
             election.name()
         );

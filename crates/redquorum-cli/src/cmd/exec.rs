@@ -107,7 +107,7 @@ impl Runner {
         name: &'static str,
     ) -> Result<Self, ExitCode> {
         let usage = |message: String| {
-            eprintln!("redquorum {name}: {message}");
+            stderr_line!("redquorum {name}: {message}");
             ExitCode::from(exit::USAGE)
         };
         let plan = StopPlan::new(args.ttl, args.stop_margin, args.kill_after).map_err(usage)?;
@@ -152,7 +152,7 @@ impl Runner {
             ..*self.redlock.options()
         };
         self.redlock.with_options(&options).map_err(|e| {
-            eprintln!("redquorum {}: {e}", self.name);
+            stderr_line!("redquorum {}: {e}", self.name);
             ExitCode::from(exit::USAGE)
         })
     }
@@ -175,7 +175,7 @@ impl Runner {
         let code = acquire_exit_code(error);
         // A lock held elsewhere is the expected outcome of a cron dedup: not an error.
         if !(self.quiet && code == exit::TEMPFAIL) {
-            eprintln!("redquorum {}: {error}", self.name);
+            stderr_line!("redquorum {}: {error}", self.name);
         }
         ExitCode::from(code)
     }
@@ -191,7 +191,7 @@ impl Runner {
         let lease = hold.lease();
         // The acquisition itself may have used up most of the validity.
         if lease.is_at_risk() {
-            eprintln!(
+            stderr_line!(
                 "redquorum {name}: lease on {:?} at risk as soon as acquired ({:?} left); not running the command",
                 hold.resource(),
                 lease.validity()
@@ -202,7 +202,7 @@ impl Runner {
         let env = match child_env(&hold).await {
             Ok(env) => env,
             Err(error) => {
-                eprintln!(
+                stderr_line!(
                     "redquorum {name}: no fencing token for {:?}: {error}",
                     hold.resource()
                 );
@@ -216,7 +216,7 @@ impl Runner {
         let mut guarded = match spawned {
             Ok(guarded) => guarded,
             Err(e) => {
-                eprintln!("redquorum {name}: cannot start the command's guard: {e}");
+                stderr_line!("redquorum {name}: cannot start the command's guard: {e}");
                 self.release(hold).await;
                 return exit::SOFTWARE.into();
             }
@@ -224,7 +224,7 @@ impl Runner {
         let code = match self.supervise(&mut guarded, &lease).await {
             Ok(End::Exited(status)) => exit::shell_status(status.code(), status.signal()),
             Ok(End::AtRisk(risk)) => {
-                eprintln!(
+                stderr_line!(
                     "redquorum {name}: lease on {:?} at risk ({risk}); stopping the command",
                     hold.resource()
                 );
@@ -232,7 +232,7 @@ impl Runner {
                 exit::SOFTWARE
             }
             Err(e) => {
-                eprintln!("redquorum {name}: {e}; stopping the command");
+                stderr_line!("redquorum {name}: {e}; stopping the command");
                 self.stop(&mut guarded, lease.deadline()).await;
                 exit::SOFTWARE
             }
@@ -256,7 +256,7 @@ impl Runner {
                 0 => String::new(),
                 n => format!(" ({n} still ran after 5s of SIGKILL)"),
             };
-            eprintln!(
+            stderr_line!(
                 "redquorum {name}: {what}{survived}. The lease on {:?} is not released: \
                  it is left to expire with its TTL ({:.1?} left)",
                 hold.resource(),
@@ -326,12 +326,12 @@ impl Runner {
             Stopped::Terminated => {}
             Stopped::Killed if self.quiet => {}
             Stopped::Killed => {
-                eprintln!(
+                stderr_line!(
                     "redquorum {}: the command did not end on SIGTERM; it was killed",
                     self.name
                 );
             }
-            Stopped::TooLate => eprintln!(
+            Stopped::TooLate => stderr_line!(
                 "redquorum {}: the command's processes did not all end before the lease ran out",
                 self.name
             ),
@@ -348,7 +348,7 @@ impl Runner {
             && !self.quiet
             && !(expected_refusal && matches!(e, Error::NotHeld { .. }))
         {
-            eprintln!(
+            stderr_line!(
                 "redquorum {}: release of {resource:?} failed ({e}); the keys expire with their ttl",
                 self.name
             );

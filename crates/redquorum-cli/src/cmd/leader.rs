@@ -105,7 +105,7 @@ pub(crate) async fn run(nodes: &NodesArg, args: LeaderArgs) -> ExitCode {
     let election = match redlock.election(&args.name) {
         Ok(election) => election,
         Err(e) => {
-            eprintln!("redquorum leader: {e}");
+            stderr_line!("redquorum leader: {e}");
             return exit::USAGE.into();
         }
     };
@@ -139,7 +139,7 @@ async fn watch(election: &redquorum::Election, json: bool) -> ExitCode {
     ) {
         (Ok(interrupt), Ok(terminate)) => (interrupt, terminate),
         (Err(e), _) | (_, Err(e)) => {
-            eprintln!("redquorum leader: cannot handle signals: {e}");
+            stderr_line!("redquorum leader: cannot handle signals: {e}");
             return exit::SOFTWARE.into();
         }
     };
@@ -166,7 +166,7 @@ async fn watch(election: &redquorum::Election, json: bool) -> ExitCode {
             Some(Err(error)) => {
                 let text = error.to_string();
                 if last_error.as_ref() != Some(&text) {
-                    eprintln!("redquorum leader: {text}; still watching");
+                    stderr_line!("redquorum leader: {text}; still watching");
                     last_error = Some(text);
                 }
             }
@@ -176,7 +176,7 @@ async fn watch(election: &redquorum::Election, json: bool) -> ExitCode {
 
 /// 69 when too few nodes could be read; 70 for anything else.
 fn failed(error: &Error) -> ExitCode {
-    eprintln!("redquorum leader: {error}");
+    stderr_line!("redquorum leader: {error}");
     match error {
         Error::Unavailable { .. } => exit::UNAVAILABLE.into(),
         _ => exit::SOFTWARE.into(),

@@ -63,7 +63,7 @@ pub(crate) async fn run(nodes: &NodesArg, args: ListArgs) -> ExitCode {
                     }
                 }
                 if truncated {
-                    eprintln!(
+                    stderr_line!(
                         "redquorum list: stopped at --limit {}; there may be more",
                         args.limit
                     );
@@ -72,7 +72,7 @@ pub(crate) async fn run(nodes: &NodesArg, args: ListArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(error) => {
-            eprintln!("redquorum list: {error}");
+            stderr_line!("redquorum list: {error}");
             ExitCode::from(match error {
                 Error::Unavailable { .. } => exit::UNAVAILABLE,
                 _ => exit::SOFTWARE,

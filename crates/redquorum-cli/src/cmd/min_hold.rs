@@ -57,7 +57,7 @@ pub(crate) async fn hold_until(
         () = tokio::time::sleep_until(until.into()) => {}
         risk = lease.at_risk() => {
             if !quiet {
-                eprintln!(
+                stderr_line!(
                     "redquorum exec: lease on {resource:?} at risk during --min-hold ({risk}); releasing early"
                 );
             }

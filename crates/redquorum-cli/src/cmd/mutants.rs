@@ -90,7 +90,7 @@ pub(crate) async fn run(args: MutantsArgs) -> ExitCode {
                 mutant: planted.map(|m| m.to_string()),
                 ..plan.clone()
             };
-            eprintln!(
+            stderr_line!(
                 "mutants: {} ({recipe})",
                 planted.map_or_else(|| format!("control for {mutant}"), |m| m.to_string())
             );
@@ -102,7 +102,7 @@ pub(crate) async fn run(args: MutantsArgs) -> ExitCode {
                 Ok(ran) => ran,
                 Err(TortureStopped::Interrupted) => return ExitCode::from(130),
                 Err(TortureStopped::Setup(problem)) => {
-                    eprintln!("redquorum mutants: {problem}");
+                    stderr_line!("redquorum mutants: {problem}");
                     return exit::UNAVAILABLE.into();
                 }
             };
@@ -117,7 +117,7 @@ pub(crate) async fn run(args: MutantsArgs) -> ExitCode {
                     .first_violation_s
                     .is_some_and(|t| t <= args.budget.as_secs_f64());
             if planted.is_none() && report.violation_total() > 0 {
-                eprint!("{}", report.text());
+                crate::stderr::write_text(&report.text());
             }
             rows.push(Row {
                 mutant: planted,

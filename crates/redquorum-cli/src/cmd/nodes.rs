@@ -111,7 +111,7 @@ pub(crate) fn run(args: NodesArgs) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
-            eprintln!("redquorum nodes: {}", failure.message);
+            stderr_line!("redquorum nodes: {}", failure.message);
             ExitCode::from(failure.code)
         }
     }
@@ -150,7 +150,7 @@ fn up(
     }
     if let Some(existing) = read_state(dir) {
         if !existing.is_empty() && existing.iter().all(|port| ping(*port)) {
-            eprintln!(
+            stderr_line!(
                 "redquorum nodes: already up (state in {}); `redquorum nodes down` stops them",
                 dir.display()
             );
@@ -217,7 +217,7 @@ fn up(
              ({replicas} replica per shard; {processes} processes),"
         ),
     };
-    eprintln!(
+    stderr_line!(
         "redquorum nodes: {what} up on 127.0.0.1:{base_port}-{last} (state in {}); export this:",
         dir.display()
     );

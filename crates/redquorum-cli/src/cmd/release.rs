@@ -29,7 +29,7 @@ pub(crate) struct ReleaseArgs {
 pub(crate) async fn run(nodes: &NodesArg, args: ReleaseArgs) -> ExitCode {
     // Only the holder may release; an operator overriding that says so.
     if !args.force {
-        eprintln!(
+        stderr_line!(
             "redquorum release: refusing without --force. `redquorum release --force {resource:?}` \
              would remove every hold on {resource:?} from every node, whoever holds it (a running \
              holder loses it: `redquorum exec` stops its command at its next extension), and \
@@ -44,7 +44,7 @@ pub(crate) async fn run(nodes: &NodesArg, args: ReleaseArgs) -> ExitCode {
     };
     let code = match redlock.force_release(&args.resource).await {
         Ok(fence) => {
-            eprintln!(
+            stderr_line!(
                 "redquorum release: force-released {:?}; its fence counter is now {fence}, \
                  above every token issued before",
                 args.resource
@@ -56,7 +56,7 @@ pub(crate) async fn run(nodes: &NodesArg, args: ReleaseArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(error) => {
-            eprintln!(
+            stderr_line!(
                 "redquorum release: {:?} may still be held: {error}",
                 args.resource
             );

@@ -54,7 +54,7 @@ pub(crate) struct StatusArgs {
 
 pub(crate) async fn run(nodes: &NodesArg, args: StatusArgs) -> ExitCode {
     let usage = |message: String| {
-        eprintln!("redquorum status: {message}");
+        stderr_line!("redquorum status: {message}");
         ExitCode::from(exit::USAGE)
     };
     let urls = match common::given_urls(nodes, "status") {
@@ -93,7 +93,7 @@ pub(crate) async fn run(nodes: &NodesArg, args: StatusArgs) -> ExitCode {
         match serde_json::to_string(&report) {
             Ok(json) => println!("{json}"),
             Err(e) => {
-                eprintln!("redquorum status: {e}");
+                stderr_line!("redquorum status: {e}");
                 return exit::SOFTWARE.into();
             }
         }

@@ -56,7 +56,7 @@ pub(crate) fn default_plan(duration: Duration, seed: u64, flags: &[&str]) -> Res
     let mut args = vec!["torture", "--duration", &duration, "--seed", &seed];
     args.extend_from_slice(flags);
     let parsed = <Default as clap::Parser>::try_parse_from(args).map_err(|e| e.to_string())?;
-    args::plan(&NodesArg(Vec::new()), &parsed.torture)
+    args::plan(&NodesArg::default(), &parsed.torture)
 }
 
 pub(crate) async fn run(nodes: &NodesArg, args: TortureArgs) -> ExitCode {
@@ -66,7 +66,7 @@ pub(crate) async fn run(nodes: &NodesArg, args: TortureArgs) -> ExitCode {
     let plan = match args::plan(nodes, &args) {
         Ok(plan) => plan,
         Err(problem) => {
-            eprintln!("redquorum torture: {problem}");
+            stderr_line!("redquorum torture: {problem}");
             return exit::USAGE.into();
         }
     };
@@ -75,17 +75,17 @@ pub(crate) async fn run(nodes: &NodesArg, args: TortureArgs) -> ExitCode {
     let ran = match plan.execute_until(tokio::signal::ctrl_c()).await {
         Ok(ran) => ran,
         Err(TortureStopped::Interrupted) => {
-            eprintln!("torture: interrupted; the nemesis and the local nodes are stopped");
+            stderr_line!("torture: interrupted; the nemesis and the local nodes are stopped");
             return ExitCode::from(130);
         }
         Err(TortureStopped::Setup(problem)) => {
-            eprintln!("redquorum torture: {problem}");
+            stderr_line!("redquorum torture: {problem}");
             return exit::UNAVAILABLE.into();
         }
     };
     if let Some(path) = &args.history {
         if let Err(e) = ran.file.save(path) {
-            eprintln!("redquorum torture: --history {}: {e}", path.display());
+            stderr_line!("redquorum torture: --history {}: {e}", path.display());
         }
     }
     let report = Report::new(&ran);
@@ -98,7 +98,7 @@ pub(crate) async fn run(nodes: &NodesArg, args: TortureArgs) -> ExitCode {
 fn finish(report: &Report, json: bool) -> ExitCode {
     if json {
         println!("{}", report.json());
-        eprintln!("{}", report.last_line());
+        stderr_line!("{}", report.last_line());
     } else {
         print!("{}", report.text());
         println!("{}", report.last_line());
@@ -106,7 +106,7 @@ fn finish(report: &Report, json: bool) -> ExitCode {
     if report.violation_total() > 0 {
         ExitCode::from(VIOLATION)
     } else if !report.vacuous.is_empty() {
-        eprintln!(
+        stderr_line!(
             "redquorum torture: the run was vacuous, it proves nothing: {}",
             report.vacuous.join("; ")
         );
@@ -121,7 +121,7 @@ fn recheck(path: &std::path::Path, json: bool) -> ExitCode {
     match recheck::ran(path) {
         Ok(ran) => finish(&Report::new(&ran), json),
         Err(e) => {
-            eprintln!("redquorum torture: --recheck {}: {e}", path.display());
+            stderr_line!("redquorum torture: --recheck {}: {e}", path.display());
             exit::USAGE.into()
         }
     }

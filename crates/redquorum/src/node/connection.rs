@@ -53,6 +53,15 @@ pub(crate) fn parse_url(url: &str) -> Result<(Config, NodeId), BuildError> {
             "a node URL must start with redis://, rediss://, redis-cluster:// or rediss-cluster://",
         )));
     }
+    // What fred would take or ignore silently (no port, port 0, an
+    // unknown parameter, a path, a fragment); a URL that does not parse at
+    // all is fred's to name, below.
+    if let Ok(parsed) = url::Url::parse(url) {
+        super::url_check::check(url, &parsed).map_err(|problem| BuildError::MalformedUrl {
+            url: redact_url(url),
+            problem,
+        })?;
+    }
     let mut config = Config::from_url(url).map_err(invalid)?;
     // fred lists the `?node=` seeds first and the URL's host last: the
     // URL's host is the one that names the node.

@@ -4,7 +4,8 @@
 //! `cluster/map.rs`, its releases that follow redirections in
 //! `cluster/redirect.rs`; the pure slot map in `slots.rs`); the set of masters with their background tasks and the
 //! vote rules that span nodes (`nodes.rs`), connecting with lock-safe fred settings
-//! (`connection.rs`), whether a node is up or down and why (`link.rs`),
+//! (`connection.rs`; what fred leaves unchecked in a node URL,
+//! `url_check.rs`), whether a node is up or down and why (`link.rs`),
 //! group commit (`batcher.rs` over its queue, `queue.rs`; tests in
 //! `batcher_tests.rs`), the script cache (`script.rs`), and the health
 //! probes that read what a node says about itself (`probe.rs`). Every
@@ -29,3 +30,4 @@ mod queue;
 pub(crate) mod script;
 pub(crate) mod server;
 mod slots;
+mod url_check;

@@ -11,6 +11,12 @@ impl RedlockBuilder {
     /// `redis-cluster://[user:password@]host:port[?node=host:port...]` or
     /// `rediss-cluster://...` (docs/locks.md, "Cluster masters").
     ///
+    /// A URL must name its node exactly, or `build()` refuses it with
+    /// [`BuildError::MalformedUrl`](crate::BuildError::MalformedUrl): the
+    /// port is required (none is assumed), port 0, a query parameter other
+    /// than a cluster URL's `node`, a path other than a single server's
+    /// database (`/0`) and a `#fragment` are refused ([`UrlProblem`](crate::UrlProblem)).
+    ///
     /// # Examples
     ///
     /// ```

@@ -26,7 +26,7 @@ const VARS: &[(&str, &str)] = &[
 
 impl RedlockConfig {
     /// Reads the configuration from the `REDQUORUM_*` environment variables:
-    /// `REDQUORUM_NODES` (required: comma-separated URLs), `REDQUORUM_TTL`,
+    /// `REDQUORUM_NODES` (required: comma-separated URLs, none empty), `REDQUORUM_TTL`,
     /// `REDQUORUM_WAIT`, `REDQUORUM_RETRY_DELAY`, `REDQUORUM_RETRY_JITTER`,
     /// `REDQUORUM_NODE_TIMEOUT`, `REDQUORUM_MAX_TTL`,
     /// `REDQUORUM_HEALTH_CHECK_INTERVAL` (durations such as `500ms`, `10s`,
@@ -37,8 +37,9 @@ impl RedlockConfig {
     /// # Errors
     ///
     /// [`BuildError::InvalidSetting`] naming the variable when
-    /// `REDQUORUM_NODES` is unset or a value cannot be read (the message
-    /// never repeats a node URL, which may hold a password).
+    /// `REDQUORUM_NODES` is unset or has an empty entry (a trailing comma),
+    /// or a value cannot be read (the message never repeats a node URL,
+    /// which may hold a password).
     ///
     /// # Examples
     ///
@@ -87,14 +88,7 @@ impl RedlockConfig {
                 .ok_or_else(|| invalid("not valid UTF-8".into()))?;
             let duration = || parse_duration(value).map(Some).map_err(invalid);
             match field {
-                "nodes" => {
-                    config.nodes = value
-                        .split(',')
-                        .map(str::trim)
-                        .filter(|u| !u.is_empty())
-                        .map(str::to_owned)
-                        .collect();
-                }
+                "nodes" => config.nodes = node_list(value).map_err(invalid)?,
                 "ttl" => config.ttl = duration()?,
                 "wait" => config.wait = duration()?,
                 "retry_delay" => config.retry_delay = duration()?,
@@ -130,6 +124,25 @@ impl RedlockConfig {
         }
         Ok(config)
     }
+}
+
+/// `REDQUORUM_NODES`: comma-separated URLs, each trimmed. A blank value
+/// names none (then the variable counts as unset); an empty entry in a
+/// list (a trailing comma, `a,,b`) is refused, not dropped: it is a typo
+/// that may have cost a node.
+fn node_list(value: &str) -> Result<Vec<String>, String> {
+    if value.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    let entries: Vec<&str> = value.split(',').map(str::trim).collect();
+    if let Some(at) = entries.iter().position(|entry| entry.is_empty()) {
+        return Err(format!(
+            "entry {} of {} is empty (a trailing comma?): give comma-separated node URLs",
+            at + 1,
+            entries.len()
+        ));
+    }
+    Ok(entries.into_iter().map(str::to_owned).collect())
 }
 
 impl Redlock {
@@ -179,7 +192,7 @@ mod tests {
         let config = RedlockConfig::from_vars(vars(&[
             (
                 "REDQUORUM_NODES",
-                " redis://a:1, redis://u:pw@b:2 ,redis://c:3,",
+                " redis://a:1, redis://u:pw@b:2 ,redis://c:3",
             ),
             ("REDQUORUM_TTL", "30s"),
             ("REDQUORUM_WAIT", "1m"),
@@ -211,6 +224,23 @@ mod tests {
         assert_eq!(config.fencing, Some(false));
         assert_eq!(config.tls_root_certificate, Some("/etc/ca.pem".into()));
         assert!(!format!("{config:?}").contains("pw"));
+    }
+
+    #[test]
+    fn an_empty_entry_in_the_node_list_is_refused_not_dropped() {
+        for (list, entry) in [
+            ("redis://a:1,redis://b:2,redis://c:3,", "entry 4 of 4"),
+            ("redis://a:1,,redis://b:2,redis://c:3", "entry 2 of 4"),
+            (" ,redis://a:1", "entry 1 of 2"),
+        ] {
+            let err = RedlockConfig::from_vars(vars(&[("REDQUORUM_NODES", list)])).unwrap_err();
+            let text = err.to_string();
+            assert!(text.starts_with("REDQUORUM_NODES: "), "{text}");
+            assert!(
+                text.contains(&format!("{entry} is empty")),
+                "{list}: {text}"
+            );
+        }
     }
 
     #[test]

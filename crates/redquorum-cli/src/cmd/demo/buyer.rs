@@ -61,7 +61,7 @@ pub(super) async fn buy(sale: Arc<Sale>, store: Client, buyer: usize) {
 fn warn_store_error(e: &fred::error::Error) {
     static SHOWN: AtomicUsize = AtomicUsize::new(0);
     if SHOWN.fetch_add(1, Ordering::Relaxed) < 3 {
-        eprintln!("store error: {e}");
+        stderr_line!("store error: {e}");
     }
 }
 

@@ -81,7 +81,7 @@ pub(super) fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan)
                 };
                 return (recipe, plan);
             }
-            Err(problem) => eprintln!("mutants: {mutant}: the default run: {problem}"),
+            Err(problem) => stderr_line!("mutants: {mutant}: the default run: {problem}"),
         }
     }
     let ttl = Duration::from_secs(2);

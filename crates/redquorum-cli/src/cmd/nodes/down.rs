@@ -19,7 +19,7 @@ const STOP_WITHIN: Duration = Duration::from_secs(5);
 
 pub(super) fn down(dir: &Path) -> Result<(), Failure> {
     let Some(ports) = read_state(dir) else {
-        eprintln!(
+        stderr_line!(
             "redquorum nodes: no nodes are up (no state in {})",
             dir.display()
         );
@@ -49,7 +49,7 @@ pub(super) fn down(dir: &Path) -> Result<(), Failure> {
             format!("cannot remove {}: {e}", dir.display()),
         )
     })?;
-    eprintln!("redquorum nodes: {} nodes stopped", ports.len());
+    stderr_line!("redquorum nodes: {} nodes stopped", ports.len());
     Ok(())
 }
 

@@ -159,12 +159,7 @@ pub(crate) struct TortureArgs {
 
 /// The run's plan from the command line; `Err` is a usage error.
 pub(super) fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String> {
-    let given: Vec<String> = nodes
-        .0
-        .iter()
-        .map(|u| u.trim().to_owned())
-        .filter(|u| !u.is_empty())
-        .collect();
+    let given = nodes.urls().to_vec();
     let count = if given.is_empty() {
         args.node_count
     } else {
@@ -248,7 +243,7 @@ pub(super) fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String>
         Some(n) if n == 0 || n > count => return Err(format!("--fault-nodes must be 1..={count}")),
         Some(n) => {
             if n > minority && !sharded {
-                eprintln!(
+                stderr_line!(
                     "torture: --fault-nodes {n} of {count} is a majority: outside Redlock's assumptions"
                 );
             }
@@ -282,7 +277,7 @@ pub(super) fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String>
         drift_rate: (lock == Lock::Mixed
             && !fence_loss
             && !sharded
-            && nodes.0.iter().all(|u| u.trim().is_empty())
+            && nodes.is_empty()
             && args.fast_clocks.is_none()
             && args.clock_ahead.is_none())
         .then_some(1.009),

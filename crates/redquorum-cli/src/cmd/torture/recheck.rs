@@ -9,7 +9,7 @@ use redquorum_harness::{HistoryFile, TortureRun};
 /// A saved run (`--recheck FILE`) checked again, as a run's result.
 pub(super) fn ran(path: &Path) -> Result<TortureRun, String> {
     let file = HistoryFile::load(path).map_err(|e| e.to_string())?;
-    eprintln!(
+    stderr_line!(
         "torture: re-checking {} ({} sessions, {} faults, {} audited keys)",
         path.display(),
         file.sessions.len(),
