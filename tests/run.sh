@@ -62,7 +62,7 @@ for entry in "${SERVERS[@]}"; do
     *) acl=(--test acl) ;;
   esac
   case "$label" in
-    valkey-*) clusters=(--test cluster_masters) ;;  # cluster masters need script flags: Redis 7.0, Valkey 7.2
+    valkey-*) clusters=(--test cluster_masters --test cluster_first_map) ;;  # cluster masters need script flags: Redis 7.0, Valkey 7.2
     *) clusters=() ;;
   esac
   cargo test --workspace --no-fail-fast "${MATRIX_TESTS[@]}" "${acl[@]}" "${clusters[@]}"  # --workspace: the features of the build above

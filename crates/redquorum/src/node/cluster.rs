@@ -8,12 +8,14 @@
 //! protocol/keys.rs); one whose keys span two shards (a multi-lock) fails
 //! with [`cross_shard`] and is never split.
 //!
-//! The slot map comes from `CLUSTER SLOTS`, read at the first connection,
-//! every health-probe interval, and at once after a redirection or a shard
-//! going down. A server that becomes a primary after the first map (a
-//! failover promoted it, or a new shard took slots) may lack holds its
-//! predecessor granted (replication is asynchronous), so its votes are
-//! refused for the longest lease (`Ineligible::NewPrimary`).
+//! The slot map comes from `CLUSTER SLOTS`, read at the first call (in a
+//! task of its own: cluster/first_map.rs), every health-probe interval,
+//! and at once after a redirection or a shard going down. Operations
+//! submitted while the first map is read wait for it, in order. A server
+//! that becomes a primary after the first map (a failover promoted it, or
+//! a new shard took slots) may lack holds its predecessor granted
+//! (replication is asynchronous), so its votes are refused for the longest
+//! lease (`Ineligible::NewPrimary`).
 //!
 //! Redirections: `MOVED`, `ASK`, `TRYAGAIN` and `CLUSTERDOWN` are answered
 //! before anything runs. What undoes earlier operations (a release, an
@@ -37,9 +39,11 @@ use crate::node::slots::{Address, Redirect, SlotTable, slot_of};
 use crate::node_id::NodeId;
 use crate::protocol::op::Op;
 
+mod first_map;
 mod map;
 mod redirect;
 
+use first_map::FirstMap;
 use redirect::DetachOnDrop;
 
 /// Most times a release follows redirections before it gives up (its hold
@@ -63,6 +67,8 @@ pub(crate) struct ClusterMaster {
     maps_read: watch::Sender<u64>,
     /// One refresh at a time.
     refreshing: tokio::sync::Mutex<()>,
+    /// The first map's read, and the operations waiting for it.
+    first_map: FirstMap,
     /// Where a release that follows a redirection runs (the `Redlock`'s runtime).
     runtime: tokio::runtime::Handle,
 }
@@ -86,6 +92,14 @@ impl Shard {
     fn stop(&self) {
         self.tasks.iter().for_each(JoinHandle::abort);
         self.connection.abort();
+    }
+}
+
+impl Drop for Shard {
+    /// A shard dropped unused (its refresh was cut short) leaves no
+    /// connection behind.
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 
@@ -122,6 +136,7 @@ impl ClusterMaster {
             wake: Notify::new(),
             maps_read: watch::Sender::new(0),
             refreshing: tokio::sync::Mutex::new(()),
+            first_map: FirstMap::new(),
             runtime: tokio::runtime::Handle::current(),
         }
     }
@@ -183,8 +198,11 @@ impl ClusterMaster {
 
     /// Why no operation can reach the cluster: its slot map is unknown, or
     /// every shard primary is down (the first one's cause); `None` while
-    /// one is up.
+    /// one is up, or while the first map is read (operations wait for it).
     pub(crate) fn down(&self) -> Option<FredError> {
+        if self.first_map.reading() {
+            return None;
+        }
         let topology = self.read();
         if topology.shards.is_empty() {
             return Some(FredError::new(
@@ -211,8 +229,9 @@ impl ClusterMaster {
             .collect()
     }
 
-    /// Starts `op` on the primary serving its keys (see `Server::submit`);
-    /// its answer comes with the server that gave it (whose vote rules
+    /// Starts `op` on the primary serving its keys (see `Server::submit`),
+    /// or parks it until the first map is read (cluster/first_map.rs); its
+    /// answer comes with the server that gave it (whose vote rules
     /// apply). A redirection wakes the refresher. What undoes earlier
     /// operations follows it in the caller's task, handed to a task of its own
     /// if the caller stops waiting (`DetachOnDrop`: a release returns at a
@@ -221,6 +240,14 @@ impl ClusterMaster {
         self: &Arc<Self>,
         op: Op,
     ) -> Result<BoxFuture<'static, Answered>, FredError> {
+        match self.first_map.park(op, self.settings.node_timeout) {
+            Ok(parked) => Ok(parked),
+            Err(op) => self.send(op),
+        }
+    }
+
+    /// Starts `op` on the primary serving its keys (see [`Self::submit`]).
+    fn send(self: &Arc<Self>, op: Op) -> Result<BoxFuture<'static, Answered>, FredError> {
         let server = self.route(&op)?;
         let again = op.undoes().then(|| op.clone());
         let answer = match server.submit(op) {
@@ -231,7 +258,7 @@ impl ClusterMaster {
             }
         };
         let this = Arc::clone(self);
-        let by = Arc::clone(&server);
+        let by = Some(Arc::clone(&server));
         let Some(op) = again else {
             // Anything else fails with the redirection: a late acquire
             // could land after its own unwind.

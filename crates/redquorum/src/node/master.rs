@@ -73,7 +73,7 @@ impl Node {
         let answer: futures::future::BoxFuture<'_, Answered> = match self {
             Node::Single(server, _) => {
                 let answer = server.submit(op)?;
-                let by = Arc::clone(server);
+                let by = Some(Arc::clone(server));
                 Box::pin(async move {
                     Answered {
                         reply: answer.await,

@@ -97,6 +97,9 @@ impl Nodes {
                         deadline = deadline.min(tokio::time::Instant::now() + self.node_timeout);
                     }
                 }
+                // Stops waiting only: the connections go on in their own
+                // tasks, and so does a cluster's first slot map, which the
+                // calls made meanwhile wait for (node/cluster/first_map.rs).
                 drop(attempts);
                 self.warn_about_aliases();
             })
@@ -107,7 +110,12 @@ impl Nodes {
     /// when it may not count toward a quorum now. Checked after the reply,
     /// so a reconnection (a possible restart) that carried this very reply
     /// is seen.
-    pub(crate) fn admit(&self, index: usize, by: &Server, outcome: NodeOutcome) -> NodeOutcome {
+    pub(crate) fn admit(
+        &self,
+        index: usize,
+        by: Option<&Server>,
+        outcome: NodeOutcome,
+    ) -> NodeOutcome {
         if !outcome.is_acquired() {
             return outcome;
         }
@@ -121,10 +129,10 @@ impl Nodes {
     }
 
     /// Why node `index`'s votes, given by its server `by`, are refused now.
-    fn refusal(&self, index: usize, by: &Server) -> Option<Ineligible> {
+    fn refusal(&self, index: usize, by: Option<&Server>) -> Option<Ineligible> {
         self.same_server_as(index)
             .map(|as_node| Ineligible::SameServer { as_node })
-            .or_else(|| by.refusal())
+            .or_else(|| by.and_then(Server::refusal))
     }
 
     /// The first configured node that shares a server with node `index`

@@ -42,10 +42,11 @@ pub(crate) struct ServerSettings {
 }
 
 /// An operation's answer, and the server that gave it (whose vote rules
-/// decide whether the vote counts: node/nodes.rs).
+/// decide whether the vote counts: node/nodes.rs); `None` when it reached
+/// no server (a cluster's first slot map never came: node/cluster.rs).
 pub(crate) struct Answered {
     pub(crate) reply: Reply,
-    pub(crate) by: Arc<Server>,
+    pub(crate) by: Option<Arc<Server>>,
 }
 
 /// One Redis server: a single master, or a cluster master's shard primary.

@@ -97,7 +97,7 @@ where
     while let Some((index, code, answer)) = pending.next().await {
         let mut vote = vote::vote(nodes.get(index).id(), code, answer.reply);
         if !code.releases() {
-            vote.outcome = nodes.admit(index, &answer.by, vote.outcome);
+            vote.outcome = nodes.admit(index, answer.by.as_deref(), vote.outcome);
         }
         tally.record(&vote.outcome);
         votes[index] = vote;

@@ -1,4 +1,4 @@
-//! A cluster master's slot map: read at the first connection, every
+//! A cluster master's slot map: read at the first call, every
 //! health-probe interval and when woken (a redirection, a shard down); the
 //! shard servers brought in line with it (node/cluster.rs).
 
@@ -19,12 +19,19 @@ use crate::node::slots::{Address, SlotTable};
 use crate::node_id::NodeId;
 
 impl ClusterMaster {
-    /// Reads the slot map every probe interval, and at once when woken,
-    /// until the cluster master is gone.
+    /// Reads the first slot map at the first call, then every probe
+    /// interval and at once when woken, until the cluster master is gone.
+    /// The first read runs here, not in a caller's task, so no caller can
+    /// cut it short (cluster/first_map.rs).
     pub(crate) fn spawn_refresher(self: &Arc<Self>) -> JoinHandle<()> {
         let master = Arc::downgrade(self);
         let interval = self.settings.interval;
+        let first = Arc::clone(self);
         tokio::spawn(async move {
+            first.first_map.requested().await;
+            first.refresh().await;
+            first.first_map.end(|op| first.send(op));
+            drop(first);
             loop {
                 let Some(this) = master.upgrade() else { return };
                 tokio::select! {
@@ -36,10 +43,11 @@ impl ClusterMaster {
         })
     }
 
-    /// The first slot map and the first connection to every primary;
-    /// whether a map was read.
+    /// Starts the first read (the refresher reads the slot map and
+    /// connects every primary) and waits for it to end; whether a map was read.
     pub(crate) async fn first_connect(&self) -> bool {
-        self.refresh().await;
+        self.first_map.request();
+        self.first_map.ended().await;
         self.read().table.is_some()
     }
 
@@ -58,33 +66,24 @@ impl ClusterMaster {
         let earlier = self.read().table.clone();
         let first = earlier.is_none();
         let known: Vec<Address> = self.read().shards.keys().cloned().collect();
-        let mut added = Vec::new();
-        for address in table.primaries() {
-            if known.contains(address) {
-                continue;
-            }
-            let server = Arc::new(Server::new(
-                self.config_for(address),
-                NodeId::new(&address.0, address.1),
-                &self.settings,
-                &script::OPS_CLUSTER,
-            ));
-            let (connection, tasks) = server.start();
-            if !server.first_connect().await {
-                tracing::warn!(node = %self.id, shard = %server.id(), "cluster shard primary not reachable");
+        let added: Vec<(Address, Shard)> = table
+            .primaries()
+            .iter()
+            .filter(|address| !known.contains(address))
+            .map(|address| (address.clone(), self.start_shard(address)))
+            .collect();
+        // Every new primary at once: a map's shards are as quick to reach as one.
+        let reached =
+            futures::future::join_all(added.iter().map(|(_, shard)| shard.server.first_connect()))
+                .await;
+        for ((_, shard), up) in added.iter().zip(reached) {
+            if !up {
+                tracing::warn!(node = %self.id, shard = %shard.server.id(), "cluster shard primary not reachable");
             }
             if !first && !mutants::is_active(Mutant::NewPrimaryVotesAtOnce) {
-                tracing::warn!(node = %self.id, shard = %server.id(), "a new primary serves slots of the cluster (failover?): its votes are refused for the longest lease");
-                server.became_primary(self.settings.clock_rule.1);
+                tracing::warn!(node = %self.id, shard = %shard.server.id(), "a new primary serves slots of the cluster (failover?): its votes are refused for the longest lease");
+                shard.server.became_primary(self.settings.clock_rule.1);
             }
-            added.push((
-                address.clone(),
-                Shard {
-                    server,
-                    connection,
-                    tasks,
-                },
-            ));
         }
         if let Some(earlier) = &earlier {
             self.taint_takers(earlier, &table);
@@ -113,6 +112,22 @@ impl ClusterMaster {
             });
         }
         self.maps_read.send_modify(|count| *count += 1);
+    }
+
+    /// A server for the primary at `address`, connecting.
+    fn start_shard(&self, address: &Address) -> Shard {
+        let server = Arc::new(Server::new(
+            self.config_for(address),
+            NodeId::new(&address.0, address.1),
+            &self.settings,
+            &script::OPS_CLUSTER,
+        ));
+        let (connection, tasks) = server.start();
+        Shard {
+            server,
+            connection,
+            tasks,
+        }
     }
 
     /// A known primary that took slots from a server that is gone (a
