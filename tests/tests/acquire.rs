@@ -101,11 +101,7 @@ async fn acquire_is_unavailable_not_contended_when_no_other_owner_holds_a_majori
     let Error::Unavailable { outcomes, .. } = &err else {
         panic!("expected unavailable (nobody holds a majority), got {err}");
     };
-    assert_eq!(
-        (outcomes.taken(), outcomes.failed()),
-        (1, 2),
-        "{outcomes}"
-    );
+    assert_eq!((outcomes.taken(), outcomes.failed()), (1, 2), "{outcomes}");
     // Another owner on a majority is contended, nodes down or not.
     for i in 1..3 {
         common::plant_holder(&nodes, i, &key, "stale", Duration::from_secs(60));

@@ -193,7 +193,7 @@ mod tests {
         let _kill = KillOnDrop(pid);
         let start = Instant::now();
         // Bounded: the main thread exits right after starting the writer.
-        while !thread_states(pid).first().is_some_and(|&main| main == 'Z') {
+        while thread_states(pid).first().is_none_or(|&main| main != 'Z') {
             assert!(
                 start.elapsed() < Duration::from_secs(20),
                 "the main thread never exited: {:?}",
@@ -202,7 +202,10 @@ mod tests {
             std::thread::sleep(Duration::from_millis(5));
         }
         let states = thread_states(pid);
-        assert!(states.iter().any(|&s| s != 'Z'), "no thread runs: {states:?}");
+        assert!(
+            states.iter().any(|&s| s != 'Z'),
+            "no thread runs: {states:?}"
+        );
 
         assert!(live_descendants(me()).contains(&pid), "{states:?}");
         // Only this test's child: other tests' children are below this process too.
