@@ -96,7 +96,12 @@ fn is_exited_state(stat: &str) -> bool {
 }
 
 #[cfg(test)]
+#[path = "../tests/fixtures/main_thread_exits.rs"]
+mod main_thread_exits;
+
+#[cfg(test)]
 mod tests {
+    use super::main_thread_exits::build_main_thread_exits;
     use super::*;
     use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};
@@ -140,24 +145,6 @@ mod tests {
         };
         assert!(status.success(), "{status}");
         assert!(!live_descendants(me()).contains(&grandchild));
-    }
-
-    /// Builds the fixture whose main thread exits while another thread runs
-    /// (tests/fixtures/main_thread_exits.c) into `dir`, with the system's C compiler.
-    fn build_main_thread_exits(dir: &std::path::Path) -> std::path::PathBuf {
-        let source = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/main_thread_exits.c"
-        );
-        let program = dir.join("main_thread_exits");
-        let status = Command::new("cc")
-            .args(["-pthread", "-o"])
-            .arg(&program)
-            .arg(source)
-            .status()
-            .expect("run cc (a C compiler is needed to build the test fixture)");
-        assert!(status.success(), "cc {source}: {status}");
-        program
     }
 
     struct KillOnDrop(Pid);

@@ -19,9 +19,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::Duration;
 
+use common::main_thread_exits::build_main_thread_exits;
 use common::{
-    BIN, KillOnDrop, build_main_thread_exits, cluster, eventually, is_alive, lines, started_pid,
-    urls_as, wait_within,
+    BIN, KillOnDrop, cluster, eventually, is_alive, lines, started_pid, urls_as, wait_within,
 };
 
 /// `redquorum exec` on `nodes` (a URL list) for the resource `shared`.
@@ -170,58 +170,42 @@ while :; do echo first >> "$LOG"; sleep 0.01; done"#;
 
 #[test]
 fn what_the_command_leaves_running_is_killed_before_the_lock_is_released() {
-    let nodes = cluster(3);
-    let urls = nodes.urls().join(",");
     let dir = tempfile::tempdir().unwrap();
-    let (log, bg_pidfile) = (dir.path().join("log"), dir.path().join("bg-pid"));
-    // The command starts a writer in the background, waits until it has
-    // written, and exits without waiting for it.
-    let script = r#"(while :; do echo first-background >> "$LOG"; sleep 0.01; done) &
-echo $! > "$BG_PIDFILE"
-while [ ! -s "$LOG" ]; do sleep 0.01; done"#;
-    let mut first = exec_on(&urls, &["--ttl", "2s", "shared", "--", "sh", "-c"], &log)
-        .arg(script)
-        .env("BG_PIDFILE", &bg_pidfile)
-        .spawn()
-        .unwrap();
-    let background = started_pid(&bg_pidfile);
-    let _cleanup = KillOnDrop(vec![background.clone()]);
-    let mut second = second_holder(&urls, &log);
-
-    let first_status = wait_within(&mut first, Duration::from_secs(30));
-    assert!(first_status.success(), "the first holder: {first_status}");
-    // Killed and reaped by the guard before `exec` released the lock and exited.
-    assert!(
-        !is_alive(&background),
-        "the background writer (pid {background}) outlived the command's exec"
-    );
-    let second_status = wait_within(&mut second, Duration::from_secs(90));
-    assert!(
-        second_status.success(),
-        "the second holder: {second_status}"
-    );
-    assert_first_stopped_before_second(&[background], &log);
+    // A shell loop in the background.
+    let writer = r#"(while :; do echo first-background >> "$LOG"; sleep 0.01; done) &"#;
+    assert_left_behind_dies_before_the_release(dir.path(), writer, &[]);
 }
 
 #[test]
 fn a_process_whose_main_thread_exited_is_killed_before_the_lock_is_released() {
-    let nodes = cluster(3);
-    let urls = nodes.urls().join(",");
     let dir = tempfile::tempdir().unwrap();
     let program = build_main_thread_exits(dir.path());
-    let (log, bg_pidfile) = (dir.path().join("log"), dir.path().join("bg-pid"));
-    // The command starts a process whose main thread exits at once (a zombie
-    // to /proc) while its second thread appends to the log, waits until it
-    // has written, and exits without waiting for it.
-    let script = r#""$PROGRAM" "$LOG" &
+    // A process whose main thread exits at once (a zombie to /proc's eyes)
+    // while its second thread appends to the log.
+    let writer = r#""$PROGRAM" "$LOG" &"#;
+    assert_left_behind_dies_before_the_release(dir.path(), writer, &[("PROGRAM", &program)]);
+}
+
+/// The first holder's command starts `writer` in the background (which
+/// appends `first...` lines to `$LOG`), waits until it has written, and exits
+/// without waiting for it; a second holder waits for the lock. The writer
+/// must be dead once the first `exec` has exited (the guard killed and
+/// reaped it before the release), and wrote nothing after the second was granted.
+fn assert_left_behind_dies_before_the_release(dir: &Path, writer: &str, env: &[(&str, &Path)]) {
+    let nodes = cluster(3);
+    let urls = nodes.urls().join(",");
+    let (log, bg_pidfile) = (dir.join("log"), dir.join("bg-pid"));
+    let script = format!(
+        r#"{writer}
 echo $! > "$BG_PIDFILE"
-while [ ! -s "$LOG" ]; do sleep 0.01; done"#;
-    let mut first = exec_on(&urls, &["--ttl", "2s", "shared", "--", "sh", "-c"], &log)
-        .arg(script)
-        .env("PROGRAM", &program)
-        .env("BG_PIDFILE", &bg_pidfile)
-        .spawn()
-        .unwrap();
+while [ ! -s "$LOG" ]; do sleep 0.01; done"#
+    );
+    let mut first = exec_on(&urls, &["--ttl", "2s", "shared", "--", "sh", "-c"], &log);
+    first.arg(script).env("BG_PIDFILE", &bg_pidfile);
+    for (name, value) in env {
+        first.env(name, value);
+    }
+    let mut first = first.spawn().unwrap();
     let background = started_pid(&bg_pidfile);
     let _cleanup = KillOnDrop(vec![background.clone()]);
     let mut second = second_holder(&urls, &log);
@@ -230,7 +214,7 @@ while [ ! -s "$LOG" ]; do sleep 0.01; done"#;
     assert!(first_status.success(), "the first holder: {first_status}");
     assert!(
         !is_alive(&background),
-        "the process whose main thread exited (pid {background}) outlived the command's exec"
+        "the background writer (pid {background}) outlived the command's exec"
     );
     let second_status = wait_within(&mut second, Duration::from_secs(90));
     assert!(

@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 
 use redquorum_harness::Cluster;
 
+#[path = "../fixtures/main_thread_exits.rs"]
+pub(crate) mod main_thread_exits;
+
 pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_redquorum");
 
 pub(crate) fn cluster(n: usize) -> Cluster {
@@ -109,25 +112,6 @@ pub(crate) fn is_alive(pid: &str) -> bool {
         let state = stat.rsplit_once(')').map(|(_, rest)| rest.trim_start());
         !matches!(state.and_then(|s| s.chars().next()), Some('Z' | 'X') | None)
     })
-}
-
-/// Builds the fixture whose main thread exits while a second thread appends
-/// `first-thread` lines to the file named by its argument
-/// (tests/fixtures/main_thread_exits.c) into `dir`, with the system's C compiler.
-pub(crate) fn build_main_thread_exits(dir: &Path) -> std::path::PathBuf {
-    let source = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/main_thread_exits.c"
-    );
-    let program = dir.join("main_thread_exits");
-    let status = Command::new("cc")
-        .args(["-pthread", "-o"])
-        .arg(&program)
-        .arg(source)
-        .status()
-        .expect("run cc (a C compiler is needed to build the test fixture)");
-    assert!(status.success(), "cc {source}: {status}");
-    program
 }
 
 /// SIGKILLs, when dropped, the processes a test recorded that are still alive,
