@@ -65,7 +65,8 @@
 //! 6. `wait/` (the retry loop, local waiters, release notifications) and
 //!    `node/` (connections, group commit, probes, the N masters).
 //! 7. The public vocabulary, each importing only the ones after it:
-//!    `observe.rs` (metrics), `options.rs`, `build_error.rs`, `error.rs`.
+//!    `observe.rs` (metrics), `options.rs`, `build_error.rs`, `url_problem.rs`
+//!    (what is wrong with a node URL), `error.rs`.
 //! 8. `protocol/`: the protocol as data and arithmetic, no I/O: claims,
 //!    operations, keys, `scripts/ops.lua`, votes, tally, validity, tokens.
 //! 9. `outcome.rs`, then `node_error.rs`: what each node answered.
