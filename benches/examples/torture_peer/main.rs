@@ -14,19 +14,21 @@
 //! `--seed N` (1), `--fault-gap D` (0–300 ms at random), `--no-fencing`
 //! (redquorum; rslock has no token, so its store is always unfenced),
 //! `--history FILE` (the run as JSON lines: `redquorum torture --recheck
-//! FILE` prints the full report). It prints one summary line (violations
-//! by kind, the first's time), the first two violations, and last
-//! `sessions=N violations=N leaked=N`. Exit status as `redquorum torture`:
+//! FILE` prints the full report), `--recheck FILE` (this summary of a saved
+//! run). It prints one summary line (violations by kind, the first's time,
+//! and those the unfenced paused holder does not explain: `summary.rs`),
+//! two of them, and last `sessions=N violations=N leaked=N`. Exit status as `redquorum torture`:
 //! 0 clean, 1 a violation, 2 vacuous, 64 usage, 69 setup.
 
 mod ours;
 mod plan;
 mod rslock;
+mod summary;
 
 use std::process::ExitCode;
 use std::time::Duration;
 
-use redquorum_harness::{FaultKind, TortureLock, TorturePlan, TortureRun};
+use redquorum_harness::{FaultKind, HistoryFile, TortureLock, TorturePlan, TortureRun};
 
 /// What the command line asked for.
 struct Args {
@@ -38,6 +40,7 @@ struct Args {
     fault_gap: Option<Duration>,
     fenced: bool,
     history: Option<String>,
+    recheck: Option<String>,
 }
 
 /// `60s`, `500ms`, `2m`.
@@ -67,6 +70,7 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
         fault_gap: None,
         fenced: true,
         history: None,
+        recheck: None,
     };
     while let Some(flag) = argv.next() {
         if flag == "--no-fencing" {
@@ -91,6 +95,7 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
             "--seed" => args.seed = value.parse().map_err(|_| format!("bad seed {value}"))?,
             "--fault-gap" => args.fault_gap = Some(duration(&value)?),
             "--history" => args.history = Some(value),
+            "--recheck" => args.recheck = Some(value),
             _ => return Err(format!("unknown option {flag} {value}")),
         }
     }
@@ -131,6 +136,15 @@ async fn main() -> ExitCode {
             return ExitCode::from(64);
         }
     };
+    if let Some(path) = &args.recheck {
+        return match HistoryFile::load(std::path::Path::new(path)) {
+            Ok(file) => report(&TortureRun::recheck(file)),
+            Err(e) => {
+                eprintln!("torture_peer: --recheck {path}: {e}");
+                ExitCode::from(64)
+            }
+        };
+    }
     let ran = if args.lock == "rslock" {
         execute(plan_for(rslock::Rslock, &args)).await
     } else {
@@ -148,58 +162,42 @@ async fn main() -> ExitCode {
             eprintln!("torture_peer: --history {path}: {e}");
         }
     }
-    report(&args, &ran)
+    report(&ran)
 }
 
 /// The summary lines; the exit status.
-fn report(args: &Args, ran: &TortureRun) -> ExitCode {
-    let verdict = &ran.verdict;
-    let by_kind: Vec<String> = verdict
-        .by_kind()
-        .iter()
-        .map(|(kind, n)| format!("{kind}={n}"))
-        .collect();
-    let first = verdict
-        .violations
-        .iter()
-        .filter_map(redquorum_harness::Violation::at)
-        .min()
-        .map_or("-".to_owned(), |at| format!("{:.1}s", at.as_secs_f64()));
-    let struck: usize = ran.exercised.faults_while_held.values().sum();
+fn report(ran: &TortureRun) -> ExitCode {
+    let info = &ran.file.info;
     println!(
-        "lock={} store={} nemesis={} seed={} sessions={} granted={} completed={} struck-while-held={} violations={} [{}] first={}{}",
-        args.lock,
-        if args.fenced { "fenced" } else { "unfenced" },
-        args.nemesis,
-        args.seed,
-        ran.exercised.sessions,
-        ran.exercised.granted,
-        ran.exercised.completed,
-        struck,
-        verdict.violations.len(),
-        by_kind.join(" "),
-        first,
-        if ran.vacuous.is_empty() {
-            String::new()
+        "lock={} store={} nemesis={} seed={} {}",
+        info.lock_kind,
+        if info.fenced_store {
+            "fenced"
         } else {
-            format!(" vacuous: {}", ran.vacuous.join("; "))
+            "unfenced"
         },
+        if info.nemesis.is_empty() {
+            "none".to_owned()
+        } else {
+            info.nemesis.join(",")
+        },
+        info.seed,
+        summary::line(ran),
     );
-    for violation in verdict.violations.iter().take(2) {
+    for violation in summary::examples(ran) {
         println!("  {violation}");
     }
-    let leaked = ran.file.leaked.len();
+    let (violations, leaked) = (ran.verdict.violations.len(), ran.file.leaked.len());
     println!(
-        "sessions={} violations={} leaked={leaked}{}",
+        "sessions={} violations={violations} leaked={leaked}{}",
         ran.exercised.sessions,
-        verdict.violations.len(),
         if ran.vacuous.is_empty() {
             ""
         } else {
             " vacuous"
         }
     );
-    if !verdict.is_ok() || leaked > 0 {
+    if violations > 0 || leaked > 0 {
         ExitCode::from(1)
     } else if !ran.vacuous.is_empty() {
         ExitCode::from(2)
