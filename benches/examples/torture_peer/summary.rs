@@ -11,7 +11,8 @@
 //! hold on every node itself, so a holder whose extension failed has its
 //! hold gone before it calls release, which the checker (expecting no
 //! removal before the release) names `hold-removed`. Those are counted
-//! apart (`failed-extend-unlock`), for both locks alike.
+//! apart (`failed-extend-unlock`) for rslock only: redquorum's extend
+//! leaves the hold as it was when it fails, so there it is the lock's own.
 
 use std::time::Duration;
 
@@ -82,12 +83,19 @@ pub(crate) fn failed_extend_unlock(violation: &Violation) -> bool {
         && matches!((key.gone, since), (Some(gone), Some(since)) if gone > since)
 }
 
-/// The violations no late writer and no failed extension explain: the lock's own.
+/// Whether the run's lock is rslock, whose failed extend unlocks.
+fn unlocks_on_failed_extend(ran: &TortureRun) -> bool {
+    ran.file.info.lock_kind == "rslock"
+}
+
+/// The violations no late writer and (for rslock) no failed extension
+/// explain: the lock's own.
 pub(crate) fn lock_own(ran: &TortureRun) -> Vec<&Violation> {
+    let rslock = unlocks_on_failed_extend(ran);
     ran.verdict
         .violations
         .iter()
-        .filter(|v| !explained(v, &ran.file.sessions) && !failed_extend_unlock(v))
+        .filter(|v| !explained(v, &ran.file.sessions) && !(rslock && failed_extend_unlock(v)))
         .collect()
 }
 
@@ -109,11 +117,15 @@ pub(crate) fn line(ran: &TortureRun) -> String {
             })
     };
     let struck: usize = ran.exercised.faults_while_held.values().sum();
-    let unlocked = verdict
-        .violations
-        .iter()
-        .filter(|v| failed_extend_unlock(v))
-        .count();
+    let unlocked = if unlocks_on_failed_extend(ran) {
+        verdict
+            .violations
+            .iter()
+            .filter(|v| failed_extend_unlock(v))
+            .count()
+    } else {
+        0
+    };
     format!(
         "sessions={} granted={} completed={} struck-while-held={} violations={} [{}] first={} failed-extend-unlock={unlocked} lock-own={} first={}{}",
         ran.exercised.sessions,
