@@ -95,7 +95,7 @@ pub(crate) fn lock_own(ran: &TortureRun) -> Vec<&Violation> {
     ran.verdict
         .violations
         .iter()
-        .filter(|v| !explained(v, &ran.file.sessions) && !(rslock && failed_extend_unlock(v)))
+        .filter(|v| !(explained(v, &ran.file.sessions) || rslock && failed_extend_unlock(v)))
         .collect()
 }
 
