@@ -4,7 +4,9 @@
 //! The `side_by_side` bench target (`cargo bench -p redquorum-benches`)
 //! starts its own nodes and runs the floor, redquorum and the `rslock` crate
 //! on them in one run; `redquorum bench` runs the same workloads against the
-//! user's nodes through this library.
+//! user's nodes through this library. The `torture_peer` example runs
+//! `redquorum torture`'s default run around the `rslock` crate or
+//! redquorum's plain lock, one fault kind at a time (docs/torture.md).
 //!
 //! # Layout
 //!

@@ -10,7 +10,9 @@
 //! for one more: rslock's `extend`, when short of a quorum, unlocks the
 //! hold on every node itself, so a holder whose extension failed has its
 //! hold gone before it calls release, which the checker (expecting no
-//! removal before the release) names `hold-removed`. Those are counted
+//! removal before the release) names `hold-removed`, and the next holder
+//! may come in before the deadline it had (an `overlap`, though the
+//! first gave up without writing). Those are counted
 //! apart (`failed-extend-unlock`) for rslock only: redquorum's extend
 //! leaves the hold as it was when it fails, so there it is the lock's own.
 
@@ -70,17 +72,20 @@ fn explained(violation: &Violation, sessions: &[Session]) -> bool {
     }
 }
 
-/// Whether `violation` is a hold its owner's failed extension unlocked:
-/// an extending or renewing holder that did not write (an extension
-/// failed), the hold gone after its last successful extension was sent.
+/// Whether `violation` follows from its owner's failed extension, which
+/// unlocked the hold: an extending or renewing holder that did not write
+/// (an extension failed) whose hold was gone from a node, or a second
+/// holder granted, after its last successful extension was sent.
 pub(crate) fn failed_extend_unlock(violation: &Violation) -> bool {
-    let Violation::HoldRemoved { key, owner } = violation else {
-        return false;
+    let (owner, after) = match violation {
+        Violation::HoldRemoved { key, owner } => (owner, key.gone),
+        Violation::Overlap { first, second } => (first, second.grant),
+        _ => return false,
     };
     let since = owner.extensions.last().map_or(owner.grant, |e| Some(e.at));
     matches!(owner.holder, Holder::Extending | Holder::Renewing)
         && owner.write_start.is_none()
-        && matches!((key.gone, since), (Some(gone), Some(since)) if gone > since)
+        && matches!((after, since), (Some(after), Some(since)) if after > since)
 }
 
 /// Whether the run's lock is rslock, whose failed extend unlocks.
@@ -100,15 +105,18 @@ pub(crate) fn lock_own(ran: &TortureRun) -> Vec<&Violation> {
 }
 
 /// The summary line: `sessions=... violations=N [kind=n ...] first=T
-/// failed-extend-unlock=N lock-own=N first=T`.
+/// failed-extend-unlock=N lock-own=N [kind=n ...] first=T`.
 pub(crate) fn line(ran: &TortureRun) -> String {
     let verdict = &ran.verdict;
-    let by_kind: Vec<String> = verdict
-        .by_kind()
-        .iter()
-        .map(|(kind, n)| format!("{kind}={n}"))
-        .collect();
     let own = lock_own(ran);
+    let counts = |list: &mut dyn Iterator<Item = &Violation>| {
+        let mut by_kind = std::collections::BTreeMap::new();
+        for v in list {
+            *by_kind.entry(v.kind()).or_insert(0) += 1;
+        }
+        let counted: Vec<String> = by_kind.iter().map(|(k, n)| format!("{k}={n}")).collect();
+        counted.join(" ")
+    };
     let first = |list: &mut dyn Iterator<Item = &Violation>| {
         list.filter_map(Violation::at)
             .min()
@@ -127,15 +135,16 @@ pub(crate) fn line(ran: &TortureRun) -> String {
         0
     };
     format!(
-        "sessions={} granted={} completed={} struck-while-held={} violations={} [{}] first={} failed-extend-unlock={unlocked} lock-own={} first={}{}",
+        "sessions={} granted={} completed={} struck-while-held={} violations={} [{}] first={} failed-extend-unlock={unlocked} lock-own={} [{}] first={}{}",
         ran.exercised.sessions,
         ran.exercised.granted,
         ran.exercised.completed,
         struck,
         verdict.violations.len(),
-        by_kind.join(" "),
+        counts(&mut verdict.violations.iter()),
         first(&mut verdict.violations.iter()),
         own.len(),
+        counts(&mut own.iter().copied()),
         first(&mut own.iter().copied()),
         if ran.vacuous.is_empty() {
             String::new()
@@ -238,6 +247,14 @@ mod tests {
         owner.write_start = Some(ms(150));
         assert!(!failed_extend_unlock(&removed(&owner, 130)));
         owner.write_start = None;
+        let mut next = Session::granted(1, "r", "b", ms(0), ms(140), ms(300));
+        let overlap = |first: &Session, next: &Session| Violation::Overlap {
+            first: Box::new(first.clone()),
+            second: Box::new(next.clone()),
+        };
+        assert!(failed_extend_unlock(&overlap(&owner, &next)));
+        next.grant = Some(ms(55));
+        assert!(!failed_extend_unlock(&overlap(&owner, &next)));
         owner.holder = Holder::Brief;
         assert!(!failed_extend_unlock(&removed(&owner, 130)));
     }
