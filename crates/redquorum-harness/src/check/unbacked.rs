@@ -4,9 +4,8 @@
 //! before (and whether or not) a second holder comes in to overlap it.
 //!
 //! A session's premise runs from its grant to the deadline it was given,
-//! and from each extension the client saw renewed (once a later step of
-//! the client shows the extension had returned: its next extension, its
-//! write, its release) to that extension's deadline; it ends at the
+//! and from each extension the client saw renewed (from when it returned,
+//! `Session::renewed`) to that extension's deadline; it ends at the
 //! release (the holder gave the lock back, or gave up on a lease it
 //! learnt it had lost). A node backs it at a read when the read shows the
 //! owner's hold on the session's lock key expiring no earlier than the
@@ -93,17 +92,19 @@ pub(crate) fn tracks_by_owner(backing: &Backing) -> HashMap<&str, Vec<&HoldTrack
 }
 
 /// The deadline in force at `t`, and whether it is an extension's: the
-/// last extension known to have returned by `t` (a later step of the
-/// client came after it), else the grant's.
+/// last extension known to have returned by `t` (recorded; in histories
+/// from before that record, a later step of the client came after it),
+/// else the grant's.
 fn deadline_at(s: &Session, t: Duration) -> Option<(Duration, bool)> {
     let mut deadline = (s.validity_end?, false);
     for (i, e) in s.extensions.iter().enumerate() {
-        let returned_by = s
-            .extensions
-            .get(i + 1)
-            .map(|next| next.at)
-            .or(s.write_start.filter(|w| *w >= e.at))
-            .or(s.release);
+        let returned_by = s.renewed.get(i).copied().or_else(|| {
+            s.extensions
+                .get(i + 1)
+                .map(|next| next.at)
+                .or(s.write_start.filter(|w| *w >= e.at))
+                .or(s.release)
+        });
         if returned_by.is_some_and(|r| r <= t) {
             deadline = (e.until, true);
         }

@@ -119,20 +119,20 @@ fn a_renewed_extension_that_did_not_move_the_expiry_is_unbacked_once_it_returned
     });
     s.write_start = Some(ms(600)); // the extension had returned by then
     s.release = Some(ms(1850));
+    let old_history = s.clone();
+    s.renewed = vec![ms(520)];
     // The nodes keep the grant's expiry.
     let held = backing(3, 40, |_, r| (r <= 18).then_some(920));
     let found = judge(&s, &held, &[]).expect("unbacked");
     assert!(found.extended);
     assert_eq!(found.deadline, ms(1800));
-    assert_eq!(
-        found.at,
-        ms(603),
-        "round 12, the first sent after the write"
-    );
+    assert_eq!(found.at, ms(553), "round 11, the first sent after it returned");
+    let found = judge(&old_history, &held, &[]).expect("unbacked");
+    assert_eq!(found.at, ms(603), "without the record: from the write on");
     // Moved to 1820 on every node: backed.
     let held = backing(3, 40, |_, r| match r {
-        0..=11 => Some(920),
-        12..=36 => Some(1820),
+        0..=10 => Some(920),
+        11..=36 => Some(1820),
         _ => None,
     });
     assert_eq!(judge(&s, &held, &[]), None);
