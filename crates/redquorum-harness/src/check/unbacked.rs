@@ -155,7 +155,9 @@ pub(crate) fn unbacked(
     // Rounds are in time order: skip those answered before the grant.
     let first = rounds.partition_point(|r| r.reads.iter().flatten().all(|read| read.at < grant));
     for (index, round) in rounds.iter().enumerate().skip(first) {
-        if round.reads.iter().flatten().all(|read| read.sent > last) {
+        let mut reads = round.reads.iter().flatten().peekable();
+        // A round no node answered says nothing, and does not end the premise.
+        if reads.peek().is_some() && reads.all(|read| read.sent > last) {
             break;
         }
         let majority = round.reads.len() / 2 + 1;

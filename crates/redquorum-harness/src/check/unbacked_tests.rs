@@ -96,6 +96,13 @@ fn a_hold_on_a_minority_is_unbacked_at_the_first_round_after_the_grant() {
         "round 1: the first read sent after the grant"
     );
     assert!(!found.extended);
+    // Rounds no node answered neither judge nor end the premise.
+    let mut unread = held.clone();
+    for round in &mut unread.rounds[1..6] {
+        round.reads.fill(None);
+    }
+    let found = judge(&session(), &unread, &[]).expect("unbacked");
+    assert_eq!(found.at, ms(305), "round 6");
 }
 
 #[test]
