@@ -133,7 +133,11 @@ fn a_renewed_extension_that_did_not_move_the_expiry_is_unbacked_once_it_returned
     let found = judge(&s, &held, &[]).expect("unbacked");
     assert!(found.extended);
     assert_eq!(found.deadline, ms(1800));
-    assert_eq!(found.at, ms(553), "round 11, the first sent after it returned");
+    assert_eq!(
+        found.at,
+        ms(553),
+        "round 11, the first sent after it returned"
+    );
     let found = judge(&old_history, &held, &[]).expect("unbacked");
     assert_eq!(found.at, ms(603), "without the record: from the write on");
     // Moved to 1820 on every node: backed.

@@ -91,11 +91,7 @@ pub struct Session {
     pub extensions: Vec<Extension>,
     /// When each of `extensions` returned (the client then counted on its
     /// deadline); empty in histories from before the field.
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        with = "micros::vec"
-    )]
+    #[serde(default, skip_serializing_if = "Vec::is_empty", with = "micros::vec")]
     pub renewed: Vec<Duration>,
     /// When the protected read finished.
     #[serde(with = "micros::option", default)]
