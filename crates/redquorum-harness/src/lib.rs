@@ -61,14 +61,14 @@ mod nodes;
 mod run;
 
 pub use check::{
-    Evidence, Exercised, LockDelayRule, OperatorFault, Verdict, Violation, check, check_evidence,
-    inspections_naming_holders, ousted_holders, vanished_holders,
+    Evidence, Exercised, LockDelayRule, NodeBacking, OperatorFault, Verdict, Violation, check,
+    check_evidence, inspections_naming_holders, ousted_holders, vanished_holders,
 };
 pub use error::HarnessError;
 pub use evidence::{
-    AuditConfig, Dropped, Extension, History, Holder, KeyAudit, KeyLife, LeakedKey, LockKeys,
-    OperatorAction, OperatorCall, OperatorLog, Outcome, Session, Share, find_leaks, leaks_after,
-    lock_keys_after,
+    AuditConfig, AuditRead, AuditRound, Backing, Dropped, Extension, History, HoldTrack, Holder,
+    KeyAudit, KeyLife, LeakedKey, LockKeys, OperatorAction, OperatorCall, OperatorLog, Outcome,
+    SAME_EXPIRY, Seen, Session, Share, find_leaks, leaks_after, lock_keys_after,
 };
 pub use faults::{
     ClientPauser, FaultEvent, FaultKind, FaultLog, FaultProxy, Nemesis, NemesisConfig, NodeProxies,

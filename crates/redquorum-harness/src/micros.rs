@@ -1,5 +1,5 @@
 //! Durations as whole microseconds in JSON (`#[serde(with = "micros")]`,
-//! and `micros::option`): short lines, exact round trips of everything a
+//! `micros::option` and `micros::vec`): short lines, exact round trips of everything a
 //! run records on its clock (read in microseconds' detail): the sessions,
 //! the faults, the key audit, the operator's calls.
 
@@ -31,5 +31,22 @@ pub(crate) mod option {
         d: D,
     ) -> Result<Option<Duration>, D::Error> {
         Option::<u64>::deserialize(d).map(|m| m.map(Duration::from_micros))
+    }
+}
+
+pub(crate) mod vec {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(crate) fn serialize<S: Serializer>(d: &[Duration], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(
+            d.iter()
+                .map(|d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX)),
+        )
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Duration>, D::Error> {
+        Vec::<u64>::deserialize(d).map(|v| v.into_iter().map(Duration::from_micros).collect())
     }
 }

@@ -16,7 +16,9 @@
 //! no lease was renewed after its deadline had passed (`revival.rs`), and
 //! (9) from the key audit, no live hold was taken off a node by anyone but
 //! its owner, and no hold came back on a node after it had gone
-//! (`hold_life.rs`).
+//! (`hold_life.rs`), and (10) from the audit's rounds, while a client
+//! believed it held (grant or renewed extension to its deadline), a
+//! majority of the nodes backed it (`unbacked.rs`).
 //! Unfenced holders that write after their deadline (the assumption a
 //! paused client breaks) are flagged too.
 //!
@@ -32,7 +34,7 @@ use super::lock_delay::early_grants;
 use super::operator::{broken_promises, excuses_overlap};
 use super::verdict::{Evidence, Verdict};
 use super::violation::Violation;
-use super::{revival, sharing};
+use super::{orphan, revival, sharing, unbacked};
 use crate::evidence::{LeakedKey, OperatorCall, Outcome, Session};
 
 /// Checks a history against the protected values (`resource` → value read
@@ -138,8 +140,9 @@ pub fn check_evidence(evidence: &Evidence<'_>) -> Verdict {
         }
     }
     violations.extend(evidence.leaked.iter().cloned().map(Violation::Leaked));
-    check_orphans(evidence, &owners, &mut violations);
+    violations.extend(orphan::orphans(evidence, &owners));
     check_hold_lives(evidence, &owners, &mut violations);
+    violations.extend(unbacked::violations(evidence));
     Verdict { violations }
 }
 
@@ -288,52 +291,6 @@ fn check_counter(resource: &str, list: &[&Session], value: i64, violations: &mut
             indeterminate,
             value,
         });
-    }
-}
-
-/// A key seen by the audit after its owner's release (granted owner) or
-/// older than the slack (an attempt that was never granted, so it should
-/// have been unwound), unless a fault on that node explains the delay: one
-/// overlapping that time, or ending less than the slack before it (a client
-/// still reconnecting to a restarted node cannot send it the release, and
-/// the node's log brings the key back until its TTL; a key outliving its
-/// TTL is a leak, checked apart).
-fn check_orphans(
-    evidence: &Evidence<'_>,
-    owners: &HashMap<&str, &Session>,
-    violations: &mut Vec<Violation>,
-) {
-    let excused = |node: usize, from: Duration, until: Duration| {
-        evidence.faults.iter().any(|f| {
-            f.kind.delays_commands()
-                && (f.nodes.is_empty() || f.nodes.contains(&node))
-                && f.overlaps(from.saturating_sub(evidence.slack), until)
-        })
-    };
-    for key in evidence.keys {
-        let set_at = key.last_seen.saturating_sub(key.age);
-        let orphan = match owners.get(key.owner.as_str()) {
-            Some(owner) => {
-                let ended = owner.release.or(owner.deadline()).unwrap_or_default();
-                key.last_seen > ended + evidence.slack && !excused(key.node, ended, key.last_seen)
-            }
-            None => {
-                key.age > evidence.slack
-                    && !excused(
-                        key.node,
-                        set_at.saturating_sub(evidence.slack),
-                        key.last_seen,
-                    )
-            }
-        };
-        if orphan {
-            violations.push(Violation::OrphanKey {
-                key: key.clone(),
-                owner: owners
-                    .get(key.owner.as_str())
-                    .map(|s| Box::new((*s).clone())),
-            });
-        }
     }
 }
 

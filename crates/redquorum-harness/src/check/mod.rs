@@ -5,8 +5,11 @@
 //! [`Verdict`] it answers (`verdict.rs`) of [`Violation`]s
 //! (`violation.rs`), each further rule in its own file (`sharing.rs`:
 //! shared holds and fencing order; `lock_delay.rs`; `operator.rs`, tests
-//! in `operator_tests.rs`; `revival.rs`; `hold_life.rs`: holds removed by
-//! another, or come back, tests in `hold_life_tests.rs`), and [`Exercised`]: whether a run
+//! in `operator_tests.rs`; `revival.rs`; `orphan.rs`: keys left after a release or
+//! unwind; `hold_life.rs`: holds removed by
+//! another, or come back, tests in `hold_life_tests.rs`; `unbacked.rs`:
+//! the premise, a majority backing every believed hold, tests in
+//! `unbacked_tests.rs`), and [`Exercised`]: whether a run
 //! tested anything at all.
 //!
 //! What it is for: judging a history, live or read back from a file, the
@@ -22,8 +25,10 @@ mod exercised;
 mod hold_life;
 mod lock_delay;
 mod operator;
+mod orphan;
 mod revival;
 mod sharing;
+mod unbacked;
 mod verdict;
 mod violation;
 
@@ -31,5 +36,6 @@ pub use checker::{check, check_evidence};
 pub use exercised::Exercised;
 pub use lock_delay::{LockDelayRule, vanished_holders};
 pub use operator::{OperatorFault, inspections_naming_holders, ousted_holders};
+pub use unbacked::NodeBacking;
 pub use verdict::{Evidence, Verdict};
 pub use violation::Violation;

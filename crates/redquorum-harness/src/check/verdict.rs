@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::lock_delay::LockDelayRule;
 use super::violation::Violation;
-use crate::evidence::{KeyLife, LeakedKey, OperatorCall, Session};
+use crate::evidence::{Backing, KeyLife, LeakedKey, OperatorCall, Session};
 use crate::faults::FaultEvent;
 
 /// The checker's verdict.
@@ -99,6 +99,12 @@ pub struct Evidence<'a> {
     /// How many nodes the lock had (an inspection every node answered must
     /// name every certain holder). Zero: unknown, not checked.
     pub nodes: usize,
+    /// The key audit's rounds and every hold's expiry in them (the
+    /// premise rule, `unbacked`). Default: none, not checked.
+    pub backing: &'a Backing,
+    /// Nodes whose clocks run outside the drift allowance (the lock takes
+    /// their votes away): unknown to the premise rule.
+    pub clock_off: &'a [usize],
 }
 
 impl<'a> Evidence<'a> {
@@ -120,6 +126,8 @@ impl<'a> Evidence<'a> {
             lock_delay: None,
             operator: &[],
             nodes: 0,
+            backing: Backing::EMPTY,
+            clock_off: &[],
         }
     }
 }

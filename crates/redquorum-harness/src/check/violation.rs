@@ -6,6 +6,7 @@ use std::fmt;
 use std::time::Duration;
 
 use super::operator::OperatorFault;
+use super::unbacked::NodeBacking;
 use crate::evidence::{Extension, KeyLife, LeakedKey, OperatorCall, Session};
 
 /// One broken promise, with the sessions involved.
@@ -126,12 +127,29 @@ pub enum Violation {
         /// The deadline that had passed.
         expired: Duration,
     },
+    /// At one audit round, a majority of the nodes, read while `session`
+    /// believed it held (grant or renewed extension to its deadline), did
+    /// not back it: its hold missing, or expiring before `deadline`, with
+    /// no fault there to explain it (`unbacked.rs`).
+    Unbacked {
+        /// The holder.
+        session: Box<Session>,
+        /// When the round's last read against it was answered.
+        at: Duration,
+        /// The deadline then in force.
+        deadline: Duration,
+        /// Whether that deadline was a renewed extension's (else the grant's).
+        extended: bool,
+        /// The nodes that did not back it.
+        nodes: Vec<NodeBacking>,
+    },
 }
 
 impl Violation {
     /// A short name for counting: `overlap`, `stale-write`, `lost-update`,
     /// `counter`, `leaked`, `fence`, `orphan-key`, `lock-delay`, `inspection`,
-    /// `force-release`, `revived`, `hold-removed`, `hold-came-back`.
+    /// `force-release`, `revived`, `hold-removed`, `hold-came-back`,
+    /// `unbacked`.
     ///
     /// # Examples
     ///
@@ -159,6 +177,7 @@ impl Violation {
             Violation::Revived { .. } => "revived",
             Violation::HoldRemoved { .. } => "hold-removed",
             Violation::HoldCameBack { .. } => "hold-came-back",
+            Violation::Unbacked { .. } => "unbacked",
         }
     }
 
@@ -190,6 +209,7 @@ impl Violation {
             Violation::Revived { extension, .. } => Some(extension.at),
             Violation::HoldRemoved { key, .. } => key.gone,
             Violation::HoldCameBack { key, .. } => Some(key.first_seen),
+            Violation::Unbacked { at, .. } => Some(*at),
             Violation::CounterMismatch { .. } | Violation::Leaked(_) => None,
         }
     }
@@ -217,9 +237,9 @@ impl Violation {
             Violation::EarlyGrant {
                 vanished, early, ..
             } => vec![vanished, early],
-            Violation::Operator { session, .. } | Violation::Revived { session, .. } => {
-                vec![session]
-            }
+            Violation::Operator { session, .. }
+            | Violation::Revived { session, .. }
+            | Violation::Unbacked { session, .. } => vec![session],
             Violation::HoldRemoved { owner, .. } | Violation::HoldCameBack { owner, .. } => {
                 vec![owner]
             }
@@ -314,6 +334,30 @@ impl fmt::Display for Violation {
                 "hold came back on {:?} after it had gone: {key}:\n  owner: {owner}",
                 owner.resource
             ),
+            Violation::Unbacked {
+                session,
+                at,
+                deadline,
+                extended,
+                nodes,
+            } => {
+                let ms = |d: Duration| d.as_secs_f64() * 1e3;
+                write!(
+                    f,
+                    "unbacked on {:?} at {:.1} ms: a majority did not hold it to its {} deadline {:.1} ms:",
+                    session.resource,
+                    ms(*at),
+                    if *extended { "extended" } else { "granted" },
+                    ms(*deadline)
+                )?;
+                for n in nodes {
+                    match n.expires {
+                        Some(e) => write!(f, " node {} expires by {:.1} ms;", n.node, ms(e))?,
+                        None => write!(f, " node {} missing;", n.node)?,
+                    }
+                }
+                write!(f, "\n  holder: {session}")
+            }
         }
     }
 }

@@ -15,9 +15,14 @@ repeat
         table.insert(out, redis.call('PTTL', key))
       elseif kind == 'hash' then
         local flat = redis.call('HGETALL', key)
+        -- A hold lives no longer than its record: the key's expiry bounds it.
+        local keyleft = redis.call('PTTL', key)
         for i = 1, #flat, 2 do
           if string.sub(flat[i], 1, 2) == 'h:' then
             local left = (tonumber(flat[i + 1]) or 0) - now
+            if keyleft >= 0 and keyleft < left then
+              left = keyleft
+            end
             if left > 0 then
               table.insert(out, key)
               table.insert(out, string.sub(flat[i], 3))

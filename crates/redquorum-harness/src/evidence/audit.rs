@@ -32,6 +32,7 @@ use serde::{Deserialize, Serialize};
 
 use super::audit_lives;
 use super::audit_read::Voters;
+use super::backing::Backing;
 use crate::micros;
 use crate::nodes::{Cluster, ShardedCluster};
 
@@ -225,7 +226,7 @@ impl AuditConfig {
 pub struct KeyAudit {
     stop: Arc<AtomicBool>,
     rounds: Arc<AtomicU64>,
-    thread: Option<JoinHandle<Vec<KeyLife>>>,
+    thread: Option<JoinHandle<(Vec<KeyLife>, Backing)>>,
 }
 
 impl KeyAudit {
@@ -307,10 +308,35 @@ impl KeyAudit {
     /// See [`KeyAudit`].
     #[must_use]
     pub fn stop(mut self) -> Vec<KeyLife> {
+        self.finish().0
+    }
+
+    /// Stops and returns the lives, as [`stop`](Self::stop), and every
+    /// round's [`Backing`]: each read's times and each hold's expiry at
+    /// every age.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use redquorum_harness::{AuditConfig, Cluster, KeyAudit};
+    ///
+    /// let cluster = Arc::new(Cluster::start(1).unwrap());
+    /// cluster.command(0, &["SET", "lock:r", "young", "PX", "1900"]).unwrap();
+    /// let audit = KeyAudit::start(cluster.clone(), AuditConfig::new(Duration::from_secs(2)));
+    /// assert!(audit.wait_rounds(2, Duration::from_secs(5)));
+    /// let (lives, backing) = audit.stop_with_backing();
+    /// assert!(lives.is_empty(), "too young for the lives");
+    /// assert_eq!(backing.holds[0].owner, "young");
+    /// assert!(backing.rounds.len() >= 2);
+    /// ```
+    #[must_use]
+    pub fn stop_with_backing(mut self) -> (Vec<KeyLife>, Backing) {
         self.finish()
     }
 
-    fn finish(&mut self) -> Vec<KeyLife> {
+    fn finish(&mut self) -> (Vec<KeyLife>, Backing) {
         self.stop.store(true, Ordering::SeqCst);
         self.thread
             .take()

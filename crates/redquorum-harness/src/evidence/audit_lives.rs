@@ -3,6 +3,8 @@
 //! life ends at the first good read of its voter that no longer shows it
 //! (`gone`), and a later sighting starts another (`back_after`). A voter
 //! that could not be read whole is skipped for the round, so it ends no life.
+//! Every round and every hold at any age also go to the [`Backing`]
+//! (`backing.rs`), for the premise rule.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -10,15 +12,16 @@ use std::time::Duration;
 
 use super::audit::{AuditConfig, KeyLife};
 use super::audit_read::Voters;
+use super::backing::{AuditRead, Backing, BackingLog};
 
 /// Reads until `stop`, counting rounds in `rounds`; every life seen, by
-/// first sighting.
+/// first sighting, and every round's backing.
 pub(super) fn run(
     mut voters: Voters,
     config: &AuditConfig,
     stop: &AtomicBool,
     rounds: &AtomicU64,
-) -> Vec<KeyLife> {
+) -> (Vec<KeyLife>, Backing) {
     let count = voters.len();
     // Every life of every remembered (node, key, owner), the last one open
     // until a read of its node no longer shows it.
@@ -26,12 +29,16 @@ pub(super) fn run(
     // Per node: the remembered holds still open, and its last good read.
     let mut open: Vec<HashSet<(String, String)>> = vec![HashSet::new(); count];
     let mut last_read: Vec<Option<Duration>> = vec![None; count];
+    let mut backing = BackingLog::default();
     while !stop.load(Ordering::SeqCst) {
+        backing.begin_round(count);
         for node in 0..count {
+            let sent = config.epoch.elapsed();
             let Some(sightings) = voters.read(node, &config.keys) else {
                 continue;
             };
             let at = config.epoch.elapsed();
+            backing.read(node, AuditRead { sent, at }, &sightings);
             let mut present = HashSet::new();
             for (key, owner, pttl) in sightings {
                 // A key without expiry (PTTL -1) is there, of no known age.
@@ -97,5 +104,5 @@ pub(super) fn run(
     }
     let mut lives: Vec<KeyLife> = seen.into_values().flatten().collect();
     lives.sort_by_key(|l| (l.first_seen, l.node));
-    lives
+    (lives, backing.finish())
 }

@@ -18,6 +18,7 @@
 mod audit;
 mod audit_lives;
 mod audit_read;
+mod backing;
 mod history;
 mod leaks;
 mod operator_log;
@@ -26,6 +27,7 @@ mod session;
 mod share;
 
 pub use audit::{AuditConfig, KeyAudit, KeyLife, LockKeys};
+pub use backing::{AuditRead, AuditRound, Backing, HoldTrack, SAME_EXPIRY, Seen};
 pub use history::History;
 pub(crate) use leaks::sharded_lock_keys_after;
 pub use leaks::{LeakedKey, find_leaks, leaks_after, lock_keys_after};

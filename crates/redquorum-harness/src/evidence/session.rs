@@ -89,6 +89,10 @@ pub struct Session {
     /// Extensions granted while held, in order (`validity_end` stays the first lease's end).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extensions: Vec<Extension>,
+    /// When each of `extensions` returned (the client then counted on its
+    /// deadline); empty in histories from before the field.
+    #[serde(default, skip_serializing_if = "Vec::is_empty", with = "micros::vec")]
+    pub renewed: Vec<Duration>,
     /// When the protected read finished.
     #[serde(with = "micros::option", default)]
     pub read_at: Option<Duration>,
@@ -144,6 +148,7 @@ impl Session {
             release: None,
             released: None,
             extensions: Vec::new(),
+            renewed: Vec::new(),
             read_at: None,
             read: None,
             wrote: None,

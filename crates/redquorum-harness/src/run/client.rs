@@ -245,6 +245,7 @@ impl<L: Locker> Client<L> {
                     at,
                     until: self.history.at(until),
                 });
+                session.renewed.push(self.history.now());
                 true
             }
             Err(_) => false,

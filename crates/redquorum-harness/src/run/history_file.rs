@@ -4,7 +4,8 @@
 //!
 //! One JSON object per line, each with one field naming what it is:
 //! `{"run": ..}` first, then `{"session": ..}`, `{"fault": ..}`, `{"key": ..}`,
-//! `{"operator": ..}`, `{"leaked": ..}` and `{"protected": ..}` lines. Times are microseconds
+//! `{"operator": ..}`, `{"round": ..}`, `{"track": ..}` (the audit's rounds
+//! and every hold's expiry in them), `{"leaked": ..}` and `{"protected": ..}` lines. Times are microseconds
 //! on the run's one monotonic clock.
 
 use std::collections::BTreeMap;
@@ -15,8 +16,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::check::Evidence;
-use crate::evidence::KeyLife;
 use crate::evidence::Session;
+use crate::evidence::{AuditRound, Backing, HoldTrack, KeyLife};
 use crate::evidence::{LeakedKey, OperatorCall};
 use crate::faults::FaultEvent;
 
@@ -66,6 +67,10 @@ pub struct RunInfo {
     pub lock_kind: String,
     /// The seed.
     pub seed: u64,
+    /// Nodes whose clocks ran outside the drift allowance (`--fast-node`,
+    /// `--fast-clocks` above it): the premise rule does not judge them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub clock_off: Vec<usize>,
 }
 
 impl Default for RunInfo {
@@ -87,6 +92,7 @@ impl Default for RunInfo {
             inspect_every_ms: None,
             force_release_every_ms: None,
             seed: 0,
+            clock_off: Vec::new(),
         }
     }
 }
@@ -120,6 +126,8 @@ pub struct HistoryFile {
     pub keys: Vec<KeyLife>,
     /// An operator's inspections and force-releases.
     pub operator: Vec<OperatorCall>,
+    /// The audit's rounds and every hold's expiry in them.
+    pub backing: Backing,
     /// Lock keys left after the run.
     pub leaked: Vec<LeakedKey>,
     /// Each resource's protected value after the run.
@@ -135,6 +143,8 @@ enum Line {
     Fault(FaultEvent),
     Key(KeyLife),
     Operator(OperatorCall),
+    Round(AuditRound),
+    Track(HoldTrack),
     Leaked(LeakedKey),
     Protected(BTreeMap<String, i64>),
 }
@@ -160,6 +170,8 @@ impl HistoryFile {
             lock_delay: self.info.lock_delay,
             operator: &self.operator,
             nodes: self.info.nodes,
+            backing: &self.backing,
+            clock_off: &self.info.clock_off,
             ..Evidence::new(&self.sessions, &self.protected)
         }
     }
@@ -201,6 +213,12 @@ impl HistoryFile {
         }
         for o in &self.operator {
             line(&Line::Operator(o.clone()))?;
+        }
+        for r in &self.backing.rounds {
+            line(&Line::Round(r.clone()))?;
+        }
+        for t in &self.backing.holds {
+            line(&Line::Track(t.clone()))?;
         }
         for l in &self.leaked {
             line(&Line::Leaked(l.clone()))?;
@@ -255,6 +273,8 @@ impl HistoryFile {
                 Line::Fault(f) => run.faults.push(f),
                 Line::Key(k) => run.keys.push(k),
                 Line::Operator(o) => run.operator.push(o),
+                Line::Round(r) => run.backing.rounds.push(r),
+                Line::Track(t) => run.backing.holds.push(t),
                 Line::Leaked(l) => run.leaked.push(l),
                 Line::Protected(p) => run.protected.extend(p),
             }

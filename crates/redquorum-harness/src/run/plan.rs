@@ -14,6 +14,9 @@ use crate::nodes::{Cluster, Persistence, faketime_support};
 use super::history_file::RunInfo;
 use super::workload_config::WorkloadConfig;
 
+/// The lock's default drift factor: a faster clock is outside it.
+const DRIFT_ALLOWED: f64 = 0.01;
+
 /// Everything a torture run needs: nodes (local, with the clocks asked
 /// for, or given), per-group fault proxies, the key audit, the nemesis,
 /// the workload in client groups, then the leak wait and the checker.
@@ -262,6 +265,17 @@ impl<L> TorturePlan<L> {
         builder.start().map_err(|e| e.to_string())
     }
 
+    /// The local nodes whose clocks run outside the drift allowance (1 %).
+    fn clock_off(&self) -> Vec<usize> {
+        let off = |rate: Option<f64>| rate.is_some_and(|r| r > 1.0 + DRIFT_ALLOWED);
+        let all = if off(self.fast_clocks) {
+            self.node_count
+        } else {
+            0
+        };
+        (0..all.max(usize::from(off(self.fast_node)))).collect()
+    }
+
     /// The nodes whose clocks run fast with `drift_rate`: the last majority.
     fn drifting_nodes(&self) -> std::ops::Range<usize> {
         if self.drift_rate.is_none() || !self.given.is_empty() {
@@ -355,6 +369,7 @@ impl<L> TorturePlan<L> {
             force_release_every_ms: ms(self.operator.force_release_every),
             lock_kind,
             seed: self.seed,
+            clock_off: self.clock_off(),
         }
     }
 }

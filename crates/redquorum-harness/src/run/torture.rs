@@ -174,7 +174,7 @@ impl<L: TortureLock> TorturePlan<L> {
             unchecked = Some(format!("the leak check could not read every node: {e}"));
             Vec::new()
         });
-        let keys_seen = tokio::task::spawn_blocking(move || audit.stop())
+        let (keys_seen, backing) = tokio::task::spawn_blocking(move || audit.stop_with_backing())
             .await
             .unwrap_or_default();
         let protected = store
@@ -186,6 +186,7 @@ impl<L: TortureLock> TorturePlan<L> {
             faults: faults.events.clone(),
             keys: keys_seen,
             operator: operator_log.calls(),
+            backing,
             leaked,
             protected,
         };
