@@ -21,7 +21,8 @@
 //!   no-owner-check;
 //! - `protocol/claim.rs` (`extend`: sent as an acquire) and `lease/state.rs`
 //!   (`check_expired`, `extended`: expiry is not final): reviving-extend;
-//! - `node/batcher.rs` (`after_noscript`): noscript-after-unwind;
+//! - `node/batcher.rs` (`after_noscript`): noscript-after-unwind,
+//!   noscript-answers-shifted;
 //! - `kinds/semaphore.rs` (`try_acquire`): permit-without-slot;
 //! - `kinds/election.rs` (`try_campaign`): shared-leadership;
 //! - `redlock.rs` (`claim_with`): lock-delay-ignored;
@@ -53,7 +54,7 @@
 //! (every kind on the same names, majority faults within the assumptions,
 //! fast clocks within the drift budget), with the one feature a mutant's
 //! bug lives in turned on (a lock-delay, a fast node, an operator, lost
-//! fence counters). The last eleven ([`Mutant::CLASSES`]) are the bug
+//! fence counters). The last twelve ([`Mutant::CLASSES`]) are the bug
 //! classes that have no focused recipe of their own (`mutants --recipes`).
 
 use std::fmt;
@@ -166,11 +167,16 @@ pub enum Mutant {
     /// The plain lock's extend takes the lock again where its record is
     /// gone (SET NX before the owner check): a lapsed lease is revived.
     PlainExtendRevives,
+    /// After a NOSCRIPT reply to a call something overtook, the operations
+    /// sent again get their answers in the first slots of the batch, not in
+    /// their own: an acquire held back takes a release's or an extend's
+    /// answer as a grant.
+    NoscriptAnswersShifted,
 }
 
 impl Mutant {
     /// Every mutant, in the order `redquorum mutants` runs them.
-    pub const ALL: [Mutant; 28] = [
+    pub const ALL: [Mutant; 29] = [
         Mutant::ValidityUnreduced,
         Mutant::LongLease,
         Mutant::NoUnwind,
@@ -199,13 +205,14 @@ impl Mutant {
         Mutant::PlainAcquireOverwrites,
         Mutant::PlainReleaseUnchecked,
         Mutant::PlainExtendRevives,
+        Mutant::NoscriptAnswersShifted,
     ];
 
     /// The mutants of the bug classes only the mixed default run reaches
     /// (docs/torture.md): `redquorum mutants` runs them with the default
     /// `redquorum torture`, no recipe of their own.
-    /// They are the last eleven of [`Mutant::ALL`].
-    pub const CLASSES: &[Mutant] = Mutant::ALL.split_at(Mutant::ALL.len() - 11).1;
+    /// They are the last twelve of [`Mutant::ALL`].
+    pub const CLASSES: &[Mutant] = Mutant::ALL.split_at(Mutant::ALL.len() - 12).1;
 
     /// The kebab-case name.
     ///
@@ -246,6 +253,7 @@ impl Mutant {
             Mutant::PlainAcquireOverwrites => "plain-acquire-overwrites",
             Mutant::PlainReleaseUnchecked => "plain-release-unchecked",
             Mutant::PlainExtendRevives => "plain-extend-revives",
+            Mutant::NoscriptAnswersShifted => "noscript-answers-shifted",
         }
     }
 }
