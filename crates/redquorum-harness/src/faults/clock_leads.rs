@@ -7,16 +7,20 @@
 //! (real time moved on since), so the nemesis keeps a *decaying high-water
 //! mark* of the nodes' clock offsets (node clock minus real time, measured
 //! with `TIME`), raised by every sample and by every strobe's forward step,
-//! and lets fence-loss strike only nodes whose offset is at the mark (within
-//! a tolerance): their own clock is ahead of every token issued before. In
-//! the default run that is the fast majority, minus a fast node a restart
-//! put back at real time; without clock faults, every node. A fast node
+//! and lets fence-loss strike only where the next quorum meets a node whose
+//! offset is at the mark (within a tolerance), whose own clock is ahead of
+//! every token issued before, or a node that kept its counter
+//! ([`fence_loss_targets`]). Leading in the default run: the fast
+//! majority, minus a fast node a restart put back at real time; without
+//! clock faults, every node. A fast node
 //! that lost its counter and is then restarted comes back at real time, and
 //! its votes are refused for the longest lease (the delayed-restart rule),
 //! so fence-loss also waits while the mark is a whole `clock_window` (the
 //! TTL) ahead of real time.
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use rand::Rng;
 
 use crate::nodes::Cluster;
 
@@ -74,6 +78,35 @@ impl ClockLeads {
             .map(|&(node, _)| node)
             .collect()
     }
+}
+
+/// The nodes a fence-loss strikes, given the `leading` ones among the
+/// `nodes` that may be faulted, of `count` in all: when the leading nodes
+/// are a majority, all of them and any of the others (every quorum then
+/// meets a leading node that lost its counter and proposes from its clock,
+/// above every earlier token, whatever the others propose); otherwise a
+/// majority or more of the leading ones only (a node the next quorum
+/// shares with the last write-back either kept its counter or leads).
+pub(super) fn fence_loss_targets(
+    rng: &mut impl Rng,
+    leading: &[usize],
+    nodes: &[usize],
+    count: usize,
+) -> Vec<usize> {
+    let mut targets: Vec<usize> = if leading.len() > count / 2 {
+        let others = nodes.iter().filter(|n| !leading.contains(n));
+        let others: Vec<usize> = others.copied().filter(|_| rng.gen_bool(0.5)).collect();
+        leading.iter().copied().chain(others).collect()
+    } else {
+        let most = leading.len();
+        let take = rng.gen_range((most / 2 + 1).min(most)..=most);
+        rand::seq::index::sample(rng, most, take)
+            .into_iter()
+            .map(|i| leading[i])
+            .collect()
+    };
+    targets.sort_unstable();
+    targets
 }
 
 /// Every running node's clock offset (ms, node clock minus this process's

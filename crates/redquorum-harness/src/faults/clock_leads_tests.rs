@@ -86,3 +86,27 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// A leading majority is struck whole, with any of the others; a
+    /// leading minority only in part, never beyond it.
+    #[test]
+    fn fence_loss_targets_keep_the_floor_sound(
+        count in 1_usize..8,
+        lead_mask in 0_u32..256,
+        seed in 0_u64..1_000,
+    ) {
+        use rand::SeedableRng;
+        let nodes: Vec<usize> = (0..count).collect();
+        let leading: Vec<usize> = nodes.iter().copied().filter(|n| lead_mask & (1 << n) != 0).collect();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let targets = super::fence_loss_targets(&mut rng, &leading, &nodes, count);
+        prop_assert!(targets.windows(2).all(|w| w[0] < w[1]));
+        if leading.len() > count / 2 {
+            prop_assert!(leading.iter().all(|n| targets.contains(n)));
+        } else {
+            prop_assert!(targets.iter().all(|n| leading.contains(n)));
+            prop_assert_eq!(targets.is_empty(), leading.is_empty());
+        }
+    }
+}

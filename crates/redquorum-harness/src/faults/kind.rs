@@ -59,13 +59,14 @@ pub enum FaultKind {
     /// restarted node's vote is refused until every hold it may have lost
     /// has expired.
     RestartMajority,
-    /// A majority or more of the nodes whose clocks lead loses the fence
-    /// counters (every key matching the lock keys' pattern and ending in
-    /// `:fence`), as when they expire after a day idle. Within the
-    /// assumptions because the nemesis strikes only nodes whose clock is at
-    /// or past every earlier reading of any node's (`clock_leads.rs`): a node
-    /// that lost its counter proposes from its clock, above every token
-    /// issued before.
+    /// Nodes lose the fence counters (every key matching the lock keys'
+    /// pattern and ending in `:fence`), as when they expire after a day
+    /// idle: every node whose clock leads (at or past every earlier reading
+    /// of any node's) and any others when those are a majority, else a
+    /// majority or more of the leading ones (`clock_leads.rs`). Within the
+    /// assumptions: every later quorum meets a leading node that lost its
+    /// counter (it proposes from its clock, above every token issued
+    /// before) or a node that kept it.
     FenceLoss,
     /// Cluster masters only: the slot of a lock key the workload uses moves
     /// to another shard on one or more masters, with its keys and their

@@ -84,10 +84,13 @@ pub(super) fn run(
         let pool = match kind {
             FaultKind::Strobe => &strobing,
             FaultKind::Clock if !clocks.is_empty() => &clocks,
-            FaultKind::FenceLoss => &leading,
             _ => &nodes,
         };
-        let targets = targets(&mut striker.rng, kind, pool, config);
+        let targets = if kind == FaultKind::FenceLoss {
+            clock_leads::fence_loss_targets(&mut striker.rng, &leading, &nodes, cluster.len())
+        } else {
+            targets(&mut striker.rng, kind, pool, config)
+        };
         let length = striker.rng.gen_range(SHORT..=config.max_fault.max(SHORT));
         let started = epoch.elapsed();
         let mut hit = Hit {
@@ -127,8 +130,8 @@ pub(super) fn run(
 
 /// A random set of distinct nodes from `pool`, sorted: 1 to `max_nodes`
 /// of them (a minority when `max_nodes` ≤ N/2), at least `min_nodes`; a
-/// bare majority for the majority faults, a majority or more of the
-/// leading nodes (the pool) for fence-loss.
+/// bare majority for the majority faults (fence-loss chooses its own,
+/// `clock_leads.rs`).
 fn targets(
     rng: &mut StdRng,
     kind: FaultKind,
@@ -138,8 +141,6 @@ fn targets(
     let most = config.max_nodes.clamp(1, pool.len());
     let count = if matches!(kind, FaultKind::SlowMajority | FaultKind::RestartMajority) {
         pool.len() / 2 + 1
-    } else if kind == FaultKind::FenceLoss {
-        rng.gen_range(pool.len() / 2 + 1..=pool.len())
     } else {
         rng.gen_range(config.min_nodes.clamp(1, most)..=most)
     };
