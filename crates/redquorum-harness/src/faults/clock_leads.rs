@@ -124,7 +124,8 @@ pub(super) fn offsets(cluster: &Cluster, nodes: &[usize]) -> Vec<(usize, f64)> {
 fn offset(cluster: &Cluster, n: usize) -> Option<f64> {
     let mut conn = cluster.conn(n).ok()?;
     let mut best: Option<(Duration, f64)> = None;
-    for _ in 0..5 {
+    // A few tries at most: the nemesis samples every round.
+    for _ in 0..3 {
         let before = wall_ms();
         let sent = Instant::now();
         let reply = conn.command(&["TIME"]).ok()?;
@@ -134,7 +135,7 @@ fn offset(cluster: &Cluster, n: usize) -> Option<f64> {
         if best.is_none_or(|(t, _)| trip < t) {
             best = Some((trip, node - (before + after) / 2.0));
         }
-        if trip <= PRECISE / 4 {
+        if trip <= PRECISE {
             break;
         }
     }
