@@ -51,10 +51,10 @@
 //!   plain lock reaches the full operations it is planted in, as before.
 //!
 //! `redquorum mutants` runs every one against the default torture run
-//! (every kind on the same names, majority faults within the assumptions,
-//! fast clocks within the drift budget), with the one feature a mutant's
-//! bug lives in turned on (a lock-delay, a fast node, an operator, lost
-//! fence counters). The last twelve ([`Mutant::CLASSES`]) are the bug
+//! (every kind on the same names, majority faults and lost fence counters
+//! within the assumptions, fast clocks within the drift budget), with the
+//! one feature a mutant's bug lives in turned on (a lock-delay, a fast
+//! node, an operator, cluster masters). The last twelve ([`Mutant::CLASSES`]) are the bug
 //! classes that have no focused recipe of their own (`mutants --recipes`).
 
 use std::fmt;
