@@ -72,7 +72,7 @@ pub use evidence::{
 };
 pub use faults::{
     ClientPauser, FaultEvent, FaultKind, FaultLog, FaultProxy, Nemesis, NemesisConfig, NodeProxies,
-    Proxies, ProxyMode,
+    Proxies, ProxyMode, ScriptCounts,
 };
 pub use nodes::{
     Cluster, ClusterBuilder, FaketimeSupport, Migration, Persistence, Reply, RespConn, SLOT_COUNT,

@@ -21,7 +21,8 @@
 //!   no-owner-check;
 //! - `protocol/claim.rs` (`extend`: sent as an acquire) and `lease/state.rs`
 //!   (`check_expired`, `extended`: expiry is not final): reviving-extend;
-//! - `node/batcher.rs` (`after_noscript`): noscript-after-unwind;
+//! - `node/batcher.rs` (`after_noscript`): noscript-after-unwind,
+//!   noscript-answers-shifted;
 //! - `node/queue.rs` (`Queued::wanted`): queued-release-dropped;
 //! - `kinds/semaphore.rs` (`try_acquire`): permit-without-slot;
 //! - `kinds/election.rs` (`try_campaign`): shared-leadership;
@@ -51,10 +52,10 @@
 //!   plain lock reaches the full operations it is planted in, as before.
 //!
 //! `redquorum mutants` runs every one against the default torture run
-//! (every kind on the same names, majority faults within the assumptions,
-//! fast clocks within the drift budget), with the one feature a mutant's
-//! bug lives in turned on (a lock-delay, a fast node, an operator, lost
-//! fence counters). The last twelve ([`Mutant::CLASSES`]) are the bug
+//! (every kind on the same names, majority faults and lost fence counters
+//! within the assumptions, fast clocks within the drift budget), with the
+//! one feature a mutant's bug lives in turned on (a lock-delay, a fast
+//! node, an operator, cluster masters). The last thirteen ([`Mutant::CLASSES`]) are the bug
 //! classes that have no focused recipe of their own (`mutants --recipes`).
 
 use std::fmt;
@@ -171,11 +172,16 @@ pub enum Mutant {
     /// once its caller stopped waiting (the release returned on a quorum),
     /// as an abandoned acquire is: the slow node keeps the key to its TTL.
     QueuedReleaseDropped,
+    /// After a NOSCRIPT reply to a call something overtook, the operations
+    /// sent again get their answers in the first slots of the batch, not in
+    /// their own: an acquire held back takes a release's or an extend's
+    /// answer as a grant.
+    NoscriptAnswersShifted,
 }
 
 impl Mutant {
     /// Every mutant, in the order `redquorum mutants` runs them.
-    pub const ALL: [Mutant; 29] = [
+    pub const ALL: [Mutant; 30] = [
         Mutant::ValidityUnreduced,
         Mutant::LongLease,
         Mutant::NoUnwind,
@@ -205,13 +211,14 @@ impl Mutant {
         Mutant::PlainReleaseUnchecked,
         Mutant::PlainExtendRevives,
         Mutant::QueuedReleaseDropped,
+        Mutant::NoscriptAnswersShifted,
     ];
 
     /// The mutants of the bug classes only the mixed default run reaches
     /// (docs/torture.md): `redquorum mutants` runs them with the default
     /// `redquorum torture`, no recipe of their own.
-    /// They are the last twelve of [`Mutant::ALL`].
-    pub const CLASSES: &[Mutant] = Mutant::ALL.split_at(Mutant::ALL.len() - 12).1;
+    /// They are the last thirteen of [`Mutant::ALL`].
+    pub const CLASSES: &[Mutant] = Mutant::ALL.split_at(Mutant::ALL.len() - 13).1;
 
     /// The kebab-case name.
     ///
@@ -253,6 +260,7 @@ impl Mutant {
             Mutant::PlainReleaseUnchecked => "plain-release-unchecked",
             Mutant::PlainExtendRevives => "plain-extend-revives",
             Mutant::QueuedReleaseDropped => "queued-release-dropped",
+            Mutant::NoscriptAnswersShifted => "noscript-answers-shifted",
         }
     }
 }

@@ -8,7 +8,7 @@
 //! Each mutant runs against the default `redquorum torture` (every kind on
 //! shared names, dropped futures, every fault): what users run must catch
 //! it. A mutant whose bug lives in a feature the bare run does not use
-//! (a lock-delay, an operator, node clock monitoring, fence counters lost)
+//! (a lock-delay, an operator, node clock monitoring, cluster masters)
 //! gets the default run with that feature turned on. `--recipes` runs
 //! instead the focused recipe each old mutant was written with (faster:
 //! CI's proof that the checker can fail). Everything stays within

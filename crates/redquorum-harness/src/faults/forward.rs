@@ -1,16 +1,20 @@
 //! How a proxy forwards bytes: the [`ProxyMode`] it applies, and the tokio
 //! tasks that accept connections, connect each to the node, and pump each
 //! direction chunk by chunk under the current mode (each change is seen by
-//! every open connection on its next chunk), resetting them on demand.
+//! every open connection on its next chunk), resetting them on demand. Each
+//! chunk is also read for the proxy's script tally (`script_tally.rs`).
 
 use std::io;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
+
+use super::script_tally::{ScriptTally, Watch};
 
 /// What the proxy does to the bytes it forwards.
 ///
@@ -35,6 +39,12 @@ pub enum ProxyMode {
     Stall,
     /// Reset new connections at once (open ones were reset on entering this mode).
     Refuse,
+    /// Empty the node's script cache (`SCRIPT FLUSH`, on a connection of
+    /// the proxy's own) right before forwarding one call by digest
+    /// (`EVALSHA`) in three on each connection: that call answers NOSCRIPT
+    /// however recently the script was loaded, while the client's other
+    /// calls are in flight and the next ones find the script reloaded.
+    FlushScripts,
 }
 
 /// Accepts connections until the proxy shuts down, each forwarded on a task of its own.
@@ -43,6 +53,7 @@ pub(super) async fn accept_loop(
     target: SocketAddr,
     mode: watch::Receiver<ProxyMode>,
     resets: watch::Receiver<u64>,
+    tally: Arc<ScriptTally>,
 ) {
     loop {
         let Ok((client, _)) = listener.accept().await else {
@@ -52,7 +63,7 @@ pub(super) async fn accept_loop(
         };
         let mode = mode.clone();
         let resets = resets.clone();
-        tokio::spawn(connection(client, target, mode, resets));
+        tokio::spawn(connection(client, target, mode, resets, tally.clone()));
     }
 }
 
@@ -63,6 +74,7 @@ async fn connection(
     target: SocketAddr,
     mode: watch::Receiver<ProxyMode>,
     mut resets: watch::Receiver<u64>,
+    tally: Arc<ScriptTally>,
 ) {
     resets.mark_unchanged();
     if *mode.borrow() == ProxyMode::Refuse {
@@ -77,9 +89,21 @@ async fn connection(
     let _ = server.set_nodelay(true);
     let (mut client_read, mut client_write) = client.into_split();
     let (mut server_read, mut server_write) = server.into_split();
+    let requests = Pump {
+        mode: mode.clone(),
+        replies: false,
+        tally: tally.clone(),
+        target,
+    };
+    let replies = Pump {
+        mode,
+        replies: true,
+        tally,
+        target,
+    };
     let reset = tokio::select! {
-        _ = pump(&mut client_read, &mut server_write, mode.clone(), false) => false,
-        _ = pump(&mut server_read, &mut client_write, mode, true) => false,
+        _ = requests.run(&mut client_read, &mut server_write) => false,
+        _ = replies.run(&mut server_read, &mut client_write) => false,
         _ = resets.changed() => true,
     };
     if reset {
@@ -89,39 +113,95 @@ async fn connection(
     }
 }
 
-/// Copies one direction (`replies`: node to client), applying the current
-/// mode to each chunk.
-async fn pump(
-    from: &mut OwnedReadHalf,
-    to: &mut OwnedWriteHalf,
-    mut mode: watch::Receiver<ProxyMode>,
+/// One direction of a connection (`replies`: node to client).
+struct Pump {
+    mode: watch::Receiver<ProxyMode>,
     replies: bool,
-) -> io::Result<()> {
-    let mut buf = vec![0_u8; 16 * 1024];
-    loop {
-        let n = from.read(&mut buf).await?;
-        if n == 0 {
-            return Ok(());
+    tally: Arc<ScriptTally>,
+    /// The node, for the flushes of [`ProxyMode::FlushScripts`].
+    target: SocketAddr,
+}
+
+impl Pump {
+    /// Copies the direction, applying the current mode to each chunk.
+    async fn run(mut self, from: &mut OwnedReadHalf, to: &mut OwnedWriteHalf) -> io::Result<()> {
+        let mut buf = vec![0_u8; 16 * 1024];
+        let mut watch = Watch::new(self.replies);
+        let (mut flusher, mut calls) = (None, 0_u64);
+        loop {
+            let n = from.read(&mut buf).await?;
+            if n == 0 {
+                return Ok(());
+            }
+            let by_digest = watch.see(&buf[..n], &self.tally);
+            calls += u64::from(by_digest);
+            // One call in three: the others find the script that a resend
+            // reloaded, so NOSCRIPT answers race calls that run.
+            if by_digest && calls % 3 == 1 && *self.mode.borrow() == ProxyMode::FlushScripts {
+                if flush(&mut flusher, self.target).await.is_ok() {
+                    self.tally.flushed();
+                } else {
+                    flusher = None;
+                }
+            }
+            self.apply_mode().await?;
+            to.write_all(&buf[..n]).await?;
         }
+    }
+
+    /// Waits as the current mode says before a chunk is forwarded.
+    async fn apply_mode(&mut self) -> io::Result<()> {
+        let (mode, replies) = (&mut self.mode, self.replies);
         loop {
             let current = *mode.borrow_and_update();
             match current {
                 ProxyMode::Stall => {
                     if mode.changed().await.is_err() {
-                        return Ok(());
+                        // The proxy is gone: stop forwarding.
+                        return Err(io::ErrorKind::BrokenPipe.into());
                     }
                 }
                 ProxyMode::Latency(delay) => {
                     tokio::time::sleep(delay).await;
-                    break;
+                    return Ok(());
                 }
                 ProxyMode::SlowReplies(delay) if replies => {
                     tokio::time::sleep(delay).await;
-                    break;
+                    return Ok(());
                 }
-                ProxyMode::SlowReplies(_) | ProxyMode::Pass | ProxyMode::Refuse => break,
+                ProxyMode::SlowReplies(_)
+                | ProxyMode::Pass
+                | ProxyMode::Refuse
+                | ProxyMode::FlushScripts => return Ok(()),
             }
         }
-        to.write_all(&buf[..n]).await?;
     }
+}
+
+/// `SCRIPT FLUSH` on the node over `conn` (opened on first use), written
+/// before the call it precedes is forwarded, without waiting for its `+OK`
+/// (drained later): the call is not held back, so nothing it precedes is
+/// delayed, and the node reads the flush first almost always.
+async fn flush(conn: &mut Option<TcpStream>, target: SocketAddr) -> io::Result<()> {
+    let attempt = async {
+        let stream = match conn {
+            Some(stream) => stream,
+            None => conn.insert(TcpStream::connect(target).await?),
+        };
+        let mut answers = [0_u8; 256];
+        loop {
+            match stream.try_read(&mut answers) {
+                Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) => return Err(e),
+            }
+        }
+        stream
+            .write_all(b"*2\r\n$6\r\nSCRIPT\r\n$5\r\nFLUSH\r\n")
+            .await
+    };
+    tokio::time::timeout(Duration::from_millis(50), attempt)
+        .await
+        .unwrap_or_else(|_| Err(io::ErrorKind::TimedOut.into()))
 }

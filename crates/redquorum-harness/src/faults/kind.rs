@@ -59,12 +59,14 @@ pub enum FaultKind {
     /// restarted node's vote is refused until every hold it may have lost
     /// has expired.
     RestartMajority,
-    /// A majority of the nodes (or all of them) loses the fence counters
-    /// (every key matching the lock keys' pattern and ending in `:fence`),
-    /// as when they expire after a day idle. Within the assumptions only
-    /// while the nodes' clocks agree: a node that lost its counter proposes
-    /// from its clock, above every token issued while its clock was behind
-    /// (so not with fast clocks, `clock-ahead` or strobing).
+    /// Nodes lose the fence counters (every key matching the lock keys'
+    /// pattern and ending in `:fence`), as when they expire after a day
+    /// idle: every node whose clock leads (at or past every earlier reading
+    /// of any node's) and any others when those are a majority, else a
+    /// majority or more of the leading ones (`clock_leads.rs`). Within the
+    /// assumptions: every later quorum meets a leading node that lost its
+    /// counter (it proposes from its clock, above every token issued
+    /// before) or a node that kept it.
     FenceLoss,
     /// Cluster masters only: the slot of a lock key the workload uses moves
     /// to another shard on one or more masters, with its keys and their
@@ -127,8 +129,10 @@ impl FaultKind {
     /// sent its NOSCRIPT fallback after the unwind; the one engine resends
     /// only calls nothing overtook, see docs/torture.md.)
     /// `slow-majority` and `restart-majority` strike a majority within the
-    /// assumptions (the latter needs the delayed-restart rule).
-    pub const SAFE: [FaultKind; 11] = [
+    /// assumptions (the latter needs the delayed-restart rule), and so does
+    /// `fence-loss`: the nemesis aims it at nodes whose clocks lead
+    /// (`clock_leads.rs`), so the clock floor it makes the lock rely on holds.
+    pub const SAFE: [FaultKind; 12] = [
         FaultKind::Kill,
         FaultKind::Pause,
         FaultKind::Latency,
@@ -140,6 +144,7 @@ impl FaultKind {
         FaultKind::Strobe,
         FaultKind::SlowMajority,
         FaultKind::RestartMajority,
+        FaultKind::FenceLoss,
     ];
 
     /// The lower-case name, as `--nemesis` takes it.
@@ -258,7 +263,7 @@ impl FaultKind {
     ///
     /// ```
     /// use redquorum_harness::FaultKind;
-    /// assert_eq!(FaultKind::parse_list("all").unwrap().len(), 11);
+    /// assert_eq!(FaultKind::parse_list("all").unwrap().len(), 12);
     /// assert_eq!(FaultKind::parse_list("kill, stall").unwrap(), vec![FaultKind::Kill, FaultKind::Stall]);
     /// assert!(FaultKind::parse_list("flood").is_err());
     /// ```

@@ -4,10 +4,12 @@
 //! What lives here: [`FaultKind`] (`kind.rs`: the faults by name, imported
 //! by the fault log and the nemesis alike), the fault proxies in front of
 //! the nodes ([`FaultProxy`] in `proxy.rs`, its forwarding and
-//! [`ProxyMode`] in `forward.rs`, per-group [`Proxies`] in `proxies.rs`),
+//! [`ProxyMode`] in `forward.rs`, what they see of scripts in
+//! `script_tally.rs`, per-group [`Proxies`] in `proxies.rs`),
 //! client-group pauses ([`ClientPauser`]), the [`Nemesis`] (`nemesis.rs`,
 //! `nemesis_config.rs`, its loop in `rounds.rs`, each fault's action in
-//! `strike.rs`; on cluster masters, `shard_rounds.rs` and `shard_strike.rs`:
+//! `strike.rs`, and which nodes a fence-loss may strike in
+//! `clock_leads.rs`; on cluster masters, `shard_rounds.rs` and `shard_strike.rs`:
 //! slot migrations and failovers) and the [`FaultLog`] of what struck where
 //! and when.
 //!
@@ -21,6 +23,7 @@
 //! `run`.
 
 mod client_group;
+mod clock_leads;
 mod fault_log;
 mod forward;
 mod kind;
@@ -29,6 +32,7 @@ mod nemesis_config;
 mod proxies;
 mod proxy;
 mod rounds;
+mod script_tally;
 mod shard_rounds;
 mod shard_strike;
 mod strike;
@@ -42,3 +46,4 @@ pub use nemesis::Nemesis;
 pub use nemesis_config::NemesisConfig;
 pub use proxies::{NodeProxies, Proxies};
 pub use proxy::FaultProxy;
+pub use script_tally::ScriptCounts;

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::forward::ProxyMode;
 use super::proxy::FaultProxy;
+use super::script_tally::ScriptCounts;
 use crate::nodes::Cluster;
 
 /// Fault proxies in front of a cluster: one per node for each client group,
@@ -247,5 +248,24 @@ impl Proxies {
         for proxy in self.groups.iter().flatten() {
             proxy.heal();
         }
+    }
+
+    /// What went through every proxy of scripts and NOSCRIPT so far.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let cluster = redquorum_harness::Cluster::start(1).unwrap();
+    /// # let proxies = redquorum_harness::Proxies::start(&cluster).unwrap();
+    /// assert_eq!(proxies.script_counts().noscript, 0);
+    /// ```
+    #[must_use]
+    pub fn script_counts(&self) -> ScriptCounts {
+        self.groups
+            .iter()
+            .flatten()
+            .fold(ScriptCounts::default(), |sum, p| {
+                sum.plus(p.script_counts())
+            })
     }
 }

@@ -16,6 +16,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{oneshot, watch};
 
 use super::forward::{ProxyMode, accept_loop};
+use super::script_tally::{ScriptCounts, ScriptTally};
 
 /// A fault proxy for one node, listening on a free loopback port.
 ///
@@ -49,6 +50,7 @@ pub struct FaultProxy {
     resets: watch::Sender<u64>,
     shutdown: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
+    tally: std::sync::Arc<ScriptTally>,
 }
 
 impl FaultProxy {
@@ -76,6 +78,8 @@ impl FaultProxy {
         let (mode, mode_rx) = watch::channel(ProxyMode::Pass);
         let (resets, resets_rx) = watch::channel(0_u64);
         let (shutdown, shutdown_rx) = oneshot::channel();
+        let tally = std::sync::Arc::new(ScriptTally::default());
+        let counted = tally.clone();
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
@@ -87,7 +91,7 @@ impl FaultProxy {
                         return;
                     };
                     tokio::select! {
-                        () = accept_loop(listener, target, mode_rx, resets_rx) => {}
+                        () = accept_loop(listener, target, mode_rx, resets_rx, counted) => {}
                         _ = shutdown_rx => {}
                     }
                 });
@@ -100,7 +104,22 @@ impl FaultProxy {
             resets,
             shutdown: Some(shutdown),
             thread: Some(thread),
+            tally,
         })
+    }
+
+    /// What went through the proxy of scripts and NOSCRIPT so far.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let cluster = redquorum_harness::Cluster::start(1).unwrap();
+    /// let proxy = redquorum_harness::FaultProxy::start(&format!("127.0.0.1:{}", cluster.port(0))).unwrap();
+    /// assert_eq!(proxy.script_counts(), redquorum_harness::ScriptCounts::default());
+    /// ```
+    #[must_use]
+    pub fn script_counts(&self) -> ScriptCounts {
+        self.tally.counts()
     }
 
     /// The port clients should connect to.

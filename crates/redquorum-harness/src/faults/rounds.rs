@@ -12,6 +12,7 @@ use std::time::Instant;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+use super::clock_leads::{self, ClockLeads};
 use super::fault_log::{FaultEvent, FaultLog};
 use super::kind::FaultKind;
 use super::nemesis_config::NemesisConfig;
@@ -60,9 +61,24 @@ pub(super) fn run(
     }
     let clocks: Vec<usize> = nodes.iter().copied().filter(clock_ok).collect();
     let mut striker = Striker::new(cluster, proxies, config, stop, rng, nodes.clone());
+    // Fence-loss strikes only nodes whose clocks lead (`clock_leads.rs`):
+    // the clocks are sampled every round, so a lead a restart takes away
+    // is remembered.
+    let fence_loss = kinds.contains(&FaultKind::FenceLoss);
+    let (mut leads, mut held_back) = (ClockLeads::default(), 0_u64);
     while nap(striker.rng.gen_range(config.gaps()), stop) {
         let kind = kinds[striker.rng.gen_range(0..kinds.len())];
         if kind == FaultKind::RestartMajority && striker.restarted_a_majority_lately() {
+            continue;
+        }
+        let leading = if fence_loss {
+            let offsets = clock_leads::offsets(cluster, &nodes);
+            leads.leading(&offsets, Instant::now(), config.clock_window)
+        } else {
+            Vec::new()
+        };
+        if kind == FaultKind::FenceLoss && leading.is_empty() {
+            held_back += 1;
             continue;
         }
         let pool = match kind {
@@ -70,7 +86,11 @@ pub(super) fn run(
             FaultKind::Clock if !clocks.is_empty() => &clocks,
             _ => &nodes,
         };
-        let targets = targets(&mut striker.rng, kind, pool, config);
+        let targets = if kind == FaultKind::FenceLoss {
+            clock_leads::fence_loss_targets(&mut striker.rng, &leading, &nodes, cluster.len())
+        } else {
+            targets(&mut striker.rng, kind, pool, config)
+        };
         let length = striker.rng.gen_range(SHORT..=config.max_fault.max(SHORT));
         let started = epoch.elapsed();
         let mut hit = Hit {
@@ -89,15 +109,29 @@ pub(super) fn run(
                 .errors
                 .push(format!("{} on nodes {:?}: {e}", kind.name(), hit.targets)),
         }
+        if kind == FaultKind::Strobe {
+            // Its forward steps were readings ahead of real time.
+            leads.observe(config.max_strobe.as_secs_f64() * 1e3, Instant::now());
+        }
     }
     proxies.heal_all();
+    if kinds.contains(&FaultKind::ScriptFlush) {
+        log.errors
+            .push(format!("script-flush: {}", proxies.script_counts()));
+    }
+    if held_back > 0 {
+        log.errors.push(format!(
+            "fence-loss held back {held_back} times: no running node's clock was shown at or past every earlier reading (within {} ms), or the clocks led real time by a TTL",
+            clock_leads::TOLERANCE_MS
+        ));
+    }
     log
 }
 
 /// A random set of distinct nodes from `pool`, sorted: 1 to `max_nodes`
 /// of them (a minority when `max_nodes` ≤ N/2), at least `min_nodes`; a
-/// bare majority for the majority faults, a majority or more for
-/// fence-loss.
+/// bare majority for the majority faults (fence-loss chooses its own,
+/// `clock_leads.rs`).
 fn targets(
     rng: &mut StdRng,
     kind: FaultKind,
@@ -107,8 +141,6 @@ fn targets(
     let most = config.max_nodes.clamp(1, pool.len());
     let count = if matches!(kind, FaultKind::SlowMajority | FaultKind::RestartMajority) {
         pool.len() / 2 + 1
-    } else if kind == FaultKind::FenceLoss {
-        rng.gen_range(pool.len() / 2 + 1..=pool.len())
     } else {
         rng.gen_range(config.min_nodes.clamp(1, most)..=most)
     };

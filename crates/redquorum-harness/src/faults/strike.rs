@@ -268,8 +268,23 @@ impl<'a> Striker<'a> {
         Ok(())
     }
 
-    /// The script caches emptied every 0–100 ms for the fault's length.
+    /// The script caches emptied before one call by digest in three through
+    /// the targets' proxies, and every 0–100 ms, for the fault's length.
     fn script_flush(&mut self, targets: &[usize], length: Duration) -> Result<(), String> {
+        // Aimed at calls: each answers NOSCRIPT while the client's other
+        // calls are in flight, so both resend paths run many times a minute.
+        for &n in targets {
+            self.proxies.get(n).set_mode(ProxyMode::FlushScripts);
+        }
+        let storm = self.flush_storm(targets, length);
+        for &n in targets {
+            self.proxies.get(n).heal();
+        }
+        storm
+    }
+
+    /// Flushes every 0–100 ms for `length`.
+    fn flush_storm(&mut self, targets: &[usize], length: Duration) -> Result<(), String> {
         // A storm, not one flush: a NOSCRIPT resend that lands after
         // the caller's unwind needs another call to have reloaded the
         // script in between, which one flush rarely gives.

@@ -290,7 +290,13 @@ impl Batcher {
             Ok(answer) => op::decode(answer, again.len()),
             Err(error) => vec![Err(error); again.len()],
         };
-        for (index, reply) in again.into_iter().zip(answers) {
+        // Each answer goes back to its own operation's slot.
+        let slots = if mutants::is_active(Mutant::NoscriptAnswersShifted) {
+            (0..again.len()).collect()
+        } else {
+            again
+        };
+        for (index, reply) in slots.into_iter().zip(answers) {
             replies[index] = reply;
         }
         replies

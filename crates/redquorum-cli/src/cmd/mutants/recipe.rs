@@ -53,13 +53,6 @@ fn default_run_for(mutant: Mutant) -> (&'static str, &'static [&'static str]) {
             "the default run on cluster masters (`--cluster 2`: slot migrations, failovers, lagging failovers)",
             &["--cluster", "2"],
         ),
-        Mutant::FenceWithoutFloor => (
-            "the default run with fence counters lost on a majority (`--nemesis` every fault but strobe, and fence-loss)",
-            &[
-                "--nemesis",
-                "kill,pause,latency,stall,reset,clock,partition,script-flush,slow-majority,restart-majority,fence-loss",
-            ],
-        ),
         _ => (
             "the default run: every kind on shared names, every fault",
             &[],

@@ -1,0 +1,167 @@
+//! What the proxies see of scripts and NOSCRIPT: the replies that say
+//! NOSCRIPT, what clients send after them (a call again as `EVAL`, or a
+//! `SCRIPT LOAD` alone), and the flushes the proxies aimed at calls in
+//! flight ([`ProxyMode::FlushScripts`](super::ProxyMode::FlushScripts)).
+//! Read from the bytes, so it holds for any client library.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A reply that says the script is not cached.
+const NOSCRIPT: &[u8] = b"-NOSCRIPT";
+/// A call by digest, as a RESP bulk string.
+pub(super) const EVALSHA: &[u8] = b"$7\r\nEVALSHA\r\n";
+/// A call with the script's body (the usual answer to NOSCRIPT).
+const EVAL: &[u8] = b"$4\r\nEVAL\r\n";
+/// A script loaded without calling it.
+const LOAD: &[u8] = b"$6\r\nSCRIPT\r\n$4\r\nLOAD\r\n";
+
+/// Counts of one run's script traffic through the proxies.
+///
+/// # Examples
+///
+/// ```
+/// let counts = redquorum_harness::ScriptCounts::default();
+/// assert!(counts.to_string().starts_with("0 NOSCRIPT answers"));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ScriptCounts {
+    /// Replies that said NOSCRIPT.
+    pub noscript: u64,
+    /// Calls sent with the script's body (`EVAL`): after a NOSCRIPT, the
+    /// call's operations sent again, all of them or those nothing overtook.
+    pub evals: u64,
+    /// `SCRIPT LOAD`s: after a NOSCRIPT, the script reloaded with nothing
+    /// sent again.
+    pub loads: u64,
+    /// `SCRIPT FLUSH`es a proxy sent right before forwarding a call by digest.
+    pub flushes: u64,
+}
+
+impl ScriptCounts {
+    /// The sum of two counts.
+    #[must_use]
+    pub fn plus(self, other: ScriptCounts) -> ScriptCounts {
+        ScriptCounts {
+            noscript: self.noscript + other.noscript,
+            evals: self.evals + other.evals,
+            loads: self.loads + other.loads,
+            flushes: self.flushes + other.flushes,
+        }
+    }
+}
+
+impl fmt::Display for ScriptCounts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} NOSCRIPT answers; {} calls sent again as EVAL, {} script loads with nothing sent again; {} flushes aimed at calls in flight",
+            self.noscript, self.evals, self.loads, self.flushes
+        )
+    }
+}
+
+/// One proxy's counters, shared by its connections.
+#[derive(Debug, Default)]
+pub(super) struct ScriptTally {
+    noscript: AtomicU64,
+    evals: AtomicU64,
+    loads: AtomicU64,
+    flushes: AtomicU64,
+}
+
+impl ScriptTally {
+    /// The counts so far.
+    pub(super) fn counts(&self) -> ScriptCounts {
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        ScriptCounts {
+            noscript: get(&self.noscript),
+            evals: get(&self.evals),
+            loads: get(&self.loads),
+            flushes: get(&self.flushes),
+        }
+    }
+
+    /// One flush sent.
+    pub(super) fn flushed(&self) {
+        self.flushes.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// One direction of one connection, read for the tally.
+#[derive(Debug)]
+pub(super) struct Watch {
+    replies: bool,
+    counters: Vec<(&'static [u8], StreamCount)>,
+}
+
+impl Watch {
+    /// For the replies (node to client), or the requests.
+    pub(super) fn new(replies: bool) -> Self {
+        let needles: &[&'static [u8]] = if replies {
+            &[NOSCRIPT]
+        } else {
+            &[EVAL, LOAD, EVALSHA]
+        };
+        Self {
+            replies,
+            counters: needles.iter().map(|n| (*n, StreamCount::new(n))).collect(),
+        }
+    }
+
+    /// Counts `chunk` into `tally`; true when it carries (the end of) a call by digest.
+    pub(super) fn see(&mut self, chunk: &[u8], tally: &ScriptTally) -> bool {
+        let mut by_digest = false;
+        for (needle, counter) in &mut self.counters {
+            let n = counter.feed(chunk);
+            let into = match *needle {
+                _ if self.replies => &tally.noscript,
+                EVAL => &tally.evals,
+                LOAD => &tally.loads,
+                _ => {
+                    by_digest = n > 0;
+                    continue;
+                }
+            };
+            into.fetch_add(n, Ordering::Relaxed);
+        }
+        by_digest
+    }
+}
+
+/// Occurrences of a needle (ASCII case ignored) in a stream fed chunk by
+/// chunk, counted once each even when a chunk boundary splits one.
+#[derive(Debug)]
+pub(super) struct StreamCount {
+    needle: &'static [u8],
+    /// The end of what was fed, shorter than the needle: a match may start in it.
+    tail: Vec<u8>,
+}
+
+impl StreamCount {
+    pub(super) fn new(needle: &'static [u8]) -> Self {
+        Self {
+            needle,
+            tail: Vec::new(),
+        }
+    }
+
+    /// The matches that end in `chunk`.
+    pub(super) fn feed(&mut self, chunk: &[u8]) -> u64 {
+        let width = self.needle.len();
+        let mut seen = std::mem::take(&mut self.tail);
+        seen.extend_from_slice(chunk);
+        let found = seen
+            .windows(width)
+            .filter(|w| w.eq_ignore_ascii_case(self.needle))
+            .count() as u64;
+        let keep = seen.len().min(width - 1);
+        self.tail = seen.split_off(seen.len() - keep);
+        found
+    }
+}
+
+#[cfg(test)]
+#[path = "script_tally_tests.rs"]
+mod tests;
