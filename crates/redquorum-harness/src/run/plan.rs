@@ -354,6 +354,8 @@ impl<L> TorturePlan<L> {
             inspect_every_ms: ms(self.operator.inspect_every),
             force_release_every_ms: ms(self.operator.force_release_every),
             lock_kind,
+            // The lock fills them in (`TortureLock::configuration`).
+            configurations: Vec::new(),
             seed: self.seed,
         }
     }
