@@ -1,19 +1,22 @@
 //! The client population of the default run: each client group builds the
 //! library its own way, side by side on the same names, as the services
-//! sharing a set of nodes do: the library's defaults (no `max_ttl`), the
-//! delayed-restart rule, owner information with a lock-delay, a shorter TTL
-//! with a longer node timeout. The report gives a row per configuration.
+//! sharing a set of nodes do: the library's defaults (no `max_ttl`) with a
+//! longer TTL, the delayed-restart rule, owner information with a
+//! lock-delay, a longer node timeout. The report gives a row per
+//! configuration.
 //!
-//! Why each stays within the assumptions: every lease is at most the run's
-//! TTL, and every configuration refuses a node or a cluster shard whose
-//! holds may be lost for at least the run's TTL (its `max_ttl`, or the TTL
-//! when `max_ttl` is unset), so no group counts a vote that may lack
-//! another group's live hold. The local nodes of the default run persist
-//! every write before answering (AOF `always`, `args.rs`), so a kill loses
-//! no acknowledged hold and the groups without `max_ttl` may count a
-//! restarted node at once. The checker's rules that use the run's TTL (the
-//! clock error of `hold-removed`, the orphan slack, the leak wait) allow
-//! for the longest lease, which is the run's.
+//! Why each stays within the assumptions: every configuration refuses a
+//! node or a cluster shard whose holds may be lost for at least the
+//! longest lease of any (its `max_ttl`, or its TTL when `max_ttl` is
+//! unset: so the one without it has the longest TTL), and no group counts
+//! a vote that may lack another group's live hold. The local nodes of the
+//! default run persist every write before answering (AOF `always`,
+//! `args.rs`), so a kill loses no acknowledged hold and the group without
+//! `max_ttl` may count a restarted node at once. No lease is shorter than
+//! the run's TTL, which the key audit counts a key's age from (TTL less
+//! time left): a shorter one would look older than it is, and its keys
+//! orphans; a longer one looks younger, which only weakens the orphan
+//! rule for it. The leak wait (the TTL plus 3 s) outlasts every lease.
 
 use std::time::Duration;
 
@@ -24,17 +27,17 @@ use super::lock::{Lock, Plan};
 /// How one client group builds its lock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Setup {
-    /// The library's defaults, but the run's TTL and wait: no `max_ttl`,
-    /// its node timeout, retry pause and jitter.
+    /// The library's defaults but for the TTL (five quarters of the run's:
+    /// the longest lease, which its refusals must cover without `max_ttl`)
+    /// and wait: no `max_ttl`, its node timeout, retry pause and jitter.
     Defaults,
-    /// The delayed-restart rule (`max_ttl` = TTL) and quick retries.
+    /// The delayed-restart rule (`max_ttl` the longest lease) and quick retries.
     MaxTtl,
     /// Owner information on every hold and a lock-delay of a quarter of
-    /// the TTL (its `max_ttl` the TTL plus the delay).
+    /// the TTL (its `max_ttl` the longest lease plus the delay).
     OwnerInfo,
-    /// Three quarters of the TTL, two and a half times the node timeout,
-    /// `max_ttl` the run's TTL (the longest lease any group holds).
-    ShortTtl,
+    /// Two and a half times the node timeout, `max_ttl` the longest lease.
+    SlowCalls,
 }
 
 /// The setups of the default run, group `g` taking `SETUPS[g % 4]`.
@@ -42,7 +45,7 @@ pub(crate) const SETUPS: [Setup; 4] = [
     Setup::Defaults,
     Setup::MaxTtl,
     Setup::OwnerInfo,
-    Setup::ShortTtl,
+    Setup::SlowCalls,
 ];
 
 impl Setup {
@@ -55,28 +58,28 @@ impl Setup {
     /// The report's label.
     pub(crate) fn label(self, plan: &Plan) -> String {
         let ms = |d: Duration| d.as_millis();
-        let ttl = plan.ttl;
+        let ttl = format!("ttl {} ms", ms(self.ttl(plan)));
+        let max_ttl = self
+            .max_ttl(plan)
+            .map_or("no max_ttl".to_owned(), |m| format!("max_ttl {} ms", ms(m)));
         match self {
-            Setup::Defaults => format!("defaults: ttl {} ms, no max_ttl", ms(ttl)),
-            Setup::MaxTtl => format!("max_ttl {} ms", ms(ttl)),
+            Setup::Defaults => format!("defaults: {ttl}, {max_ttl}"),
+            Setup::MaxTtl => format!("{ttl}, {max_ttl}"),
             Setup::OwnerInfo => format!(
-                "owner info, lock-delay {} ms, max_ttl {} ms",
-                ms(ttl / 4),
-                ms(ttl + ttl / 4)
+                "owner info, lock-delay {} ms, {ttl}, {max_ttl}",
+                ms(plan.ttl / 4)
             ),
-            Setup::ShortTtl => format!(
-                "ttl {} ms, node timeout {} ms, max_ttl {} ms",
-                ms(ttl * 3 / 4),
-                ms(plan.node_timeout * 5 / 2),
-                ms(ttl)
+            Setup::SlowCalls => format!(
+                "node timeout {} ms, {ttl}, {max_ttl}",
+                ms(plan.node_timeout * 5 / 2)
             ),
         }
     }
 
-    /// Its lease.
+    /// Its lease: the run's TTL, or the longest lease of the population.
     fn ttl(self, plan: &Plan) -> Duration {
         match self {
-            Setup::ShortTtl => plan.ttl * 3 / 4,
+            Setup::Defaults => longest_lease(plan),
             _ => plan.ttl,
         }
     }
@@ -86,8 +89,8 @@ impl Setup {
     fn max_ttl(self, plan: &Plan) -> Option<Duration> {
         match self {
             Setup::Defaults => None,
-            Setup::MaxTtl | Setup::ShortTtl => Some(plan.ttl),
-            Setup::OwnerInfo => Some(plan.ttl + plan.ttl / 4),
+            Setup::MaxTtl | Setup::SlowCalls => Some(longest_lease(plan)),
+            Setup::OwnerInfo => Some(longest_lease(plan) + plan.ttl / 4),
         }
     }
 
@@ -111,7 +114,7 @@ impl Setup {
                 .retry_delay(Duration::from_millis(5))
                 .retry_jitter(Duration::from_millis(20)),
             Setup::OwnerInfo => builder.node_timeout(plan.node_timeout),
-            Setup::ShortTtl => builder.node_timeout(plan.node_timeout * 5 / 2),
+            Setup::SlowCalls => builder.node_timeout(plan.node_timeout * 5 / 2),
         };
         let builder = match self.max_ttl(plan) {
             Some(max_ttl) => builder.max_ttl(max_ttl),
@@ -129,6 +132,11 @@ impl Setup {
             _ => redlock,
         })
     }
+}
+
+/// The longest lease of the population: five quarters of the run's TTL.
+fn longest_lease(plan: &Plan) -> Duration {
+    plan.ttl * 5 / 4
 }
 
 /// Whether the run's groups are a population: the mixed default run,
@@ -160,15 +168,18 @@ mod tests {
         assert_eq!(Setup::of(&Plan::new(Lock::One(LockKind::Plain)), 0), None);
     }
 
-    /// Every lease is at most the run's TTL, and every setup refuses a
-    /// node that may have lost holds (its `max_ttl`, else its TTL) for at
-    /// least the longest lease of any setup: the premise that keeps the
-    /// population within the assumptions.
+    /// Every setup refuses a node that may have lost holds (its
+    /// `max_ttl`, else its TTL) for at least the longest lease of any
+    /// setup: the premise that keeps the population within the
+    /// assumptions. No lease is shorter than the run's TTL, from which the
+    /// key audit counts ages, and the leak wait outlasts every lease.
     #[tokio::test]
     async fn every_refusal_covers_every_lease() {
         let plan = Plan::new(Lock::Mixed);
         let longest = SETUPS.iter().map(|s| s.ttl(&plan)).max().unwrap();
-        assert_eq!(longest, plan.ttl);
+        let shortest = SETUPS.iter().map(|s| s.ttl(&plan)).min().unwrap();
+        assert_eq!((longest, shortest), (longest_lease(&plan), plan.ttl));
+        assert!(longest < plan.ttl + Duration::from_secs(3));
         for setup in SETUPS {
             let label = setup.label(&plan);
             let refusal = setup.max_ttl(&plan).unwrap_or(setup.ttl(&plan));
