@@ -106,6 +106,9 @@ pub struct KindLocker {
     redlock: Redlock,
     kind: LockKind,
     for_history: bool,
+    /// For a history: whether a grant asks for its fencing token (most
+    /// users of the plain lock never do).
+    asks_fence: bool,
     /// For `all-of`: the resources, in order; each set is a resource and
     /// one of its neighbours (empty: the resource alone).
     ring: Vec<String>,
@@ -143,6 +146,7 @@ impl KindLocker {
             redlock,
             kind,
             for_history: false,
+            asks_fence: true,
             ring: Vec::new(),
             turn: Arc::default(),
             owner: None,
@@ -264,6 +268,30 @@ impl KindLocker {
         }
     }
 
+    /// As [`for_history`](Self::for_history), but its grants never ask for
+    /// a fencing token, as most users never do: a plain lock's record then
+    /// stays the string its acquire wrote (the token's write-back makes it
+    /// a hash), so its own extend and release are the ones that run.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// # let cluster = redquorum_harness::Cluster::start(3).unwrap();
+    /// use redquorum_benches::{KindLocker, LockKind, Locker};
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build().unwrap();
+    /// let locker = KindLocker::for_history(redlock, LockKind::Plain).without_fence();
+    /// let grant = locker.acquire("r").await.unwrap();
+    /// assert!(grant.tokenless && grant.fence.is_none());
+    /// locker.release(grant.held).await.unwrap();
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn without_fence(mut self) -> Self {
+        self.asks_fence = false;
+        self
+    }
+
     async fn take(&self, resource: &str) -> Result<HeldKind, redquorum::Error> {
         let redlock = &self.redlock;
         Ok(match self.kind {
@@ -309,11 +337,14 @@ impl Locker for KindLocker {
         // requires tokens to increase in grant order, and the store refuses
         // stale ones). The write-back may fail (the lease ran out first, or
         // no quorum confirmed it): the holder then has no token and does
-        // not touch a fenced store.
-        let fence = held.fence().await.ok();
-        let grant = Grant::new(held, owner, deadline)
-            .with_fence(fence)
-            .with_kind(self.kind.name(), self.share());
+        // not touch a fenced store. A holder that never asks only reads it.
+        let grant = if self.asks_fence {
+            let fence = held.fence().await.ok();
+            Grant::new(held, owner, deadline).with_fence(fence)
+        } else {
+            Grant::new(held, owner, deadline).without_token()
+        }
+        .with_kind(self.kind.name(), self.share());
         // A leadership's watchdog extends it in the background.
         Ok(if self.kind == LockKind::Election {
             grant.renewing_itself()

@@ -1,6 +1,7 @@
 //! The workload against a fenced store: a holder without a fencing token
 //! (the lock's write-back failed) must not touch the store, since a fenced
-//! resource cannot check an unfenced write.
+//! resource cannot check an unfenced write; one that never asked for a
+//! token only reads it.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -11,9 +12,10 @@ use redquorum_harness::{
 };
 
 /// Grants every request at once for a minute; hands out increasing fencing
-/// tokens, or none.
+/// tokens, or none (`tokenless`: never asked for).
 struct Granting {
     tokens: bool,
+    tokenless: bool,
     next: AtomicU64,
 }
 
@@ -25,7 +27,12 @@ impl Locker for Granting {
             .tokens
             .then(|| self.next.fetch_add(1, Ordering::SeqCst) + 1);
         let deadline = Instant::now() + Duration::from_secs(60);
-        Ok(Grant::new((), "owner".into(), deadline).with_fence(fence))
+        let grant = Grant::new((), "owner".into(), deadline).with_fence(fence);
+        Ok(if self.tokenless {
+            grant.without_token()
+        } else {
+            grant
+        })
     }
 
     async fn release(&self, _held: ()) -> Result<(), String> {
@@ -33,7 +40,7 @@ impl Locker for Granting {
     }
 }
 
-async fn run(tokens: bool) -> (Vec<redquorum_harness::Session>, i64) {
+async fn run(tokens: bool, tokenless: bool) -> (Vec<redquorum_harness::Session>, i64) {
     let cluster = Cluster::start(1).expect("store node");
     let store = ProtectedStore::new(&cluster.host_port(0));
     store.reset_blocking("r").unwrap();
@@ -46,6 +53,7 @@ async fn run(tokens: bool) -> (Vec<redquorum_harness::Session>, i64) {
     };
     let locker = Arc::new(Granting {
         tokens,
+        tokenless,
         next: AtomicU64::new(0),
     });
     let history = run_workload(locker, store.clone(), &config).await;
@@ -55,7 +63,7 @@ async fn run(tokens: bool) -> (Vec<redquorum_harness::Session>, i64) {
 
 #[tokio::test]
 async fn a_holder_without_a_fencing_token_leaves_a_fenced_store_alone() {
-    let (sessions, value) = run(false).await;
+    let (sessions, value) = run(false, false).await;
     assert!(!sessions.is_empty());
     for session in &sessions {
         assert_eq!(session.read, None, "{session:?}");
@@ -68,11 +76,24 @@ async fn a_holder_without_a_fencing_token_leaves_a_fenced_store_alone() {
 
 #[tokio::test]
 async fn holders_with_tokens_write_to_a_fenced_store() {
-    let (sessions, value) = run(true).await;
+    let (sessions, value) = run(true, false).await;
     let completed = sessions
         .iter()
         .filter(|s| s.outcome == Outcome::Completed)
         .count();
     assert!(completed > 0, "{sessions:?}");
     assert_eq!(value, completed as i64);
+}
+
+#[tokio::test]
+async fn a_holder_that_never_asked_for_a_token_only_reads_a_fenced_store() {
+    let (sessions, value) = run(false, true).await;
+    assert!(!sessions.is_empty());
+    for session in &sessions {
+        assert!(session.tokenless, "{session:?}");
+        assert_eq!(session.read, Some(0), "{session:?}");
+        assert_eq!(session.write_start, None, "{session:?}");
+        assert_eq!(session.outcome, Outcome::ReadOnly, "{session:?}");
+    }
+    assert_eq!(value, 0);
 }

@@ -32,6 +32,8 @@
 //! - `admin/inspect.rs` (`Inspection::holders`): inspect-any-node;
 //! - `admin/operator.rs` (`force_release`): stale-force-fence;
 //! - `node/cluster.rs` (`refresh`): new-primary-votes-at-once;
+//! - `node/cluster/map.rs` (`refresh`, `taint_takers`, without `max_ttl`):
+//!   new-primary-default-votes;
 //! - `quorum/force_release.rs` (`force_release`: no first round) and
 //!   `protocol/op.rs` (`Code::name`: code `B`) with the prelude:
 //!   force-release-blind;
@@ -46,7 +48,8 @@
 //!   [`ops_source`], which lets the prelude's `floorless` switch off the
 //!   clock floor in `ops.lua`'s `peek`: fence-without-floor;
 //! - `protocol/op.rs` (`Code::name`: codes `L`, `U`, `N`) with the prelude:
-//!   plain-acquire-overwrites, plain-release-unchecked, plain-extend-revives
+//!   plain-acquire-overwrites, plain-release-unchecked, plain-extend-revives,
+//!   and code `J` with the postlude: plain-extend-keeps-expiry
 //!   (the plain lock's own operations); every other mutant planted in
 //!   `ops.lua` turns the plain lock's operations off ([`plain_path`]), so the
 //!   plain lock reaches the full operations it is planted in, as before.
@@ -55,7 +58,7 @@
 //! (every kind on the same names, majority faults and lost fence counters
 //! within the assumptions, fast clocks within the drift budget), with the
 //! one feature a mutant's bug lives in turned on (a lock-delay, a fast
-//! node, an operator, cluster masters). The last thirteen ([`Mutant::CLASSES`]) are the bug
+//! node, an operator, cluster masters). The last fifteen ([`Mutant::CLASSES`]) are the bug
 //! classes that have no focused recipe of their own (`mutants --recipes`).
 
 use std::fmt;
@@ -177,11 +180,19 @@ pub enum Mutant {
     /// their own: an acquire held back takes a release's or an extend's
     /// answer as a grant.
     NoscriptAnswersShifted,
+    /// The plain lock's extend answers "renewed" on its string record
+    /// without pushing the key's expiry: the key expires as if never
+    /// extended while the holder counts on the extension.
+    PlainExtendKeepsExpiry,
+    /// With `max_ttl` unset (the library's default), a cluster master's
+    /// shard primary that took over its slots votes at once: the new-primary
+    /// refusal is applied only to a handle built with `max_ttl`.
+    NewPrimaryDefaultVotes,
 }
 
 impl Mutant {
     /// Every mutant, in the order `redquorum mutants` runs them.
-    pub const ALL: [Mutant; 30] = [
+    pub const ALL: [Mutant; 32] = [
         Mutant::ValidityUnreduced,
         Mutant::LongLease,
         Mutant::NoUnwind,
@@ -212,13 +223,15 @@ impl Mutant {
         Mutant::PlainExtendRevives,
         Mutant::QueuedReleaseDropped,
         Mutant::NoscriptAnswersShifted,
+        Mutant::PlainExtendKeepsExpiry,
+        Mutant::NewPrimaryDefaultVotes,
     ];
 
     /// The mutants of the bug classes only the mixed default run reaches
     /// (docs/torture.md): `redquorum mutants` runs them with the default
     /// `redquorum torture`, no recipe of their own.
-    /// They are the last thirteen of [`Mutant::ALL`].
-    pub const CLASSES: &[Mutant] = Mutant::ALL.split_at(Mutant::ALL.len() - 13).1;
+    /// They are the last fifteen of [`Mutant::ALL`].
+    pub const CLASSES: &[Mutant] = Mutant::ALL.split_at(Mutant::ALL.len() - 15).1;
 
     /// The kebab-case name.
     ///
@@ -261,6 +274,8 @@ impl Mutant {
             Mutant::PlainExtendRevives => "plain-extend-revives",
             Mutant::QueuedReleaseDropped => "queued-release-dropped",
             Mutant::NoscriptAnswersShifted => "noscript-answers-shifted",
+            Mutant::PlainExtendKeepsExpiry => "plain-extend-keeps-expiry",
+            Mutant::NewPrimaryDefaultVotes => "new-primary-default-votes",
         }
     }
 }

@@ -18,9 +18,11 @@
 
 mod args;
 mod cluster;
+mod configurations;
 mod example;
 pub(crate) mod lock;
 mod operator;
+mod population;
 mod recheck;
 pub(crate) mod report;
 

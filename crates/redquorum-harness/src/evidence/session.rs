@@ -118,6 +118,10 @@ pub struct Session {
     /// `extensions` are the holder's own, not all of them.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub renews_itself: bool,
+    /// The holder never asked for a fencing token ([`crate::Grant::tokenless`]):
+    /// with a fenced store it only reads.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tokenless: bool,
     /// How it ended.
     pub outcome: Outcome,
 }
@@ -157,6 +161,7 @@ impl Session {
             share: None,
             dropped: None,
             renews_itself: false,
+            tokenless: false,
             outcome: Outcome::NotAcquired(why.to_owned()),
         }
     }

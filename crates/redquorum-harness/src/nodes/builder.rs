@@ -76,6 +76,7 @@ pub struct ClusterBuilder {
     clocks: Vec<(usize, f64)>,
     controlled: Vec<(usize, std::time::Duration)>,
     extra_args: Vec<String>,
+    in_memory: bool,
 }
 
 impl ClusterBuilder {
@@ -86,6 +87,7 @@ impl ClusterBuilder {
             clocks: Vec::new(),
             controlled: Vec::new(),
             extra_args: Vec::new(),
+            in_memory: false,
         }
     }
 
@@ -120,6 +122,24 @@ impl ClusterBuilder {
     /// ```
     pub fn persistence(mut self, persistence: Persistence) -> Self {
         self.persistence = persistence;
+        self
+    }
+
+    /// Keeps the nodes' data directories on a RAM file system (`/dev/shm`,
+    /// where there is one): what a node wrote survives its process being
+    /// killed, as on disk, but no write waits for a disk shared with other
+    /// work (with [`Persistence::AofAlways`], every write would). Default:
+    /// the temporary directory.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use redquorum_harness::{Cluster, Persistence};
+    /// let cluster = Cluster::builder(1).persistence(Persistence::AofAlways).in_memory(true).start().unwrap();
+    /// cluster.command(0, &["SET", "k", "v"]).unwrap();
+    /// ```
+    pub fn in_memory(mut self, in_memory: bool) -> Self {
+        self.in_memory = in_memory;
         self
     }
 
@@ -175,14 +195,19 @@ impl ClusterBuilder {
             Some(faketime_support()?)
         };
         let debug_flag = major_version(&binary) >= 7;
-        let root = tempfile::Builder::new()
-            .prefix("redquorum-nodes-")
-            .tempdir()
-            .map_err(|source| HarnessError::Io {
-                node: 0,
-                action: "create temp dir",
-                source,
-            })?;
+        let shm = std::path::Path::new("/dev/shm");
+        let mut root = tempfile::Builder::new();
+        root.prefix("redquorum-nodes-");
+        let root = if self.in_memory && shm.is_dir() {
+            root.tempdir_in(shm)
+        } else {
+            root.tempdir()
+        }
+        .map_err(|source| HarnessError::Io {
+            node: 0,
+            action: "create temp dir",
+            source,
+        })?;
         let mut nodes = Vec::with_capacity(self.n);
         for index in 0..self.n {
             let dir = root.path().join(format!("node{index}"));

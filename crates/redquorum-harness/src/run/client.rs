@@ -119,6 +119,7 @@ impl<L: Locker> Client<L> {
             kind,
             share,
             renews_itself,
+            tokenless,
             ..
         } = grant;
         let mut session = Session::granted(
@@ -134,13 +135,18 @@ impl<L: Locker> Client<L> {
         session.fence = fence;
         session.kind = kind.to_owned();
         session.renews_itself = renews_itself;
-        let sharing = share.is_some();
+        session.tokenless = tokenless;
+        // A holder that never asked for a token only reads a fenced store:
+        // its unfenced write would not raise the store's token floor, so a
+        // stale fenced holder's write would be accepted after it (a lost
+        // update that mixing, not the lock, caused).
+        let read_only = share.is_some() || (tokenless && config.fenced_store);
         session.share = share;
         session.write_start = None;
         session.write_end = None;
         session.outcome = Outcome::Abandoned;
         let store_fence = fence.filter(|_| config.fenced_store);
-        if config.fenced_store && fence.is_none() {
+        if config.fenced_store && fence.is_none() && !tokenless {
             // No token (fencing's write-back failed): a fenced resource cannot
             // be touched, so the holder gives up before reading.
             return (session, held);
@@ -152,7 +158,7 @@ impl<L: Locker> Client<L> {
                 let write = self
                     .use_lease(holder, hold, &mut held, &mut deadline, &mut session)
                     .await;
-                if sharing {
+                if read_only {
                     // Sharers read only: their read-modify-writes would race.
                     session.outcome = Outcome::ReadOnly;
                 } else if write {

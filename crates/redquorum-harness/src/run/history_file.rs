@@ -65,6 +65,10 @@ pub struct RunInfo {
     /// The lock kind the clients took (the library's name for it; empty:
     /// not recorded, as in histories from before the field).
     pub lock_kind: String,
+    /// Each client group's lock configuration, by group (empty: every
+    /// group alike, or a history from before the field).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub configurations: Vec<String>,
     /// The seed.
     pub seed: u64,
     /// Nodes whose clocks ran outside the drift allowance (`--fast-node`,
@@ -88,6 +92,7 @@ impl Default for RunInfo {
             fenced_store: false,
             mutant: None,
             lock_kind: String::new(),
+            configurations: Vec::new(),
             lock_delay: None,
             inspect_every_ms: None,
             force_release_every_ms: None,

@@ -36,6 +36,9 @@ pub struct Grant<H> {
     /// deadline moves without the holder's extensions, which the history
     /// alone records, so the checker does not call a late one a revival.
     pub renews_itself: bool,
+    /// The holder never asked for a fencing token (most users: the plain
+    /// lock's default), so it touches a fenced store only to read.
+    pub tokenless: bool,
 }
 
 impl<H> Grant<H> {
@@ -56,6 +59,7 @@ impl<H> Grant<H> {
             kind: "",
             share: None,
             renews_itself: false,
+            tokenless: false,
         }
     }
 
@@ -100,6 +104,23 @@ impl<H> Grant<H> {
     #[must_use]
     pub fn renewing_itself(mut self) -> Self {
         self.renews_itself = true;
+        self
+    }
+}
+
+impl<H> Grant<H> {
+    /// Says the holder never asked for a fencing token (see [`Grant::tokenless`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let grant = redquorum_harness::Grant::new((), "o".into(), std::time::Instant::now()).without_token();
+    /// assert!(grant.tokenless && grant.fence.is_none());
+    /// ```
+    #[must_use]
+    pub fn without_token(mut self) -> Self {
+        self.tokenless = true;
+        self.fence = None;
         self
     }
 }

@@ -232,7 +232,11 @@ impl<L> TorturePlan<L> {
         if !self.given.is_empty() {
             return Cluster::external(self.given.clone()).map_err(|e| e.to_string());
         }
-        let mut builder = Cluster::builder(self.node_count).persistence(self.persistence);
+        // A log synced before every reply waits for no shared disk in RAM;
+        // a kill -9 still loses nothing written.
+        let mut builder = Cluster::builder(self.node_count)
+            .persistence(self.persistence)
+            .in_memory(self.persistence == Persistence::AofAlways);
         if let Some(rate) = self.fast_clocks {
             for i in 0..self.node_count {
                 builder = builder.fast_clock(i, rate);
@@ -368,6 +372,8 @@ impl<L> TorturePlan<L> {
             inspect_every_ms: ms(self.operator.inspect_every),
             force_release_every_ms: ms(self.operator.force_release_every),
             lock_kind,
+            // The lock fills them in (`TortureLock::configuration`).
+            configurations: Vec::new(),
             seed: self.seed,
             clock_off: self.clock_off(),
         }

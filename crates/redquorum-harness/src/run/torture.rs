@@ -180,8 +180,15 @@ impl<L: TortureLock> TorturePlan<L> {
         let protected = store
             .values(&workload.resources)
             .map_err(|e| TortureStopped::Setup(format!("protected store: {e}")))?;
+        let mut info = self.info(masters.len(), self.lock.name());
+        info.configurations = (0..self.groups)
+            .map(|group| L::configuration(self, group))
+            .collect();
+        if info.configurations.iter().all(String::is_empty) {
+            info.configurations.clear();
+        }
         let file = HistoryFile {
-            info: self.info(masters.len(), self.lock.name()),
+            info,
             sessions: history.sessions(),
             faults: faults.events.clone(),
             keys: keys_seen,

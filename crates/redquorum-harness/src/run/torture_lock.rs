@@ -87,6 +87,14 @@ pub trait TortureLock: Clone + Send + Sync + 'static {
         prefix: &str,
     ) -> Self::Locker;
 
+    /// A short label of client group `group`'s lock configuration, for the
+    /// report's row per configuration (`RunInfo::configurations`). By
+    /// default empty: every group alike.
+    fn configuration(plan: &TorturePlan<Self>, group: usize) -> String {
+        let _ = (plan, group);
+        String::new()
+    }
+
     /// The operator, on the first group's proxied `urls` (its faults hit
     /// it too); called only when the plan's
     /// [`operator`](TorturePlan::operator) is not idle. By default: none.

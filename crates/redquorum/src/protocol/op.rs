@@ -71,6 +71,7 @@ impl Code {
             Code::PlainRelease if mutants::is_active(Mutant::PlainReleaseUnchecked) => "U",
             Code::PlainRelease => "u",
             Code::PlainExtend if mutants::is_active(Mutant::PlainExtendRevives) => "N",
+            Code::PlainExtend if mutants::is_active(Mutant::PlainExtendKeepsExpiry) => "J",
             Code::PlainExtend => "n",
         }
     }

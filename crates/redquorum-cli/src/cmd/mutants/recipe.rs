@@ -49,7 +49,7 @@ fn default_run_for(mutant: Mutant) -> (&'static str, &'static [&'static str]) {
                 "500ms",
             ],
         ),
-        Mutant::NewPrimaryVotesAtOnce => (
+        Mutant::NewPrimaryVotesAtOnce | Mutant::NewPrimaryDefaultVotes => (
             "the default run on cluster masters (`--cluster 2`: slot migrations, failovers, lagging failovers)",
             &["--cluster", "2"],
         ),

@@ -262,9 +262,16 @@ pub(super) fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String>
         given,
         node_count: args.node_count,
         cluster_shards: args.cluster.map(usize::from),
-        // Local nodes keep an AOF (fsync every second): a killed node restarts
-        // at once yet remembers its keys, so kill stays within the assumptions.
-        persistence: Persistence::AofEverySec,
+        // Local nodes keep an AOF: a killed node restarts at once yet
+        // remembers its keys. Every second, it can lose an acknowledged
+        // write (the delayed-restart rule then covers it); the mixed run's
+        // groups without max_ttl (population.rs) need it written before the
+        // reply, so a kill loses nothing they were told.
+        persistence: if lock == Lock::Mixed {
+            Persistence::AofAlways
+        } else {
+            Persistence::AofEverySec
+        },
         fast_clocks: args.fast_clocks,
         clock_ahead: args.clock_ahead,
         fast_node: args.fast_node,

@@ -1,6 +1,7 @@
 //! The lock under torture: the library, built the way every client of a
 //! run builds it (`Redlock` through the group's fault proxies, with the
-//! run's TTL, node timeout, lock-delay and the delayed-restart rule), and
+//! run's TTL, node timeout, lock-delay and the delayed-restart rule; in the
+//! default run each group its own way, `torture/population.rs`), and
 //! driven through the benchmarks' adapter (`redquorum_benches::MixedLocker`:
 //! one kind, or every kind at once on the same names). The harness composes
 //! the run around it (`redquorum_harness::TorturePlan::execute`).
@@ -12,6 +13,7 @@ use redquorum_benches::{LockKind, MixedLocker};
 use redquorum_harness::{TortureLock, TorturePlan};
 
 use super::operator::Operator;
+use super::population::{self, Setup};
 
 /// Which of the library's locks the clients take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,11 +40,20 @@ impl TortureLock for Lock {
     }
 
     async fn prepare(plan: &Plan, urls: Vec<String>, prefix: &str) -> Result<(), String> {
-        let redlock = redlock(plan, urls, prefix)?;
-        if plan.delayed_restart() {
+        // A population's setups each build (and so check) here; the one with
+        // the longest max_ttl waits for the fresh nodes.
+        let redlock = if population::runs(plan) {
+            for setup in population::SETUPS {
+                setup.redlock(plan, urls.clone(), prefix)?;
+            }
+            Setup::OwnerInfo.redlock(plan, urls, prefix)?
+        } else {
+            redlock(plan, urls, prefix)?
+        };
+        if plan.delayed_restart() || population::runs(plan) {
             // Fresh nodes vote only once up for max_ttl: start the clock then,
             // not while every attempt is refused.
-            let deadline = Instant::now() + plan.ttl + plan.lock_delay + Duration::from_secs(5);
+            let deadline = Instant::now() + plan.ttl * 2 + plan.lock_delay + Duration::from_secs(5);
             while Instant::now() < deadline
                 && redlock
                     .health()
@@ -57,7 +68,11 @@ impl TortureLock for Lock {
     }
 
     fn locker(plan: &Plan, group: usize, urls: Vec<String>, prefix: &str) -> MixedLocker {
-        let redlock = redlock(plan, urls, prefix).expect("the same configuration was built above");
+        let redlock = match Setup::of(plan, group) {
+            Some(setup) => setup.redlock(plan, urls, prefix),
+            None => redlock(plan, urls, prefix),
+        }
+        .expect("the same configuration was built above");
         let resources = plan.resource_names();
         match plan.lock {
             Lock::One(kind) => MixedLocker::single(redlock, kind, resources),
@@ -67,12 +82,17 @@ impl TortureLock for Lock {
         }
     }
 
+    fn configuration(plan: &Plan, group: usize) -> String {
+        Setup::of(plan, group).map_or(String::new(), |setup| setup.label(plan))
+    }
+
     fn operator(plan: &Plan, urls: Vec<String>, prefix: &str) -> Result<Operator, String> {
         redlock(plan, urls, prefix).map(Operator)
     }
 }
 
-/// The lock every client of the run uses, on `urls`, its keys under `prefix`.
+/// The lock every client of the run uses when its groups are alike (not
+/// a population), on `urls`, its keys under `prefix`.
 fn redlock(plan: &Plan, urls: Vec<String>, prefix: &str) -> Result<Redlock, String> {
     let builder = Redlock::builder()
         .nodes(urls)

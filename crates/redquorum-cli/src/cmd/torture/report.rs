@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use redquorum_harness::{Exercised, FaultEvent, HistoryFile, Outcome, TortureRun};
 
+use super::configurations::{self, ConfigurationRow};
 use super::example::{EXAMPLES, Example, examples};
 
 #[derive(Debug, Serialize)]
@@ -32,6 +33,9 @@ pub(crate) struct Report {
     acquire_success_rate: f64,
     acquire_latency_ms: Latency,
     exercised: Exercised,
+    /// A row per lock configuration when the client groups differ.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    configurations: Vec<ConfigurationRow>,
     faults: BTreeMap<&'static str, u64>,
     fault_errors: Vec<String>,
     pub(crate) violations: BTreeMap<&'static str, usize>,
@@ -145,6 +149,7 @@ impl Report {
                 max: ms(latency.max()),
             },
             exercised: ex.clone(),
+            configurations: configurations::rows(&ran.file, verdict),
             faults: count_faults(&ran.file.faults),
             fault_errors: ran.fault_errors.clone(),
             violations: verdict.by_kind(),
@@ -288,6 +293,7 @@ impl Report {
                     .collect()
             )
         );
+        out.push_str(&configurations::text(&self.configurations));
         let _ = writeln!(
             out,
             "faults        {}",

@@ -80,7 +80,7 @@ impl ClusterMaster {
             if !up {
                 tracing::warn!(node = %self.id, shard = %shard.server.id(), "cluster shard primary not reachable");
             }
-            if !first && !mutants::is_active(Mutant::NewPrimaryVotesAtOnce) {
+            if !first && !self.new_primaries_vote_at_once() {
                 tracing::warn!(node = %self.id, shard = %shard.server.id(), "a new primary serves slots of the cluster (failover?): its votes are refused for the longest lease");
                 shard.server.became_primary(self.settings.clock_rule.1);
             }
@@ -135,7 +135,7 @@ impl ClusterMaster {
     /// primary (the slots may lack its predecessor's holds, and a migration
     /// carries that loss along) is refused for the longest lease too.
     fn taint_takers(&self, earlier: &SlotTable, table: &SlotTable) {
-        if mutants::is_active(Mutant::NewPrimaryVotesAtOnce) {
+        if self.new_primaries_vote_at_once() {
             return;
         }
         let topology = self.read();
@@ -151,6 +151,14 @@ impl ClusterMaster {
                 taker.server.became_primary(self.settings.clock_rule.1);
             }
         }
+    }
+
+    /// Planted bugs only: whether new primaries keep their votes (always, or
+    /// in the default configuration's branch, without `max_ttl`).
+    fn new_primaries_vote_at_once(&self) -> bool {
+        mutants::is_active(Mutant::NewPrimaryVotesAtOnce)
+            || (self.settings.max_ttl.is_none()
+                && mutants::is_active(Mutant::NewPrimaryDefaultVotes))
     }
 
     /// `CLUSTER SLOTS` from a known primary that is up, else from a seed.

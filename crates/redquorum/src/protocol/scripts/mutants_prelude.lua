@@ -21,6 +21,9 @@
 --       holder, whoever it is (no owner check).
 --   'N' plain extend that first takes the lock where its record is gone
 --       (SET NX), reviving a lapsed hold.
+--   'J' plain extend whose string record's key keeps the expiry it had
+--       (noted here, put back by mutants_postlude.lua, as for 'K'): the
+--       plain lock answers "renewed" and the key expires as before.
 --   'B' force-release that first deletes the lock whoever holds it now,
 --       not only what its first round read.
 -- The encoding is ops.lua's: per operation, code, key count, argument
@@ -78,6 +81,12 @@ do
       local holder = redis.pcall('get', KEYS[next_key])
       if type(holder) == 'string' then
         ARGV[next_arg + 3] = holder
+      end
+    elseif code == 'J' then
+      ARGV[next_arg] = 'n'
+      -- Only a string record (the plain lock's own): a hash goes to ops.e as it is.
+      if type(redis.pcall('get', KEYS[next_key])) == 'string' then
+        kept_expiry[#kept_expiry + 1] = { KEYS[next_key], redis.call('pttl', KEYS[next_key]) }
       end
     elseif code == 'K' then
       ARGV[next_arg] = 'e'
