@@ -49,11 +49,15 @@
 //!   `ops.lua` turns the plain lock's operations off ([`plain_path`]), so the
 //!   plain lock reaches the full operations it is planted in, as before.
 //!
+//! - in the CLI, `redquorum exec` (`exec/guarded.rs`, `left_behind`, read
+//!   through [`active`]; the torture passes it to the `exec` it starts):
+//!   exec-releases-orphans.
+//!
 //! `redquorum mutants` runs every one against the default torture run
 //! (every kind on the same names, majority faults within the assumptions,
 //! fast clocks within the drift budget), with the one feature a mutant's
 //! bug lives in turned on (a lock-delay, a fast node, an operator, lost
-//! fence counters). The last eleven ([`Mutant::CLASSES`]) are the bug
+//! fence counters). The last twelve ([`Mutant::CLASSES`]) are the bug
 //! classes that have no focused recipe of their own (`mutants --recipes`).
 
 use std::fmt;
@@ -166,11 +170,17 @@ pub enum Mutant {
     /// The plain lock's extend takes the lock again where its record is
     /// gone (SET NX before the owner check): a lapsed lease is revived.
     PlainExtendRevives,
+    /// `redquorum exec` takes its guard's death by a signal for the
+    /// command's (the guard mirrors the command's status) and releases at
+    /// once: what ran below the killed guard is not killed first, and may
+    /// still write after the next holder got the lock. Planted in the CLI
+    /// (`exec/guarded.rs`, `left_behind`).
+    ExecReleasesOrphans,
 }
 
 impl Mutant {
     /// Every mutant, in the order `redquorum mutants` runs them.
-    pub const ALL: [Mutant; 28] = [
+    pub const ALL: [Mutant; 29] = [
         Mutant::ValidityUnreduced,
         Mutant::LongLease,
         Mutant::NoUnwind,
@@ -199,13 +209,14 @@ impl Mutant {
         Mutant::PlainAcquireOverwrites,
         Mutant::PlainReleaseUnchecked,
         Mutant::PlainExtendRevives,
+        Mutant::ExecReleasesOrphans,
     ];
 
     /// The mutants of the bug classes only the mixed default run reaches
     /// (docs/torture.md): `redquorum mutants` runs them with the default
     /// `redquorum torture`, no recipe of their own.
-    /// They are the last eleven of [`Mutant::ALL`].
-    pub const CLASSES: &[Mutant] = Mutant::ALL.split_at(Mutant::ALL.len() - 11).1;
+    /// They are the last twelve of [`Mutant::ALL`].
+    pub const CLASSES: &[Mutant] = Mutant::ALL.split_at(Mutant::ALL.len() - 12).1;
 
     /// The kebab-case name.
     ///
@@ -246,6 +257,7 @@ impl Mutant {
             Mutant::PlainAcquireOverwrites => "plain-acquire-overwrites",
             Mutant::PlainReleaseUnchecked => "plain-release-unchecked",
             Mutant::PlainExtendRevives => "plain-extend-revives",
+            Mutant::ExecReleasesOrphans => "exec-releases-orphans",
         }
     }
 }

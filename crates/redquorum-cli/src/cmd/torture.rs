@@ -19,6 +19,11 @@
 mod args;
 mod cluster;
 mod example;
+pub(crate) mod exec_hold;
+pub(crate) mod exec_holder;
+mod exec_left;
+mod exec_lines;
+mod group_locker;
 pub(crate) mod lock;
 mod operator;
 mod recheck;

@@ -23,32 +23,6 @@ fn default_run_for(mutant: Mutant) -> (&'static str, &'static [&'static str]) {
             "the default run with `--fast-node 3`",
             &["--fast-node", "3"],
         ),
-        Mutant::InspectAnyNode => (
-            "the default run with `--inspect-every 20ms`",
-            &["--inspect-every", "20ms"],
-        ),
-        Mutant::StaleForceFence => (
-            "the default run with `--force-release-every 1s`",
-            &["--force-release-every", "1s"],
-        ),
-        // Its bug shows when a force-release lands late: the operator's
-        // client group cut off some nodes while it calls, and a hold taken
-        // meanwhile lasting until the cut heals.
-        Mutant::ForceReleaseBlind => (
-            "the default run with `--force-release-every 1s` under partitions alone, 2 client groups, faults up to 2 s, 500 ms leases",
-            &[
-                "--force-release-every",
-                "1s",
-                "--nemesis",
-                "partition",
-                "--groups",
-                "2",
-                "--fault-length",
-                "2s",
-                "--ttl",
-                "500ms",
-            ],
-        ),
         Mutant::NewPrimaryVotesAtOnce => (
             "the default run on cluster masters (`--cluster 2`: slot migrations, failovers, lagging failovers)",
             &["--cluster", "2"],
@@ -235,6 +209,7 @@ pub(super) fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan)
                 operator: OperatorPace {
                     inspect_every: Some(Duration::from_millis(20)),
                     force_release_every: None,
+                    ..OperatorPace::default()
                 },
                 kinds: vec![FaultKind::Latency, FaultKind::Stall, FaultKind::Reset],
                 resources: 2,
@@ -247,6 +222,7 @@ pub(super) fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan)
                 operator: OperatorPace {
                     inspect_every: None,
                     force_release_every: Some(Duration::from_millis(200)),
+                    ..OperatorPace::default()
                 },
                 holders: vec![(Holder::ToDeadline, 1), (Holder::Brief, 2)],
                 resources: 2,
@@ -259,6 +235,7 @@ pub(super) fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan)
                 operator: OperatorPace {
                     inspect_every: None,
                     force_release_every: Some(Duration::from_secs(1)),
+                    ..OperatorPace::default()
                 },
                 kinds: vec![FaultKind::Partition],
                 ttl: Duration::from_millis(500),
