@@ -43,7 +43,10 @@ fn exec_holders_are_recorded_and_judged_like_any_other_holder() {
         path_text,
     ]);
     assert!(out.status.success(), "{stdout}\n{stderr}");
-    assert!(stdout.contains("exec "), "granted per kind names exec: {stdout}");
+    assert!(
+        stdout.contains("exec "),
+        "granted per kind names exec: {stdout}"
+    );
     let text = std::fs::read_to_string(&path).expect("read history");
     let sessions = exec_sessions(&text);
     let granted: Vec<&serde_json::Value> =

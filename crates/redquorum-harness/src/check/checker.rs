@@ -299,8 +299,8 @@ fn check_counter(
         .iter()
         .filter(|s| matches!(s.outcome, Outcome::Indeterminate(_)))
         .count() as u64;
-    let in_range =
-        u64::try_from(value).is_ok_and(|v| v + forced >= completed && v <= completed + indeterminate);
+    let in_range = u64::try_from(value)
+        .is_ok_and(|v| v + forced >= completed && v <= completed + indeterminate);
     if !in_range {
         violations.push(Violation::CounterMismatch {
             resource: resource.to_owned(),

@@ -153,11 +153,27 @@ fn a_force_release_excuses_a_lost_update_only_beside_a_holder_without_a_token() 
         (verdict.count("lost-update"), verdict.count("counter"))
     };
     let ousted = [force(300, Some(7))];
-    assert_eq!(verdict((None, Some(9)), &ousted), (0, 0), "a without a token, ousted");
-    assert_eq!(verdict((Some(5), None), &ousted), (0, 0), "b without a token");
-    assert_eq!(verdict((Some(5), Some(9)), &ousted), (1, 1), "fencing had to save it");
+    assert_eq!(
+        verdict((None, Some(9)), &ousted),
+        (0, 0),
+        "a without a token, ousted"
+    );
+    assert_eq!(
+        verdict((Some(5), None), &ousted),
+        (0, 0),
+        "b without a token"
+    );
+    assert_eq!(
+        verdict((Some(5), Some(9)), &ousted),
+        (1, 1),
+        "fencing had to save it"
+    );
     assert_eq!(verdict((None, Some(9)), &[]), (1, 1), "no force-release");
-    assert_eq!(verdict((None, None), &[force(700, None)]), (1, 1), "after b's grant");
+    assert_eq!(
+        verdict((None, None), &[force(700, None)]),
+        (1, 1),
+        "after b's grant"
+    );
 }
 
 #[test]

@@ -50,7 +50,9 @@ pub(crate) fn run(args: &HoldArgs) -> ExitCode {
         std::env::var("REDQUORUM_RESOURCE"),
         std::env::var("REDQUORUM_OWNER"),
     ) else {
-        stderr_line!("redquorum {SUBCOMMAND}: not run by exec (no REDQUORUM_RESOURCE or REDQUORUM_OWNER)");
+        stderr_line!(
+            "redquorum {SUBCOMMAND}: not run by exec (no REDQUORUM_RESOURCE or REDQUORUM_OWNER)"
+        );
         return crate::exit::SOFTWARE.into();
     };
     let fence = std::env::var("REDQUORUM_FENCE")
@@ -87,7 +89,15 @@ pub(crate) fn run(args: &HoldArgs) -> ExitCode {
     let Some(value) = value else {
         return ExitCode::SUCCESS;
     };
-    std::thread::sleep(args.hold);
+    // A heartbeat every 50 ms: if `exec` kills it meanwhile, the torture
+    // knows it was only holding, not using the resource, until then.
+    let until = std::time::Instant::now() + args.hold;
+    while let Some(left) = until.checked_duration_since(std::time::Instant::now()) {
+        std::thread::sleep(left.min(Duration::from_millis(50)));
+        if !tell(Line::Holding { at: monotonic_ns() }) {
+            return ExitCode::SUCCESS;
+        }
+    }
     tell(Line::WriteStart {
         at: monotonic_ns(),
         value: value + 1,

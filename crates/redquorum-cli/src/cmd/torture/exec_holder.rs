@@ -34,8 +34,8 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::net::UnixListener;
 
 use super::exec_hold::SUBCOMMAND;
-use super::exec_lines::{Line, instant_of};
 use super::exec_left::{left_to_expire, unused_hold_owner};
+use super::exec_lines::{Line, instant_of};
 
 /// The kind an exec holder's session is recorded with.
 pub(crate) const KIND: &str = "exec";
@@ -137,10 +137,15 @@ impl ExecHolder {
         ));
         let start = history.now();
         let session = match UnixListener::bind(&socket) {
-            Ok(listener) => {
-                self.run(resource, history, store, &socket, listener, how, hold)
-                    .await
-            }
+            // Bounded: an `exec` that has not ended by then is killed (seen
+            // once: an `exec --wait 2s` still acquiring after 15 minutes),
+            // and the session counted as refused, `hung`.
+            Ok(listener) => tokio::time::timeout(
+                self.ttl * 10,
+                self.run(resource, history, store, &socket, listener, how, hold),
+            )
+            .await
+            .unwrap_or_else(|_| refused(resource, start, "hung")),
             Err(_) => refused(resource, start, "other"),
         };
         let _ = std::fs::remove_file(&socket);
@@ -225,10 +230,12 @@ impl ExecHolder {
                 // reached a quorum.
                 match left_to_expire(&stderr) {
                     // Not released: held (on the nodes) until it expires,
-                    // which is no sooner than this (`exec` said it later).
+                    // no sooner than this (`exec` said it after the
+                    // command's last report).
                     Some(left) => {
+                        let alive = last_report(&lines, history).unwrap_or(grant);
                         session.release = None;
-                        session.validity_end = Some(end + left);
+                        session.validity_end = Some(alive + left);
                     }
                     None => session.release = Some(end),
                 }
@@ -257,22 +264,38 @@ impl ExecHolder {
     }
 }
 
-/// When the command's use of the lock ended: at its last step, by its own
-/// clock, since it reports each step before taking it; but a write it
-/// began and never saw answered may land until it was gone, when its
+/// When the command's use of the lock ended: at its last report, by its
+/// own clock, when it was then only holding (after its read, between
+/// heartbeats) or done; but a store call in flight (its read after the
+/// start, or a write it announced) may land until it was gone, when its
 /// report socket `closed`.
 fn use_ended(lines: &[Line], closed: Duration, history: &History) -> Duration {
     let at = match lines.last() {
-        Some(Line::WriteStart { .. }) | None => return closed,
+        Some(Line::Started { .. } | Line::GuardKilled { .. } | Line::WriteStart { .. }) | None => {
+            return closed;
+        }
         Some(
-            Line::Started { at, .. }
-            | Line::GuardKilled { at }
-            | Line::Read { at, .. }
+            Line::Read { at, .. }
+            | Line::Holding { at }
             | Line::Wrote { at, .. }
             | Line::Failed { at },
         ) => *at,
     };
     history.at(instant_of(at)).min(closed)
+}
+
+/// The last report's time (the command was alive then).
+fn last_report(lines: &[Line], history: &History) -> Option<Duration> {
+    let at = match lines.last()? {
+        Line::Started { at, .. }
+        | Line::GuardKilled { at }
+        | Line::Read { at, .. }
+        | Line::Holding { at }
+        | Line::WriteStart { at, .. }
+        | Line::Wrote { at, .. }
+        | Line::Failed { at } => *at,
+    };
+    Some(history.at(instant_of(at)))
 }
 
 /// The steps after the start, into the session's read, write and outcome.
@@ -307,7 +330,10 @@ fn record_steps(session: &mut Session, steps: &[Line], history: &History) {
             Line::Failed { .. } if session.write_start.is_some() => {
                 session.outcome = Outcome::Indeterminate("the store failed".into());
             }
-            Line::Started { .. } | Line::GuardKilled { .. } | Line::Failed { .. } => {}
+            Line::Started { .. }
+            | Line::GuardKilled { .. }
+            | Line::Holding { .. }
+            | Line::Failed { .. } => {}
         }
     }
 }

@@ -52,9 +52,13 @@ mod tests {
     fn the_time_left_reads_back_no_later_than_it_was() {
         for ms in [0, 1, 49, 950, 1234, 1999, 2000, 30_000] {
             let left = Duration::from_millis(ms) + Duration::from_micros(ms * 7 % 1000);
-            let read = left_to_expire(&message(left)).expect(&message(left));
+            let text = message(left);
+            let read = left_to_expire(&text).unwrap_or_else(|| panic!("{text}"));
             assert!(read <= left, "{read:?} > {left:?}");
-            assert!(left - read <= left / 10 + Duration::from_millis(1), "{read:?} for {left:?}");
+            assert!(
+                left - read <= left / 10 + Duration::from_millis(1),
+                "{read:?} for {left:?}"
+            );
         }
     }
 
@@ -64,7 +68,10 @@ mod tests {
         assert_eq!(unused_hold_owner(at_risk), Some("2783a0f1"));
         let no_token = "redquorum exec: no fencing token for \"r3\" (owner 9b) : lost";
         assert_eq!(unused_hold_owner(no_token), Some("9b"));
-        assert_eq!(unused_hold_owner("redquorum exec: lock on \"r3\" is held (owner unknown)"), None);
+        assert_eq!(
+            unused_hold_owner("redquorum exec: lock on \"r3\" is held (owner unknown)"),
+            None
+        );
         assert_eq!(unused_hold_owner(""), None);
     }
 
@@ -72,7 +79,9 @@ mod tests {
     fn without_the_message_nothing_was_left_to_expire() {
         assert_eq!(left_to_expire(""), None);
         assert_eq!(
-            left_to_expire("redquorum exec: release of \"r0\" failed (x); the keys expire with their ttl"),
+            left_to_expire(
+                "redquorum exec: release of \"r0\" failed (x); the keys expire with their ttl"
+            ),
             None
         );
     }

@@ -20,6 +20,9 @@ pub(crate) enum Line {
     GuardKilled { at: u64 },
     /// The fenced read returned `value` (`None`: a higher token was seen).
     Read { at: u64, value: Option<i64> },
+    /// Still holding, between the read and the write (a heartbeat: the
+    /// command does nothing with the resource between two of them).
+    Holding { at: u64 },
     /// The fenced write of `value` is about to be sent.
     WriteStart { at: u64, value: i64 },
     /// The fenced write returned: accepted or refused by the token.
@@ -38,8 +41,12 @@ impl Line {
             }
             Line::GuardKilled { at } => format!("guard-killed {at}"),
             Line::Read { at, value } => {
-                format!("read {at} {}", value.map_or_else(|| "-".into(), |v| v.to_string()))
+                format!(
+                    "read {at} {}",
+                    value.map_or_else(|| "-".into(), |v| v.to_string())
+                )
             }
+            Line::Holding { at } => format!("holding {at}"),
             Line::WriteStart { at, value } => format!("write-start {at} {value}"),
             Line::Wrote { at, accepted } => format!("wrote {at} {}", u8::from(*accepted)),
             Line::Failed { at } => format!("failed {at}"),
@@ -68,6 +75,7 @@ impl Line {
                     v => Some(v.parse().ok()?),
                 },
             },
+            ("holding", []) => Line::Holding { at },
             ("write-start", [value]) => Line::WriteStart {
                 at,
                 value: value.parse().ok()?,
@@ -113,6 +121,7 @@ mod tests {
             (at, "[0-9a-f]{1,32}", proptest::option::of(any::<u64>()))
                 .prop_map(|(at, owner, fence)| Line::Started { at, owner, fence }),
             at.prop_map(|at| Line::GuardKilled { at }),
+            at.prop_map(|at| Line::Holding { at }),
             (at, proptest::option::of(any::<i64>()))
                 .prop_map(|(at, value)| Line::Read { at, value }),
             (at, any::<i64>()).prop_map(|(at, value)| Line::WriteStart { at, value }),
@@ -130,7 +139,14 @@ mod tests {
 
     #[test]
     fn anything_else_is_no_line() {
-        for text in ["", "started", "started 1 owner", "wrote 1 2", "read x 1", "exit 0"] {
+        for text in [
+            "",
+            "started",
+            "started 1 owner",
+            "wrote 1 2",
+            "read x 1",
+            "exit 0",
+        ] {
             assert_eq!(Line::parse(text), None, "{text:?}");
         }
     }

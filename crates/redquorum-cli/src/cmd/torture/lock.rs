@@ -60,9 +60,7 @@ impl TortureLock for Lock {
 
     fn locker(plan: &Plan, group: usize, urls: Vec<String>, prefix: &str) -> GroupLocker {
         let exec = exec_group(plan, group).then(|| {
-            let max_ttl = plan
-                .delayed_restart()
-                .then_some(plan.ttl + plan.lock_delay);
+            let max_ttl = plan.delayed_restart().then_some(plan.ttl + plan.lock_delay);
             let seed = plan.seed.wrapping_add(group as u64);
             ExecHolder::new(&urls, prefix, plan.ttl, max_ttl, seed, group)
         });
