@@ -76,6 +76,9 @@ enum Command {
     /// Internal: the process between `exec` and its command (see guard.rs).
     #[command(name = guard::SUBCOMMAND, hide = true)]
     Guard(guard::GuardArgs),
+    /// Internal: the command the torture's exec holders run under `exec`.
+    #[command(name = cmd::torture::exec_hold::SUBCOMMAND, hide = true)]
+    TortureHold(cmd::torture::exec_hold::HoldArgs),
     /// Run torture against each planted bug; fails unless every one is caught (builds with `--cfg redquorum_mutants` only).
     #[cfg(redquorum_mutants)]
     Mutants(cmd::mutants::MutantsArgs),
@@ -90,7 +93,10 @@ impl Command {
         if matches!(self, Command::Mutants(_)) {
             return false;
         }
-        !matches!(self, Command::Nodes(_) | Command::Guard(_))
+        !matches!(
+            self,
+            Command::Nodes(_) | Command::Guard(_) | Command::TortureHold(_)
+        )
     }
 
     /// Whether the command itself takes nodes down on purpose (torture, the
@@ -146,6 +152,9 @@ fn main() -> ExitCode {
     if let Command::Guard(args) = &cli.command {
         return guard::run(args);
     }
+    if let Command::TortureHold(args) = &cli.command {
+        return cmd::torture::exec_hold::run(args);
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -156,6 +165,14 @@ fn main() -> ExitCode {
             return exit::SOFTWARE.into();
         }
     };
+    // An `exec` that a planted-bug torture started runs with its bug.
+    #[cfg(redquorum_mutants)]
+    if let (Command::Exec(_), Ok(name)) = (
+        &cli.command,
+        std::env::var(cmd::torture::exec_holder::MUTANT_ENV),
+    ) {
+        redquorum::mutants::activate(name.parse().ok());
+    }
     let verbosity = verbosity::Verbosity::new(cli.quiet, cli.verbose);
     let faults_on_purpose = cli.command.strikes_nodes();
     verbosity.install(faults_on_purpose);
@@ -188,7 +205,9 @@ fn main() -> ExitCode {
             Command::Nodes(args) => cmd::nodes::run(args),
             Command::Torture(args) => cmd::torture::run(&nodes, *args).await,
             Command::Bench(args) => cmd::bench::run_bench(&nodes, args, verbosity).await,
-            Command::Guard(_) => unreachable!("the guard runs before the runtime starts"),
+            Command::Guard(_) | Command::TortureHold(_) => {
+                unreachable!("the guard and the torture's hold run before the runtime starts")
+            }
             #[cfg(redquorum_mutants)]
             Command::Mutants(args) => cmd::mutants::run(args).await,
         }

@@ -99,6 +99,7 @@ async fn an_interrupt_or_a_missing_operator_stops_the_run() {
         operator: OperatorPace {
             inspect_every: Some(Duration::from_millis(20)),
             force_release_every: None,
+            ..OperatorPace::default()
         },
         kinds: Vec::new(),
         ..plan()

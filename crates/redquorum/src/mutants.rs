@@ -54,11 +54,15 @@
 //!   `ops.lua` turns the plain lock's operations off ([`plain_path`]), so the
 //!   plain lock reaches the full operations it is planted in, as before.
 //!
+//! - in the CLI, `redquorum exec` (`exec/guarded.rs`, `left_behind`, read
+//!   through [`active`]; the torture passes it to the `exec` it starts):
+//!   exec-releases-orphans.
+//!
 //! `redquorum mutants` runs every one against the default torture run
 //! (every kind on the same names, majority faults and lost fence counters
 //! within the assumptions, fast clocks within the drift budget), with the
 //! one feature a mutant's bug lives in turned on (a lock-delay, a fast
-//! node, an operator, cluster masters). The last fifteen ([`Mutant::CLASSES`]) are the bug
+//! node, an operator, cluster masters). The last sixteen ([`Mutant::CLASSES`]) are the bug
 //! classes that have no focused recipe of their own (`mutants --recipes`).
 
 use std::fmt;
@@ -188,11 +192,17 @@ pub enum Mutant {
     /// shard primary that took over its slots votes at once: the new-primary
     /// refusal is applied only to a handle built with `max_ttl`.
     NewPrimaryDefaultVotes,
+    /// `redquorum exec` takes its guard's death by a signal for the
+    /// command's (the guard mirrors the command's status) and releases at
+    /// once: what ran below the killed guard is not killed first, and may
+    /// still write after the next holder got the lock. Planted in the CLI
+    /// (`exec/guarded.rs`, `left_behind`).
+    ExecReleasesOrphans,
 }
 
 impl Mutant {
     /// Every mutant, in the order `redquorum mutants` runs them.
-    pub const ALL: [Mutant; 32] = [
+    pub const ALL: [Mutant; 33] = [
         Mutant::ValidityUnreduced,
         Mutant::LongLease,
         Mutant::NoUnwind,
@@ -225,13 +235,14 @@ impl Mutant {
         Mutant::NoscriptAnswersShifted,
         Mutant::PlainExtendKeepsExpiry,
         Mutant::NewPrimaryDefaultVotes,
+        Mutant::ExecReleasesOrphans,
     ];
 
     /// The mutants of the bug classes only the mixed default run reaches
     /// (docs/torture.md): `redquorum mutants` runs them with the default
     /// `redquorum torture`, no recipe of their own.
-    /// They are the last fifteen of [`Mutant::ALL`].
-    pub const CLASSES: &[Mutant] = Mutant::ALL.split_at(Mutant::ALL.len() - 15).1;
+    /// They are the last sixteen of [`Mutant::ALL`].
+    pub const CLASSES: &[Mutant] = Mutant::ALL.split_at(Mutant::ALL.len() - 16).1;
 
     /// The kebab-case name.
     ///
@@ -276,6 +287,7 @@ impl Mutant {
             Mutant::NoscriptAnswersShifted => "noscript-answers-shifted",
             Mutant::PlainExtendKeepsExpiry => "plain-extend-keeps-expiry",
             Mutant::NewPrimaryDefaultVotes => "new-primary-default-votes",
+            Mutant::ExecReleasesOrphans => "exec-releases-orphans",
         }
     }
 }

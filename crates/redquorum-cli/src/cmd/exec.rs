@@ -192,8 +192,9 @@ impl Runner {
         // The acquisition itself may have used up most of the validity.
         if lease.is_at_risk() {
             stderr_line!(
-                "redquorum {name}: lease on {:?} at risk as soon as acquired ({:?} left); not running the command",
+                "redquorum {name}: lease on {:?} (owner {}) at risk as soon as acquired ({:?} left); not running the command",
                 hold.resource(),
+                hold.owner(),
                 lease.validity()
             );
             self.release(hold).await;
@@ -203,8 +204,9 @@ impl Runner {
             Ok(env) => env,
             Err(error) => {
                 stderr_line!(
-                    "redquorum {name}: no fencing token for {:?}: {error}",
-                    hold.resource()
+                    "redquorum {name}: no fencing token for {:?} (owner {}): {error}",
+                    hold.resource(),
+                    hold.owner()
                 );
                 self.release(hold).await;
                 return ExitCode::from(fence_exit_code(&error));
@@ -356,10 +358,14 @@ impl Runner {
     }
 }
 
-/// The command's environment: the resource, the fencing token for commands
+/// The command's environment: the resource, the owner token, the fencing token for commands
 /// that write to a resource checking it, and what the kind of hold adds.
 async fn child_env<H: Hold>(hold: &H) -> Result<Vec<(&'static str, String)>, Error> {
-    let mut env = vec![("REDQUORUM_RESOURCE", hold.resource().to_owned())];
+    let mut env = vec![
+        ("REDQUORUM_RESOURCE", hold.resource().to_owned()),
+        // Names this hold in `status` and `list`, and in a history's audit.
+        ("REDQUORUM_OWNER", hold.owner()),
+    ];
     // Asked for now: the token's write-back to a quorum (one round trip).
     match hold.fence().await {
         Ok(fence) => env.push(("REDQUORUM_FENCE", fence.to_string())),

@@ -31,7 +31,7 @@ use std::time::Duration;
 
 use super::hold_life::{HoldContext, came_back, removed};
 use super::lock_delay::early_grants;
-use super::operator::{broken_promises, excuses_overlap};
+use super::operator::{broken_promises, excuses_lost_update, excuses_overlap};
 use super::verdict::{Evidence, Verdict};
 use super::violation::Violation;
 use super::{orphan, revival, sharing, unbacked};
@@ -113,7 +113,7 @@ pub fn check_evidence(evidence: &Evidence<'_>) -> Verdict {
             );
         }
         check_stale_writes(&granted, &mut violations);
-        check_lost_updates(&granted, &mut violations);
+        let forced = check_lost_updates(&granted, evidence.operator, &mut violations);
         if let Some(rule) = &evidence.lock_delay {
             violations.extend(
                 early_grants(&granted, rule)
@@ -126,7 +126,7 @@ pub fn check_evidence(evidence: &Evidence<'_>) -> Verdict {
             );
         }
         let value = evidence.protected.get(*resource).copied().unwrap_or(0);
-        check_counter(resource, list, value, &mut violations);
+        check_counter(resource, list, value, forced, &mut violations);
     }
     // A protected value for a resource nobody completed must still be zero.
     for (resource, value) in evidence.protected {
@@ -252,8 +252,15 @@ fn check_stale_writes(granted: &[&Session], violations: &mut Vec<Violation>) {
 }
 
 /// Two accepted read-modify-writes that wrote the same value read the same
-/// one: the first write was overwritten.
-fn check_lost_updates(granted: &[&Session], violations: &mut Vec<Violation>) {
+/// one: the first write was overwritten. Unless a force-release came
+/// between them and one had no token (`excuses_lost_update`): returns how
+/// many were so excused.
+fn check_lost_updates(
+    granted: &[&Session],
+    operator: &[OperatorCall],
+    violations: &mut Vec<Violation>,
+) -> u64 {
+    let mut excused = 0;
     let mut by_value: HashMap<i64, Vec<&Session>> = HashMap::new();
     for s in granted.iter().filter(|s| s.outcome == Outcome::Completed) {
         if let (Some(_), Some(wrote)) = (s.read, s.wrote) {
@@ -265,15 +272,28 @@ fn check_lost_updates(granted: &[&Session], violations: &mut Vec<Violation>) {
     for mut writers in clashes {
         writers.sort_by_key(|s| s.write_end);
         for by in &writers[1..] {
+            if excuses_lost_update(operator, writers[0], by) {
+                excused += 1;
+                continue;
+            }
             violations.push(Violation::LostUpdate {
                 lost: Box::new(writers[0].clone()),
                 by: Box::new((*by).clone()),
             });
         }
     }
+    excused
 }
 
-fn check_counter(resource: &str, list: &[&Session], value: i64, violations: &mut Vec<Violation>) {
+/// The counter equals the accepted writes, give or take the indeterminate
+/// ones and the `forced` lost updates a force-release excused.
+fn check_counter(
+    resource: &str,
+    list: &[&Session],
+    value: i64,
+    forced: u64,
+    violations: &mut Vec<Violation>,
+) {
     let completed = list
         .iter()
         .filter(|s| s.outcome == Outcome::Completed)
@@ -282,8 +302,8 @@ fn check_counter(resource: &str, list: &[&Session], value: i64, violations: &mut
         .iter()
         .filter(|s| matches!(s.outcome, Outcome::Indeterminate(_)))
         .count() as u64;
-    let in_range =
-        u64::try_from(value).is_ok_and(|v| v >= completed && v <= completed + indeterminate);
+    let in_range = u64::try_from(value)
+        .is_ok_and(|v| v + forced >= completed && v <= completed + indeterminate);
     if !in_range {
         violations.push(Violation::CounterMismatch {
             resource: resource.to_owned(),

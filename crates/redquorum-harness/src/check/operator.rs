@@ -18,7 +18,9 @@
 //!
 //! A force-release breaks exclusion by design: two holders overlap when a
 //! force-release ousted the first before the second was granted, and the
-//! overlap check excuses exactly those pairs ([`excuses_overlap`]).
+//! overlap check excuses exactly those pairs ([`excuses_overlap`]); when
+//! one of them holds without a token, no fencing keeps its write out, and
+//! the update it loses is excused too ([`excuses_lost_update`]).
 
 use std::fmt;
 use std::time::Duration;
@@ -73,6 +75,17 @@ pub(crate) fn excuses_overlap(calls: &[OperatorCall], first: &Session, second: &
     calls.iter().any(|c| {
         c.is_force_release_of(&first.resource) && c.start <= granted && c.end >= first.start
     })
+}
+
+/// Whether a force-release excuses the lost update between `a` and `b`:
+/// one of them asked for no token (so no fenced store could refuse it once
+/// ousted) and a force-release came between them ([`excuses_overlap`], either
+/// way round). Between two holders with tokens fencing keeps the ousted
+/// one's write out, so their lost update stays a violation.
+#[must_use]
+pub(crate) fn excuses_lost_update(calls: &[OperatorCall], a: &Session, b: &Session) -> bool {
+    (a.fence.is_none() || b.fence.is_none())
+        && (excuses_overlap(calls, a, b) || excuses_overlap(calls, b, a))
 }
 
 /// The operator calls on `resource` that break a promise, each with the

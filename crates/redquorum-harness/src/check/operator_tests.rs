@@ -129,6 +129,53 @@ fn only_a_force_release_between_the_first_acquire_and_the_second_grant_excuses_a
     assert!(!excuses_overlap(&[elsewhere], a, b));
 }
 
+/// A force-release between two read-modify-writes of the same value: the
+/// lost update is excused (and the counter one short) only when one of the
+/// two holders had no token; between two token holders fencing had to keep
+/// the ousted write out, so it stays a violation.
+#[test]
+fn a_force_release_excuses_a_lost_update_only_beside_a_holder_without_a_token() {
+    let verdict = |fences: (Option<u64>, Option<u64>), calls: &[OperatorCall]| {
+        let mut sessions = two_holders();
+        for (s, fence) in sessions.iter_mut().zip([fences.0, fences.1]) {
+            s.fence = fence;
+            s.release = Some(ms(900));
+            (s.read, s.wrote) = (Some(0), Some(1));
+            s.write_start = Some(s.grant.unwrap() + ms(1));
+            s.write_end = s.write_start;
+        }
+        let values = std::collections::BTreeMap::from([("r".to_owned(), 1)]);
+        let evidence = crate::check::Evidence {
+            operator: calls,
+            ..crate::check::Evidence::new(&sessions, &values)
+        };
+        let verdict = crate::check::check_evidence(&evidence);
+        (verdict.count("lost-update"), verdict.count("counter"))
+    };
+    let ousted = [force(300, Some(7))];
+    assert_eq!(
+        verdict((None, Some(9)), &ousted),
+        (0, 0),
+        "a without a token, ousted"
+    );
+    assert_eq!(
+        verdict((Some(5), None), &ousted),
+        (0, 0),
+        "b without a token"
+    );
+    assert_eq!(
+        verdict((Some(5), Some(9)), &ousted),
+        (1, 1),
+        "fencing had to save it"
+    );
+    assert_eq!(verdict((None, Some(9)), &[]), (1, 1), "no force-release");
+    assert_eq!(
+        verdict((None, None), &[force(700, None)]),
+        (1, 1),
+        "after b's grant"
+    );
+}
+
 #[test]
 fn a_call_round_trips_through_json_with_its_kind_tag() {
     for call in [inspect(1, &["a"], 3), force(2, Some(4)), force(3, None)] {

@@ -54,6 +54,16 @@ impl<L: Locker> Client<L> {
         while Instant::now() < self.until && !config.resources.is_empty() {
             let resource = &config.resources[rng.gen_range(0..config.resources.len())];
             let holder = pick(&config.holders, rng.gen_range(0..total.max(1)));
+            if let Some(mut session) = self
+                .locker
+                .outside(resource, &self.history, &self.store)
+                .await
+            {
+                session.client = self.client;
+                session.group = self.group;
+                self.history.record(session);
+                continue;
+            }
             let start = self.history.now();
             let Some(acquired) = self
                 .drops()

@@ -62,6 +62,10 @@ pub struct RunInfo {
     pub inspect_every_ms: Option<u64>,
     /// How often an operator force-released a resource, ms (`None`: never).
     pub force_release_every_ms: Option<u64>,
+    /// The operator's calls were the default run's, not asked for
+    /// ([`OperatorPace::by_default`](crate::OperatorPace::by_default)).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub operator_by_default: bool,
     /// The lock kind the clients took (the library's name for it; empty:
     /// not recorded, as in histories from before the field).
     pub lock_kind: String,
@@ -96,6 +100,7 @@ impl Default for RunInfo {
             lock_delay: None,
             inspect_every_ms: None,
             force_release_every_ms: None,
+            operator_by_default: false,
             seed: 0,
             clock_off: Vec::new(),
         }

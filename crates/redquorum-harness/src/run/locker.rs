@@ -13,7 +13,8 @@ use std::fmt;
 use std::future::Future;
 use std::time::Instant;
 
-use crate::evidence::Share;
+use super::store::ProtectedStore;
+use crate::evidence::{History, Session, Share};
 
 /// A granted lock, as a workload sees it.
 #[derive(Debug)]
@@ -235,6 +236,27 @@ pub trait Locker: Send + Sync + 'static {
     ///
     /// The workloads never drop it mid-way.
     fn release(&self, held: Self::Held) -> impl Future<Output = Result<(), String>> + Send;
+
+    /// Runs this session outside the workload, when the locker decides
+    /// to: a holder in another process that the workload only watches (a
+    /// command under `redquorum exec`), returned as recorded on
+    /// `history`'s clock (the client fills in its client and group); its
+    /// critical section reads and writes `store`.
+    /// `None`, the default: the workload acquires, uses and releases
+    /// itself.
+    ///
+    /// # Cancel safety
+    ///
+    /// The workloads never drop it mid-way.
+    fn outside(
+        &self,
+        resource: &str,
+        history: &History,
+        store: &ProtectedStore,
+    ) -> impl Future<Output = Option<Session>> + Send {
+        let _ = (resource, history, store);
+        async { None }
+    }
 
     /// The commands this library sends itself, as `INFO commandstats` names
     /// them (the benchmarks count requests per cycle with them; everything

@@ -124,6 +124,9 @@ pub struct OperatorPace {
     pub inspect_every: Option<Duration>,
     /// A force-release of a resource (in turn) every so often.
     pub force_release_every: Option<Duration>,
+    /// The calls are the default run's, not asked for: a run whose calls
+    /// met no holder is not vacuous for it.
+    pub by_default: bool,
 }
 
 impl OperatorPace {
@@ -371,6 +374,7 @@ impl<L> TorturePlan<L> {
             lock_delay: self.lock_delay_rule(),
             inspect_every_ms: ms(self.operator.inspect_every),
             force_release_every_ms: ms(self.operator.force_release_every),
+            operator_by_default: self.operator.by_default,
             lock_kind,
             // The lock fills them in (`TortureLock::configuration`).
             configurations: Vec::new(),

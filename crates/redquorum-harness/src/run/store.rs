@@ -64,6 +64,19 @@ impl ProtectedStore {
         }
     }
 
+    /// The store's `host:port`, for a holder in another process.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let store = redquorum_harness::ProtectedStore::new("127.0.0.1:6379");
+    /// assert_eq!(store.addr(), "127.0.0.1:6379");
+    /// ```
+    #[must_use]
+    pub fn addr(&self) -> &str {
+        &self.addr
+    }
+
     fn key(resource: &str) -> String {
         format!("protected:{resource}")
     }

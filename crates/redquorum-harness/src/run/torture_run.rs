@@ -103,11 +103,14 @@ pub(super) fn lock_delay_untested(file: &HistoryFile) -> Option<String> {
     })
 }
 
-/// Why a run with an operator proves nothing about its calls: no
-/// inspection named a holder, or no force-release ousted one. For a run
-/// and for its re-check.
+/// Why a run with an operator asked for proves nothing about its calls:
+/// no inspection named a holder, or no force-release ousted one (the
+/// default run's calls are not asked for). For a run and for its re-check.
 pub(super) fn operator_untested(file: &HistoryFile) -> Vec<String> {
     let mut untested = Vec::new();
+    if file.info.operator_by_default {
+        return untested;
+    }
     if file.info.inspect_every_ms.is_some() && inspections_naming_holders(&file.operator) == 0 {
         untested.push("no inspection named a holder, so inspection was never tested".to_owned());
     }

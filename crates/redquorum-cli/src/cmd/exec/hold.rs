@@ -19,6 +19,9 @@ pub(crate) trait Hold: Sized {
     /// Starts the watchdog (a no-op if it runs already).
     fn auto_extend(&mut self);
 
+    /// The owner token, as `redquorum status` names the holder.
+    fn owner(&self) -> String;
+
     /// The fencing token (a leadership's epoch), written back to a quorum.
     async fn fence(&self) -> Result<FenceToken, Error>;
 
@@ -28,8 +31,8 @@ pub(crate) trait Hold: Sized {
     /// Stops the watchdog and leaves the keys to expire with their TTL.
     fn forget(self);
 
-    /// Variables the command sees besides `REDQUORUM_RESOURCE` and
-    /// `REDQUORUM_FENCE`.
+    /// Variables the command sees besides `REDQUORUM_RESOURCE`,
+    /// `REDQUORUM_OWNER` and `REDQUORUM_FENCE`.
     fn extra_env(&self) -> Vec<(&'static str, String)>;
 }
 
@@ -51,6 +54,10 @@ macro_rules! hold {
 
             fn auto_extend(&mut self) {
                 $ty::auto_extend(self);
+            }
+
+            fn owner(&self) -> String {
+                $ty::owner(self).to_string()
             }
 
             async fn fence(&self) -> Result<FenceToken, Error> {

@@ -23,13 +23,12 @@ fn default_run_for(mutant: Mutant) -> (&'static str, &'static [&'static str]) {
             "the default run with `--fast-node 3`",
             &["--fast-node", "3"],
         ),
+        // The default run's operator (an inspection a second, a
+        // force-release every 5 s) missed these two on seed 1 (issue 34):
+        // they keep the pace, and the partitions, they were caught with.
         Mutant::InspectAnyNode => (
             "the default run with `--inspect-every 20ms`",
             &["--inspect-every", "20ms"],
-        ),
-        Mutant::StaleForceFence => (
-            "the default run with `--force-release-every 1s`",
-            &["--force-release-every", "1s"],
         ),
         // Its bug shows when a force-release lands late: the operator's
         // client group cut off some nodes while it calls, and a hold taken
@@ -228,6 +227,7 @@ pub(super) fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan)
                 operator: OperatorPace {
                     inspect_every: Some(Duration::from_millis(20)),
                     force_release_every: None,
+                    ..OperatorPace::default()
                 },
                 kinds: vec![FaultKind::Latency, FaultKind::Stall, FaultKind::Reset],
                 resources: 2,
@@ -240,6 +240,7 @@ pub(super) fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan)
                 operator: OperatorPace {
                     inspect_every: None,
                     force_release_every: Some(Duration::from_millis(200)),
+                    ..OperatorPace::default()
                 },
                 holders: vec![(Holder::ToDeadline, 1), (Holder::Brief, 2)],
                 resources: 2,
@@ -252,6 +253,7 @@ pub(super) fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan)
                 operator: OperatorPace {
                     inspect_every: None,
                     force_release_every: Some(Duration::from_secs(1)),
+                    ..OperatorPace::default()
                 },
                 kinds: vec![FaultKind::Partition],
                 ttl: Duration::from_millis(500),

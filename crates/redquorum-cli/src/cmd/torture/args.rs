@@ -135,13 +135,16 @@ pub(crate) struct TortureArgs {
     /// An operator inspects a resource (in turn) every D, e.g. 20ms: the
     /// checker then requires that no inspection names a holder whose
     /// release a quorum confirmed, and that one every node answered names
-    /// every certain holder. Not with `--fast-node`.
+    /// every certain holder. Not with `--fast-node` [default: 1s, none with
+    /// --fast-node or when --force-release-every alone is given].
     #[arg(long, value_name = "D", value_parser = humantime::parse_duration)]
     inspect_every: Option<Duration>,
     /// An operator force-releases a resource (in turn) every D, e.g. 300ms:
     /// overlaps it causes are excused, and the checker requires its token
     /// to be above every earlier holder's and below every later one's. Not
-    /// with `--no-fencing` or `--lock-delay` (it clears both by design).
+    /// with `--no-fencing` or `--lock-delay` (it clears both by design)
+    /// [default: 5s, none with --no-fencing or --lock-delay or when
+    /// --inspect-every alone is given].
     #[arg(long, value_name = "D", value_parser = humantime::parse_duration)]
     force_release_every: Option<Duration>,
     /// Write the run (sessions, faults, key audit) to FILE as JSON lines.
@@ -217,10 +220,7 @@ pub(super) fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String>
     {
         return Err("--fast-node must be above 1 and below 5 (a faster clock can expire a key before two probes have seen it)".into());
     }
-    let operator = OperatorPace {
-        inspect_every: args.inspect_every,
-        force_release_every: args.force_release_every,
-    };
+    let operator = operator_pace(args);
     if [operator.inspect_every, operator.force_release_every]
         .into_iter()
         .flatten()
@@ -228,10 +228,10 @@ pub(super) fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String>
     {
         return Err("--inspect-every and --force-release-every must be at least 1ms".into());
     }
-    if operator.force_release_every.is_some() && (args.no_fencing || args.lock_delay.is_some()) {
+    if args.force_release_every.is_some() && (args.no_fencing || args.lock_delay.is_some()) {
         return Err("--force-release-every cannot be checked with --no-fencing or --lock-delay: a force-release lets the next holder in at once by design, and only fencing keeps the ousted holder's writes out".into());
     }
-    if operator.inspect_every.is_some() && args.fast_node.is_some() {
+    if args.inspect_every.is_some() && args.fast_node.is_some() {
         return Err("--inspect-every cannot be checked with --fast-node: a hold on the fast node ends early, so an inspection may honestly miss a holder".into());
     }
     // Without --kind, every kind at once, whatever else is asked for.
@@ -318,6 +318,32 @@ pub(super) fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String>
         mutant: mutant_name(args),
         command: std::env::args().collect::<Vec<_>>().join(" "),
     })
+}
+
+/// The default run's inspections: one every second (of the resources in turn).
+const DEFAULT_INSPECT_EVERY: Duration = Duration::from_secs(1);
+/// The default run's force-releases: one every 5 s (of the resources in turn).
+const DEFAULT_FORCE_RELEASE_EVERY: Duration = Duration::from_secs(5);
+
+/// The operator's pace: what was asked for; else, in the default run
+/// (every kind at once, single servers), the default pace where it can be
+/// checked beside the other options (no force-release with --no-fencing or
+/// --lock-delay, no inspection with --fast-node).
+fn operator_pace(args: &TortureArgs) -> OperatorPace {
+    let asked = args.inspect_every.is_some() || args.force_release_every.is_some();
+    if asked || args.kind.is_some() || args.cluster.is_some() {
+        return OperatorPace {
+            inspect_every: args.inspect_every,
+            force_release_every: args.force_release_every,
+            by_default: false,
+        };
+    }
+    OperatorPace {
+        inspect_every: args.fast_node.is_none().then_some(DEFAULT_INSPECT_EVERY),
+        force_release_every: (!args.no_fencing && args.lock_delay.is_none())
+            .then_some(DEFAULT_FORCE_RELEASE_EVERY),
+        by_default: true,
+    }
 }
 
 #[cfg(redquorum_mutants)]

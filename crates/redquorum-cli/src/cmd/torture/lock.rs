@@ -12,6 +12,8 @@ use redquorum::{LockOptions, Redlock};
 use redquorum_benches::{LockKind, MixedLocker};
 use redquorum_harness::{TortureLock, TorturePlan};
 
+use super::exec_holder::ExecHolder;
+use super::group_locker::GroupLocker;
 use super::operator::Operator;
 use super::population::{self, Setup};
 
@@ -28,7 +30,7 @@ pub(crate) enum Lock {
 pub(crate) type Plan = TorturePlan<Lock>;
 
 impl TortureLock for Lock {
-    type Locker = MixedLocker;
+    type Locker = GroupLocker;
     type Operator = Operator;
 
     fn name(&self) -> String {
@@ -67,19 +69,25 @@ impl TortureLock for Lock {
         Ok(())
     }
 
-    fn locker(plan: &Plan, group: usize, urls: Vec<String>, prefix: &str) -> MixedLocker {
+    fn locker(plan: &Plan, group: usize, urls: Vec<String>, prefix: &str) -> GroupLocker {
+        let exec = exec_group(plan, group).then(|| {
+            let max_ttl = plan.delayed_restart().then_some(plan.ttl + plan.lock_delay);
+            let seed = plan.seed.wrapping_add(group as u64);
+            ExecHolder::new(&urls, prefix, plan.ttl, max_ttl, seed, group)
+        });
         let redlock = match Setup::of(plan, group) {
             Some(setup) => setup.redlock(plan, urls, prefix),
             None => redlock(plan, urls, prefix),
         }
         .expect("the same configuration was built above");
         let resources = plan.resource_names();
-        match plan.lock {
+        let library = match plan.lock {
             Lock::One(kind) => MixedLocker::single(redlock, kind, resources),
             Lock::Mixed => {
                 MixedLocker::new(redlock, resources, plan.seed.wrapping_add(group as u64))
             }
-        }
+        };
+        GroupLocker { library, exec }
     }
 
     fn configuration(plan: &Plan, group: usize) -> String {
@@ -89,6 +97,17 @@ impl TortureLock for Lock {
     fn operator(plan: &Plan, urls: Vec<String>, prefix: &str) -> Result<Operator, String> {
         redlock(plan, urls, prefix).map(Operator)
     }
+}
+
+/// Whether `group` is the default run's exec group (the last group, on
+/// single servers): its clients lock through `redquorum exec` now and then.
+/// Not in a focused run (`--kind`), nor with a lock-delay (`exec` sets
+/// none) or on cluster masters.
+pub(crate) fn exec_group(plan: &Plan, group: usize) -> bool {
+    plan.lock == Lock::Mixed
+        && plan.lock_delay.is_zero()
+        && plan.cluster_shards.is_none()
+        && group + 1 == plan.groups.max(1)
 }
 
 /// The lock every client of the run uses when its groups are alike (not

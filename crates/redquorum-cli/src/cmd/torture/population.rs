@@ -141,12 +141,14 @@ fn longest_lease(plan: &Plan) -> Duration {
 
 /// Whether the run's groups are a population: the mixed default run,
 /// without the options whose checks hold every client to one configuration
-/// (a lock-delay, a fast node, an operator).
+/// (a lock-delay, a fast node, an operator's pace asked for). The default
+/// run's own operator (an inspection a second, a force-release every 5 s)
+/// runs beside the population: its checks take no client's TTL or delay.
 pub(crate) fn runs(plan: &Plan) -> bool {
     plan.lock == Lock::Mixed
         && plan.lock_delay.is_zero()
         && plan.fast_node.is_none()
-        && plan.operator.is_idle()
+        && (plan.operator.is_idle() || plan.operator.by_default)
 }
 
 #[cfg(test)]
