@@ -63,7 +63,7 @@ pub(crate) async fn run(nodes: &NodesArg, args: ExecArgs) -> ExitCode {
     };
     let command = &args.command.command;
     let resource = &args.resource;
-    match args.permits {
+    let code = match args.permits {
         None => {
             let lock = match args.wait {
                 None => redlock.try_lock(resource).await,
@@ -82,7 +82,13 @@ pub(crate) async fn run(nodes: &NodesArg, args: ExecArgs) -> ExitCode {
             };
             runner.run_acquired(permit, command).await
         }
-    }
+    };
+    // Returning from `main` would cut short what is still owed to a slow
+    // node (a release or an unwind queued behind a call in flight), leaving
+    // its key to the TTL there: wait for it, bounded by the node timeout.
+    // Every hold is released or forgotten by now, so this releases nothing.
+    redlock.shutdown().await;
+    code
 }
 
 /// What running a command under a hold needs: the checked timing, a

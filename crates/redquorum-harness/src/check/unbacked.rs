@@ -30,6 +30,11 @@
 //!   found the hold (the owner began to acquire before it ended): every
 //!   node.
 //!
+//! A hold renewed out of the harness's sight (`redquorum exec`'s
+//! watchdog, in another process) has no deadline the harness saw: its
+//! premise is that a majority holds it, unexpired, at every read while
+//! it is used.
+//!
 //! The read's answer time plus the time left is the latest the hold can
 //! expire (the read happened before its answer), so the audit's own lag
 //! and a loaded machine only make a node look better backed. A session
@@ -94,8 +99,13 @@ pub(crate) fn tracks_by_owner(backing: &Backing) -> HashMap<&str, Vec<&HoldTrack
 /// The deadline in force at `t`, and whether it is an extension's: the
 /// last extension known to have returned by `t` (recorded; in histories
 /// from before that record, a later step of the client came after it),
-/// else the grant's.
+/// else the grant's. For a hold renewed out of sight
+/// ([`Session::deadline_unseen`]) only `t` itself: the hold must be alive
+/// at every read while it is used.
 fn deadline_at(s: &Session, t: Duration) -> Option<(Duration, bool)> {
+    if s.deadline_unseen {
+        return Some((t, false));
+    }
     let mut deadline = (s.validity_end?, false);
     for (i, e) in s.extensions.iter().enumerate() {
         let returned_by = s.renewed.get(i).copied().or_else(|| {
@@ -168,7 +178,9 @@ pub(crate) fn unbacked(
             let Some((due, extended)) = deadline_at(s, read.sent) else {
                 continue;
             };
-            let end = s.release.map_or(due, |release| release.min(due));
+            // Out of sight, the premise lasts the use; else to the deadline.
+            let until = if s.deadline_unseen { last } else { due };
+            let end = s.release.map_or(until, |release| release.min(until));
             if read.sent < grant || read.at > end || ctx.unknown(s, node, read.at) {
                 continue;
             }

@@ -197,3 +197,20 @@ fn a_session_whose_hold_the_audit_never_saw_is_not_judged() {
     let empty = backing(3, 30, |_, _| None);
     assert_eq!(judge(&session(), &empty, &[]), None);
 }
+
+#[test]
+fn a_hold_renewed_out_of_sight_must_be_alive_on_a_majority_while_it_is_used() {
+    // Used from 10 to 900 ms; its keys expire at 400 ms (renewed out of
+    // sight until then): backed while they live, unbacked after.
+    let mut s = session();
+    s.deadline_unseen = true;
+    let lapsing = backing(3, 30, |_, r| (r <= 7).then_some(400));
+    let found = judge(&s, &lapsing, &[]).expect("unbacked once the hold is gone");
+    assert_eq!(found.at, ms(403), "round 8, the first read showing it gone");
+    // The same hold read with the grant's deadline in force is unbacked at once.
+    s.deadline_unseen = false;
+    assert_eq!(judge(&s, &lapsing, &[]).map(|u| u.at), Some(ms(53)));
+    s.deadline_unseen = true;
+    let renewed = backing(3, 30, |_, r| (r <= 18).then_some(u64::from(r) * 50 + 300));
+    assert_eq!(judge(&s, &renewed, &[]), None);
+}

@@ -122,6 +122,11 @@ pub struct Session {
     /// with a fenced store it only reads.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tokenless: bool,
+    /// The hold was renewed out of the harness's sight (another process,
+    /// `redquorum exec`, whose watchdog extends it): the use is known, not
+    /// the deadline the lock gave, so `validity_end` is when the use ended.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deadline_unseen: bool,
     /// How it ended.
     pub outcome: Outcome,
 }
@@ -162,6 +167,7 @@ impl Session {
             dropped: None,
             renews_itself: false,
             tokenless: false,
+            deadline_unseen: false,
             outcome: Outcome::NotAcquired(why.to_owned()),
         }
     }

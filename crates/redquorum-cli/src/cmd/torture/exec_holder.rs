@@ -225,6 +225,8 @@ impl ExecHolder {
                 let mut session = Session::granted(0, resource, owner, start, grant, end);
                 session.fence = *fence;
                 session.kind = KIND.to_owned();
+                // `exec`'s watchdog extends it in its own process.
+                session.deadline_unseen = true;
                 record_steps(&mut session, &lines[1..], history);
                 // Not `released`: `exec -q` does not say whether its release
                 // reached a quorum.
