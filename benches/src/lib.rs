@@ -33,6 +33,7 @@ mod locker;
 mod mixed;
 mod redis_stats;
 mod stats;
+mod votes;
 mod workload;
 
 pub use cpu::process_cpu;
@@ -43,4 +44,5 @@ pub use mixed::{MIXED_PERMITS, MixedLocker};
 pub use redis_stats::CommandStats;
 pub use redquorum_harness::{Grant, Locker, Refusal};
 pub use stats::{Latencies, median};
+pub use votes::wait_for_votes;
 pub use workload::{Report, Sample, Workload, round3, run};

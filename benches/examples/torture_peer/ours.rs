@@ -5,10 +5,10 @@
 //! timeout, 5 ms retry delay with 20 ms jitter, the run's key prefix, and
 //! the delayed-restart rule (`max_ttl`) whenever the nemesis kills nodes.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use redquorum::Redlock;
-use redquorum_benches::{LockKind, MixedLocker};
+use redquorum_benches::{LockKind, MixedLocker, wait_for_votes};
 use redquorum_harness::{NoOperator, TortureLock, TorturePlan};
 
 /// redquorum's plain lock as the lock under torture.
@@ -31,16 +31,7 @@ impl TortureLock for Ours {
         let redlock = redlock(plan, urls, prefix)?;
         if plan.delayed_restart() {
             // Fresh nodes vote only once up for max_ttl: start then.
-            let deadline = Instant::now() + plan.ttl + Duration::from_secs(5);
-            while Instant::now() < deadline
-                && redlock
-                    .health()
-                    .await
-                    .iter()
-                    .any(|(_, h)| h.refusal().is_some())
-            {
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
+            wait_for_votes(&redlock, plan.ttl + Duration::from_secs(5)).await;
         }
         Ok(())
     }

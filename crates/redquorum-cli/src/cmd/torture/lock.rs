@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use redquorum::{LockOptions, Redlock};
-use redquorum_benches::{LockKind, MixedLocker};
+use redquorum_benches::{LockKind, MixedLocker, wait_for_votes};
 use redquorum_harness::{TortureLock, TorturePlan};
 
 use super::exec_holder::ExecHolder;
@@ -55,16 +55,11 @@ impl TortureLock for Lock {
         if plan.delayed_restart() || population::runs(plan) {
             // Fresh nodes vote only once up for max_ttl: start the clock then,
             // not while every attempt is refused.
-            let deadline = Instant::now() + plan.ttl * 2 + plan.lock_delay + Duration::from_secs(5);
-            while Instant::now() < deadline
-                && redlock
-                    .health()
-                    .await
-                    .iter()
-                    .any(|(_, h)| h.refusal().is_some())
-            {
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
+            wait_for_votes(
+                &redlock,
+                plan.ttl * 2 + plan.lock_delay + Duration::from_secs(5),
+            )
+            .await;
         }
         Ok(())
     }
