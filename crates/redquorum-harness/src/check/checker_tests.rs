@@ -132,6 +132,28 @@ fn fences_must_strictly_increase_in_grant_order() {
 }
 
 #[test]
+fn a_hold_taken_out_of_sight_is_held_only_to_holds_granted_before_its_attempt() {
+    // `exec`: attempt from 0 ms, command (the recorded grant) at 150 ms;
+    // its token came from a grant somewhere in between.
+    let mut a = Session::granted(0, "r", "a", ms(0), ms(100), ms(200));
+    let mut exec = Session::granted(1, "r", "x", ms(0), ms(150), ms(160));
+    a.fence = Some(6);
+    exec.fence = Some(5);
+    exec.deadline_unseen = true;
+    let sessions = [a.clone(), exec.clone()];
+    assert_eq!(
+        check(&sessions, &values(&[("r", 1)]), &[]).count("fence"),
+        0
+    );
+    // Granted before the exec's attempt began: the lower token is an inversion.
+    exec.start = ms(120);
+    assert_eq!(
+        check(&[a, exec], &values(&[("r", 1)]), &[]).count("fence"),
+        1
+    );
+}
+
+#[test]
 fn refused_sessions_count_for_nothing() {
     let a = Session::refused(0, "r", ms(0), "contended");
     assert!(check(&[a], &values(&[("r", 0)]), &[]).is_ok());

@@ -64,17 +64,30 @@ fn class(s: &Session) -> Option<String> {
 /// not increase: each session against the highest token granted before it
 /// to a hold it cannot share with (a hold granted after another that
 /// excluded it must carry a higher token; sharers propose in any order).
+/// A hold taken out of sight ([`Session::deadline_unseen`]: `redquorum
+/// exec`) is recorded as granted when its command started, and took its
+/// token at some time since its attempt began: it is held only to the
+/// holds granted before that.
 pub(crate) fn fence_inversions<'a>(granted: &[&'a Session]) -> Vec<(&'a Session, &'a Session)> {
     // Per class, the earlier session with the highest token.
     let mut highest: Vec<(Option<String>, &Session)> = Vec::new();
     let mut out = Vec::new();
     for s in granted.iter().copied().filter(|s| s.fence.is_some()) {
         let mine = class(s);
-        let above = highest
-            .iter()
-            .filter(|(c, _)| mine.is_none() || *c != mine)
-            .map(|(_, e)| *e)
-            .max_by_key(|e| e.fence);
+        let excludes = |c: &Option<String>| mine.is_none() || *c != mine;
+        let above = if s.deadline_unseen {
+            granted
+                .iter()
+                .copied()
+                .filter(|e| e.fence.is_some() && e.grant < Some(s.start) && excludes(&class(e)))
+                .max_by_key(|e| e.fence)
+        } else {
+            highest
+                .iter()
+                .filter(|(c, _)| excludes(c))
+                .map(|(_, e)| *e)
+                .max_by_key(|e| e.fence)
+        };
         if let Some(earlier) = above {
             if s.fence <= earlier.fence {
                 out.push((earlier, s));

@@ -6,7 +6,7 @@
 //! one kind, or every kind at once on the same names). The harness composes
 //! the run around it (`redquorum_harness::TorturePlan::execute`).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use redquorum::{LockOptions, Redlock};
 use redquorum_benches::{LockKind, MixedLocker, wait_for_votes};
