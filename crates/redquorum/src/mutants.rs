@@ -382,7 +382,9 @@ pub(crate) fn plain_path() -> bool {
 
 mod script_source;
 #[cfg(test)]
-use script_source::{CLOCK_FLOOR, FLOOR_UNLESS_FLOORLESS};
+use script_source::CLOCK_FLOOR;
+#[cfg(all(test, redquorum_mutants))]
+use script_source::FLOOR_UNLESS_FLOORLESS;
 pub(crate) use script_source::{late_fallback, ops_source};
 
 #[cfg(test)]
