@@ -372,6 +372,11 @@ fn a_saved_history_rechecks_and_a_planted_overlap_in_it_is_found() {
         "latency",
         "--holders",
         SHORT_RUN_HOLDERS,
+        // One exclusive kind and no operator: the planted copy of a session
+        // must overlap it (a reader's copy would share; a force-release
+        // between them would excuse it).
+        "--kind",
+        "plain",
         "--history",
         path_text,
     ]);
