@@ -145,6 +145,9 @@ pub struct FaultLog {
     pub injected: BTreeMap<FaultKind, u64>,
     /// Faults that could not be injected or healed, with why.
     pub errors: Vec<String>,
+    /// What the nemesis counted or held back, for the report (not errors):
+    /// the NOSCRIPT answers the script flushes caused, fence losses held back.
+    pub notes: Vec<String>,
     /// Every injected fault, in order.
     pub events: Vec<FaultEvent>,
 }

@@ -116,11 +116,11 @@ pub(super) fn run(
     }
     proxies.heal_all();
     if kinds.contains(&FaultKind::ScriptFlush) {
-        log.errors
+        log.notes
             .push(format!("script-flush: {}", proxies.script_counts()));
     }
     if held_back > 0 {
-        log.errors.push(format!(
+        log.notes.push(format!(
             "fence-loss held back {held_back} times: no running node's clock was shown at or past every earlier reading (within {} ms), or the clocks led real time by a TTL",
             clock_leads::TOLERANCE_MS
         ));

@@ -222,6 +222,7 @@ impl<L: TortureLock> TorturePlan<L> {
         vacuous.extend(operator_untested(&file));
         let mut fault_errors = notes;
         fault_errors.extend(faults.errors);
+        fault_errors.extend(faults.notes);
         Ok(TortureRun {
             file,
             verdict,
