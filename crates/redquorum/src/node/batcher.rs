@@ -51,8 +51,7 @@ pub(crate) struct Batcher {
     timeout: Duration,
     /// Where calls finish when their caller has gone: the `Redlock`'s runtime.
     runtime: Handle,
-    /// Told when a call goes unanswered for the whole timeout (the node is
-    /// then down until it answers again).
+    /// Told when a call goes unanswered for the whole timeout (down until it answers).
     link: Arc<Link>,
     state: Mutex<State>,
     /// The lock script the calls run (node/script.rs).
