@@ -23,16 +23,12 @@ fn default_run_for(mutant: Mutant) -> (&'static str, &'static [&'static str]) {
             "the default run with `--fast-node 3`",
             &["--fast-node", "3"],
         ),
-        // The default run's operator (an inspection a second, a
-        // force-release every 5 s) missed these two on seed 1 (issue 34):
-        // they keep the pace, and the partitions, they were caught with.
-        Mutant::InspectAnyNode => (
-            "the default run with `--inspect-every 20ms`",
-            &["--inspect-every", "20ms"],
-        ),
         // Its bug shows when a force-release lands late: the operator's
         // client group cut off some nodes while it calls, and a hold taken
-        // meanwhile lasting until the cut heals.
+        // meanwhile lasting until the cut heals. The default run cuts the
+        // operator's group off a minority, holding its bytes, for about
+        // 0.4 % of its time (partitions are one fault in twelve, of one
+        // group in four), so this recipe stays: no default pace reaches it.
         Mutant::ForceReleaseBlind => (
             "the default run with `--force-release-every 1s` under partitions alone, 2 client groups, faults up to 2 s, 500 ms leases",
             &[

@@ -142,7 +142,7 @@ fn longest_lease(plan: &Plan) -> Duration {
 /// Whether the run's groups are a population: the mixed default run,
 /// without the options whose checks hold every client to one configuration
 /// (a lock-delay, a fast node, an operator's pace asked for). The default
-/// run's own operator (an inspection a second, a force-release every 5 s)
+/// run's own operator (an inspection every 200 ms, a force-release every 5 s)
 /// runs beside the population: its checks take no client's TTL or delay.
 pub(crate) fn runs(plan: &Plan) -> bool {
     plan.lock == Lock::Mixed
