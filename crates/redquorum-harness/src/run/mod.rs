@@ -27,6 +27,7 @@ mod masters;
 mod operate;
 mod plan;
 mod store;
+mod stuck;
 mod torture;
 mod torture_lock;
 mod torture_run;

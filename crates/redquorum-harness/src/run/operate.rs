@@ -1,6 +1,8 @@
 //! A torture run's operator: beside the clients, it inspects resources (the
 //! holders a quorum names) and force-releases them at a steady pace, each
-//! resource in turn, and records each call in the run's
+//! resource in turn (a force-release takes the lock its inspections show
+//! held longest instead, when one was named twice in a row: `stuck.rs`),
+//! and records each call in the run's
 //! [`OperatorLog`](crate::OperatorLog) for the checker (`check/operator.rs`
 //! has the promises it holds them to). The calls themselves are the lock's
 //! ([`TortureOperator`]).
@@ -11,6 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::plan::OperatorPace;
+use super::stuck::Sightings;
 use crate::evidence::{History, OperatorAction, OperatorCall, OperatorLog};
 
 /// An operator's calls on the lock under test.
@@ -50,13 +53,15 @@ pub(super) async fn operate<O: TortureOperator>(
     log: OperatorLog,
     finished: Arc<AtomicBool>,
 ) {
+    let sightings = Sightings::default();
     let inspect = every(pace.inspect_every, &resources, &finished, |resource| {
-        let (operator, history, log) = (&operator, &history, &log);
+        let (operator, history, log, sightings) = (&operator, &history, &log, &sightings);
         async move {
             let start = history.now();
             let Some((holders, answered)) = operator.inspect(&resource).await else {
                 return;
             };
+            sightings.saw(&resource, &holders, start);
             log.record(OperatorCall {
                 resource,
                 start,
@@ -69,9 +74,10 @@ pub(super) async fn operate<O: TortureOperator>(
         pace.force_release_every,
         &resources,
         &finished,
-        |resource| {
-            let (operator, history, log) = (&operator, &history, &log);
+        |in_turn| {
+            let (operator, history, log, sightings) = (&operator, &history, &log, &sightings);
             async move {
+                let resource = sightings.take_stuck().unwrap_or(in_turn);
                 let start = history.now();
                 let fence = operator.force_release(&resource).await;
                 log.record(OperatorCall {
