@@ -70,25 +70,20 @@ pub(super) async fn operate<O: TortureOperator>(
             });
         }
     });
-    let force = every(
-        pace.force_release_every,
-        &resources,
-        &finished,
-        |in_turn| {
-            let (operator, history, log, sightings) = (&operator, &history, &log, &sightings);
-            async move {
-                let resource = sightings.take_stuck().unwrap_or(in_turn);
-                let start = history.now();
-                let fence = operator.force_release(&resource).await;
-                log.record(OperatorCall {
-                    resource,
-                    start,
-                    end: history.now(),
-                    action: OperatorAction::ForceRelease { fence },
-                });
-            }
-        },
-    );
+    let force = every(pace.force_release_every, &resources, &finished, |in_turn| {
+        let (operator, history, log, sightings) = (&operator, &history, &log, &sightings);
+        async move {
+            let resource = sightings.take_stuck().unwrap_or(in_turn);
+            let start = history.now();
+            let fence = operator.force_release(&resource).await;
+            log.record(OperatorCall {
+                resource,
+                start,
+                end: history.now(),
+                action: OperatorAction::ForceRelease { fence },
+            });
+        }
+    });
     tokio::join!(inspect, force);
 }
 

@@ -26,7 +26,10 @@ impl Sightings {
     /// An inspection of `resource` made at `at` named `holders`: a holder
     /// named again keeps its start, a new one starts at `at`.
     pub(super) fn saw(&self, resource: &str, holders: &[String], at: Duration) {
-        let mut map = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut map = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let seen = map.entry(resource.to_owned()).or_default();
         let since = |token: &String| {
             seen.holders
@@ -43,7 +46,10 @@ impl Sightings {
     /// force-release about to be made ousts it); `None` when no holder was
     /// named twice in a row.
     pub(super) fn take_stuck(&self) -> Option<String> {
-        let mut map = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut map = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let (resource, _) = map
             .iter()
             .filter_map(|(resource, seen)| {
