@@ -38,7 +38,10 @@ impl Aim {
     pub(super) fn aimed(&mut self, chunk: &[u8], by_digest: bool) -> Option<Aimed> {
         let mut wide = false;
         for size in call_sizes(chunk) {
-            wide |= self.smallest.is_some_and(|least| size >= 2 * least);
+            // Strictly larger too: calls of no keys or arguments are not wide.
+            wide |= self
+                .smallest
+                .is_some_and(|least| size > least && size >= 2 * least);
             self.smallest = Some(self.smallest.map_or(size, |least| least.min(size)));
         }
         if !by_digest {
