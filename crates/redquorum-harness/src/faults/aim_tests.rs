@@ -38,6 +38,11 @@ fn a_call_of_two_calls_worth_is_aimed_at_and_one_in_three_of_the_others() {
     assert_eq!(aim.aimed(&call(2, 5), true), None);
     // A chunk without the end of a call by digest is not aimed at.
     assert_eq!(aim.aimed(&call(9, 9)[..10], false), None);
+    // Calls of no keys or arguments are not twice one another.
+    let mut bare = Aim::default();
+    let none = call(0, 0);
+    assert_eq!(bare.aimed(&none, true), Some(Aimed::OneInThree));
+    assert_eq!(bare.aimed(&none, true), None);
 }
 
 proptest! {
