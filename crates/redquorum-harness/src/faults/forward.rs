@@ -14,6 +14,7 @@ use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
+use super::aim::{Aim, Aimed};
 use super::script_tally::{ScriptTally, Watch};
 
 /// What the proxy does to the bytes it forwards.
@@ -41,9 +42,11 @@ pub enum ProxyMode {
     Refuse,
     /// Empty the node's script cache (`SCRIPT FLUSH`, on a connection of
     /// the proxy's own) right before forwarding one call by digest
-    /// (`EVALSHA`) in three on each connection: that call answers NOSCRIPT
-    /// however recently the script was loaded, while the client's other
-    /// calls are in flight and the next ones find the script reloaded.
+    /// (`EVALSHA`) in three on each connection, and every call of twice the
+    /// smallest call's keys and arguments (a batch of operations: `aim.rs`):
+    /// that call answers NOSCRIPT however recently the script was loaded,
+    /// while the client's other calls are in flight and the next ones find
+    /// the script reloaded.
     FlushScripts,
 }
 
@@ -127,19 +130,21 @@ impl Pump {
     async fn run(mut self, from: &mut OwnedReadHalf, to: &mut OwnedWriteHalf) -> io::Result<()> {
         let mut buf = vec![0_u8; 16 * 1024];
         let mut watch = Watch::new(self.replies);
-        let (mut flusher, mut calls) = (None, 0_u64);
+        let (mut flusher, mut aim) = (None, Aim::default());
         loop {
             let n = from.read(&mut buf).await?;
             if n == 0 {
                 return Ok(());
             }
             let by_digest = watch.see(&buf[..n], &self.tally);
-            calls += u64::from(by_digest);
-            // One call in three: the others find the script that a resend
-            // reloaded, so NOSCRIPT answers race calls that run.
-            if by_digest && calls % 3 == 1 && *self.mode.borrow() == ProxyMode::FlushScripts {
+            let aimed = if self.replies {
+                None
+            } else {
+                aim.aimed(&buf[..n], by_digest)
+            };
+            if let Some(aimed) = aimed.filter(|_| *self.mode.borrow() == ProxyMode::FlushScripts) {
                 if flush(&mut flusher, self.target).await.is_ok() {
-                    self.tally.flushed();
+                    self.tally.flushed(aimed == Aimed::Wide);
                 } else {
                     flusher = None;
                 }

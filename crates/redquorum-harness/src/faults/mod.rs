@@ -5,7 +5,7 @@
 //! by the fault log and the nemesis alike), the fault proxies in front of
 //! the nodes ([`FaultProxy`] in `proxy.rs`, its forwarding and
 //! [`ProxyMode`] in `forward.rs`, what they see of scripts in
-//! `script_tally.rs`, per-group [`Proxies`] in `proxies.rs`),
+//! `script_tally.rs` and which calls their script flushes aim at in `aim.rs`, per-group [`Proxies`] in `proxies.rs`),
 //! client-group pauses ([`ClientPauser`]), the [`Nemesis`] (`nemesis.rs`,
 //! `nemesis_config.rs`, its loop in `rounds.rs`, each fault's action in
 //! `strike.rs`, and which nodes a fence-loss may strike in
@@ -22,6 +22,7 @@
 //! proxies stand in front of single servers) and the crate root. Must never import `evidence`, `check` or
 //! `run`.
 
+mod aim;
 mod client_group;
 mod clock_leads;
 mod fault_log;

@@ -37,6 +37,9 @@ pub struct ScriptCounts {
     pub loads: u64,
     /// `SCRIPT FLUSH`es a proxy sent right before forwarding a call by digest.
     pub flushes: u64,
+    /// Of those, the flushes aimed at calls of twice the connection's
+    /// smallest call or more (a batch of operations: `aim.rs`).
+    pub wide: u64,
 }
 
 impl ScriptCounts {
@@ -48,6 +51,7 @@ impl ScriptCounts {
             evals: self.evals + other.evals,
             loads: self.loads + other.loads,
             flushes: self.flushes + other.flushes,
+            wide: self.wide + other.wide,
         }
     }
 }
@@ -56,8 +60,8 @@ impl fmt::Display for ScriptCounts {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} NOSCRIPT answers; {} calls sent again as EVAL, {} script loads with nothing sent again; {} flushes aimed at calls in flight",
-            self.noscript, self.evals, self.loads, self.flushes
+            "{} NOSCRIPT answers; {} calls sent again as EVAL, {} script loads with nothing sent again; {} flushes aimed at calls in flight ({} at calls carrying several calls' worth)",
+            self.noscript, self.evals, self.loads, self.flushes, self.wide
         )
     }
 }
@@ -69,6 +73,7 @@ pub(super) struct ScriptTally {
     evals: AtomicU64,
     loads: AtomicU64,
     flushes: AtomicU64,
+    wide: AtomicU64,
 }
 
 impl ScriptTally {
@@ -80,12 +85,14 @@ impl ScriptTally {
             evals: get(&self.evals),
             loads: get(&self.loads),
             flushes: get(&self.flushes),
+            wide: get(&self.wide),
         }
     }
 
-    /// One flush sent.
-    pub(super) fn flushed(&self) {
+    /// One flush sent (`wide`: aimed at a call of several calls' worth).
+    pub(super) fn flushed(&self, wide: bool) {
         self.flushes.fetch_add(1, Ordering::Relaxed);
+        self.wide.fetch_add(u64::from(wide), Ordering::Relaxed);
     }
 }
 

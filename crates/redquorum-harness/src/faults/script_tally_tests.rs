@@ -15,11 +15,18 @@ fn requests_and_replies_are_counted_by_what_they_are() {
     assert!(requests.see(CALL, &tally));
     assert!(!requests.see(&[RESEND, LOAD].concat(), &tally));
     assert!(!replies.see(&[NOSCRIPT, b":1\r\n", NOSCRIPT].concat(), &tally));
-    tally.flushed();
+    tally.flushed(false);
+    tally.flushed(true);
     let counts = tally.counts();
     assert_eq!(
-        (counts.noscript, counts.evals, counts.loads, counts.flushes),
-        (2, 1, 1, 1)
+        (
+            counts.noscript,
+            counts.evals,
+            counts.loads,
+            counts.flushes,
+            counts.wide
+        ),
+        (2, 1, 1, 2, 1)
     );
 }
 

@@ -2,7 +2,8 @@
 //! fault of cluster masters ([`FaultKind::CLUSTER`]) at random, on a
 //! random set of masters (1 to N for a migration or a clean failover:
 //! a migration loses nothing, and the lock refuses a new primary's votes for
-//! the longest lease; `min_nodes` to `max_nodes` for a lagging failover),
+//! the longest lease; `min_nodes` to `max_nodes` for a lagging failover,
+//! `max_nodes` half the time),
 //! struck and healed (`shard_strike.rs`), then logged with its start and
 //! end on the history's clock. Kinds that cannot strike here (those that
 //! address a single server, a migration with one shard, failovers without
@@ -73,7 +74,7 @@ fn why_not(kind: FaultKind, shards: usize, replicas: usize) -> Option<&'static s
 /// A random set of distinct masters from `pool`, sorted: any number for a
 /// migration or a clean failover (the new-primary rule covers what a
 /// failover may lose), `min_nodes` to
-/// `max_nodes` for a lagging failover.
+/// `max_nodes` for a lagging failover, `max_nodes` half the time.
 fn targets(
     rng: &mut StdRng,
     kind: FaultKind,
@@ -86,7 +87,15 @@ fn targets(
     } else {
         (1, pool.len())
     };
-    let count = rng.gen_range(least..=most);
+    // Half the lagging failovers strike the most masters (a majority by
+    // default): only holds lost on a majority let a quorum form without
+    // them, which is what the new-primary rule must stop.
+    let widest = kind == FaultKind::LaggingFailover && rng.gen_bool(0.5);
+    let count = if widest {
+        most
+    } else {
+        rng.gen_range(least..=most)
+    };
     let mut targets: Vec<usize> = rand::seq::index::sample(rng, pool.len(), count)
         .into_iter()
         .map(|i| pool[i])
@@ -108,16 +117,19 @@ mod tests {
         };
         let pool = [0, 1, 2, 3, 4];
         let mut rng = StdRng::seed_from_u64(5);
-        let mut widest = 0;
+        let (mut widest, mut majorities) = (0, 0);
         for _ in 0..300 {
             let lagging = targets(&mut rng, FaultKind::LaggingFailover, &pool, &config);
             assert!((2..=3).contains(&lagging.len()), "{lagging:?}");
+            majorities += usize::from(lagging.len() == 3);
             assert!(lagging.windows(2).all(|w| w[0] < w[1]), "sorted, distinct");
             let migrate = targets(&mut rng, FaultKind::Migrate, &pool, &config);
             assert!(!migrate.is_empty());
             widest = widest.max(migrate.len());
         }
         assert_eq!(widest, 5, "a migration may strike every master");
+        // Half always, plus the uniform draw's share of the rest: 3/4.
+        assert!((180..=270).contains(&majorities), "{majorities} of 300");
         // Bounds past the pool are clamped to it.
         let wide = NemesisConfig {
             min_nodes: 9,

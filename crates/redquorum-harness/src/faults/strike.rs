@@ -268,8 +268,9 @@ impl<'a> Striker<'a> {
         Ok(())
     }
 
-    /// The script caches emptied before one call by digest in three through
-    /// the targets' proxies, and every 0–100 ms, for the fault's length.
+    /// The script caches emptied before one call by digest in three and
+    /// every batch of operations through the targets' proxies (`aim.rs`),
+    /// and every 0–100 ms, for the fault's length.
     fn script_flush(&mut self, targets: &[usize], length: Duration) -> Result<(), String> {
         // Aimed at calls: each answers NOSCRIPT while the client's other
         // calls are in flight, so both resend paths run many times a minute.
