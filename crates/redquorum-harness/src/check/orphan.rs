@@ -77,13 +77,14 @@ pub(super) fn explains(
 /// refused `sessions` on the key's resource running when it was set
 /// (within a tenth of the slack: the audit's reads take time); the latest
 /// end of those, or the set time when none is known (no `ended` recorded,
-/// or a resource name the key does not show as `{name}`).
+/// or a resource name the key does not show as `{name}`, as a lock's
+/// record or a semaphore's slot does).
 fn unwind_due(key: &KeyLife, sessions: &[Session], slack: Duration) -> Duration {
     let set_at = key.last_seen.saturating_sub(key.age);
     let read = slack / 10;
     sessions
         .iter()
-        .filter(|s| s.start <= set_at + read && key.key.ends_with(&format!("{{{}}}", s.resource)))
+        .filter(|s| s.start <= set_at + read && key.key.contains(&format!("{{{}}}", s.resource)))
         .filter_map(|s| s.ended.filter(|&end| end + read >= set_at))
         .fold(set_at, Duration::max)
 }
@@ -204,10 +205,24 @@ mod tests {
         let set_after_it = [refused("r", 50, Some(90)), refused("r", 300, Some(2000))];
         let other_resource = [refused("s", 50, Some(2000))];
         let unknown_end = [refused("r", 50, None)];
+        // A semaphore's slot key names its resource too.
+        let slot = KeyLife {
+            key: "p:{r}:slot:1".into(),
+            ..unwound(100, 2400)
+        };
+        assert_eq!(orphan_count(slot, &[refused("r", 50, Some(1500))]), 0);
         for sessions in [&set_after_it[..], &other_resource, &unknown_end, &[]] {
             // Measured from the set time, as without a known attempt.
-            assert_eq!(orphan_count(unwound(100, 1050), sessions), 0, "{sessions:?}");
-            assert_eq!(orphan_count(unwound(100, 1200), sessions), 1, "{sessions:?}");
+            assert_eq!(
+                orphan_count(unwound(100, 1050), sessions),
+                0,
+                "{sessions:?}"
+            );
+            assert_eq!(
+                orphan_count(unwound(100, 1200), sessions),
+                1,
+                "{sessions:?}"
+            );
         }
     }
 
