@@ -24,7 +24,7 @@
 //!   a delayed node ended with it, so there the delay loses the command.
 //!
 //! A never-granted owner's unwind is due when its attempt ended
-//! ([`Session::ended`]), matched by resource and time ([`unwind_due`]).
+//! ([`Session::ended`]), matched by resource and time ([`attempt_end`]).
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -70,23 +70,24 @@ pub(super) fn explains(
     loses_commands(fault.kind) || sender_gone || seen <= fault.end + slack
 }
 
-/// By when the unwind of a never-granted owner's `key` was sent: when the
-/// attempt that set it ended (the lock sends the unwind before the error
-/// returns), not when it was set — a client starved of CPU ends its
-/// attempt long after its acquire landed. That attempt is one of the
-/// refused `sessions` on the key's resource running when it was set
-/// (within a tenth of the slack: the audit's reads take time); the latest
-/// end of those, or the set time when none is known (no `ended` recorded,
-/// or a resource name the key does not show as `{name}`, as a lock's
-/// record or a semaphore's slot does).
-fn unwind_due(key: &KeyLife, sessions: &[Session], slack: Duration) -> Duration {
+/// When the attempt that set a never-granted owner's `key` ended, if that
+/// is known and later than the key's set time: its unwind is due then
+/// (the lock sends it before the error returns), not when the key was set
+/// — a client starved of CPU ends its attempt long after its acquire
+/// landed. That attempt is one of the refused `sessions` on the key's
+/// resource running when it was set (within a tenth of the slack: the
+/// audit's reads take time); the latest end of those. Unknown without an
+/// `ended` recorded, or for a resource name the key does not show as
+/// `{name}` (a lock's record and a semaphore's slot do).
+fn attempt_end(key: &KeyLife, sessions: &[Session], slack: Duration) -> Option<Duration> {
     let set_at = key.last_seen.saturating_sub(key.age);
     let read = slack / 10;
     sessions
         .iter()
         .filter(|s| s.start <= set_at + read && key.key.contains(&format!("{{{}}}", s.resource)))
-        .filter_map(|s| s.ended.filter(|&end| end + read >= set_at))
-        .fold(set_at, Duration::max)
+        .filter_map(|s| s.ended)
+        .filter(|&end| end > set_at)
+        .max()
 }
 
 /// Every orphan key of `evidence`; `owners` are the granted sessions by
@@ -106,10 +107,14 @@ pub(super) fn orphans(evidence: &Evidence<'_>, owners: &HashMap<&str, &Session>)
                 key.last_seen > ended + evidence.slack
                     && !excused(key, ended, owner.deadline_unseen)
             }
-            None => {
-                let due = unwind_due(key, evidence.sessions, evidence.slack);
-                key.last_seen > due + evidence.slack && !excused(key, due, false)
-            }
+            None => match attempt_end(key, evidence.sessions, evidence.slack) {
+                Some(end) => key.last_seen > end + evidence.slack && !excused(key, end, false),
+                // By its age: its set time may lie before the history's start.
+                None => {
+                    let set_at = key.last_seen.saturating_sub(key.age);
+                    key.age > evidence.slack && !excused(key, set_at, false)
+                }
+            },
         };
         if orphan {
             found.push(Violation::OrphanKey {
@@ -198,6 +203,12 @@ mod tests {
         assert_eq!(orphan_count(unwound(100, 2400), &late), 0);
         // Still there more than the slack after the attempt ended: never unwound.
         assert_eq!(orphan_count(unwound(100, 2600), &late), 1);
+        // Set before the history began, no attempt known: by its age.
+        let older = KeyLife {
+            age: ms(1200),
+            ..unwound(0, 50)
+        };
+        assert_eq!(orphan_count(older, &[]), 1);
     }
 
     #[test]
