@@ -14,7 +14,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{cluster, eventually, holds, plant_holder, values};
+use common::{Record, cluster, eventually, holds, plant_holder, record, values};
 use redquorum::{Error, LockOptions, Redlock};
 use redquorum_harness::Cluster;
 
@@ -30,10 +30,20 @@ const DOWN_WITHIN: Duration = Duration::from_secs(10);
 /// A Redlock on `nodes` as the torture runs it; `fencing` picks the fenced
 /// acquire (hash record with a fence proposal) or the plain one (string).
 async fn redlock(nodes: &Cluster, fencing: bool, wait: Duration) -> Redlock {
+    redlock_timed(nodes, fencing, wait, NODE_TIMEOUT).await
+}
+
+/// [`redlock`] with its own node timeout.
+async fn redlock_timed(
+    nodes: &Cluster,
+    fencing: bool,
+    wait: Duration,
+    node_timeout: Duration,
+) -> Redlock {
     let redlock = Redlock::builder()
         .nodes(nodes.urls())
         .ttl(TTL)
-        .node_timeout(NODE_TIMEOUT)
+        .node_timeout(node_timeout)
         .lock_options(LockOptions {
             ttl: TTL,
             wait,
@@ -282,4 +292,69 @@ async fn pause_cycles_leave_no_key() {
             values(&nodes, &key)
         );
     }
+}
+
+/// An unwind its caller stopped waiting for is still sent: here the
+/// stopped nodes' connections are busy writing the acquire itself (a name
+/// larger than the sockets' buffers), so the unwind waits behind it longer
+/// than the node timeout. fred drops a command whose timeout passed before
+/// it was written; the acquire then lands on resume with no unwind after
+/// it. (Under CPU starvation a small command can wait as long.)
+#[tokio::test]
+async fn an_unwind_still_unwritten_at_its_timeout_is_sent() {
+    let nodes = cluster(5);
+    let redlock = redlock(&nodes, false, Duration::ZERO).await;
+    let name = "w".repeat(12 << 20);
+    let key = redlock.key(&name);
+    (0..3).for_each(|i| nodes.pause(i).unwrap());
+    let err = redlock.try_lock(&name).await.unwrap_err();
+    assert!(matches!(err, Error::Unavailable { .. }), "{err:?}");
+    (0..3).for_each(|i| nodes.resume(i).unwrap());
+    let clean = eventually(UNDONE_WITHIN, || async {
+        (0..nodes.len()).all(|i| matches!(record(&nodes, i, &key), Record::Absent))
+    })
+    .await;
+    let left: Vec<bool> = (0..nodes.len())
+        .map(|i| !matches!(record(&nodes, i, &key), Record::Absent))
+        .collect();
+    assert!(clean, "keys left on nodes (true: left): {left:?}");
+}
+
+/// An unwind that answers NOSCRIPT after its caller's timeout is still
+/// sent again: node 0 granted, its script cache is flushed and it is
+/// stopped before the attempt is decided (two other nodes are stopped, so
+/// that waits for their node timeout), and it answers the unwind only
+/// after that unwind's own timeout.
+#[tokio::test]
+async fn an_unwind_answered_noscript_after_its_timeout_is_sent_again() {
+    let nodes = cluster(5);
+    let timeout = Duration::from_secs(2);
+    let redlock = redlock_timed(&nodes, false, Duration::ZERO, timeout).await;
+    let key = redlock.key("late-noscript");
+    plant_holder(&nodes, 3, &key, "someone-else", TTL);
+    plant_holder(&nodes, 4, &key, "someone-else", TTL);
+    (1..3).for_each(|i| nodes.pause(i).unwrap());
+    let attempt = tokio::spawn({
+        let redlock = redlock.clone();
+        async move { redlock.try_lock("late-noscript").await.map(|_| ()) }
+    });
+    let granted = eventually(timeout / 2, || async {
+        !matches!(record(&nodes, 0, &key), Record::Absent)
+    })
+    .await;
+    assert!(granted, "node 0 never granted");
+    nodes.command(0, &["SCRIPT", "FLUSH"]).unwrap();
+    nodes.pause(0).unwrap();
+    assert!(
+        !attempt.is_finished(),
+        "decided before node 0 was stopped: nothing tested"
+    );
+    let err = attempt.await.unwrap().unwrap_err();
+    assert!(matches!(err, Error::Unavailable { .. }), "{err:?}");
+    (0..3).for_each(|i| nodes.resume(i).unwrap());
+    let strangers = eventually(UNDONE_WITHIN, || async {
+        owners(&nodes, &key).iter().all(|o| o == "someone-else")
+    })
+    .await;
+    assert!(strangers, "our key stayed: {:?}", values(&nodes, &key));
 }

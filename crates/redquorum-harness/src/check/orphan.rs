@@ -1,7 +1,8 @@
 //! The orphan-key rule (`orphan-key`): no lock key lives on after its
 //! owner's attempt was unwound or its lease released. A key of a granted
 //! owner seen more than the slack after its release (or its deadline), or
-//! a key of a never-granted owner older than the slack, is an orphan,
+//! a key of a never-granted owner seen more than the slack after its
+//! attempt ended, is an orphan,
 //! unless a fault on that node explains it, and only as long as it can:
 //!
 //! - the fault must have been in force while the release (or unwind) was
@@ -21,6 +22,9 @@
 //!   in a process of its own that ended with its release
 //!   ([`Session::deadline_unseen`]: `redquorum exec`): what it still owed
 //!   a delayed node ended with it, so there the delay loses the command.
+//!
+//! A never-granted owner's unwind is due when its attempt ended
+//! ([`Session::ended`]), matched by resource and time ([`attempt_end`]).
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -66,6 +70,26 @@ pub(super) fn explains(
     loses_commands(fault.kind) || sender_gone || seen <= fault.end + slack
 }
 
+/// When the attempt that set a never-granted owner's `key` ended, if that
+/// is known and later than the key's set time: its unwind is due then
+/// (the lock sends it before the error returns), not when the key was set
+/// — a client starved of CPU ends its attempt long after its acquire
+/// landed. That attempt is one of the refused `sessions` on the key's
+/// resource running when it was set (within a tenth of the slack: the
+/// audit's reads take time); the latest end of those. Unknown without an
+/// `ended` recorded, or for a resource name the key does not show as
+/// `{name}` (a lock's record and a semaphore's slot do).
+fn attempt_end(key: &KeyLife, sessions: &[Session], slack: Duration) -> Option<Duration> {
+    let set_at = key.last_seen.saturating_sub(key.age);
+    let read = slack / 10;
+    sessions
+        .iter()
+        .filter(|s| s.start <= set_at + read && key.key.contains(&format!("{{{}}}", s.resource)))
+        .filter_map(|s| s.ended)
+        .filter(|&end| end > set_at)
+        .max()
+}
+
 /// Every orphan key of `evidence`; `owners` are the granted sessions by
 /// owner token.
 pub(super) fn orphans(evidence: &Evidence<'_>, owners: &HashMap<&str, &Session>) -> Vec<Violation> {
@@ -83,11 +107,14 @@ pub(super) fn orphans(evidence: &Evidence<'_>, owners: &HashMap<&str, &Session>)
                 key.last_seen > ended + evidence.slack
                     && !excused(key, ended, owner.deadline_unseen)
             }
-            None => {
-                // Its unwind follows the attempt that set it.
-                let set_at = key.last_seen.saturating_sub(key.age);
-                key.age > evidence.slack && !excused(key, set_at, false)
-            }
+            None => match attempt_end(key, evidence.sessions, evidence.slack) {
+                Some(end) => key.last_seen > end + evidence.slack && !excused(key, end, false),
+                // By its age: its set time may lie before the history's start.
+                None => {
+                    let set_at = key.last_seen.saturating_sub(key.age);
+                    key.age > evidence.slack && !excused(key, set_at, false)
+                }
+            },
         };
         if orphan {
             found.push(Violation::OrphanKey {
@@ -136,6 +163,78 @@ mod tests {
         let kill = FaultEvent::new(FaultKind::Kill, vec![0], ms(2800), ms(3000));
         assert!(explains(&kill, SLACK, 0, ms(1000), ms(3900), false));
         assert!(!explains(&kill, SLACK, 0, ms(500), ms(3900), false));
+    }
+
+    /// A never-granted owner's key on `{r}`, set at `set` ms, last seen at `seen`.
+    fn unwound(set: u64, seen: u64) -> KeyLife {
+        KeyLife {
+            node: 0,
+            key: "p:{r}".into(),
+            owner: "never-granted".into(),
+            first_seen: ms(set),
+            last_seen: ms(seen),
+            age: ms(seen - set),
+            gone: None,
+            back_after: None,
+        }
+    }
+
+    /// A refused attempt on `resource` from `start` to `ended` ms.
+    fn refused(resource: &str, start: u64, ended: Option<u64>) -> Session {
+        let mut session = Session::refused(0, resource, ms(start), "unavailable");
+        session.ended = ended.map(ms);
+        session
+    }
+
+    fn orphan_count(key: KeyLife, sessions: &[Session]) -> usize {
+        let protected = std::collections::BTreeMap::new();
+        let keys = [key];
+        let evidence = Evidence {
+            keys: &keys,
+            ..Evidence::new(sessions, &protected)
+        };
+        orphans(&evidence, &HashMap::new()).len()
+    }
+
+    #[test]
+    fn an_unwound_key_may_live_the_slack_after_its_attempt_ended() {
+        // Set at 100 ms by an attempt that ended (starved) at 1500 ms.
+        let late = [refused("r", 50, Some(1500))];
+        assert_eq!(orphan_count(unwound(100, 2400), &late), 0);
+        // Still there more than the slack after the attempt ended: never unwound.
+        assert_eq!(orphan_count(unwound(100, 2600), &late), 1);
+        // Set before the history began, no attempt known: by its age.
+        let older = KeyLife {
+            age: ms(1200),
+            ..unwound(0, 50)
+        };
+        assert_eq!(orphan_count(older, &[]), 1);
+    }
+
+    #[test]
+    fn only_an_attempt_on_the_resource_running_when_the_key_was_set_moves_the_due_time() {
+        let set_after_it = [refused("r", 50, Some(90)), refused("r", 300, Some(2000))];
+        let other_resource = [refused("s", 50, Some(2000))];
+        let unknown_end = [refused("r", 50, None)];
+        // A semaphore's slot key names its resource too.
+        let slot = KeyLife {
+            key: "p:{r}:slot:1".into(),
+            ..unwound(100, 2400)
+        };
+        assert_eq!(orphan_count(slot, &[refused("r", 50, Some(1500))]), 0);
+        for sessions in [&set_after_it[..], &other_resource, &unknown_end, &[]] {
+            // Measured from the set time, as without a known attempt.
+            assert_eq!(
+                orphan_count(unwound(100, 1050), sessions),
+                0,
+                "{sessions:?}"
+            );
+            assert_eq!(
+                orphan_count(unwound(100, 1200), sessions),
+                1,
+                "{sessions:?}"
+            );
+        }
     }
 
     #[test]

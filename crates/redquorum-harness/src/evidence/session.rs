@@ -66,6 +66,15 @@ pub struct Session {
     /// When the lock was granted.
     #[serde(with = "micros::option", default)]
     pub grant: Option<Duration>,
+    /// When a refused attempt ended: its acquire returned (the lock had
+    /// sent its unwind by then) or was dropped. `None` for a granted
+    /// session, and in histories from before the field.
+    #[serde(
+        with = "micros::option",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub ended: Option<Duration>,
     /// When the client's validity ended (its deadline).
     #[serde(with = "micros::option", default)]
     pub validity_end: Option<Duration>,
@@ -151,6 +160,7 @@ impl Session {
             fence: None,
             start,
             grant: None,
+            ended: None,
             validity_end: None,
             write_start: None,
             write_end: None,

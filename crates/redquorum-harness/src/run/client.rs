@@ -74,12 +74,14 @@ impl<L: Locker> Client<L> {
                 session.group = self.group;
                 session.holder = holder;
                 session.dropped = Some(Dropped::Acquire);
+                session.ended = Some(self.history.now());
                 self.history.record(session);
                 continue;
             };
             match acquired {
                 Err(refusal) => {
                     let mut session = Session::refused(self.client, resource, start, refusal.kind);
+                    session.ended = Some(self.history.now());
                     session.group = self.group;
                     session.holder = holder;
                     self.history.record(session);

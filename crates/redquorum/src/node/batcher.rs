@@ -14,7 +14,9 @@
 //!   fails alone, the script runs the others;
 //! - its caller waits at most the node timeout, queueing included;
 //! - one nobody waits for any more is dropped unsent, unless it must run
-//!   (a release or an extend: see [`Op::must_run`]).
+//!   (a release or an extend: see [`Op::must_run`]); a call carrying one
+//!   is written and followed to its answer (and its NOSCRIPT resend) after
+//!   its caller stopped waiting (`batcher_call.rs`).
 //!
 //! Order is kept: a node's operations go out in the order they entered, on
 //! the node's one connection (every call is put on the wire under the
@@ -31,17 +33,14 @@ use std::time::Duration;
 
 use fred::clients::Client;
 use fred::error::{Error as FredError, ErrorKind};
-use fred::interfaces::LuaInterface;
-use fred::types::Value;
 use futures::future::BoxFuture;
 use tokio::runtime::Handle;
 use tokio::sync::{Notify, oneshot};
 
-use crate::mutants::{self, Mutant};
 use crate::node::link::Link;
 use crate::node::queue::{MAX_IN_FLIGHT, Queued, State};
-use crate::node::script::{self, LockScript};
-use crate::protocol::op::{self, Op, Reply};
+use crate::node::script::LockScript;
+use crate::protocol::op::{Op, Reply};
 
 /// One node's operations: sent at once, or queued for the next call.
 #[derive(Debug)]
@@ -194,7 +193,7 @@ impl Batcher {
     fn start(self: &Arc<Self>, state: &mut State, ops: Vec<Op>) -> (Call, Poll<Vec<Reply>>) {
         state.sent += 1;
         let (batcher, seq) = (Arc::clone(self), state.sent);
-        let mut call: Call = Box::pin(async move { batcher.call(seq, ops).await });
+        let mut call: Call = Box::pin(batcher.call(seq, ops));
         let first = call.as_mut().poll(&mut Context::from_waker(Waker::noop()));
         (call, first)
     }
@@ -221,84 +220,6 @@ impl Batcher {
                 });
             }
         }
-    }
-
-    /// One call of `ops.lua` carrying `ops`, sent `seq`-th on the connection.
-    async fn call(&self, seq: u64, ops: Vec<Op>) -> Vec<Reply> {
-        let (keys, args) = self.script.encode(&ops);
-        match self
-            .script
-            .script
-            .evalsha::<Value, _, _, _>(&self.client, keys, args)
-            .await
-        {
-            Ok(answer) => op::decode(answer, ops.len()),
-            Err(error) if script::is_noscript(&error) => {
-                self.after_noscript(seq, &ops, error).await
-            }
-            Err(error) => {
-                if error.kind() == &ErrorKind::Timeout {
-                    self.link.stopped_answering();
-                }
-                vec![Err(error); ops.len()]
-            }
-        }
-    }
-
-    /// The call found no script on the node. If nothing was sent on the
-    /// connection after it, all of it goes again as EVAL, still ahead of
-    /// anything later (an unwind). Otherwise operations that can create a
-    /// hold fail with the NOSCRIPT error and are never sent again, and the
-    /// others go again. EVAL also caches the script; with nothing to send
-    /// again, the script is loaded for the next calls.
-    async fn after_noscript(&self, seq: u64, ops: &[Op], noscript: FredError) -> Vec<Reply> {
-        let mut replies = vec![Err(noscript); ops.len()];
-        let late = mutants::is_active(Mutant::NoscriptAfterUnwind);
-        if late {
-            mutants::late_fallback(&self.client, &script::body(&self.script.script)).await;
-        }
-        let again = {
-            let mut state = self.lock();
-            let last = state.sent == seq || late;
-            let again: Vec<usize> = (0..ops.len())
-                .filter(|&i| last || !ops[i].creates_hold())
-                .collect();
-            if !again.is_empty() {
-                state.sent += 1;
-                let (keys, args) = self.script.encode(again.iter().map(|&i| &ops[i]));
-                let body = script::body(&self.script.script);
-                let mut eval = Box::pin(self.client.eval::<Value, _, _, _>(body, keys, args));
-                // Polled under the lock: on the connection before anything later.
-                let first = eval.as_mut().poll(&mut Context::from_waker(Waker::noop()));
-                Some((again, eval, first))
-            } else {
-                None
-            }
-        };
-        let Some((again, eval, first)) = again else {
-            if let Err(error) = self.script.script.load(&self.client).await {
-                tracing::debug!(%error, "script load after NOSCRIPT failed");
-            }
-            return replies;
-        };
-        let answer = match first {
-            Poll::Ready(answer) => answer,
-            Poll::Pending => eval.await,
-        };
-        let answers = match answer {
-            Ok(answer) => op::decode(answer, again.len()),
-            Err(error) => vec![Err(error); again.len()],
-        };
-        // Each answer goes back to its own operation's slot.
-        let slots = if mutants::is_active(Mutant::NoscriptAnswersShifted) {
-            (0..again.len()).collect()
-        } else {
-            again
-        };
-        for (index, reply) in slots.into_iter().zip(answers) {
-            replies[index] = reply;
-        }
-        replies
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -395,6 +316,8 @@ impl Drop for InFlight {
     }
 }
 
+#[path = "batcher_call.rs"]
+mod call;
 #[cfg(test)]
 #[path = "batcher_tests.rs"]
 mod tests;

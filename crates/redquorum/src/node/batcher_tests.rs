@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::protocol::op::Code;
+use fred::types::Value;
 
 #[test]
 fn each_operation_gets_its_own_answer() {
