@@ -21,7 +21,7 @@ use crate::node_id::NodeId;
 use crate::outcome::{NodeOutcome, Outcomes};
 use crate::protocol::claim;
 use crate::protocol::keys::ResourceKeys;
-use crate::protocol::tally::Decision;
+use crate::quorum::tally::Decision;
 use crate::quorum::coordinator::Quorum;
 use crate::quorum::fan_out::{self, Until};
 

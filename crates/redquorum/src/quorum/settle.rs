@@ -11,9 +11,9 @@ use crate::observe;
 use crate::outcome::NodeOutcome;
 use crate::outcome::Outcomes;
 use crate::protocol::claim::Claim;
-use crate::protocol::tally::Decision;
-use crate::protocol::validity;
-use crate::protocol::vote::Vote;
+use crate::quorum::tally::Decision;
+use crate::quorum::validity;
+use crate::quorum::vote::Vote;
 
 /// What settling needs of the coordinator: its nodes and the drift factor
 /// (`Quorum::settling`).
