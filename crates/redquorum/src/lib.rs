@@ -54,7 +54,8 @@
 //! is laid out by layer, top to bottom; a layer imports only from layers
 //! below it, and each folder's `mod.rs` says what it holds and what it may
 //! and must never import (docs/architecture.md has the drawing and the path
-//! of one `lock()` call):
+//! of one `lock()` call; `tests/tests/layers` checks those rules, kept as a
+//! table in its `layers.txt`, against the imports):
 //!
 //! 1. `kinds/`: the lock types and the `Redlock` methods that take them.
 //! 2. `admin/` (inspect, list, force-release), `setup/` (builder, config,
