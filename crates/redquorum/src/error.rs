@@ -171,7 +171,7 @@ impl Error {
     }
 
     /// A short stable name of the error: the `result` label of spans and
-    /// metrics (observe.rs, `result_label`; docs/observability.md lists the
+    /// metrics (metrics.rs, `result_label`; docs/observability.md lists the
     /// values).
     pub(crate) fn label(&self) -> &'static str {
         match self {

@@ -68,7 +68,7 @@
 //! 6. `wait/` (the retry loop, local waiters, release notifications) and
 //!    `node/` (connections, group commit, probes, the N masters).
 //! 7. The public vocabulary, each importing only the ones after it:
-//!    `observe.rs` (metrics), `options.rs`, `build_error.rs`, `url_problem.rs`
+//!    `metrics.rs`, `options.rs`, `build_error.rs`, `url_problem.rs`
 //!    (what is wrong with a node URL), `error.rs`.
 //! 8. `protocol/`: the protocol as data and the wire, no I/O: claims,
 //!    operations, keys, `scripts/ops.lua`, tokens.
@@ -100,7 +100,7 @@ mod quorum;
 mod node;
 mod wait;
 
-mod observe;
+mod metrics;
 mod options;
 
 mod build_error;

@@ -8,7 +8,7 @@
 //!
 //! May import: `node_id.rs`, `sync.rs`, `mutants.rs`.
 //!
-//! Must never import: anything else. `outcome.rs` and `observe.rs` import
+//! Must never import: anything else. `outcome.rs` and `metrics.rs` import
 //! [`Ineligible`] from here, so this sits below them.
 
 mod clock_watch;

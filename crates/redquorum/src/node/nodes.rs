@@ -125,7 +125,7 @@ impl Nodes {
         }
         match self.refusal(index, by) {
             Some(reason) => {
-                crate::observe::vote_refused(self.nodes[index].id(), &reason);
+                crate::metrics::vote_refused(self.nodes[index].id(), &reason);
                 NodeOutcome::Refused(reason)
             }
             None => outcome,

@@ -362,7 +362,7 @@ impl RedlockBuilder {
         if tokio::runtime::Handle::try_current().is_err() {
             return Err(BuildError::NoRuntime);
         }
-        crate::observe::describe();
+        crate::metrics::describe();
         let subscribers = parsed
             .iter()
             .map(|(config, _)| connection::subscriber(config.clone(), self.node_timeout))
