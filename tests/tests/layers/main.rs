@@ -55,6 +55,11 @@ fn the_library_keeps_its_layers() {
     assert_keeps_its_layers("crates/redquorum/src");
 }
 
+#[test]
+fn the_harness_keeps_its_layers() {
+    assert_keeps_its_layers("crates/redquorum-harness/src");
+}
+
 /// A small crate: `low.rs` below `high/` (whose `mod.rs` re-exports `run.rs`).
 fn toy(files: &[(&str, &str)], table: &str) -> Vec<String> {
     let source = Source::from_texts(files.iter().map(|(p, t)| (p.to_string(), t.to_string())));

@@ -6,7 +6,7 @@ use std::fmt;
 use std::time::Duration;
 
 use super::operator::OperatorFault;
-use super::unbacked::NodeBacking;
+use super::node_backing::NodeBacking;
 use crate::evidence::{Extension, KeyLife, LeakedKey, OperatorCall, Session};
 
 /// One broken promise, with the sessions involved.

@@ -10,7 +10,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use super::audit::{AuditConfig, KeyLife};
+use super::audit_config::AuditConfig;
+use super::key_life::KeyLife;
 use super::audit_read::Voters;
 use super::backing::{AuditRead, Backing, BackingLog};
 
