@@ -12,7 +12,10 @@ use crate::table::Rules;
 pub(crate) fn violations(source: &Source, rules: &Rules) -> Vec<String> {
     let mut found = Vec::new();
     for key in rules.allowed.keys() {
-        let exists = source.files.keys().any(|f| f == key || module_of(f).first() == Some(key));
+        let exists = source
+            .files
+            .keys()
+            .any(|f| f == key || module_of(f).first() == Some(key));
         if !exists {
             found.push(format!("the rule for {key} names no file"));
         }
@@ -21,7 +24,9 @@ pub(crate) fn violations(source: &Source, rules: &Rules) -> Vec<String> {
         let unit = module_of(file).remove(0);
         let own = rules.allowed.get(file);
         let Some(allowed) = own.or_else(|| rules.allowed.get(&unit)) else {
-            found.push(format!("{file}: no rule (add its folder or file to layers.txt)"));
+            found.push(format!(
+                "{file}: no rule (add its folder or file to layers.txt)"
+            ));
             continue;
         };
         for name in named {
@@ -30,7 +35,9 @@ pub(crate) fn violations(source: &Source, rules: &Rules) -> Vec<String> {
             };
             let shown = name.path.join("::");
             if target.through_root {
-                found.push(format!("{file}: {shown} goes through lib.rs: name the defining module"));
+                found.push(format!(
+                    "{file}: {shown} goes through lib.rs: name the defining module"
+                ));
                 continue;
             }
             let target_unit = module_of(&target.file).first().cloned().unwrap_or_default();
@@ -39,7 +46,10 @@ pub(crate) fn violations(source: &Source, rules: &Rules) -> Vec<String> {
                 || allowed.contains(&target_unit)
                 || allowed.contains(&target.file);
             if !ok {
-                found.push(format!("{file}: {shown} ({}) is not allowed for its layer", target.file));
+                found.push(format!(
+                    "{file}: {shown} ({}) is not allowed for its layer",
+                    target.file
+                ));
             }
         }
     }
@@ -96,7 +106,11 @@ fn strongly_connected(edges: &BTreeMap<&str, BTreeSet<String>>) -> Vec<Vec<Strin
             }
         }
         if s.low[node] == s.index[node] {
-            let at = s.stack.iter().rposition(|n| n == node).expect("on the stack");
+            let at = s
+                .stack
+                .iter()
+                .rposition(|n| n == node)
+                .expect("on the stack");
             let component = s.stack.split_off(at);
             if component.len() > 1 {
                 s.found.push(component);

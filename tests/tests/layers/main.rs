@@ -22,16 +22,19 @@ const TABLE: &str = include_str!("layers.txt");
 /// workspace root).
 fn crate_at(src: &str) -> (Source, Rules) {
     let mut rules = table::parse(TABLE);
-    let rules = rules.remove(src).unwrap_or_else(|| panic!("layers.txt has no [{src}]"));
+    let rules = rules
+        .remove(src)
+        .unwrap_or_else(|| panic!("layers.txt has no [{src}]"));
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(src);
     (Source::read(&root), rules)
 }
 
 /// How many of the paths `source` names lead to one of its files.
 fn imports(source: &Source) -> usize {
-    let resolved = source.files.iter().flat_map(|(file, named)| {
-        named.iter().filter_map(move |n| source.target(file, n))
-    });
+    let resolved = source
+        .files
+        .iter()
+        .flat_map(|(file, named)| named.iter().filter_map(move |n| source.target(file, n)));
     resolved.count()
 }
 
@@ -45,9 +48,15 @@ fn assert_keeps_its_layers(src: &str) {
         rules.allowed.len(),
         imports(&source)
     );
-    let circles = circles.iter().map(|c| format!("files importing each other: {}", c.join(" -> ")));
+    let circles = circles
+        .iter()
+        .map(|c| format!("files importing each other: {}", c.join(" -> ")));
     let broken: Vec<String> = violations.into_iter().chain(circles).collect();
-    assert!(broken.is_empty(), "{src} breaks its layer rules:\n{}", broken.join("\n"));
+    assert!(
+        broken.is_empty(),
+        "{src} breaks its layer rules:\n{}",
+        broken.join("\n")
+    );
 }
 
 #[test]
@@ -63,7 +72,9 @@ fn the_harness_keeps_its_layers() {
 /// A small crate: `low.rs` below `high/` (whose `mod.rs` re-exports `run.rs`).
 fn toy(files: &[(&str, &str)], table: &str) -> Vec<String> {
     let source = Source::from_texts(files.iter().map(|(p, t)| (p.to_string(), t.to_string())));
-    let rules = table::parse(&format!("[toy]\n{table}")).remove("toy").expect("parsed");
+    let rules = table::parse(&format!("[toy]\n{table}"))
+        .remove("toy")
+        .expect("parsed");
     let mut found = check::violations(&source, &rules);
     found.extend(check::circles(&source).into_iter().map(|c| c.join(" <-> ")));
     found
@@ -75,7 +86,10 @@ const RULES: &str = "high: low\nlow:\n";
 
 #[test]
 fn a_crate_that_keeps_its_layers_passes() {
-    let run = ("high/run.rs", "use crate::low::Floor;\npub struct Run(Floor);");
+    let run = (
+        "high/run.rs",
+        "use crate::low::Floor;\npub struct Run(Floor);",
+    );
     let low = ("low.rs", "pub struct Floor;");
     assert_eq!(toy(&[LIB, HIGH, run, low], RULES), Vec::<String>::new());
 }
@@ -83,7 +97,10 @@ fn a_crate_that_keeps_its_layers_passes() {
 #[test]
 fn an_import_from_a_layer_above_is_found() {
     let run = ("high/run.rs", "pub struct Run;");
-    let low = ("low.rs", "pub fn f() -> crate::high::Run { crate::high::Run }");
+    let low = (
+        "low.rs",
+        "pub fn f() -> crate::high::Run { crate::high::Run }",
+    );
     let found = toy(&[LIB, HIGH, run, low], RULES);
     assert_eq!(found.len(), 2, "{found:?}");
     assert!(found[0].starts_with("low.rs: crate::high::Run (high/run.rs) is not allowed"));
@@ -94,7 +111,10 @@ fn a_path_through_the_crate_root_is_found() {
     let run = ("high/run.rs", "pub struct Run;");
     let low = ("low.rs", "use crate::Run;");
     let found = toy(&[LIB, HIGH, run, low], "high: low\nlow: high\n");
-    assert_eq!(found, ["low.rs: crate::Run goes through lib.rs: name the defining module"]);
+    assert_eq!(
+        found,
+        ["low.rs: crate::Run goes through lib.rs: name the defining module"]
+    );
 }
 
 #[test]
@@ -111,7 +131,10 @@ fn a_file_rule_narrows_its_folder() {
     let pure = ("high/pure.rs", "use super::run::Run;");
     let table = "high: low\nhigh/pure.rs: low\nlow:\n";
     let found = toy(&[LIB, HIGH, run, pure, ("low.rs", "")], table);
-    assert_eq!(found, ["high/pure.rs: super::run::Run (high/run.rs) is not allowed for its layer"]);
+    assert_eq!(
+        found,
+        ["high/pure.rs: super::run::Run (high/run.rs) is not allowed for its layer"]
+    );
 }
 
 #[test]
@@ -132,7 +155,10 @@ fn comments_literals_and_unit_tests_are_not_imports() {
         mod tests { use crate::up::Test; fn g() { let _ = "}"; } }
         fn h<'a>(x: &'a str) -> impl Sized + use<'a> { crate::down::g(x) }
     "##;
-    let named: Vec<String> = scan::named_paths(text).iter().map(|n| n.path.join("::")).collect();
+    let named: Vec<String> = scan::named_paths(text)
+        .iter()
+        .map(|n| n.path.join("::"))
+        .collect();
     assert_eq!(named, ["crate::down::g"]);
 }
 
@@ -140,6 +166,14 @@ fn comments_literals_and_unit_tests_are_not_imports() {
 fn use_trees_flatten_to_their_paths() {
     let named = scan::named_paths("pub(crate) use crate::a::{self, b::{C, D as E}, f};");
     let paths: Vec<String> = named.iter().map(|n| n.path.join("::")).collect();
-    assert_eq!(paths, ["crate::a", "crate::a::b::C", "crate::a::b::D", "crate::a::f"]);
+    assert_eq!(
+        paths,
+        [
+            "crate::a",
+            "crate::a::b::C",
+            "crate::a::b::D",
+            "crate::a::f"
+        ]
+    );
     assert!(named.iter().all(|n| n.reexport));
 }

@@ -86,7 +86,10 @@ impl Source {
         }
         let file = self.file_of(&module)?;
         let Some(item) = rest.first().filter(|i| *i != "*") else {
-            return Some(Target { file, through_root: false });
+            return Some(Target {
+                file,
+                through_root: false,
+            });
         };
         // An item re-exported here: follow it to the module that defines it.
         let reexport = self.files[&file]

@@ -23,7 +23,9 @@ pub(crate) fn named_paths(source: &str) -> Vec<Named> {
     let mut code = without_tests(&blank_comments_and_literals(source));
     let modules = inline_modules(&code);
     let inline = |at: usize| -> Vec<String> {
-        let around = modules.iter().filter(|(_, start, end)| (*start..*end).contains(&at));
+        let around = modules
+            .iter()
+            .filter(|(_, start, end)| (*start..*end).contains(&at));
         around.map(|(name, _, _)| name.clone()).collect()
     };
     let mut found = Vec::new();
@@ -61,7 +63,9 @@ fn inline_modules(code: &str) -> Vec<(String, usize, usize)> {
         let at = from + i;
         from = at + 3;
         let rest = code[from..].trim_start();
-        let len = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
+        let len = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
         let after = rest[len..].trim_start();
         if len > 0 && after.starts_with('{') {
             let open = code.len() - after.len();
@@ -124,7 +128,9 @@ fn inline_paths(code: &str) -> Vec<(usize, Path)> {
             let mut path = vec![head.to_owned()];
             let mut rest = &code[from..];
             while let Some(next) = rest.strip_prefix("::") {
-                let len = next.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(next.len());
+                let len = next
+                    .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .unwrap_or(next.len());
                 if len == 0 {
                     break;
                 }
@@ -238,12 +244,22 @@ pub(crate) fn blank_comments_and_literals(source: &str) -> String {
                 blank(&mut out, chars[i]);
                 i += 1;
             }
-        } else if c == 'r' && !ident_before && matches!(next, Some('"' | '#')) && raw_start(&chars, i) {
+        } else if c == 'r'
+            && !ident_before
+            && matches!(next, Some('"' | '#'))
+            && raw_start(&chars, i)
+        {
             let hashes = chars[i + 1..].iter().take_while(|&&h| h == '#').count();
-            let close: String = std::iter::once('"').chain(std::iter::repeat_n('#', hashes)).collect();
+            let close: String = std::iter::once('"')
+                .chain(std::iter::repeat_n('#', hashes))
+                .collect();
             let body = i + 2 + hashes;
             let text: String = chars[body..].iter().collect();
-            let end = body + text.find(&close).map_or(chars.len() - body, |e| text[..e].chars().count()) + close.len();
+            let end = body
+                + text
+                    .find(&close)
+                    .map_or(chars.len() - body, |e| text[..e].chars().count())
+                + close.len();
             for &ch in &chars[i..end.min(chars.len())] {
                 blank(&mut out, ch);
             }
@@ -264,7 +280,9 @@ pub(crate) fn blank_comments_and_literals(source: &str) -> String {
             // A char literal (a lifetime `'a` has no closing quote); an
             // escape's closing quote comes after the escaped char.
             let from = if next == Some('\\') { i + 3 } else { i + 2 };
-            let close = chars[from.min(chars.len())..].iter().position(|&q| q == '\'');
+            let close = chars[from.min(chars.len())..]
+                .iter()
+                .position(|&q| q == '\'');
             let end = close.map_or(chars.len(), |p| from + p + 1);
             for &ch in &chars[i..end] {
                 blank(&mut out, ch);
@@ -291,7 +309,10 @@ pub(crate) fn without_tests(code: &str) -> String {
     let mut out = String::with_capacity(code.len());
     let mut rest = code;
     loop {
-        let next = ["#[cfg(test)]", "#[cfg(all(test"].iter().filter_map(|a| rest.find(a)).min();
+        let next = ["#[cfg(test)]", "#[cfg(all(test"]
+            .iter()
+            .filter_map(|a| rest.find(a))
+            .min();
         let Some(at) = next else {
             out.push_str(rest);
             return out;
@@ -306,7 +327,11 @@ pub(crate) fn without_tests(code: &str) -> String {
             (None, Some(s)) => s + 1,
             (None, None) => item.len(),
         };
-        out.extend(item[..end].chars().map(|c| if c == '\n' { '\n' } else { ' ' }));
+        out.extend(
+            item[..end]
+                .chars()
+                .map(|c| if c == '\n' { '\n' } else { ' ' }),
+        );
         rest = &item[end..];
     }
 }

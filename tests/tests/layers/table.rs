@@ -49,7 +49,11 @@ fn parse_lines(text: &str) -> BTreeMap<String, Rules> {
         if line.trim().is_empty() {
             continue;
         }
-        if let Some(name) = line.trim().strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+        if let Some(name) = line
+            .trim()
+            .strip_prefix('[')
+            .and_then(|l| l.strip_suffix(']'))
+        {
             section = Some(name.to_owned());
             crates.entry(name.to_owned()).or_default();
             keys.clear();
@@ -60,9 +64,10 @@ fn parse_lines(text: &str) -> BTreeMap<String, Rules> {
             .expect("the section's rules");
         // A line that starts with a space continues the rule above it.
         let (new_keys, items) = match line.split_once(':') {
-            Some((k, items)) if !raw.starts_with(char::is_whitespace) => {
-                (Some(k.split_whitespace().map(str::to_owned).collect()), items)
-            }
+            Some((k, items)) if !raw.starts_with(char::is_whitespace) => (
+                Some(k.split_whitespace().map(str::to_owned).collect()),
+                items,
+            ),
             _ if raw.starts_with(char::is_whitespace) && !keys.is_empty() => (None, line),
             _ => panic!("layers.txt line {}: `unit: what it may import`", number + 1),
         };

@@ -22,12 +22,12 @@ use crate::node_id::NodeId;
 use crate::protocol::claim::Claim;
 use crate::protocol::fence::FenceToken;
 use crate::protocol::op::Op;
-use crate::quorum::tally::Decision;
-use crate::quorum::vote::Vote;
 use crate::quorum::drop_guard::DropGuard;
 use crate::quorum::fan_out::{self, Until};
 use crate::quorum::fence_choice;
 use crate::quorum::settle::{Operation, Settle};
+use crate::quorum::tally::Decision;
+use crate::quorum::vote::Vote;
 use crate::wait::notify::Notifier;
 
 /// A won acquisition.

@@ -5,9 +5,9 @@
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
+use crate::metrics;
 use crate::mutants::{self, Mutant};
 use crate::node::nodes::Nodes;
-use crate::metrics;
 use crate::outcome::NodeOutcome;
 use crate::outcome::Outcomes;
 use crate::protocol::claim::Claim;

@@ -29,8 +29,8 @@ mod shard_ports;
 mod slots;
 
 pub use form::{form_redis_cluster, redis_cluster_args, redis_cluster_url};
-pub use shard_ports::ShardPorts;
 pub use migrate::Migration;
+pub use shard_ports::ShardPorts;
 pub use slots::{SLOT_COUNT, slot_of};
 
 use std::sync::Mutex;
