@@ -150,8 +150,9 @@ impl Locker for Floor {
             Value::from(token.as_str()),
             Value::from(self.ttl_ms),
         ];
-        // Granted with a proposal: >= 1024 (protocol/fence.rs); anything else means
-        // the arguments no longer match the script, and the floor measures nothing.
+        // Granted with a proposal: >= 1024 (`MIN_PROPOSAL`, quorum/vote.rs);
+        // anything else means the arguments no longer match the script, and
+        // the floor measures nothing.
         self.fan_out(vec![key.clone(), format!("{key}:fence")], args, |answer| {
             answer >= 1024
         })

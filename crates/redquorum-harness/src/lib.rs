@@ -19,32 +19,35 @@
 //!
 //! # Layout: five layers
 //!
-//! Each folder is a layer; a layer imports only the layers above it in
-//! this list (and the root's `error.rs` and `micros.rs`), never one below,
-//! so no two folders import each other. Each folder's `mod.rs` says what
-//! lives there and re-exports its public items, which this file re-exports
-//! again: every public path is `redquorum_harness::Item`.
+//! Each folder is a layer, numbered top to bottom as in the library's crate
+//! doc; a layer imports only the layers below it in this list (and the
+//! root's `error.rs` and `micros.rs`), never one above, so no two folders
+//! import each other, and no two files import each other either. Each
+//! folder's `mod.rs` says what lives there and re-exports its public items,
+//! which this file re-exports again: every public path is
+//! `redquorum_harness::Item`. `tests/tests/layers` checks these rules
+//! against the imports (its `layers.txt` holds them as a table).
 //!
-//! 1. `nodes/`: local `redis-server` processes and nodes given by URL:
+//! 1. `run/`: driving a lock and keeping the run: [`Locker`], the workload
+//!    ([`run_workload_groups`]), the [`ProtectedStore`], the
+//!    [`HistoryFile`], and the torture run ([`TorturePlan`],
+//!    [`TortureLock`], [`TortureRun`]).
+//! 2. `check/`: pure judgement of the evidence: [`check`] /
+//!    [`check_evidence`] → [`Verdict`] of [`Violation`]s, each rule in
+//!    its own file, and [`Exercised`] (was the run vacuous?).
+//! 3. `evidence/`: what a run records: the [`History`] of [`Session`]s,
+//!    the [`KeyAudit`], the leak check ([`leaks_after`]), the
+//!    [`OperatorLog`], the [`Share`] a hold declares.
+//! 4. `faults/`: what goes wrong on purpose: [`FaultKind`], the
+//!    [`FaultProxy`] and per-group [`Proxies`], [`ClientPauser`], the
+//!    [`Nemesis`] (on a [`ShardedCluster`] too: slot migrations and
+//!    failovers) and its [`FaultLog`].
+//! 5. `nodes/`: local `redis-server` processes and nodes given by URL:
 //!    [`Cluster`] (its `LocalNode`s start, die, pause, roll back, and move
 //!    their clocks), [`ClusterBuilder`], [`ShardedCluster`] (each master a
 //!    local Redis Cluster: slot migration, failover), libfaketime
 //!    ([`faketime_support`]), [`RespConn`], [`example_binary`], and
 //!    `TlsCluster` (feature `tls`, for tests).
-//! 2. `faults/`: what goes wrong on purpose: [`FaultKind`], the
-//!    [`FaultProxy`] and per-group [`Proxies`], [`ClientPauser`], the
-//!    [`Nemesis`] (on a [`ShardedCluster`] too: slot migrations and
-//!    failovers) and its [`FaultLog`].
-//! 3. `evidence/`: what a run records: the [`History`] of [`Session`]s,
-//!    the [`KeyAudit`], the leak check ([`leaks_after`]), the
-//!    [`OperatorLog`], the [`Share`] a hold declares.
-//! 4. `check/`: pure judgement of the evidence: [`check`] /
-//!    [`check_evidence`] → [`Verdict`] of [`Violation`]s, each rule in
-//!    its own file, and [`Exercised`] (was the run vacuous?).
-//! 5. `run/`: driving a lock and keeping the run: [`Locker`], the workload
-//!    ([`run_workload_groups`]), the [`ProtectedStore`], the
-//!    [`HistoryFile`], and the torture run ([`TorturePlan`],
-//!    [`TortureLock`], [`TortureRun`]).
 //!
 //! At the root: `error.rs` ([`HarnessError`]) and `micros.rs` (times as
 //! microseconds in JSON), which every layer may use.

@@ -53,7 +53,7 @@ pub enum BuildError {
         /// The URL with any password replaced by `***`.
         url: String,
         /// What is wrong with it.
-        problem: crate::UrlProblem,
+        problem: crate::url_problem::UrlProblem,
     },
     /// A fred `Config` given with
     /// [`RedlockBuilder::node_config`](crate::RedlockBuilder::node_config)
@@ -195,7 +195,7 @@ mod tests {
 
     #[test]
     fn an_invalid_url_says_what_is_wrong_with_it() {
-        let error = crate::Redlock::builder()
+        let error = crate::redlock::Redlock::builder()
             .nodes(["redis://u:s3cret@h:port"])
             .build()
             .unwrap_err();

@@ -138,7 +138,7 @@ pub enum Error {
         /// The resources, as the multi-lock names them (`"a, b"`).
         resource: String,
         /// The cluster master.
-        node: crate::NodeId,
+        node: crate::node_id::NodeId,
         /// The shard primaries that serve them.
         shards: String,
     },
@@ -171,7 +171,7 @@ impl Error {
     }
 
     /// A short stable name of the error: the `result` label of spans and
-    /// metrics (observe.rs, `result_label`; docs/observability.md lists the
+    /// metrics (metrics.rs, `result_label`; docs/observability.md lists the
     /// values).
     pub(crate) fn label(&self) -> &'static str {
         match self {
@@ -221,9 +221,9 @@ pub enum FencedWriteError {
         /// The data key that was not written.
         key: String,
         /// The token this write carried.
-        token: crate::FenceToken,
+        token: crate::protocol::fence::FenceToken,
         /// The highest token the resource has seen.
-        highest: crate::FenceToken,
+        highest: crate::protocol::fence::FenceToken,
     },
     /// The protected Redis answered with an error or not at all.
     #[error("fenced write to {key:?} failed: {source}")]

@@ -54,21 +54,24 @@
 //! is laid out by layer, top to bottom; a layer imports only from layers
 //! below it, and each folder's `mod.rs` says what it holds and what it may
 //! and must never import (docs/architecture.md has the drawing and the path
-//! of one `lock()` call):
+//! of one `lock()` call; `tests/tests/layers` checks those rules, kept as a
+//! table in its `layers.txt`, against the imports):
 //!
 //! 1. `kinds/`: the lock types and the `Redlock` methods that take them.
 //! 2. `admin/` (inspect, list, force-release), `setup/` (builder, config,
 //!    environment, TLS), `shutdown.rs`, `fenced_write.rs`.
 //! 3. `redlock.rs`: the handle, [`Redlock`].
 //! 4. `lease/`: a held lock's life: extend, release, watchdog, registry.
-//! 5. `quorum/`: one operation on N nodes: fan-out, decision, unwind.
+//! 5. `quorum/`: one operation on N nodes: fan-out, decision, unwind; and
+//!    the arithmetic it runs: votes, tally, validity, the fencing
+//!    proposal's choice.
 //! 6. `wait/` (the retry loop, local waiters, release notifications) and
 //!    `node/` (connections, group commit, probes, the N masters).
 //! 7. The public vocabulary, each importing only the ones after it:
-//!    `observe.rs` (metrics), `options.rs`, `build_error.rs`, `url_problem.rs`
+//!    `metrics.rs`, `options.rs`, `build_error.rs`, `url_problem.rs`
 //!    (what is wrong with a node URL), `error.rs`.
-//! 8. `protocol/`: the protocol as data and arithmetic, no I/O: claims,
-//!    operations, keys, `scripts/ops.lua`, votes, tally, validity, tokens.
+//! 8. `protocol/`: the protocol as data and the wire, no I/O: claims,
+//!    operations, keys, `scripts/ops.lua`, tokens.
 //! 9. `outcome.rs`, then `node_error.rs`: what each node answered.
 //! 10. `health/`: node health as rules and data (never talks to a node).
 //! 11. `node_id.rs`, `sync.rs`, and `mutants.rs` (with `mutants/`, the script text it changes): planted bugs for testing
@@ -97,7 +100,7 @@ mod quorum;
 mod node;
 mod wait;
 
-mod observe;
+mod metrics;
 mod options;
 
 mod build_error;

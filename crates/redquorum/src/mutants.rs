@@ -12,8 +12,8 @@
 //! each one: a mutant the checker does not catch is a hole in the test bed.
 //!
 //! Hook sites on the one engine (each a line or a guard):
-//! - `protocol/validity.rs` (`validity`): validity-unreduced, long-lease;
-//! - `protocol/tally.rs` (`quorum`): minority-quorum;
+//! - `quorum/validity.rs` (`validity`): validity-unreduced, long-lease;
+//! - `quorum/tally.rs` (`quorum`): minority-quorum;
 //! - `quorum/coordinator.rs` (`acquire`: the unwind; `commit`: the write-back):
 //!   no-unwind, fence-without-write-back;
 //! - `protocol/op.rs` (`Code::name`: codes `R`, `E`) with `protocol/scripts/mutants_prelude.lua`,
@@ -37,7 +37,7 @@
 //! - `quorum/force_release.rs` (`force_release`: no first round) and
 //!   `protocol/op.rs` (`Code::name`: code `B`) with the prelude:
 //!   force-release-blind;
-//! - `protocol/validity.rs` (`validity`): validity-no-drift;
+//! - `quorum/validity.rs` (`validity`): validity-no-drift;
 //! - `quorum/settle.rs` (`settle`): validity-from-replies, extend-below-quorum;
 //! - `protocol/op.rs` (`Code::name`: codes `X`, `A`) with the prelude:
 //!   release-drops-sharers, reader-beside-any-kind;

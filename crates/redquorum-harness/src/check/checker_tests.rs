@@ -223,7 +223,7 @@ fn a_fenced_write_below_an_accepted_token_is_a_stale_write() {
 #[test]
 fn an_extension_inside_another_holders_window_is_an_overlap() {
     let mut a = Session::granted(0, "r", "a", ms(0), ms(0), ms(100));
-    a.extensions.push(crate::Extension {
+    a.extensions.push(crate::evidence::Extension {
         at: ms(150),
         until: ms(400),
     });
@@ -258,8 +258,8 @@ fn a_key_outliving_its_release_or_its_unwind_is_an_orphan_unless_a_fault_explain
         life(5, "a", 1200, 1200), // node 5 restarted just before a's release
     ];
     let faults = [
-        FaultEvent::new(crate::FaultKind::Stall, vec![4], ms(2000), ms(2100)),
-        FaultEvent::new(crate::FaultKind::Kill, vec![5], ms(40), ms(60)),
+        FaultEvent::new(crate::faults::FaultKind::Stall, vec![4], ms(2000), ms(2100)),
+        FaultEvent::new(crate::faults::FaultKind::Kill, vec![5], ms(40), ms(60)),
     ];
     let protected = values(&[("r", 1)]);
     let sessions = [a];
@@ -280,7 +280,7 @@ fn a_key_outliving_its_release_or_its_unwind_is_an_orphan_unless_a_fault_explain
     assert_eq!(nodes, vec![0, 2], "{:?}", verdict.violations);
     // A script flush is no excuse: it cannot hold a command back.
     let flush = [FaultEvent::new(
-        crate::FaultKind::ScriptFlush,
+        crate::faults::FaultKind::ScriptFlush,
         vec![2],
         ms(2000),
         ms(2000),
@@ -308,13 +308,13 @@ fn sequential(gaps: &[(u64, u64)]) -> Vec<Session> {
 #[test]
 fn a_lease_renewed_after_its_deadline_is_caught_and_a_timely_renewal_is_not() {
     let mut timely = Session::granted(0, "r", "a", ms(0), ms(1), ms(100));
-    timely.extensions = vec![crate::Extension {
+    timely.extensions = vec![crate::evidence::Extension {
         at: ms(70),
         until: ms(170),
     }];
     // Paused past its deadline, then renewed: nothing held from 100 to 300.
     let mut revived = Session::granted(1, "q", "b", ms(0), ms(1), ms(100));
-    revived.extensions = vec![crate::Extension {
+    revived.extensions = vec![crate::evidence::Extension {
         at: ms(300),
         until: ms(400),
     }];

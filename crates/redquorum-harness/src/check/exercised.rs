@@ -258,7 +258,7 @@ mod tests {
     fn a_long_mixed_run_in_which_nothing_shared_or_renewed_is_vacuous() {
         let reader = |from: u64| {
             let mut s = Session::granted(0, "r", "a", ms(from), ms(from), ms(from + 100));
-            s.share = Some(crate::Share::Readers);
+            s.share = Some(crate::evidence::Share::Readers);
             s
         };
         let mut renewing = Session::granted(1, "r", "b", ms(500), ms(500), ms(600));
@@ -273,7 +273,7 @@ mod tests {
                 .is_empty(),
             "a 20 s run may honestly renew nothing twice"
         );
-        let ms2 = |at: u64| crate::Extension {
+        let ms2 = |at: u64| crate::evidence::Extension {
             at: ms(at),
             until: ms(at + 100),
         };

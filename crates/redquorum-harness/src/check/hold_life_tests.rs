@@ -294,7 +294,7 @@ fn back(node: usize, owner: &str, absent: u64, back: u64) -> KeyLife {
 /// A renewing holder granted at 100, extended at 1300 to 3200, released at 3100.
 fn renewing() -> Session {
     let mut s = Session::granted(0, "r", "a", ms(0), ms(100), ms(1900));
-    s.extensions = vec![crate::Extension {
+    s.extensions = vec![crate::evidence::Extension {
         at: ms(1300),
         until: ms(3200),
     }];

@@ -177,7 +177,7 @@ mod tests {
     fn a_reader_joining_a_vanished_reader_while_it_held_is_not_early_but_one_after_it_expired_is() {
         let reader = |owner: &str, start: u64, grant: u64, release: u64| {
             let mut s = session(owner, start, grant, release);
-            s.share = Some(crate::Share::Readers);
+            s.share = Some(crate::evidence::Share::Readers);
             s
         };
         let gone = reader("a", 0, 10, 2500);

@@ -1,4 +1,4 @@
-//! Layer 4, check: the checker, pure logic over what a run recorded.
+//! Layer 2, check: the checker, pure logic over what a run recorded.
 //!
 //! What lives here: [`check`] / [`check_evidence`] (`checker.rs`, its
 //! tests in `checker_tests.rs`), the [`Evidence`] it reads and the
@@ -9,7 +9,8 @@
 //! unwind; `hold_life.rs`: holds removed by
 //! another, or come back, tests in `hold_life_tests.rs`; `unbacked.rs`:
 //! the premise, a majority backing every believed hold, tests in
-//! `unbacked_tests.rs`), and [`Exercised`]: whether a run
+//! `unbacked_tests.rs`; what a node showed of the hold, [`NodeBacking`] in
+//! `node_backing.rs`), and [`Exercised`]: whether a run
 //! tested anything at all.
 //!
 //! What it is for: judging a history, live or read back from a file, the
@@ -24,6 +25,7 @@ mod checker;
 mod exercised;
 mod hold_life;
 mod lock_delay;
+mod node_backing;
 mod operator;
 mod orphan;
 mod revival;
@@ -35,7 +37,7 @@ mod violation;
 pub use checker::{check, check_evidence};
 pub use exercised::Exercised;
 pub use lock_delay::{LockDelayRule, vanished_holders};
+pub use node_backing::NodeBacking;
 pub use operator::{OperatorFault, inspections_naming_holders, ousted_holders};
-pub use unbacked::NodeBacking;
 pub use verdict::{Evidence, Verdict};
 pub use violation::Violation;

@@ -162,7 +162,7 @@ mod tests {
         let mut sessions = sessions.to_vec();
         for s in &mut sessions {
             // Read-only: the counter rule has nothing to say.
-            s.outcome = crate::Outcome::ReadOnly;
+            s.outcome = crate::evidence::Outcome::ReadOnly;
         }
         check(&sessions, &values, &[]).count("overlap")
     }

@@ -46,6 +46,7 @@ use std::time::Duration;
 
 use super::hold_life::LOSES_OR_AGES;
 use super::lock_delay::FIXED;
+use super::node_backing::NodeBacking;
 use super::verdict::Evidence;
 use super::violation::Violation;
 use crate::evidence::{Backing, HoldTrack, OperatorAction, OperatorCall, Session};
@@ -62,16 +63,6 @@ pub(crate) struct PremiseContext<'a> {
     pub operator: &'a [OperatorCall],
     /// Nodes whose clocks run outside the drift allowance.
     pub clock_off: &'a [usize],
-}
-
-/// One node's state at the read that broke the premise.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NodeBacking {
-    /// The node.
-    pub node: usize,
-    /// The latest the hold can have expired there (read answer time plus
-    /// time left); `None`: the read did not show it.
-    pub expires: Option<Duration>,
 }
 
 /// The first round at which a majority did not back a session.

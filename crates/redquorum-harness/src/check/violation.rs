@@ -5,8 +5,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use super::node_backing::NodeBacking;
 use super::operator::OperatorFault;
-use super::unbacked::NodeBacking;
 use crate::evidence::{Extension, KeyLife, LeakedKey, OperatorCall, Session};
 
 /// One broken promise, with the sessions involved.

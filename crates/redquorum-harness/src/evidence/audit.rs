@@ -14,6 +14,8 @@
 //! On cluster masters (`redis-cluster://`) a voter is a master: each read
 //! of it reads every shard primary it has now and counts only when all
 //! answered (`audit_read.rs`); the lives are kept in `audit_lives.rs`.
+//! What it reads is set in `audit_config.rs`, what it found is a
+//! [`KeyLife`] (`key_life.rs`).
 //!
 //! The key layout is the library's business: the audit takes the pattern of
 //! lock keys and the suffix of keys to skip (fence counters). It reads the
@@ -22,187 +24,17 @@
 //! their expiries (the fence counter is at `<prefix>{<escaped name>}:fence`),
 //! and, for tests that plant keys by hand, a string key's value as its owner.
 
-use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
+use super::audit_config::AuditConfig;
 use super::audit_lives;
 use super::audit_read::Voters;
 use super::backing::Backing;
-use crate::micros;
+use super::key_life::KeyLife;
 use crate::nodes::{Cluster, ShardedCluster};
-
-/// Which keys on the nodes are lock keys.
-///
-/// # Examples
-///
-/// ```
-/// let keys = redquorum_harness::LockKeys::prefixed("app:");
-/// assert_eq!(keys.pattern, "app:*");
-/// assert!(keys.is_lock_key("app:{r}") && !keys.is_lock_key("app:{r}:fence"));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LockKeys {
-    /// A SCAN MATCH pattern for the lock keys. Default: `lock:*`.
-    pub pattern: String,
-    /// Keys matching the pattern but ending so are not lock keys (fence
-    /// counters outlive locks on purpose). Default: `:fence`.
-    pub exclude_suffix: String,
-}
-
-impl Default for LockKeys {
-    fn default() -> Self {
-        Self::prefixed("lock:")
-    }
-}
-
-impl LockKeys {
-    /// Every key starting with `prefix`, fence counters excepted.
-    ///
-    /// # Examples
-    ///
-    /// See [`LockKeys`].
-    #[must_use]
-    pub fn prefixed(prefix: &str) -> Self {
-        Self {
-            pattern: format!("{prefix}*"),
-            exclude_suffix: ":fence".into(),
-        }
-    }
-
-    /// True unless `key` ends with the excluded suffix.
-    ///
-    /// # Examples
-    ///
-    /// See [`LockKeys`].
-    #[must_use]
-    pub fn is_lock_key(&self, key: &str) -> bool {
-        self.exclude_suffix.is_empty() || !key.ends_with(&self.exclude_suffix)
-    }
-}
-
-/// One (node, key, owner) the audit saw, first and last.
-///
-/// # Examples
-///
-/// ```
-/// use std::time::Duration;
-/// let life = redquorum_harness::KeyLife {
-///     node: 1, key: "lock:r".into(), owner: "ab".into(),
-///     first_seen: Duration::from_millis(10), last_seen: Duration::from_millis(900),
-///     age: Duration::from_millis(1500),
-///     gone: None, back_after: None,
-/// };
-/// assert!(life.to_string().contains("lock:r"));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct KeyLife {
-    /// The node's index.
-    pub node: usize,
-    /// The key.
-    pub key: String,
-    /// The owner token it held.
-    pub owner: String,
-    /// When first seen (history clock).
-    #[serde(with = "micros")]
-    pub first_seen: Duration,
-    /// When last seen.
-    #[serde(with = "micros")]
-    pub last_seen: Duration,
-    /// How long ago, at `last_seen`, its expiry was last set: the TTL minus its PTTL.
-    #[serde(with = "micros")]
-    pub age: Duration,
-    /// The first read of its node after `last_seen` that did not show it
-    /// (the hold was gone by then); `None`: seen until the audit stopped or
-    /// its node was not read again.
-    #[serde(
-        with = "micros::option",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub gone: Option<Duration>,
-    /// For a hold seen again on its node after an earlier life of it there
-    /// had gone: the last read of the node before `first_seen`, which did
-    /// not show it (the hold came back after that); `None` for a first life.
-    #[serde(
-        with = "micros::option",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub back_after: Option<Duration>,
-}
-
-impl fmt::Display for KeyLife {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let ms = |d: Duration| d.as_secs_f64() * 1e3;
-        write!(
-            f,
-            "{} owner {} on node {}: seen {:.1}..{:.1} ms, set {:.1} ms before the last sighting",
-            self.key,
-            self.owner,
-            self.node,
-            ms(self.first_seen),
-            ms(self.last_seen),
-            ms(self.age)
-        )?;
-        if let Some(back_after) = self.back_after {
-            write!(
-                f,
-                ", back after a read at {:.1} ms missed it",
-                ms(back_after)
-            )?;
-        }
-        if let Some(gone) = self.gone {
-            write!(f, ", gone by {:.1} ms", ms(gone))?;
-        }
-        Ok(())
-    }
-}
-
-/// What the audit reads and how often.
-///
-/// # Examples
-///
-/// ```
-/// let config = redquorum_harness::AuditConfig::new(std::time::Duration::from_secs(2));
-/// assert_eq!(config.every, std::time::Duration::from_millis(50));
-/// ```
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct AuditConfig {
-    /// The lock keys. Default: [`LockKeys::default`].
-    pub keys: LockKeys,
-    /// The lock TTL (a key's age is the TTL minus its PTTL).
-    pub ttl: Duration,
-    /// Keys younger than this are not remembered (they are normal). Default: ttl / 4.
-    pub min_age: Duration,
-    /// Time between two reads of every node. Default: 50 ms.
-    pub every: Duration,
-    /// The history's epoch. Default: when the config was made.
-    pub epoch: Instant,
-}
-
-impl AuditConfig {
-    /// Defaults for a lock of `ttl`.
-    ///
-    /// # Examples
-    ///
-    /// See [`AuditConfig`].
-    #[must_use]
-    pub fn new(ttl: Duration) -> Self {
-        Self {
-            keys: LockKeys::default(),
-            ttl,
-            min_age: ttl / 4,
-            every: Duration::from_millis(50),
-            epoch: Instant::now(),
-        }
-    }
-}
 
 /// A running audit; [`stop`](Self::stop) returns what it saw.
 ///

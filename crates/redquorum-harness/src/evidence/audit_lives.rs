@@ -10,9 +10,10 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use super::audit::{AuditConfig, KeyLife};
+use super::audit_config::AuditConfig;
 use super::audit_read::Voters;
 use super::backing::{AuditRead, Backing, BackingLog};
+use super::key_life::KeyLife;
 
 /// Reads until `stop`, counting rounds in `rounds`; every life seen, by
 /// first sighting, and every round's backing.

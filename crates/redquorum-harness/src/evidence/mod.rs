@@ -16,19 +16,23 @@
 //! never import `check` or `run`.
 
 mod audit;
+mod audit_config;
 mod audit_lives;
 mod audit_read;
 mod backing;
 mod history;
+mod key_life;
 mod leaks;
 mod operator_log;
 mod outcome;
 mod session;
 mod share;
 
-pub use audit::{AuditConfig, KeyAudit, KeyLife, LockKeys};
+pub use audit::KeyAudit;
+pub use audit_config::{AuditConfig, LockKeys};
 pub use backing::{AuditRead, AuditRound, Backing, HoldTrack, SAME_EXPIRY, Seen};
 pub use history::History;
+pub use key_life::KeyLife;
 pub(crate) use leaks::sharded_lock_keys_after;
 pub use leaks::{LeakedKey, find_leaks, leaks_after, lock_keys_after};
 pub use operator_log::{OperatorAction, OperatorCall, OperatorLog};

@@ -1,4 +1,4 @@
-//! Layer 2, faults: what goes wrong on purpose during a run, and the record
+//! Layer 4, faults: what goes wrong on purpose during a run, and the record
 //! of it.
 //!
 //! What lives here: [`FaultKind`] (`kind.rs`: the faults by name, imported

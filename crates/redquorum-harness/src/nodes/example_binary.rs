@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::HarnessError;
+use crate::error::HarnessError;
 
 /// Builds `package`'s example `name` with the profile of the running test
 /// and returns the path of its binary.

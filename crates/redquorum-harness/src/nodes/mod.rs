@@ -1,4 +1,4 @@
-//! Layer 1, nodes: the life of local `redis-server` processes, and nodes
+//! Layer 5, nodes: the life of local `redis-server` processes, and nodes
 //! given by URL.
 //!
 //! What lives here: [`Cluster`] and its table of `LocalNode`s

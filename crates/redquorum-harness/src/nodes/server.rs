@@ -175,7 +175,7 @@ mod tests {
     /// "duplicate node").
     #[test]
     fn a_pong_from_another_process_on_the_port_is_not_ready() {
-        let cluster = crate::Cluster::start(1).unwrap();
+        let cluster = crate::nodes::Cluster::start(1).unwrap();
         let port = cluster.port(0);
         let pid = server_pid(&mut RespConn::connect(port).unwrap()).expect("INFO names the pid");
         assert!(wait_pong(port, pid, || true));

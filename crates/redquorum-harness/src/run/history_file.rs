@@ -57,7 +57,7 @@ pub struct RunInfo {
     /// The planted bug, for a mutant run.
     pub mutant: Option<String>,
     /// The lock-delay the run's lock had, and what its check allows for.
-    pub lock_delay: Option<crate::LockDelayRule>,
+    pub lock_delay: Option<crate::check::LockDelayRule>,
     /// How often an operator inspected a resource, ms (`None`: never).
     pub inspect_every_ms: Option<u64>,
     /// How often an operator force-released a resource, ms (`None`: never).
@@ -192,8 +192,8 @@ impl HistoryFile {
     ///
     /// See [`HistoryFile`].
     #[must_use]
-    pub fn check(&self) -> crate::Verdict {
-        crate::check_evidence(&self.evidence())
+    pub fn check(&self) -> crate::check::Verdict {
+        crate::check::check_evidence(&self.evidence())
     }
 
     /// Writes the run as JSON lines.

@@ -1,4 +1,4 @@
-//! Layer 5, run: driving a lock library under test, and keeping the run.
+//! Layer 1, run: driving a lock library under test, and keeping the run.
 //!
 //! What lives here: the [`Locker`] trait (`locker.rs`: the one way
 //! anything drives a lock), the workload runner ([`run_workload`],

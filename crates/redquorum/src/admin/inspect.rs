@@ -13,7 +13,7 @@ use crate::node_id::NodeId;
 use crate::protocol::claim;
 use crate::protocol::fence::FenceToken;
 use crate::protocol::owner_info::OwnerInfo;
-use crate::protocol::tally;
+use crate::quorum::tally;
 use crate::redlock::Redlock;
 
 pub use super::hold_view::HoldView;

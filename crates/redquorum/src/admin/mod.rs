@@ -5,9 +5,9 @@
 //! [`Redlock::force_release`](crate::Redlock::force_release)). For tools
 //! such as `redquorum status`: none of this takes or holds a lock.
 //!
-//! May import: `redlock.rs`, `protocol/` (the keys, the inspect and
-//! force-release operations, the quorum arithmetic), and the root
-//! vocabulary.
+//! May import: `redlock.rs`, `quorum/` (the quorum arithmetic:
+//! `tally.rs`), `protocol/` (the keys, the inspect and force-release
+//! operations), and the root vocabulary.
 //!
 //! Must never import: `kinds/` (it imports this: a `Leader` is read from an
 //! inspection), `setup/`, `lease/` (no hold here), `node/` directly.

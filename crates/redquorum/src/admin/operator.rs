@@ -7,7 +7,7 @@ use crate::node_error::NodeError;
 use crate::outcome::{NodeOutcome, Outcomes};
 use crate::protocol::fence::FenceToken;
 use crate::protocol::keys;
-use crate::protocol::tally;
+use crate::quorum::tally;
 use crate::redlock::Redlock;
 
 /// At most this many SCAN calls per node for one listing.

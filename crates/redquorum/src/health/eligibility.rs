@@ -115,7 +115,7 @@ impl Eligibility {
             max_ttl: None,
             interval: DEFAULT_INTERVAL,
             clock_rule: None,
-            oldest: crate::health::node_health::OLDEST_SERVER,
+            oldest: crate::health::oldest_server::OLDEST_SERVER,
             state: Mutex::new(State::default()),
             reconnects: Mutex::new(reconnects),
         }

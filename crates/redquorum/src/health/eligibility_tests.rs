@@ -155,7 +155,7 @@ fn a_reconnect_seen_at_vote_time_unverifies_until_the_next_probe() {
 fn a_cluster_shard_needs_a_newer_server_and_a_new_primary_waits_the_longest_lease() {
     let (_tx, rx) = broadcast::channel(4);
     let mut shard = Eligibility::new(rx);
-    shard.configure_oldest(crate::OLDEST_CLUSTER_SERVER);
+    shard.configure_oldest(crate::health::oldest_server::OLDEST_CLUSTER_SERVER);
     let probe = |version: &str| Probe {
         role: Role::Master,
         durability: Durability::Fsync,

@@ -102,10 +102,10 @@ impl fmt::Display for Ineligible {
             Self::ServerTooOld { version } => write!(
                 f,
                 "server version {version} is older than {}.{}, the oldest the lock scripts run on ({}.{} for a cluster master's shards)",
-                crate::OLDEST_SERVER.0,
-                crate::OLDEST_SERVER.1,
-                crate::OLDEST_CLUSTER_SERVER.0,
-                crate::OLDEST_CLUSTER_SERVER.1
+                crate::health::oldest_server::OLDEST_SERVER.0,
+                crate::health::oldest_server::OLDEST_SERVER.1,
+                crate::health::oldest_server::OLDEST_CLUSTER_SERVER.0,
+                crate::health::oldest_server::OLDEST_CLUSTER_SERVER.1
             ),
             Self::NewPrimary { age, max_ttl } => write!(
                 f,

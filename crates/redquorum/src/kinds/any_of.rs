@@ -123,7 +123,7 @@ mod tests {
     use crate::kinds::assert_send;
 
     #[allow(dead_code)]
-    fn futures_are_send(redlock: crate::Redlock) {
+    fn futures_are_send(redlock: crate::redlock::Redlock) {
         assert_send(&redlock.try_lock_any(&["a", "b"]));
         assert_send(&redlock.lock_any(&["a", "b"]));
     }

@@ -298,7 +298,10 @@ mod tests {
     use crate::kinds::assert_send;
 
     #[allow(dead_code)]
-    fn futures_are_send(election: crate::Election, leadership: crate::Leadership) {
+    fn futures_are_send(
+        election: super::Election,
+        leadership: crate::kinds::leadership::Leadership,
+    ) {
         assert_send(&election.campaign("v"));
         assert_send(&election.observe());
         assert_send(&leadership.proclaim("v"));

@@ -45,7 +45,7 @@ macro_rules! held_methods {
             /// # }
             /// ```
             #[must_use]
-            pub fn owner(&self) -> crate::OwnerToken {
+            pub fn owner(&self) -> crate::protocol::token::OwnerToken {
                 self.held.owner()
             }
 
@@ -134,7 +134,7 @@ macro_rules! held_methods {
             /// println!("{validity:?} more");
             /// # Ok(()) }
             /// ```
-            pub async fn extend(&mut self) -> Result<std::time::Duration, crate::Error> {
+            pub async fn extend(&mut self) -> Result<std::time::Duration, crate::error::Error> {
                 self.held.extend().await
             }
 
@@ -177,7 +177,7 @@ macro_rules! held_methods {
             /// # }
             /// ```
             #[must_use]
-            pub fn lease(&self) -> crate::LeaseWatch {
+            pub fn lease(&self) -> crate::lease::watch::LeaseWatch {
                 self.held.lease()
             }
 
@@ -202,7 +202,7 @@ macro_rules! held_methods {
             /// ```
             pub fn lost(
                 &self,
-            ) -> impl std::future::Future<Output = crate::LostReason> + Send + 'static + use<> {
+            ) -> impl std::future::Future<Output = crate::lease::state::LostReason> + Send + 'static + use<> {
                 self.held.lease().lost()
             }
 
@@ -239,7 +239,7 @@ macro_rules! held_methods {
             /// println!("UPDATE accounts SET balance = 10, fence = {fence} WHERE id = 7 AND fence <= {fence}");
             /// # Ok(()) }
             /// ```
-            pub async fn fence(&self) -> Result<crate::FenceToken, crate::Error> {
+            pub async fn fence(&self) -> Result<crate::protocol::fence::FenceToken, crate::error::Error> {
                 self.held.fence().await
             }
 
@@ -271,7 +271,7 @@ macro_rules! held_methods {
             /// println!("released on {released_on} nodes");
             /// # Ok(()) }
             /// ```
-            pub async fn release(mut self) -> Result<usize, crate::Error> {
+            pub async fn release(mut self) -> Result<usize, crate::error::Error> {
                 self.held.release().await
             }
 

@@ -136,16 +136,16 @@ mod tests {
     #[test]
     fn bounds() {
         assert_send_sync_static::<Lock>();
-        assert_send_sync_static::<crate::Redlock>();
-        assert_send_sync_static::<crate::Error>();
-        assert_send_sync_static::<crate::BuildError>();
-        assert_send_sync_static::<crate::LeaseWatch>();
-        assert_send_sync_static::<crate::AtRisk>();
-        assert_send_sync_static::<crate::LostReason>();
+        assert_send_sync_static::<crate::redlock::Redlock>();
+        assert_send_sync_static::<crate::error::Error>();
+        assert_send_sync_static::<crate::build_error::BuildError>();
+        assert_send_sync_static::<crate::lease::watch::LeaseWatch>();
+        assert_send_sync_static::<crate::lease::state::AtRisk>();
+        assert_send_sync_static::<crate::lease::state::LostReason>();
     }
 
     #[allow(dead_code, unused_must_use)]
-    async fn futures_are_send(redlock: crate::Redlock, mut lock: Lock) {
+    async fn futures_are_send(redlock: crate::redlock::Redlock, mut lock: Lock) {
         assert_send(&redlock.try_lock("r"));
         assert_send(&redlock.lock("r"));
         assert_send(&lock.extend());

@@ -238,7 +238,7 @@ mod tests {
 
     #[allow(dead_code, unused_must_use)]
     async fn futures_are_send(
-        redlock: crate::Redlock,
+        redlock: crate::redlock::Redlock,
         mut r: super::ReadLock,
         mut w: super::WriteLock,
     ) {

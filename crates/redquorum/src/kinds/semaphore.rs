@@ -232,7 +232,7 @@ mod tests {
     use crate::kinds::assert_send;
 
     #[allow(dead_code)]
-    fn futures_are_send(semaphore: crate::Semaphore) {
+    fn futures_are_send(semaphore: super::Semaphore) {
         assert_send(&semaphore.try_acquire());
         assert_send(&semaphore.acquire());
     }

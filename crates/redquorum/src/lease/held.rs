@@ -220,7 +220,7 @@ impl Held {
     }
 
     pub(crate) async fn release(&mut self) -> Result<usize, Error> {
-        crate::observe::validity_at_release(self.validity());
+        crate::metrics::validity_at_release(self.validity());
         if let Some(watchdog) = self.watchdog.take() {
             watchdog.stop().await;
         }

@@ -27,7 +27,7 @@ impl Registry {
     /// Records a live hold; returns its registration number.
     pub(crate) fn add(&self, claim: Arc<Claim>, lease: Arc<Lease>) -> u64 {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let started = crate::observe::hold_started(claim.kind.name());
+        let started = crate::metrics::hold_started(claim.kind.name());
         lock(&self.holds).insert(id, ((claim, lease), started));
         id
     }
@@ -36,7 +36,7 @@ impl Registry {
     pub(crate) fn remove(&self, id: u64) {
         let removed = lock(&self.holds).remove(&id);
         if let Some(((claim, _), started)) = removed {
-            crate::observe::hold_ended(claim.kind.name(), started);
+            crate::metrics::hold_ended(claim.kind.name(), started);
         }
     }
 
@@ -46,7 +46,7 @@ impl Registry {
         holds
             .into_iter()
             .map(|(hold, started)| {
-                crate::observe::hold_ended(hold.0.kind.name(), started);
+                crate::metrics::hold_ended(hold.0.kind.name(), started);
                 hold
             })
             .collect()

@@ -46,7 +46,7 @@ pub(crate) struct Link {
 impl Link {
     /// An up link for `client` (requires a Tokio runtime).
     pub(crate) fn new(id: NodeId, client: Client, node_timeout: Duration) -> Self {
-        crate::observe::node_up(&id, true);
+        crate::metrics::node_up(&id, true);
         Self {
             id,
             client,
@@ -92,7 +92,7 @@ impl Link {
             let was_up = down.is_none();
             if was_up {
                 tracing::warn!(node = %self.id, cause = %cause, "node down: operations skip it until it answers again");
-                crate::observe::node_up(&self.id, false);
+                crate::metrics::node_up(&self.id, false);
             }
             if was_up || replace {
                 *down = Some(cause);
@@ -109,7 +109,7 @@ impl Link {
         let mut down = self.lock();
         if down.take().is_some() {
             tracing::info!(node = %self.id, "node up again: operations use it");
-            crate::observe::node_up(&self.id, true);
+            crate::metrics::node_up(&self.id, true);
         }
     }
 

@@ -12,12 +12,13 @@
 //! byte to or from a lock node goes through here.
 //!
 //! May import: `health/` (the probes' results and which votes count),
-//! `protocol/` (an operation as data, the quorum size), and the root
+//! `protocol/` (an operation as data), and the root
 //! vocabulary (outcomes, errors at build time, metrics, ids, `sync`,
 //! `mutants`).
 //!
-//! Must never import: `quorum/` (it imports this), `wait/`, `lease/`,
-//! `redlock.rs`, `kinds/`: a node runs operations, it does not decide them.
+//! Must never import: `quorum/` (it imports this; the quorum size is handed
+//! in by `setup/`), `wait/`, `lease/`, `redlock.rs`, `kinds/`: a node runs
+//! operations, it does not decide them.
 
 mod batcher;
 pub(crate) mod cluster;

@@ -16,7 +16,6 @@ use crate::node::server::Server;
 use crate::node_id::NodeId;
 use crate::outcome::NodeOutcome;
 use crate::protocol::op::Op;
-use crate::protocol::tally;
 
 /// The configured masters, connected.
 #[derive(Debug)]
@@ -32,12 +31,16 @@ pub(crate) struct Nodes {
     /// first connect: fred keeps retrying), and how long a closing
     /// `Redlock` stays open for the calls still owed to the nodes.
     node_timeout: Duration,
+    /// The quorum size of N nodes: quorum/'s rule, handed in by setup/ (that
+    /// layer sits above this one), asked at each use.
+    quorum_of: fn(usize) -> usize,
 }
 
 impl Nodes {
     /// Starts every node's connection and background tasks (requires a Tokio runtime).
     pub(crate) fn start(
         nodes: Vec<Node>,
+        quorum_of: fn(usize) -> usize,
         connect_timeout: Duration,
         node_timeout: Duration,
     ) -> Self {
@@ -48,6 +51,7 @@ impl Nodes {
             connected: OnceCell::new(),
             connect_timeout,
             node_timeout,
+            quorum_of,
         }
     }
 
@@ -69,7 +73,7 @@ impl Nodes {
 
     /// How many nodes an operation needs: `N/2 + 1`.
     pub(crate) fn quorum(&self) -> usize {
-        tally::quorum(self.nodes.len())
+        (self.quorum_of)(self.nodes.len())
     }
 
     /// The first cluster master on which `op`'s keys are served by several
@@ -121,7 +125,7 @@ impl Nodes {
         }
         match self.refusal(index, by) {
             Some(reason) => {
-                crate::observe::vote_refused(self.nodes[index].id(), &reason);
+                crate::metrics::vote_refused(self.nodes[index].id(), &reason);
                 NodeOutcome::Refused(reason)
             }
             None => outcome,

@@ -47,13 +47,13 @@ pub(crate) async fn probe(client: &Client, id: &NodeId, eligibility: &Eligibilit
     let (previous, clock_fault) = eligibility.record(probe.clone(), epoch, started);
     if let Some(fault) = clock_fault {
         tracing::warn!(node = %id, %fault, "node clock misbehaved: its votes are refused until it is stable");
-        crate::observe::node_clock_fault(id);
+        crate::metrics::node_clock_fault(id);
     }
     // Warn once per change, not at every probe: the uptime always changes.
     if previous.settings() != probe.settings() || previous.run_id.is_none() {
         log(id, &probe);
     }
-    crate::observe::node_eligible(id, eligibility.refusal().is_none());
+    crate::metrics::node_eligible(id, eligibility.refusal().is_none());
 }
 
 /// Logs at warn level only what is wrong; a healthy node logs at debug.

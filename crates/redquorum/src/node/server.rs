@@ -90,7 +90,7 @@ impl Server {
             eligibility.configure_clock(settings.clock_rule.0, settings.clock_rule.1);
         }
         if script.is_cluster_form() {
-            eligibility.configure_oldest(crate::health::node_health::OLDEST_CLUSTER_SERVER);
+            eligibility.configure_oldest(crate::health::oldest_server::OLDEST_CLUSTER_SERVER);
         }
         let link = Arc::new(Link::new(id.clone(), client.clone(), settings.node_timeout));
         Self {

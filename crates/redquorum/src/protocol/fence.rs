@@ -23,9 +23,6 @@
 
 use std::fmt;
 
-use crate::outcome::NodeOutcome;
-use crate::protocol::vote::MIN_PROPOSAL;
-
 /// A number that strictly increases between successive holders of a resource.
 ///
 /// If a hold B conflicts with a hold A that was granted before B was asked
@@ -93,21 +90,6 @@ impl fmt::Debug for FenceToken {
     }
 }
 
-/// The highest fencing proposal of the nodes that granted, if a quorum of
-/// them proposed (a node whose fence key is corrupt grants without
-/// proposing).
-pub(crate) fn highest_proposal<'a>(
-    votes: impl Iterator<Item = (&'a NodeOutcome, i64)>,
-    quorum: usize,
-) -> Option<i64> {
-    let (count, highest) = votes
-        .filter(|(outcome, value)| outcome.is_acquired() && *value >= MIN_PROPOSAL)
-        .fold((0, 0), |(count, highest), (_, value)| {
-            (count + 1, highest.max(value))
-        });
-    (count >= quorum).then_some(highest)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,26 +99,5 @@ mod tests {
         assert!(FenceToken::new(2) > FenceToken::new(1));
         assert_eq!(FenceToken::new(17).to_string(), "17");
         assert_eq!(format!("{:?}", FenceToken::new(17)), "FenceToken(17)");
-    }
-
-    fn highest(answers: &[(NodeOutcome, i64)], quorum: usize) -> Option<i64> {
-        highest_proposal(answers.iter().map(|(o, v)| (o, *v)), quorum)
-    }
-
-    #[test]
-    fn the_token_is_the_highest_proposal_of_the_granting_nodes_if_a_quorum_proposed() {
-        use NodeOutcome::{Acquired, Taken, Unanswered};
-        let k = 1 << 40;
-        let granted = [
-            (Acquired, k + 5),
-            (Acquired, k + 9),
-            (Taken, k + 100),
-            (Acquired, k + 7),
-            (Unanswered, k + 200),
-        ];
-        assert_eq!(highest(&granted, 3), Some(k + 9));
-        // A granting node without a proposal (corrupt fence key): 2 of 3 proposed.
-        let short = [(Acquired, k + 5), (Acquired, 0), (Acquired, k + 7)];
-        assert_eq!(highest(&short, 3), None);
     }
 }

@@ -20,13 +20,14 @@ use crate::node::server::Server;
 use crate::node_error::NodeError;
 use crate::node_id::NodeId;
 use crate::protocol::claim::Claim;
-use crate::protocol::fence::{self, FenceToken};
+use crate::protocol::fence::FenceToken;
 use crate::protocol::op::Op;
-use crate::protocol::tally::Decision;
-use crate::protocol::vote::Vote;
 use crate::quorum::drop_guard::DropGuard;
 use crate::quorum::fan_out::{self, Until};
+use crate::quorum::fence_choice;
 use crate::quorum::settle::{Operation, Settle};
+use crate::quorum::tally::Decision;
+use crate::quorum::vote::Vote;
 use crate::wait::notify::Notifier;
 
 /// A won acquisition.
@@ -154,7 +155,7 @@ impl Quorum {
         let proposal = fenced
             .then(|| {
                 let proposals = votes.iter().map(|v| (&v.outcome, v.value));
-                fence::highest_proposal(proposals, self.quorum())
+                fence_choice::highest_proposal(proposals, self.quorum())
             })
             .flatten();
         let deadline =

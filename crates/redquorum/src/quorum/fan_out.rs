@@ -8,8 +8,8 @@ use futures::stream::{FuturesUnordered, StreamExt};
 use crate::node::nodes::Nodes;
 use crate::outcome::NodeOutcome;
 use crate::protocol::op::Op;
-use crate::protocol::tally::{Decision, Tally};
-use crate::protocol::vote::{self, Vote};
+use crate::quorum::tally::{Decision, Tally};
+use crate::quorum::vote::{self, Vote};
 
 /// When a fan-out stops waiting for answers. Whatever is still owed to a
 /// node that has not answered then completes in the background when it

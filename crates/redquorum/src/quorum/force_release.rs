@@ -21,9 +21,9 @@ use crate::node_id::NodeId;
 use crate::outcome::{NodeOutcome, Outcomes};
 use crate::protocol::claim;
 use crate::protocol::keys::ResourceKeys;
-use crate::protocol::tally::Decision;
 use crate::quorum::coordinator::Quorum;
 use crate::quorum::fan_out::{self, Until};
+use crate::quorum::tally::Decision;
 
 impl Quorum {
     /// Force-releases `resource` (`keys`): what any node reports on it (a

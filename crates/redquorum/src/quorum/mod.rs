@@ -2,12 +2,18 @@
 //! extend, release, the fencing rounds, unwind), the one fan-out that sends
 //! an operation to every node and collects votes to a decision
 //! (`fan_out.rs`), settling a decision and its votes into a result
-//! (`settle.rs`), an operator's force-release (`force_release.rs`), and the drop guard that makes it cancel safe
-//! (`drop_guard.rs`). The rules it applies are `protocol/`'s; this is the
-//! part that runs them on the nodes, with time and tasks.
+//! (`settle.rs`), an operator's force-release (`force_release.rs`), and the
+//! drop guard that makes it cancel safe (`drop_guard.rs`); and the pure
+//! arithmetic they run, no I/O: a node's answer read as a vote
+//! (`vote.rs`), the quorum size and the decision (`tally.rs`), the lease
+//! maths (`validity.rs`) and the fencing proposal's choice
+//! (`fence_choice.rs`). `protocol/` says what an operation is; this says
+//! what the nodes' answers to it add up to, and runs it.
 //!
 //! May import: `node/` (the N masters), `wait/` (a release wakes this
 //! process's waiters at once), `protocol/`, and the root vocabulary.
+//! `node/` and `wait/` need the quorum size too: `setup/` hands them
+//! `tally::quorum` as a function.
 //!
 //! Must never import: `lease/`, `redlock.rs`, `kinds/`, `admin/`,
 //! `setup/`: a coordinator knows operations, not holders.
@@ -15,5 +21,9 @@
 pub(crate) mod coordinator;
 pub(crate) mod drop_guard;
 mod fan_out;
+mod fence_choice;
 mod force_release;
 mod settle;
+pub(crate) mod tally;
+mod validity;
+mod vote;

@@ -5,15 +5,15 @@
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
+use crate::metrics;
 use crate::mutants::{self, Mutant};
 use crate::node::nodes::Nodes;
-use crate::observe;
 use crate::outcome::NodeOutcome;
 use crate::outcome::Outcomes;
 use crate::protocol::claim::Claim;
-use crate::protocol::tally::Decision;
-use crate::protocol::validity;
-use crate::protocol::vote::Vote;
+use crate::quorum::tally::Decision;
+use crate::quorum::validity;
+use crate::quorum::vote::Vote;
 
 /// What settling needs of the coordinator: its nodes and the drift factor
 /// (`Quorum::settling`).
@@ -86,10 +86,10 @@ impl Settle<'_> {
             }
         };
         let kind = claim.kind.name();
-        let label = observe::result_label(result.as_ref().map(|_| ()), operation.ok_label());
+        let label = metrics::result_label(result.as_ref().map(|_| ()), operation.ok_label());
         match operation {
-            Operation::Acquire => observe::acquired(kind, label, elapsed),
-            Operation::Extend => observe::extended(kind, label),
+            Operation::Acquire => metrics::acquired(kind, label, elapsed),
+            Operation::Extend => metrics::extended(kind, label),
         }
         record_span(label, elapsed);
         result
@@ -116,8 +116,8 @@ impl Settle<'_> {
                 Err(Error::Unavailable { resource, outcomes })
             }
         };
-        let label = observe::result_label(result.as_ref().map(|_| ()), "released");
-        observe::released(claim.kind.name(), label);
+        let label = metrics::result_label(result.as_ref().map(|_| ()), "released");
+        metrics::released(claim.kind.name(), label);
         record_span(label, elapsed);
         result
     }

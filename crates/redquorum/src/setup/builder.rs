@@ -14,6 +14,7 @@ use crate::node::script;
 use crate::node::server::{Server, ServerSettings};
 use crate::options::LockOptions;
 use crate::quorum::coordinator::Quorum;
+use crate::quorum::tally;
 use crate::redlock::Redlock;
 use crate::setup::node_source::NodeSource;
 use crate::wait::notify::Notifier;
@@ -361,13 +362,13 @@ impl RedlockBuilder {
         if tokio::runtime::Handle::try_current().is_err() {
             return Err(BuildError::NoRuntime);
         }
-        crate::observe::describe();
+        crate::metrics::describe();
         let subscribers = parsed
             .iter()
             .map(|(config, _)| connection::subscriber(config.clone(), self.node_timeout))
             .collect();
         let connect_timeout = connection::connect_timeout(self.node_timeout);
-        let notifier = Notifier::new(subscribers, connect_timeout);
+        let notifier = Notifier::new(subscribers, tally::quorum, connect_timeout);
         let settings = ServerSettings {
             node_timeout: self.node_timeout,
             max_ttl: self.max_ttl,
@@ -387,7 +388,7 @@ impl RedlockBuilder {
                 None => Node::single(Server::new(config, id, &settings, &script::OPS)),
             })
             .collect();
-        let nodes = Nodes::start(nodes, connect_timeout, self.node_timeout);
+        let nodes = Nodes::start(nodes, tally::quorum, connect_timeout, self.node_timeout);
         let quorum = Quorum::new(nodes, self.drift_factor, Arc::new(notifier));
         Ok(Redlock::new(
             Arc::new(quorum),

@@ -207,7 +207,10 @@ mod tests {
         let builder = RedlockBuilder::from_config(&config).unwrap();
         assert_eq!(builder.options().ttl, Duration::from_secs(3));
         assert!(!builder.options().fencing);
-        assert_eq!(builder.options().wait, crate::LockOptions::default().wait);
+        assert_eq!(
+            builder.options().wait,
+            crate::options::LockOptions::default().wait
+        );
     }
 
     #[test]

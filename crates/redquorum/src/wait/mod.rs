@@ -5,13 +5,12 @@
 //! `Redlock` and its clones; `channels.rs`: subscribing on a single server
 //! or, sharded, on a cluster master).
 //!
-//! May import: `protocol/` (lock keys and their channels, tokens, the
-//! quorum size), and the root vocabulary (errors, options, metrics,
-//! `sync`).
+//! May import: `protocol/` (lock keys and their channels, tokens), and the
+//! root vocabulary (errors, options, metrics, `sync`).
 //!
-//! Must never import: `quorum/` (it imports this), `node/` (the subscriber
-//! connections are handed in by `setup/`), `lease/`, `redlock.rs`,
-//! `kinds/`.
+//! Must never import: `quorum/` (it imports this; the quorum size is handed
+//! in by `setup/`), `node/` (the subscriber connections are handed in by
+//! `setup/`), `lease/`, `redlock.rs`, `kinds/`.
 
 mod backoff;
 mod channels;

@@ -60,6 +60,8 @@ impl fmt::Debug for Notifier {
 /// What waiters, the message tasks and the subscription task share.
 struct Shared {
     subscribers: Vec<SubscriberClient>,
+    /// The quorum size of N nodes: quorum/'s rule, handed in by setup/.
+    quorum_of: fn(usize) -> usize,
     lines: Arc<Lines>,
     ops: mpsc::UnboundedSender<Subscription>,
 }
@@ -79,11 +81,16 @@ struct Started {
 
 impl Notifier {
     /// A notifier over the nodes' subscriber clients (not yet connected).
-    pub(crate) fn new(subscribers: Vec<SubscriberClient>, connect_timeout: Duration) -> Self {
+    pub(crate) fn new(
+        subscribers: Vec<SubscriberClient>,
+        quorum_of: fn(usize) -> usize,
+        connect_timeout: Duration,
+    ) -> Self {
         let (ops, ops_rx) = mpsc::unbounded_channel();
         Self {
             shared: Arc::new(Shared {
                 subscribers,
+                quorum_of,
                 lines: Arc::default(),
                 ops,
             }),
@@ -201,7 +208,7 @@ async fn apply(
     // release), or the connect timeout: a node that is down does not hold
     // up the others' subscriptions.
     if let Some(shared) = shared.upgrade() {
-        let quorum = crate::protocol::tally::quorum(shared.subscribers.len());
+        let quorum = (shared.quorum_of)(shared.subscribers.len());
         let mut connected: FuturesUnordered<_> = shared
             .subscribers
             .iter()
@@ -236,7 +243,7 @@ async fn apply(
                 // A release frees the lock on a quorum, so a quorum of
                 // subscriptions hears of it: the waiter need not wait for a
                 // down or slow node (it is subscribed again on reconnect).
-                let quorum = crate::protocol::tally::quorum(shared.subscribers.len());
+                let quorum = (shared.quorum_of)(shared.subscribers.len());
                 let mut subscribed = 0;
                 while let Some(result) = calls.next().await {
                     match result {

@@ -41,7 +41,7 @@ impl Wait<'_> {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, Error>>,
     {
-        let mut waiting = crate::observe::Waiting::start();
+        let mut waiting = crate::metrics::Waiting::start();
         let result = self.wait_for(resource, attempt).await;
         waiting.finish(&result);
         result

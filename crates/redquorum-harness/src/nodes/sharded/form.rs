@@ -9,6 +9,7 @@
 use std::time::Duration;
 
 use super::settle::{Expected, node_command, poll, step_failed};
+use super::shard_ports::ShardPorts;
 use super::slots::{SLOT_COUNT, even_owners, even_range};
 use crate::error::HarnessError;
 
@@ -52,37 +53,6 @@ pub fn redis_cluster_args() -> &'static [&'static str] {
         "--repl-diskless-sync-delay",
         "0",
     ]
-}
-
-/// One shard's nodes, by port: its primary and, if any, its replica.
-///
-/// # Examples
-///
-/// ```
-/// let shard = redquorum_harness::ShardPorts { primary: 7301, replica: Some(7302) };
-/// assert_eq!(shard.ports(), vec![7301, 7302]);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ShardPorts {
-    /// The port of the node that owns the shard's slots.
-    pub primary: u16,
-    /// The port of its replica.
-    pub replica: Option<u16>,
-}
-
-impl ShardPorts {
-    /// The shard's ports, primary first.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let shard = redquorum_harness::ShardPorts { primary: 7301, replica: None };
-    /// assert_eq!(shard.ports(), vec![7301]);
-    /// ```
-    #[must_use]
-    pub fn ports(&self) -> Vec<u16> {
-        std::iter::once(self.primary).chain(self.replica).collect()
-    }
 }
 
 /// The URL of a Redis Cluster on `127.0.0.1` for the library (fred's form):

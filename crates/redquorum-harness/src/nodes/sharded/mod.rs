@@ -11,8 +11,9 @@
 //! `failover.rs` (promoting a replica, also one that lags). What they stand
 //! on: `slots.rs` (the 16384 slots, [`slot_of`]), `form.rs` (making a
 //! cluster of running nodes by port, also for the CLI:
-//! [`form_redis_cluster`]) and `settle.rs` (the bounded waits until every
-//! node agrees).
+//! [`form_redis_cluster`]), `settle.rs` (the bounded waits until every
+//! node agrees) and `shard_ports.rs` (a shard by its nodes' ports,
+//! [`ShardPorts`], which the other three share).
 //!
 //! May import: the rest of `nodes/` (processes, RESP). This file declares
 //! the files that add methods to [`ShardedCluster`] and re-exports their
@@ -24,10 +25,12 @@ mod migrate;
 mod placement;
 mod routing;
 mod settle;
+mod shard_ports;
 mod slots;
 
-pub use form::{ShardPorts, form_redis_cluster, redis_cluster_args, redis_cluster_url};
+pub use form::{form_redis_cluster, redis_cluster_args, redis_cluster_url};
 pub use migrate::Migration;
+pub use shard_ports::ShardPorts;
 pub use slots::{SLOT_COUNT, slot_of};
 
 use std::sync::Mutex;

@@ -3,7 +3,7 @@
 //! a slot (it changes at a migration).
 
 use super::ShardedCluster;
-use super::form::ShardPorts;
+use super::shard_ports::ShardPorts;
 
 impl ShardedCluster {
     /// The index in [`master`](Self::master)`(master)` of shard `shard`'s primary now.

@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::form::ShardPorts;
+use super::shard_ports::ShardPorts;
 use super::slots::owner_ports;
 use crate::error::HarnessError;
 use crate::nodes::resp::{Reply, RespConn};

@@ -126,7 +126,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::ShardedCluster;
+    use crate::nodes::ShardedCluster;
 
     #[test]
     fn the_checksum_is_xmodem() {

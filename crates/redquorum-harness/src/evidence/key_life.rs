@@ -1,0 +1,87 @@
+//! What the key audit (`audit.rs`) found: one [`KeyLife`] per (node, key,
+//! owner) life it saw.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::micros;
+
+/// One (node, key, owner) the audit saw, first and last.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// let life = redquorum_harness::KeyLife {
+///     node: 1, key: "lock:r".into(), owner: "ab".into(),
+///     first_seen: Duration::from_millis(10), last_seen: Duration::from_millis(900),
+///     age: Duration::from_millis(1500),
+///     gone: None, back_after: None,
+/// };
+/// assert!(life.to_string().contains("lock:r"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyLife {
+    /// The node's index.
+    pub node: usize,
+    /// The key.
+    pub key: String,
+    /// The owner token it held.
+    pub owner: String,
+    /// When first seen (history clock).
+    #[serde(with = "micros")]
+    pub first_seen: Duration,
+    /// When last seen.
+    #[serde(with = "micros")]
+    pub last_seen: Duration,
+    /// How long ago, at `last_seen`, its expiry was last set: the TTL minus its PTTL.
+    #[serde(with = "micros")]
+    pub age: Duration,
+    /// The first read of its node after `last_seen` that did not show it
+    /// (the hold was gone by then); `None`: seen until the audit stopped or
+    /// its node was not read again.
+    #[serde(
+        with = "micros::option",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub gone: Option<Duration>,
+    /// For a hold seen again on its node after an earlier life of it there
+    /// had gone: the last read of the node before `first_seen`, which did
+    /// not show it (the hold came back after that); `None` for a first life.
+    #[serde(
+        with = "micros::option",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub back_after: Option<Duration>,
+}
+
+impl fmt::Display for KeyLife {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        write!(
+            f,
+            "{} owner {} on node {}: seen {:.1}..{:.1} ms, set {:.1} ms before the last sighting",
+            self.key,
+            self.owner,
+            self.node,
+            ms(self.first_seen),
+            ms(self.last_seen),
+            ms(self.age)
+        )?;
+        if let Some(back_after) = self.back_after {
+            write!(
+                f,
+                ", back after a read at {:.1} ms missed it",
+                ms(back_after)
+            )?;
+        }
+        if let Some(gone) = self.gone {
+            write!(f, ", gone by {:.1} ms", ms(gone))?;
+        }
+        Ok(())
+    }
+}
