@@ -70,16 +70,17 @@ pub(super) fn explains(
     loses_commands(fault.kind) || sender_gone || seen <= fault.end + slack
 }
 
-/// When the attempt that set a never-granted owner's `key` ended, if that
-/// is known and later than the key's set time: its unwind is due then
-/// (the lock sends it before the error returns), not when the key was set
-/// — a client starved of CPU ends its attempt long after its acquire
-/// landed. That attempt is one of the refused `sessions` on the key's
-/// resource running when it was set (within a tenth of the slack: the
-/// audit's reads take time); the latest end of those. Unknown without an
+/// When the attempt that set a never-granted owner's `key` may have ended,
+/// for each attempt that may have set it, if any is known and later than
+/// the key's set time: its unwind is due then (the lock sends it before
+/// the error returns), not when the key was set — a client starved of CPU
+/// ends its attempt long after its acquire landed. The attempts that may
+/// have set it are the refused `sessions` on the key's resource running
+/// when it was set (within a tenth of the slack: the audit's reads take
+/// time); the history does not say which one did. Empty without an
 /// `ended` recorded, or for a resource name the key does not show as
 /// `{name}` (a lock's record and a semaphore's slot do).
-fn attempt_end(key: &KeyLife, sessions: &[Session], slack: Duration) -> Option<Duration> {
+fn attempt_ends(key: &KeyLife, sessions: &[Session], slack: Duration) -> Vec<Duration> {
     let set_at = key.last_seen.saturating_sub(key.age);
     let read = slack / 10;
     sessions
@@ -87,7 +88,7 @@ fn attempt_end(key: &KeyLife, sessions: &[Session], slack: Duration) -> Option<D
         .filter(|s| s.start <= set_at + read && key.key.contains(&format!("{{{}}}", s.resource)))
         .filter_map(|s| s.ended)
         .filter(|&end| end > set_at)
-        .max()
+        .collect()
 }
 
 /// Every orphan key of `evidence`; `owners` are the granted sessions by
@@ -107,14 +108,22 @@ pub(super) fn orphans(evidence: &Evidence<'_>, owners: &HashMap<&str, &Session>)
                 key.last_seen > ended + evidence.slack
                     && !excused(key, ended, owner.deadline_unseen)
             }
-            None => match attempt_end(key, evidence.sessions, evidence.slack) {
-                Some(end) => key.last_seen > end + evidence.slack && !excused(key, end, false),
-                // By its age: its set time may lie before the history's start.
-                None => {
-                    let set_at = key.last_seen.saturating_sub(key.age);
-                    key.age > evidence.slack && !excused(key, set_at, false)
+            None => {
+                let ends = attempt_ends(key, evidence.sessions, evidence.slack);
+                match ends.iter().max() {
+                    // An orphan only if it outlived every attempt that may
+                    // have set it, and no fault explains it for any of them.
+                    Some(&latest) => {
+                        key.last_seen > latest + evidence.slack
+                            && !ends.iter().any(|&end| excused(key, end, false))
+                    }
+                    // By its age: its set time may lie before the history's start.
+                    None => {
+                        let set_at = key.last_seen.saturating_sub(key.age);
+                        key.age > evidence.slack && !excused(key, set_at, false)
+                    }
                 }
-            },
+            }
         };
         if orphan {
             found.push(Violation::OrphanKey {
@@ -235,6 +244,27 @@ mod tests {
                 "{sessions:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_fault_around_the_end_of_any_attempt_that_may_have_set_the_key_excuses_it() {
+        // Two attempts were running when the key was set at 100 ms: one
+        // ended at 200 ms, during a reset of its node (its unwind lost),
+        // one ended (starved) at 1500 ms, long after the reset.
+        let attempts = [refused("r", 50, Some(200)), refused("r", 60, Some(1500))];
+        let reset = FaultEvent::new(FaultKind::Reset, vec![0], ms(150), ms(250));
+        let (keys, protected) = ([unwound(100, 2600)], std::collections::BTreeMap::new());
+        let found = |faults: &[FaultEvent]| {
+            let evidence = Evidence {
+                keys: &keys,
+                faults,
+                ..Evidence::new(&attempts, &protected)
+            };
+            orphans(&evidence, &HashMap::new()).len()
+        };
+        assert_eq!(found(&[reset]), 0);
+        // Without the reset it outlived both attempts: never unwound.
+        assert_eq!(found(&[]), 1);
     }
 
     #[test]
