@@ -140,6 +140,11 @@ impl Locker for MixedLocker {
         self.lockers[0].0.release(held).await
     }
 
+    /// Every kind's locker shares one `Redlock`: shut down once.
+    async fn close(&self) {
+        self.lockers[0].0.close().await;
+    }
+
     fn client_commands(&self) -> &'static [&'static str] {
         self.lockers[0].0.client_commands()
     }

@@ -258,6 +258,20 @@ pub trait Locker: Send + Sync + 'static {
         async { None }
     }
 
+    /// Ends the lock client once its group's clients are done, on the
+    /// group's runtime, before that runtime stops (`run_workload_groups`).
+    /// A library that finishes work in the background (a release returns
+    /// at a quorum; its stragglers still owe the slower nodes) lets it land
+    /// here: a stopped runtime cuts it, and the key outlives its release
+    /// (an orphan-key finding the library did not cause). Default: nothing.
+    ///
+    /// # Cancel safety
+    ///
+    /// The workloads never drop it mid-way.
+    fn close(&self) -> impl Future<Output = ()> + Send {
+        async {}
+    }
+
     /// The commands this library sends itself, as `INFO commandstats` names
     /// them (the benchmarks count requests per cycle with them; everything
     /// else seen there ran inside its scripts). Default: none.

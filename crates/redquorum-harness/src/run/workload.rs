@@ -170,6 +170,9 @@ where
                         for task in tasks {
                             let _ = task.await;
                         }
+                        // The runtime stops next, cutting what the library
+                        // still finishes in the background (Locker::close).
+                        locker.close().await;
                     });
                 })
                 .ok()
