@@ -358,3 +358,53 @@ async fn an_unwind_answered_noscript_after_its_timeout_is_sent_again() {
     .await;
     assert!(strangers, "our key stayed: {:?}", values(&nodes, &key));
 }
+
+/// `shutdown()` waits for what its process still owes a node, within the
+/// node timeout: here an unwind whose NOSCRIPT answer (and so its resend)
+/// comes after its caller's timeout, as when `redquorum exec` exits right
+/// after a refused attempt. Set up as the test above; the nodes resume
+/// only once `shutdown()` has begun, so only a shutdown that waits for the
+/// resend removes our key.
+#[tokio::test]
+async fn shutdown_waits_for_an_unwind_resent_after_its_timeout() {
+    let nodes = cluster(5);
+    let timeout = Duration::from_secs(2);
+    let redlock = redlock_timed(&nodes, false, Duration::ZERO, timeout).await;
+    let key = redlock.key("exit-after-refusal");
+    plant_holder(&nodes, 3, &key, "someone-else", TTL);
+    plant_holder(&nodes, 4, &key, "someone-else", TTL);
+    (1..3).for_each(|i| nodes.pause(i).unwrap());
+    let attempt = tokio::spawn({
+        let redlock = redlock.clone();
+        async move { redlock.try_lock("exit-after-refusal").await.map(|_| ()) }
+    });
+    let granted = eventually(timeout / 2, || async {
+        !matches!(record(&nodes, 0, &key), Record::Absent)
+    })
+    .await;
+    assert!(granted, "node 0 never granted");
+    nodes.command(0, &["SCRIPT", "FLUSH"]).unwrap();
+    nodes.pause(0).unwrap();
+    assert!(
+        !attempt.is_finished(),
+        "decided before node 0 was stopped: nothing tested"
+    );
+    let err = attempt.await.unwrap().unwrap_err();
+    assert!(matches!(err, Error::Unavailable { .. }), "{err:?}");
+    let shutdown = tokio::spawn({
+        let redlock = redlock.clone();
+        async move { redlock.shutdown().await }
+    });
+    // The unwind's resend can only follow the NOSCRIPT answer the stopped
+    // node gives once it resumes; shutdown must still be waiting then.
+    (0..3).for_each(|i| nodes.resume(i).unwrap());
+    tokio::time::timeout(timeout * 3, shutdown)
+        .await
+        .expect("shutdown() is bounded")
+        .unwrap();
+    let strangers = eventually(UNDONE_WITHIN, || async {
+        owners(&nodes, &key).iter().all(|o| o == "someone-else")
+    })
+    .await;
+    assert!(strangers, "our key stayed: {:?}", values(&nodes, &key));
+}

@@ -112,17 +112,19 @@ impl Batcher {
         }
     }
 
-    /// Returns once no call of ours is in flight on the node: what callers
-    /// stopped waiting for (a release's stragglers, an extend) has been
-    /// answered, or has failed. With no call in flight, nothing that must
-    /// run is queued (a queued operation goes out when a call ends).
+    /// Returns once no call of ours is in flight on the node or owed to it
+    /// (one that outlived its caller's timeout): what callers stopped
+    /// waiting for (a release's stragglers, an extend, an unwind's resend
+    /// after NOSCRIPT) has been answered, or has failed. With no call in
+    /// flight, nothing that must run is queued (a queued operation goes out
+    /// when a call ends).
     pub(crate) async fn drained(&self) {
         loop {
             let notified = self.idle.notified();
             let mut notified = std::pin::pin!(notified);
             // Registered before the check, so an end in between is not missed.
             notified.as_mut().enable();
-            if self.lock().in_flight == 0 {
+            if self.lock().is_drained() {
                 return;
             }
             notified.await;
@@ -164,7 +166,7 @@ impl Batcher {
                 Some(batch) => self.send(&mut state, batch),
                 None => {
                     state.in_flight -= 1;
-                    if state.in_flight == 0 {
+                    if state.is_drained() {
                         self.idle.notify_waiters();
                     }
                     return;
@@ -172,6 +174,15 @@ impl Batcher {
             }
         };
         self.finish(sent);
+    }
+
+    /// A call that outlived its caller's timeout has ended (batcher_call.rs).
+    fn owed_call_ended(&self) {
+        let mut state = self.lock();
+        state.owed -= 1;
+        if state.is_drained() {
+            self.idle.notify_waiters();
+        }
     }
 
     /// Puts `batch` on the connection as one call (see [`Batcher::start`]).

@@ -10,8 +10,10 @@
 //! it lands; and a NOSCRIPT answer that comes after the timeout would never
 //! be sent again. So such a call goes without fred's timeout: the node
 //! timeout bounds only how long its caller waits, and the rest of the call
-//! (the answer, the resend) completes in the background. It ends when the
-//! node answers or the connection fails (fred sends a command once). Other
+//! (the answer, the resend) completes in the background, owed to the
+//! node until it ends (`Batcher::drained`, which `shutdown()` waits for
+//! up to the node timeout). It ends when the node answers or the
+//! connection fails (fred sends a command once). Other
 //! calls keep fred's timeout: an acquire not written yet when its caller
 //! gave up is better never sent.
 
@@ -42,7 +44,12 @@ impl Batcher {
         match tokio::time::timeout(timeout, call.as_mut()).await {
             Ok(replies) => replies,
             Err(_elapsed) => {
-                self.runtime.spawn(call);
+                self.lock().owed += 1;
+                let batcher = Arc::clone(&self);
+                self.runtime.spawn(async move {
+                    call.await;
+                    batcher.owed_call_ended();
+                });
                 self.link.stopped_answering();
                 let late = FredError::new(
                     ErrorKind::Timeout,

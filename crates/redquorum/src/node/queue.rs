@@ -43,6 +43,10 @@ pub(crate) struct State {
     pub(crate) held: usize,
     /// Calls put on the connection so far: each call's sequence number.
     pub(crate) sent: u64,
+    /// Calls that outlived their caller's timeout and still run in the
+    /// background (a release's resend after NOSCRIPT): owed, like calls in
+    /// flight, to whoever waits for the node to drain.
+    pub(crate) owed: usize,
 }
 
 impl State {
@@ -50,6 +54,13 @@ impl State {
     /// (it would go first), and no hand-off window is open.
     pub(crate) fn may_send(&self) -> bool {
         self.in_flight < MAX_IN_FLIGHT && self.queue.is_empty() && self.held == 0
+    }
+
+    /// Whether nothing of ours is in flight or owed on the node (with no
+    /// call in flight, nothing that must run is queued: a queued operation
+    /// goes out when a call ends).
+    pub(crate) fn is_drained(&self) -> bool {
+        self.in_flight == 0 && self.owed == 0
     }
 
     /// Up to [`MAX_BATCH`] of the operations still wanted, oldest first.
