@@ -320,26 +320,27 @@ async fn an_unwind_still_unwritten_at_its_timeout_is_sent() {
     assert!(clean, "keys left on nodes (true: left): {left:?}");
 }
 
-/// An unwind that answers NOSCRIPT after its caller's timeout is still
-/// sent again: node 0 granted, its script cache is flushed and it is
-/// stopped before the attempt is decided (two other nodes are stopped, so
-/// that waits for their node timeout), and it answers the unwind only
-/// after that unwind's own timeout.
-#[tokio::test]
-async fn an_unwind_answered_noscript_after_its_timeout_is_sent_again() {
-    let nodes = cluster(5);
-    let timeout = Duration::from_secs(2);
-    let redlock = redlock_timed(&nodes, false, Duration::ZERO, timeout).await;
-    let key = redlock.key("late-noscript");
-    plant_holder(&nodes, 3, &key, "someone-else", TTL);
-    plant_holder(&nodes, 4, &key, "someone-else", TTL);
+/// A refused attempt whose unwind node 0 answers NOSCRIPT only after that
+/// unwind's own timeout: node 0 granted, its script cache is flushed and
+/// it is stopped before the attempt is decided (two other nodes are
+/// stopped, so that waits for their node timeout). Returns with nodes 0–2
+/// still stopped, the attempt refused, and our key's name.
+async fn refused_with_a_late_noscript_unwind(
+    nodes: &Cluster,
+    name: &str,
+    timeout: Duration,
+) -> (Redlock, String) {
+    let redlock = redlock_timed(nodes, false, Duration::ZERO, timeout).await;
+    let key = redlock.key(name);
+    plant_holder(nodes, 3, &key, "someone-else", TTL);
+    plant_holder(nodes, 4, &key, "someone-else", TTL);
     (1..3).for_each(|i| nodes.pause(i).unwrap());
     let attempt = tokio::spawn({
-        let redlock = redlock.clone();
-        async move { redlock.try_lock("late-noscript").await.map(|_| ()) }
+        let (redlock, name) = (redlock.clone(), name.to_owned());
+        async move { redlock.try_lock(&name).await.map(|_| ()) }
     });
     let granted = eventually(timeout / 2, || async {
-        !matches!(record(&nodes, 0, &key), Record::Absent)
+        !matches!(record(nodes, 0, &key), Record::Absent)
     })
     .await;
     assert!(granted, "node 0 never granted");
@@ -351,60 +352,47 @@ async fn an_unwind_answered_noscript_after_its_timeout_is_sent_again() {
     );
     let err = attempt.await.unwrap().unwrap_err();
     assert!(matches!(err, Error::Unavailable { .. }), "{err:?}");
-    (0..3).for_each(|i| nodes.resume(i).unwrap());
-    let strangers = eventually(UNDONE_WITHIN, || async {
-        owners(&nodes, &key).iter().all(|o| o == "someone-else")
+    (redlock, key)
+}
+
+/// Whether only the planted holders' keys are left, within [`UNDONE_WITHIN`].
+async fn only_strangers_left(nodes: &Cluster, key: &str) -> bool {
+    eventually(UNDONE_WITHIN, || async {
+        owners(nodes, key).iter().all(|o| o == "someone-else")
     })
-    .await;
-    assert!(strangers, "our key stayed: {:?}", values(&nodes, &key));
+    .await
+}
+
+/// An unwind that answers NOSCRIPT after its caller's timeout is still
+/// sent again.
+#[tokio::test]
+async fn an_unwind_answered_noscript_after_its_timeout_is_sent_again() {
+    let nodes = cluster(5);
+    let (_redlock, key) =
+        refused_with_a_late_noscript_unwind(&nodes, "late-noscript", Duration::from_secs(2)).await;
+    (0..3).for_each(|i| nodes.resume(i).unwrap());
+    let clean = only_strangers_left(&nodes, &key).await;
+    assert!(clean, "our key stayed: {:?}", values(&nodes, &key));
 }
 
 /// `shutdown()` waits for what its process still owes a node, within the
-/// node timeout: here an unwind whose NOSCRIPT answer (and so its resend)
-/// comes after its caller's timeout, as when `redquorum exec` exits right
-/// after a refused attempt. Set up as the test above; the nodes resume
-/// only once `shutdown()` has begun, so only a shutdown that waits for the
-/// resend removes our key.
+/// node timeout: here the unwind above, whose resend can only follow the
+/// NOSCRIPT answer node 0 gives once it resumes — as when `redquorum
+/// exec` exits right after a refused attempt. The nodes resume only once
+/// `shutdown()` has begun, so only a shutdown that waits for the resend
+/// removes our key.
 #[tokio::test]
 async fn shutdown_waits_for_an_unwind_resent_after_its_timeout() {
     let nodes = cluster(5);
     let timeout = Duration::from_secs(2);
-    let redlock = redlock_timed(&nodes, false, Duration::ZERO, timeout).await;
-    let key = redlock.key("exit-after-refusal");
-    plant_holder(&nodes, 3, &key, "someone-else", TTL);
-    plant_holder(&nodes, 4, &key, "someone-else", TTL);
-    (1..3).for_each(|i| nodes.pause(i).unwrap());
-    let attempt = tokio::spawn({
-        let redlock = redlock.clone();
-        async move { redlock.try_lock("exit-after-refusal").await.map(|_| ()) }
-    });
-    let granted = eventually(timeout / 2, || async {
-        !matches!(record(&nodes, 0, &key), Record::Absent)
-    })
-    .await;
-    assert!(granted, "node 0 never granted");
-    nodes.command(0, &["SCRIPT", "FLUSH"]).unwrap();
-    nodes.pause(0).unwrap();
-    assert!(
-        !attempt.is_finished(),
-        "decided before node 0 was stopped: nothing tested"
-    );
-    let err = attempt.await.unwrap().unwrap_err();
-    assert!(matches!(err, Error::Unavailable { .. }), "{err:?}");
-    let shutdown = tokio::spawn({
-        let redlock = redlock.clone();
-        async move { redlock.shutdown().await }
-    });
-    // The unwind's resend can only follow the NOSCRIPT answer the stopped
-    // node gives once it resumes; shutdown must still be waiting then.
+    let (redlock, key) =
+        refused_with_a_late_noscript_unwind(&nodes, "exit-after-refusal", timeout).await;
+    let shutdown = tokio::spawn(async move { redlock.shutdown().await });
     (0..3).for_each(|i| nodes.resume(i).unwrap());
     tokio::time::timeout(timeout * 3, shutdown)
         .await
         .expect("shutdown() is bounded")
         .unwrap();
-    let strangers = eventually(UNDONE_WITHIN, || async {
-        owners(&nodes, &key).iter().all(|o| o == "someone-else")
-    })
-    .await;
-    assert!(strangers, "our key stayed: {:?}", values(&nodes, &key));
+    let clean = only_strangers_left(&nodes, &key).await;
+    assert!(clean, "our key stayed: {:?}", values(&nodes, &key));
 }
