@@ -53,8 +53,11 @@ fn exec_holders_are_recorded_and_judged_like_any_other_holder() {
         sessions.iter().filter(|s| !s["grant"].is_null()).collect();
     assert!(!granted.is_empty(), "no exec session was granted: {stdout}");
     for s in &granted {
+        // A holder whose token did not come (its write-back met the
+        // faults) gives up before the write, as an application must.
+        let gave_up = s["outcome"]["kind"] == "abandoned";
         assert!(
-            s["owner"].as_str().is_some_and(|o| !o.is_empty()) && s["fence"].is_u64(),
+            s["owner"].as_str().is_some_and(|o| !o.is_empty()) && (s["fence"].is_u64() || gave_up),
             "an exec grant without its owner and token: {s}"
         );
     }

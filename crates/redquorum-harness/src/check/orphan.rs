@@ -80,15 +80,32 @@ pub(super) fn explains(
 /// time); the history does not say which one did. Empty without an
 /// `ended` recorded, or for a resource name the key does not show as
 /// `{name}` (a lock's record and a semaphore's slot do).
-fn attempt_ends(key: &KeyLife, sessions: &[Session], slack: Duration) -> Vec<Duration> {
+fn attempt_ends(key: &KeyLife, refused: &RefusedByResource, slack: Duration) -> Vec<Duration> {
     let set_at = key.last_seen.saturating_sub(key.age);
     let read = slack / 10;
-    sessions
+    refused
         .iter()
-        .filter(|s| s.start <= set_at + read && key.key.contains(&format!("{{{}}}", s.resource)))
-        .filter_map(|s| s.ended)
-        .filter(|&end| end > set_at)
+        .filter(|(name, _)| key.key.contains(name.as_str()))
+        .flat_map(|(_, attempts)| attempts.iter())
+        .filter(|(start, end)| *start <= set_at + read && *end > set_at)
+        .map(|&(_, end)| end)
         .collect()
+}
+
+/// The ended attempts (start, end) by `{resource}`, built once per check:
+/// a soak's keys and sessions are both in the tens of thousands.
+type RefusedByResource = HashMap<String, Vec<(Duration, Duration)>>;
+
+fn refused_by_resource(sessions: &[Session]) -> RefusedByResource {
+    let mut by: RefusedByResource = HashMap::new();
+    for s in sessions {
+        if let Some(end) = s.ended {
+            by.entry(format!("{{{}}}", s.resource))
+                .or_default()
+                .push((s.start, end));
+        }
+    }
+    by
 }
 
 /// Every orphan key of `evidence`; `owners` are the granted sessions by
@@ -100,6 +117,7 @@ pub(super) fn orphans(evidence: &Evidence<'_>, owners: &HashMap<&str, &Session>)
             .iter()
             .any(|f| explains(f, evidence.slack, key.node, sent, key.last_seen, gone))
     };
+    let refused = refused_by_resource(evidence.sessions);
     let mut found = Vec::new();
     for key in evidence.keys {
         let orphan = match owners.get(key.owner.as_str()) {
@@ -109,7 +127,7 @@ pub(super) fn orphans(evidence: &Evidence<'_>, owners: &HashMap<&str, &Session>)
                     && !excused(key, ended, owner.deadline_unseen)
             }
             None => {
-                let ends = attempt_ends(key, evidence.sessions, evidence.slack);
+                let ends = attempt_ends(key, &refused, evidence.slack);
                 match ends.iter().max() {
                     // An orphan only if it outlived every attempt that may
                     // have set it, and no fault explains it for any of them.
