@@ -1,8 +1,9 @@
 //! The orphan-key rule (`orphan-key`): no lock key lives on after its
 //! owner's attempt was unwound or its lease released. A key of a granted
 //! owner seen more than the slack after its release (or its deadline), or
-//! a key of a never-granted owner seen more than the slack after its
-//! attempt ended, is an orphan,
+//! a key of a never-granted owner seen more than the slack after every
+//! attempt that may have set it ended (a fault around any of their ends
+//! may excuse it), is an orphan,
 //! unless a fault on that node explains it, and only as long as it can:
 //!
 //! - the fault must have been in force while the release (or unwind) was
