@@ -39,6 +39,12 @@ fn exec_holders_are_recorded_and_judged_like_any_other_holder() {
         "stall,reset,latency",
         "--holders",
         "brief=1",
+        // Inspections only, no force-release: a force-release on the
+        // resource while the chosen exec holder waited for its grant excuses
+        // any overlap with it (the checker's operator rule), so the overlap
+        // planted below would be excused whenever one came then.
+        "--inspect-every",
+        "200ms",
         "--history",
         path_text,
     ]);
@@ -60,7 +66,20 @@ fn exec_holders_are_recorded_and_judged_like_any_other_holder() {
             s["owner"].as_str().is_some_and(|o| !o.is_empty()) && (s["fence"].is_u64() || gave_up),
             "an exec grant without its owner and token: {s}"
         );
+        // When `exec` exited: its release is due by then (orphan-key rule).
+        let used_until = s["release"].as_u64().unwrap_or_default();
+        assert!(
+            s["ended"].as_u64().is_some_and(|e| e >= used_until),
+            "an exec grant without when exec exited: {s}"
+        );
     }
+    assert!(
+        sessions
+            .iter()
+            .filter(|s| s["grant"].is_null())
+            .all(|s| s["ended"].is_u64()),
+        "a refused exec attempt without its end: {sessions:?}"
+    );
     assert!(
         granted.iter().any(|s| s["outcome"]["kind"] == "completed"),
         "no exec holder wrote: {sessions:?}"

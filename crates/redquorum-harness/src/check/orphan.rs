@@ -25,7 +25,10 @@
 //!   a delayed node ended with it, so there the delay loses the command.
 //!
 //! A never-granted owner's unwind is due when its attempt ended
-//! ([`Session::ended`]), matched by resource and time ([`attempt_end`]).
+//! ([`Session::ended`]), matched by resource and time ([`attempt_ends`]).
+//! A hold in a process of its own (`exec`) is due to be released when that
+//! process exited (its `ended`): its recorded release is its command's last
+//! step, and `exec` releases after it.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -99,7 +102,7 @@ type RefusedByResource = HashMap<String, Vec<(Duration, Duration)>>;
 
 fn refused_by_resource(sessions: &[Session]) -> RefusedByResource {
     let mut by: RefusedByResource = HashMap::new();
-    for s in sessions {
+    for s in sessions.iter().filter(|s| s.grant.is_none()) {
         if let Some(end) = s.ended {
             by.entry(format!("{{{}}}", s.resource))
                 .or_default()
@@ -107,6 +110,19 @@ fn refused_by_resource(sessions: &[Session]) -> RefusedByResource {
         }
     }
     by
+}
+
+/// When a granted owner's keys were due to go: `(released, due)`, both its
+/// release (else its deadline) — but for a hold kept by a process of its
+/// own (`exec`, [`Session::deadline_unseen`]) `release` is its command's
+/// last step, and the process sends its release after that, by the time it
+/// exited ([`Session::ended`]): due then.
+fn removal_due(owner: &Session) -> (Duration, Duration) {
+    let released = owner.release.or(owner.deadline()).unwrap_or_default();
+    match owner.ended {
+        Some(exited) if owner.deadline_unseen => (released, released.max(exited)),
+        _ => (released, released),
+    }
 }
 
 /// Every orphan key of `evidence`; `owners` are the granted sessions by
@@ -123,9 +139,10 @@ pub(super) fn orphans(evidence: &Evidence<'_>, owners: &HashMap<&str, &Session>)
     for key in evidence.keys {
         let orphan = match owners.get(key.owner.as_str()) {
             Some(owner) => {
-                let ended = owner.release.or(owner.deadline()).unwrap_or_default();
-                key.last_seen > ended + evidence.slack
-                    && !excused(key, ended, owner.deadline_unseen)
+                let (released, due) = removal_due(owner);
+                key.last_seen > due + evidence.slack
+                    && !excused(key, due, owner.deadline_unseen)
+                    && !excused(key, released, owner.deadline_unseen)
             }
             None => {
                 let ends = attempt_ends(key, &refused, evidence.slack);
@@ -284,6 +301,50 @@ mod tests {
         assert_eq!(found(&[reset]), 0);
         // Without the reset it outlived both attempts: never unwound.
         assert_eq!(found(&[]), 1);
+    }
+
+    /// A granted hold of owner `x` on `r` whose use ended (`release`) at
+    /// 1000 ms, recorded as ended at 2000 ms.
+    fn used_until_1000_ended_at_2000(in_own_process: bool) -> Session {
+        let mut s = Session::granted(0, "r", "x", ms(0), ms(10), ms(1000));
+        s.release = Some(ms(1000));
+        s.ended = Some(ms(2000));
+        s.deadline_unseen = in_own_process;
+        s
+    }
+
+    fn key_of_x(seen: u64) -> KeyLife {
+        KeyLife {
+            owner: "x".into(),
+            ..unwound(10, seen)
+        }
+    }
+
+    #[test]
+    fn a_hold_in_a_process_of_its_own_is_due_to_go_when_that_process_exited() {
+        let found = |owner: &Session, key: KeyLife| {
+            let (keys, protected) = ([key], std::collections::BTreeMap::new());
+            let sessions = [owner.clone()];
+            let evidence = Evidence {
+                keys: &keys,
+                ..Evidence::new(&sessions, &protected)
+            };
+            let owners = [("x", owner)].into_iter().collect();
+            orphans(&evidence, &owners).len()
+        };
+        // `exec` releases after its command's last step: by its exit.
+        let exec = used_until_1000_ended_at_2000(true);
+        assert_eq!(found(&exec, key_of_x(2900)), 0);
+        assert_eq!(found(&exec, key_of_x(3100)), 1);
+        // A holder in the harness's own process released at `release`.
+        let local = used_until_1000_ended_at_2000(false);
+        assert_eq!(found(&local, key_of_x(2100)), 1);
+    }
+
+    #[test]
+    fn a_granted_holds_end_does_not_move_a_never_granted_keys_due_time() {
+        let granted = used_until_1000_ended_at_2000(true);
+        assert_eq!(orphan_count(unwound(100, 1200), &[granted]), 1);
     }
 
     #[test]

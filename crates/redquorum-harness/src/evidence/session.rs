@@ -67,8 +67,11 @@ pub struct Session {
     #[serde(with = "micros::option", default)]
     pub grant: Option<Duration>,
     /// When a refused attempt ended: its acquire returned (the lock had
-    /// sent its unwind by then) or was dropped. `None` for a granted
-    /// session, and in histories from before the field.
+    /// sent its unwind by then) or was dropped. For a hold in a process of
+    /// its own ([`Session::deadline_unseen`]: `redquorum exec`), granted or
+    /// not, when that process exited: its release or unwind was done or
+    /// given up by then. `None` for other granted sessions, and in
+    /// histories from before the field.
     #[serde(
         with = "micros::option",
         default,

@@ -20,7 +20,10 @@
 //!   plus that, rounded down, which is no later than the lock's own
 //!   expiry. An `exec` that says nothing released it;
 //! - a hold `exec` took but ran no command under (its message names the
-//!   owner): a session that claims no time, so its keys have an owner.
+//!   owner): a session that claims no time, so its keys have an owner;
+//! - ended, granted or not: when `exec` exited. Its release (or its unwind)
+//!   comes after the command's last step and is done or given up by then,
+//!   so the orphan-key rule measures its keys from there.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -218,7 +221,9 @@ impl ExecHolder {
         let status = child.wait().await.ok();
         let stderr = stderr.await.unwrap_or_default();
         let code = status.and_then(|s| s.code());
-        match (lines.first(), end) {
+        // `exec` has released (or given up on its hold) by its exit.
+        let exited = history.now();
+        let mut session = match (lines.first(), end) {
             (Some(Line::Started { at, owner, fence }), Some(closed)) => {
                 let end = use_ended(&lines, closed, history);
                 let grant = history.at(instant_of(*at)).min(end);
@@ -247,8 +252,7 @@ impl ExecHolder {
             // hold that claims no time, recorded for its keys' owner.
             _ if unused_hold_owner(&stderr).is_some() => {
                 let owner = unused_hold_owner(&stderr).unwrap_or_default();
-                let now = history.now();
-                let mut session = Session::granted(0, resource, owner, start, now, now);
+                let mut session = Session::granted(0, resource, owner, start, exited, exited);
                 session.kind = KIND.to_owned();
                 (session.write_start, session.write_end) = (None, None);
                 session.outcome = Outcome::Abandoned;
@@ -262,7 +266,9 @@ impl ExecHolder {
                 };
                 refused(resource, start, why)
             }
-        }
+        };
+        session.ended = Some(exited);
+        session
     }
 }
 
