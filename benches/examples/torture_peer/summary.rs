@@ -229,6 +229,7 @@ mod tests {
             owner: "a".into(),
             first_seen: ms(2),
             last_seen: ms(120),
+            last_sent: None,
             age: ms(50),
             gone: Some(ms(130)),
             back_after: None,

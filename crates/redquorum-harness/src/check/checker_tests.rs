@@ -240,6 +240,7 @@ fn life(node: usize, owner: &str, last_seen: u64, age: u64) -> KeyLife {
         owner: owner.into(),
         first_seen: ms(last_seen),
         last_seen: ms(last_seen),
+        last_sent: None,
         age: ms(age),
         gone: None,
         back_after: None,

@@ -24,6 +24,7 @@ fn life(node: usize, owner: &str, set: u64, last_seen: u64, gone: Option<u64>) -
         owner: owner.into(),
         first_seen: ms(set + 500),
         last_seen: ms(last_seen),
+        last_sent: None,
         age: ms(last_seen - set),
         gone: gone.map(ms),
         back_after: None,

@@ -24,6 +24,10 @@
 //!   ([`Session::deadline_unseen`]: `redquorum exec`): what it still owed
 //!   a delayed node ended with it, so there the delay loses the command.
 //!
+//! A key counts as seen when the read that saw it was sent
+//! ([`KeyLife::surely_there_at`]): its answer may come much later (a slow
+//! node or proxy, a starved audit), and the key may have gone meanwhile.
+//!
 //! A never-granted owner's unwind is due when its attempt ended
 //! ([`Session::ended`]), matched by resource and time ([`attempt_ends`]).
 //! A hold in a process of its own (`exec`) is due to be released when that
@@ -129,10 +133,16 @@ fn removal_due(owner: &Session) -> (Duration, Duration) {
 /// owner token.
 pub(super) fn orphans(evidence: &Evidence<'_>, owners: &HashMap<&str, &Session>) -> Vec<Violation> {
     let excused = |key: &KeyLife, sent: Duration, gone: bool| {
-        evidence
-            .faults
-            .iter()
-            .any(|f| explains(f, evidence.slack, key.node, sent, key.last_seen, gone))
+        evidence.faults.iter().any(|f| {
+            explains(
+                f,
+                evidence.slack,
+                key.node,
+                sent,
+                key.surely_there_at(),
+                gone,
+            )
+        })
     };
     let refused = refused_by_resource(evidence.sessions);
     let mut found = Vec::new();
@@ -140,7 +150,7 @@ pub(super) fn orphans(evidence: &Evidence<'_>, owners: &HashMap<&str, &Session>)
         let orphan = match owners.get(key.owner.as_str()) {
             Some(owner) => {
                 let (released, due) = removal_due(owner);
-                key.last_seen > due + evidence.slack
+                key.surely_there_at() > due + evidence.slack
                     && !excused(key, due, owner.deadline_unseen)
                     && !excused(key, released, owner.deadline_unseen)
             }
@@ -150,7 +160,7 @@ pub(super) fn orphans(evidence: &Evidence<'_>, owners: &HashMap<&str, &Session>)
                     // An orphan only if it outlived every attempt that may
                     // have set it, and no fault explains it for any of them.
                     Some(&latest) => {
-                        key.last_seen > latest + evidence.slack
+                        key.surely_there_at() > latest + evidence.slack
                             && !ends.iter().any(|&end| excused(key, end, false))
                     }
                     // By its age: its set time may lie before the history's start.
@@ -218,6 +228,7 @@ mod tests {
             owner: "never-granted".into(),
             first_seen: ms(set),
             last_seen: ms(seen),
+            last_sent: None,
             age: ms(seen - set),
             gone: None,
             back_after: None,
@@ -339,6 +350,33 @@ mod tests {
         // A holder in the harness's own process released at `release`.
         let local = used_until_1000_ended_at_2000(false);
         assert_eq!(found(&local, key_of_x(2100)), 1);
+    }
+
+    #[test]
+    fn a_key_counts_as_seen_when_the_read_that_saw_it_was_sent() {
+        let local = used_until_1000_ended_at_2000(false);
+        let found = |key: KeyLife| {
+            let (keys, protected) = ([key], std::collections::BTreeMap::new());
+            let sessions = [local.clone()];
+            let evidence = Evidence {
+                keys: &keys,
+                ..Evidence::new(&sessions, &protected)
+            };
+            orphans(&evidence, &[("x", &local)].into_iter().collect()).len()
+        };
+        // Answered at 2600 ms, more than the slack after the release at
+        // 1000 ms, by a read sent at 1900 ms: it may have gone at 1901.
+        let slow_read = KeyLife {
+            last_sent: Some(ms(1900)),
+            ..key_of_x(2600)
+        };
+        assert_eq!(found(slow_read), 0);
+        // Sent at 2100 ms: surely there past the slack.
+        let late = KeyLife {
+            last_sent: Some(ms(2100)),
+            ..key_of_x(2600)
+        };
+        assert_eq!(found(late), 1);
     }
 
     #[test]

@@ -52,6 +52,7 @@ pub(super) fn run(
                     let last = lives.last_mut().expect("a remembered hold has a life");
                     if last.gone.is_none() {
                         last.last_seen = at;
+                        last.last_sent = Some(sent);
                         last.age = age.unwrap_or(last.age);
                     } else {
                         // Back after it had gone: the previous read of this
@@ -62,6 +63,7 @@ pub(super) fn run(
                             owner: hold.2.clone(),
                             first_seen: at,
                             last_seen: at,
+                            last_sent: Some(sent),
                             age: age.unwrap_or_default(),
                             gone: None,
                             back_after: last_read[node],
@@ -82,6 +84,7 @@ pub(super) fn run(
                         owner: hold.2,
                         first_seen: at,
                         last_seen: at,
+                        last_sent: Some(sent),
                         age,
                         gone: None,
                         back_after: None,

@@ -17,7 +17,7 @@ use crate::micros;
 /// let life = redquorum_harness::KeyLife {
 ///     node: 1, key: "lock:r".into(), owner: "ab".into(),
 ///     first_seen: Duration::from_millis(10), last_seen: Duration::from_millis(900),
-///     age: Duration::from_millis(1500),
+///     last_sent: None, age: Duration::from_millis(1500),
 ///     gone: None, back_after: None,
 /// };
 /// assert!(life.to_string().contains("lock:r"));
@@ -36,6 +36,16 @@ pub struct KeyLife {
     /// When last seen.
     #[serde(with = "micros")]
     pub last_seen: Duration,
+    /// When the read that saw it last was sent: the key was there at some
+    /// instant between this and `last_seen` (when the answer came; a slow
+    /// node, proxy or audit may make that much later). `None` in histories
+    /// from before the field.
+    #[serde(
+        with = "micros::option",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub last_sent: Option<Duration>,
     /// How long ago, at `last_seen`, its expiry was last set: the TTL minus its PTTL.
     #[serde(with = "micros")]
     pub age: Duration,
@@ -57,6 +67,29 @@ pub struct KeyLife {
         skip_serializing_if = "Option::is_none"
     )]
     pub back_after: Option<Duration>,
+}
+
+impl KeyLife {
+    /// The latest time the key was surely there: when the read that saw it
+    /// last was sent (its answer may have come much later), else
+    /// `last_seen`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let life = redquorum_harness::KeyLife {
+    ///     node: 0, key: "lock:r".into(), owner: "ab".into(),
+    ///     first_seen: Duration::from_millis(10), last_seen: Duration::from_millis(900),
+    ///     last_sent: Some(Duration::from_millis(400)),
+    ///     age: Duration::from_millis(100), gone: None, back_after: None,
+    /// };
+    /// assert_eq!(life.surely_there_at(), Duration::from_millis(400));
+    /// ```
+    #[must_use]
+    pub fn surely_there_at(&self) -> Duration {
+        self.last_sent.unwrap_or(self.last_seen)
+    }
 }
 
 impl fmt::Display for KeyLife {
