@@ -18,6 +18,20 @@ fn exec_sessions(history: &str) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// The saved run's force-releases: resource, start and end (µs).
+fn force_releases(history: &str) -> Vec<(String, u64, u64)> {
+    history
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v.get("operator").cloned())
+        .filter(|o| o["call"] == "force-release")
+        .filter_map(|o| {
+            let resource = o["resource"].as_str()?.to_owned();
+            Some((resource, o["start"].as_u64()?, o["end"].as_u64()?))
+        })
+        .collect()
+}
+
 #[test]
 fn exec_holders_are_recorded_and_judged_like_any_other_holder() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -65,13 +79,38 @@ fn exec_holders_are_recorded_and_judged_like_any_other_holder() {
         granted.iter().any(|s| s["outcome"]["kind"] == "completed"),
         "no exec holder wrote: {sessions:?}"
     );
+    // A refused attempt records when it ended (the `exec` process exited),
+    // as every other holder's does: the orphan rule measures a
+    // never-granted key's life from there.
+    let refused: Vec<&serde_json::Value> =
+        sessions.iter().filter(|s| s["grant"].is_null()).collect();
+    assert!(!refused.is_empty(), "no exec attempt was refused: {stdout}");
+    for s in &refused {
+        // Times are recorded in µs.
+        let (start, ended) = (s["start"].as_u64(), s["ended"].as_u64());
+        assert!(
+            ended.is_some() && ended >= start,
+            "a refused exec attempt without its end: {s}"
+        );
+    }
     // Plant a holder granted inside an exec holder's window, with its token:
     // the checker judges exec sessions, so it finds the pair (an overlap, or
     // the token that did not increase) and names the exec one.
+    // One no force-release met: the checker excuses an overlap a
+    // force-release of the resource may have caused.
+    let forced = force_releases(&text);
     let exec = granted
         .iter()
-        .find(|s| s["outcome"]["kind"] == "completed")
-        .expect("a completed exec session");
+        .filter(|s| s["outcome"]["kind"] == "completed")
+        .find(|s| {
+            let (from, until) = (s["start"].as_u64(), s["release"].as_u64());
+            !forced.iter().any(|(resource, start, end)| {
+                s["resource"].as_str() == Some(resource.as_str())
+                    && Some(*start) <= until
+                    && Some(*end) >= from
+            })
+        })
+        .expect("a completed exec session no force-release met");
     let mut planted = (*exec).clone();
     planted["owner"] = "planted".into();
     planted["kind"] = "plain".into();
