@@ -57,7 +57,10 @@ impl LockDelayRule {
     /// Whether `session`'s hold certainly expired on every node before its
     /// release could arrive: it never extended, and its release started
     /// after the grant, plus the longest apply time, plus the TTL at the
-    /// fastest legal node clock.
+    /// fastest legal node clock. A hold extended out of the history's
+    /// sight (the lock's own renewal, or `redquorum exec`'s watchdog in its
+    /// own process: `deadline_unseen`) is never judged: its extensions are
+    /// not recorded, so its release may come late without it vanishing.
     #[must_use]
     pub fn vanished(&self, session: &Session) -> bool {
         let (Some(grant), Some(release)) = (session.grant, session.release) else {
@@ -65,7 +68,8 @@ impl LockDelayRule {
         };
         let renewable = session.holder == Holder::Extending
             || !session.extensions.is_empty()
-            || session.renews_itself;
+            || session.renews_itself
+            || session.deadline_unseen;
         !renewable && release > self.latest_expiry(grant)
     }
 
@@ -198,6 +202,14 @@ mod tests {
         let mut leader = session("a", 0, 10, 5000);
         leader.renews_itself = true;
         assert!(!RULE.vanished(&leader));
+    }
+
+    #[test]
+    fn holds_extended_out_of_sight_are_never_judged() {
+        let mut exec = session("a", 0, 10, 5000);
+        assert!(RULE.vanished(&exec));
+        exec.deadline_unseen = true;
+        assert!(!RULE.vanished(&exec));
     }
 
     #[test]

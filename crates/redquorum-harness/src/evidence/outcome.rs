@@ -94,6 +94,11 @@ pub enum Holder {
     /// one succeeded: a lease kept alive on fewer than a quorum shows as
     /// an overlap with the next holder.
     Renewing,
+    /// Works a long job (several TTLs) while the lock keeps its lease alive
+    /// by its own renewal (`Grant::kept`: the lock's adapter says so, this
+    /// kind is never drawn from the mix): each renewal sent late (a stalled
+    /// or paused node, after a force-release) must not bring a hold back.
+    Kept,
 }
 
 impl Holder {
@@ -121,6 +126,7 @@ impl Holder {
             Holder::Extending => "extending",
             Holder::Paused => "paused",
             Holder::Renewing => "renewing",
+            Holder::Kept => "kept",
         }
     }
 }

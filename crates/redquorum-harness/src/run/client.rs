@@ -132,8 +132,12 @@ impl<L: Locker> Client<L> {
             share,
             renews_itself,
             tokenless,
+            kept,
             ..
         } = grant;
+        // A hold the lock keeps alive itself is a long job, whatever was drawn.
+        let holder = if kept.is_some() { Holder::Kept } else { holder };
+        let hold = kept.unwrap_or(hold);
         let mut session = Session::granted(
             self.client,
             resource,
@@ -212,6 +216,13 @@ impl<L: Locker> Client<L> {
         let config = &self.config;
         match holder {
             Holder::Brief => tokio::time::sleep(hold).await,
+            Holder::Kept => {
+                let history = &self.history;
+                let locker = &*self.locker;
+                if !super::kept::work_kept(locker, held, hold, deadline, session, history).await {
+                    return false;
+                }
+            }
             Holder::Renewing => {
                 // 2 to 4 extensions, each with a third of the lease left.
                 for _ in 0..2 + hold.subsec_nanos() % 3 {

@@ -40,6 +40,11 @@ pub struct Grant<H> {
     /// The holder never asked for a fencing token (most users: the plain
     /// lock's default), so it touches a fenced store only to read.
     pub tokenless: bool,
+    /// The lock keeps this hold alive by its own renewal (a watchdog) while
+    /// the holder works this long, whatever its holder kind (`Holder::Kept`):
+    /// a long job, as such locks are used. The workload follows the
+    /// deadline the renewal moves through [`Locker::deadline`].
+    pub kept: Option<std::time::Duration>,
 }
 
 impl<H> Grant<H> {
@@ -61,6 +66,7 @@ impl<H> Grant<H> {
             share: None,
             renews_itself: false,
             tokenless: false,
+            kept: None,
         }
     }
 
@@ -110,6 +116,22 @@ impl<H> Grant<H> {
 }
 
 impl<H> Grant<H> {
+    /// Says the lock keeps the hold alive by itself while its holder works
+    /// `work` (see [`Grant::kept`]); it renews itself.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// let grant = redquorum_harness::Grant::new((), "o".into(), Instant::now()).kept_alive(Duration::from_secs(3));
+    /// assert!(grant.renews_itself && grant.kept == Some(Duration::from_secs(3)));
+    /// ```
+    #[must_use]
+    pub fn kept_alive(mut self, work: std::time::Duration) -> Self {
+        self.kept = Some(work);
+        self.renewing_itself()
+    }
+
     /// Says the holder never asked for a fencing token (see [`Grant::tokenless`]).
     ///
     /// # Examples
@@ -219,6 +241,15 @@ pub trait Locker: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Instant, Refusal>> + Send {
         let _ = held;
         async { Err(Refusal::new("other", "extend unsupported")) }
+    }
+
+    /// The hold's deadline now, as the lock's own renewal moved it (a
+    /// [`Grant::kept`] hold), or the present instant once the lock declared
+    /// the lease lost. `None`, the default: not known (a kept grant is
+    /// then held to its first deadline).
+    fn deadline(&self, held: &Self::Held) -> Option<Instant> {
+        let _ = held;
+        None
     }
 
     /// Releases what `acquire` granted. The torture workload records when

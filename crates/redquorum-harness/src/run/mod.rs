@@ -3,7 +3,8 @@
 //! What lives here: the [`Locker`] trait (`locker.rs`: the one way
 //! anything drives a lock), the workload runner ([`run_workload`],
 //! [`run_workload_groups`] in `workload.rs`; [`WorkloadConfig`]; one
-//! client's loop in `client.rs`; random future drops in `cancel.rs`) with
+//! client's loop in `client.rs`, a hold the lock keeps alive itself in
+//! `kept.rs`; random future drops in `cancel.rs`) with
 //! its [`ProtectedStore`], the [`HistoryFile`] a run is saved as and
 //! re-checked from, and the torture run composed from every layer below
 //! ([`TorturePlan`] in `plan.rs`, run by `torture.rs` around the caller's
@@ -22,6 +23,7 @@
 mod cancel;
 mod client;
 mod history_file;
+mod kept;
 mod locker;
 mod masters;
 mod operate;

@@ -148,8 +148,9 @@ impl ExecHolder {
                 self.run(resource, history, store, &socket, listener, how, hold),
             )
             .await
-            .unwrap_or_else(|_| refused(resource, start, "hung")),
-            Err(_) => refused(resource, start, "other"),
+            // Dropped, the `exec` is killed (`kill_on_drop`): it ends now.
+            .unwrap_or_else(|_| refused(resource, start, "hung", history.now())),
+            Err(_) => refused(resource, start, "other", history.now()),
         };
         let _ = std::fs::remove_file(&socket);
         Some(session)
@@ -168,7 +169,7 @@ impl ExecHolder {
     ) -> Session {
         let start = history.now();
         let Ok(me) = std::env::current_exe() else {
-            return refused(resource, start, "other");
+            return refused(resource, start, "other", history.now());
         };
         let mut command = tokio::process::Command::new(&me);
         command
@@ -186,7 +187,7 @@ impl ExecHolder {
             .kill_on_drop(true);
         planted_bug(&mut command);
         let Ok(mut child) = command.spawn() else {
-            return refused(resource, start, "other");
+            return refused(resource, start, "other", history.now());
         };
         let mut stderr = child.stderr.take();
         let stderr = tokio::spawn(async move {
@@ -219,10 +220,11 @@ impl ExecHolder {
             end = Some(history.now());
         }
         let status = child.wait().await.ok();
+        // `exec` has exited: its release or unwinds were sent, and waited
+        // for up to the node timeout, by then.
+        let exited = history.now();
         let stderr = stderr.await.unwrap_or_default();
         let code = status.and_then(|s| s.code());
-        // `exec` has released (or given up on its hold) by its exit.
-        let exited = history.now();
         let mut session = match (lines.first(), end) {
             (Some(Line::Started { at, owner, fence }), Some(closed)) => {
                 let end = use_ended(&lines, closed, history);
@@ -264,7 +266,7 @@ impl ExecHolder {
                     Some(69) => "unavailable",
                     _ => "other",
                 };
-                refused(resource, start, why)
+                refused(resource, start, why, exited)
             }
         };
         session.ended = Some(exited);
@@ -346,10 +348,13 @@ fn record_steps(session: &mut Session, steps: &[Line], history: &History) {
     }
 }
 
-/// A session `exec` did not run the command in.
-fn refused(resource: &str, start: Duration, why: &str) -> Session {
+/// A session `exec` did not run the command in, its attempt `ended` when
+/// the `exec` process did (the orphan rule measures a never-granted key's
+/// life from the ends of the refused attempts that may have set it).
+fn refused(resource: &str, start: Duration, why: &str, ended: Duration) -> Session {
     let mut session = Session::refused(0, resource, start, why);
     session.kind = KIND.to_owned();
+    session.ended = Some(ended);
     session
 }
 

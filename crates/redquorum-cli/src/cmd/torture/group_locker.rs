@@ -32,6 +32,17 @@ impl Locker for GroupLocker {
         self.library.release(held).await
     }
 
+    /// A kept hold's deadline, as the library's watchdog moves it.
+    fn deadline(&self, held: &HeldKind) -> Option<Instant> {
+        self.library.deadline(held)
+    }
+
+    /// The library's shutdown: its releases' stragglers land before the
+    /// group's runtime stops (without it, they were cut there).
+    async fn close(&self) {
+        self.library.close().await;
+    }
+
     async fn outside(
         &self,
         resource: &str,
@@ -46,5 +57,40 @@ impl Locker for GroupLocker {
 
     fn client_commands(&self) -> &'static [&'static str] {
         self.library.client_commands()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use redquorum::Redlock;
+    use redquorum_benches::LockKind;
+    use redquorum_harness::Cluster;
+
+    use super::*;
+
+    /// The group's lock is the library's in every way the workload asks:
+    /// its hold's deadline, and its shutdown at the group's end.
+    #[tokio::test]
+    async fn the_deadline_and_the_shutdown_reach_the_library() {
+        let cluster = Cluster::start(1).expect("a node");
+        let redlock = Redlock::builder()
+            .nodes(cluster.urls())
+            .build()
+            .expect("lock");
+        let resources = vec!["r".to_owned()];
+        let library = MixedLocker::single(redlock.clone(), LockKind::Plain, resources);
+        let locker = GroupLocker {
+            library,
+            exec: None,
+        };
+        let grant = locker.acquire("r").await.expect("granted");
+        assert_eq!(locker.deadline(&grant.held), Some(grant.deadline));
+        locker.release(grant.held).await.expect("released");
+        locker.close().await;
+        let after = redlock.try_lock("r").await;
+        assert!(
+            matches!(after, Err(redquorum::Error::Shutdown)),
+            "{after:?}"
+        );
     }
 }
