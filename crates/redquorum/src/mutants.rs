@@ -11,11 +11,19 @@
 //! by [`activate`], and `redquorum mutants` runs the torture checker against
 //! each one: a mutant the checker does not catch is a hole in the test bed.
 //!
-//! Hook sites on the one engine (each a line or a guard):
-//! - `quorum/validity.rs` (`validity`): validity-unreduced, long-lease;
+//! Planted as patches (`crates/redquorum/mutants/NAME.patch`, which
+//! `tests/mutants.sh` applies to a copy of the sources before building it
+//! with the cfg; docs/torture.md, "How planted bugs are built"): each guards
+//! its change with [`is_active`], so one build serves every mutant:
+//! - `quorum/validity.rs` (`validity`): validity-unreduced, long-lease,
+//!   validity-no-drift;
 //! - `quorum/tally.rs` (`quorum`): minority-quorum;
-//! - `quorum/coordinator.rs` (`acquire`: the unwind; `commit`: the write-back):
-//!   no-unwind, fence-without-write-back;
+//! - `quorum/coordinator.rs` (`acquire`: the unwind and its drop guard;
+//!   `commit`: the write-back): no-unwind, unwind-disarmed-early,
+//!   fence-without-write-back;
+//! - `quorum/settle.rs` (`settle`): validity-from-replies, extend-below-quorum.
+//!
+//! Hook sites still in the sources (each a line or a guard):
 //! - `protocol/op.rs` (`Code::name`: codes `R`, `E`) with `protocol/scripts/mutants_prelude.lua`,
 //!   put before `ops.lua` by `node/script.rs` (`OPS`) in mutants builds only:
 //!   no-owner-check;
@@ -37,11 +45,8 @@
 //! - `quorum/force_release.rs` (`force_release`: no first round) and
 //!   `protocol/op.rs` (`Code::name`: code `B`) with the prelude:
 //!   force-release-blind;
-//! - `quorum/validity.rs` (`validity`): validity-no-drift;
-//! - `quorum/settle.rs` (`settle`): validity-from-replies, extend-below-quorum;
 //! - `protocol/op.rs` (`Code::name`: codes `X`, `A`) with the prelude:
 //!   release-drops-sharers, reader-beside-any-kind;
-//! - `quorum/coordinator.rs` (`acquire`: the drop guard): unwind-disarmed-early;
 //! - `protocol/op.rs` (`Code::name`: code `K`) with the prelude and
 //!   `protocol/scripts/mutants_postlude.lua`: extend-keeps-expiry;
 //! - `protocol/op.rs` (`Code::name`: codes `F`, `P`) with the prelude, and
@@ -311,6 +316,13 @@ impl FromStr for Mutant {
             })
     }
 }
+
+/// True in the planted-bug build of `tests/mutants.sh`, whose copy of the
+/// sources has every patch of `crates/redquorum/mutants/` applied: a build
+/// with `--cfg redquorum_mutants` alone has the mutants' names but none of
+/// their bugs, and `redquorum mutants` refuses to run on it.
+#[cfg(redquorum_mutants)]
+pub const PATCHED: bool = option_env!("REDQUORUM_MUTANTS_PATCHED").is_some();
 
 #[cfg(redquorum_mutants)]
 static ACTIVE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
