@@ -16,6 +16,10 @@ STAGE="$ROOT/target/mut-stage" # rebuilt each time: the sources with every patch
 COPY="$ROOT/target/mut-src"    # what cargo builds: only files that changed are rewritten, so
 # an unchanged file keeps its time and cargo rebuilds only what changed (as in the worktree).
 
+# One at a time: a second run (a sweep and a clippy on the copy) would rebuild the stage under it.
+mkdir -p "$ROOT/target"
+exec 9>"$ROOT/target/mut.lock"
+flock 9
 rm -rf "$STAGE"
 mkdir -p "$STAGE" "$COPY"
 # The worktree as it is (uncommitted changes and new files too), without what git ignores.
@@ -28,7 +32,7 @@ export GIT_CEILING_DIRECTORIES="$ROOT/target"
 while read -r patch; do
   case "$patch" in '' | '#'*) continue ;; esac
   if ! (cd "$STAGE" && git apply "$PATCHES/$patch"); then
-    echo "mutants.sh: $patch does not apply (crates/redquorum/mutants/README.md)" >&2
+    echo "mutants.sh: $patch does not apply (docs/torture.md, \"How planted bugs are built\")" >&2
     exit 1
   fi
 done <"$PATCHES/series"
@@ -52,4 +56,5 @@ if [ "${1:-}" = cargo ]; then
   cd "$COPY" && exec cargo "$@"
 fi
 (cd "$COPY" && cargo build -q -p redquorum-cli)
+exec 9>&- # the run needs no lock: its binary is built
 [ "$#" -eq 0 ] || exec "$ROOT/target/mut/debug/redquorum" "$@"

@@ -21,15 +21,10 @@
 //! - `quorum/coordinator.rs` (`acquire`: the unwind and its drop guard;
 //!   `commit`: the write-back): no-unwind, unwind-disarmed-early,
 //!   fence-without-write-back;
-//! - `quorum/settle.rs` (`settle`): validity-from-replies, extend-below-quorum.
-//!
-//! Hook sites still in the sources (each a line or a guard):
-//! - `protocol/op.rs` (`Code::name`: codes `R`, `E`) with `protocol/scripts/mutants_prelude.lua`,
-//!   put before `ops.lua` by `node/script.rs` (`OPS`) in mutants builds only:
-//!   no-owner-check;
+//! - `quorum/settle.rs` (`settle`): validity-from-replies, extend-below-quorum;
 //! - `protocol/claim.rs` (`extend`: sent as an acquire) and `lease/state.rs`
 //!   (`check_expired`, `extended`: expiry is not final): reviving-extend;
-//! - `node/batcher.rs` (`after_noscript`): noscript-after-unwind,
+//! - `node/batcher_call.rs` (`after_noscript`): noscript-after-unwind,
 //!   noscript-answers-shifted;
 //! - `node/queue.rs` (`Queued::wanted`): queued-release-dropped;
 //! - `kinds/semaphore.rs` (`try_acquire`): permit-without-slot;
@@ -39,9 +34,13 @@
 //! - `health/clock_watch.rs` (`record`): clock-monitor-blind;
 //! - `admin/inspect.rs` (`Inspection::holders`): inspect-any-node;
 //! - `admin/operator.rs` (`force_release`): stale-force-fence;
-//! - `node/cluster.rs` (`refresh`): new-primary-votes-at-once;
-//! - `node/cluster/map.rs` (`refresh`, `taint_takers`, without `max_ttl`):
-//!   new-primary-default-votes;
+//! - `node/cluster/map.rs` (`refresh`, `taint_takers`; the second without
+//!   `max_ttl` only): new-primary-votes-at-once, new-primary-default-votes.
+//!
+//! Hook sites still in the sources (each a line or a guard):
+//! - `protocol/op.rs` (`Code::name`: codes `R`, `E`) with `protocol/scripts/mutants_prelude.lua`,
+//!   put before `ops.lua` by `node/script.rs` (`OPS`) in mutants builds only:
+//!   no-owner-check;
 //! - `quorum/force_release.rs` (`force_release`: no first round) and
 //!   `protocol/op.rs` (`Code::name`: code `B`) with the prelude:
 //!   force-release-blind;
@@ -397,7 +396,7 @@ mod script_source;
 use script_source::CLOCK_FLOOR;
 #[cfg(all(test, redquorum_mutants))]
 use script_source::FLOOR_UNLESS_FLOORLESS;
-pub(crate) use script_source::{late_fallback, ops_source};
+pub(crate) use script_source::ops_source;
 
 #[cfg(test)]
 #[path = "mutants_tests.rs"]

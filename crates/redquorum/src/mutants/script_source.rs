@@ -31,13 +31,3 @@ pub(super) const CLOCK_FLOOR: &str = "math.max(stored + 1, clock() * 1024)";
 #[cfg(any(redquorum_mutants, test))]
 pub(super) const FLOOR_UNLESS_FLOORLESS: &str =
     "math.max(stored + 1, floorless and 1024 or clock() * 1024)";
-
-/// `NoscriptAfterUnwind`: the old engine's order. The script (`body`) is
-/// reloaded at once (so calls sent meanwhile, like the attempt's unwind, run
-/// by EVALSHA and find nothing to undo) and the fallback EVAL is held back a
-/// while.
-pub(crate) async fn late_fallback(client: &fred::clients::Client, body: &str) {
-    use fred::interfaces::LuaInterface;
-    let _: Result<String, _> = client.script_load(body).await;
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-}

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use fred::types::{Key, Value};
 
-use crate::mutants::{self, Mutant};
+use crate::mutants;
 use crate::protocol::fence::FenceToken;
 use crate::protocol::keys::ResourceKeys;
 use crate::protocol::op::{Code, Op};
@@ -201,9 +201,6 @@ impl Claim {
 
     /// Owner-checked: our hold lasts another TTL.
     pub(crate) fn extend(&self) -> Op {
-        if mutants::is_active(Mutant::RevivingExtend) {
-            return self.acquire(false);
-        }
         Op {
             code: if self.plain {
                 Code::PlainExtend
