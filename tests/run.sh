@@ -71,8 +71,7 @@ for entry in "${SERVERS[@]}"; do
   unset REDQUORUM_REDIS_SERVER
 done
 # The checker can fail: two planted bugs must be caught (the full sweep: docs/torture.md).
-# The planted bugs are built only with `--cfg redquorum_mutants` (a compiler flag, not a cargo
-# feature a dependent crate could turn on); in its own target dir, since other RUSTFLAGS would
-# make cargo rebuild the normal build's artifacts (the dependencies too) in `target`.
-RUSTFLAGS="--cfg redquorum_mutants" cargo run -q -p redquorum-cli --target-dir target/mut -- \
-  mutants --recipes --only long-lease,minority-quorum --duration 8s
+# The planted bugs are patches (crates/redquorum/mutants/) that tests/mutants.sh applies to a
+# copy of the sources and builds with `--cfg redquorum_mutants` (a compiler flag, not a cargo
+# feature a dependent crate could turn on), in target/mut.
+tests/mutants.sh mutants --recipes --only long-lease,minority-quorum --duration 8s

@@ -79,7 +79,7 @@ enum Command {
     /// Internal: the command the torture's exec holders run under `exec`.
     #[command(name = cmd::torture::exec_hold::SUBCOMMAND, hide = true)]
     TortureHold(cmd::torture::exec_hold::HoldArgs),
-    /// Run torture against each planted bug; fails unless every one is caught (builds with `--cfg redquorum_mutants` only).
+    /// Run torture against each planted bug; fails unless every one is caught (the planted-bug build of `tests/mutants.sh` only).
     #[cfg(redquorum_mutants)]
     Mutants(cmd::mutants::MutantsArgs),
 }
@@ -128,7 +128,8 @@ fn no_planted_bugs(e: &clap::Error) -> Option<&'static str> {
     };
     asked.then_some(
         "redquorum: this build has no planted bugs: `mutants` and `torture --mutant` exist only \
-         in a build with RUSTFLAGS=\"--cfg redquorum_mutants\" (docs/torture.md, \"Mutants\")",
+         in the planted-bug build, tests/mutants.sh (the patches of crates/redquorum/mutants/ \
+         built with --cfg redquorum_mutants; docs/torture.md, \"How planted bugs are built\")",
     )
 }
 

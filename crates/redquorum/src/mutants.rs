@@ -4,24 +4,28 @@
 //! `RUSTFLAGS="--cfg redquorum_mutants"`), which no build sets by default and
 //! none must set for a release. It is a cfg, not a cargo feature, so that no
 //! crate depending on redquorum can turn the planted bugs on for the whole
-//! dependency graph. Without it [`is_active`] is the
-//! constant `false`, so every hook (`if mutants::is_active(Mutant::X) { .. }`)
-//! is dead code the compiler removes, and the lock script is `ops.lua` as
-//! written. With it, one mutant at a time is selected for the whole process
-//! by [`activate`], and `redquorum mutants` runs the torture checker against
-//! each one: a mutant the checker does not catch is a hole in the test bed.
+//! dependency graph. With it, one mutant at a time is selected for the whole
+//! process by [`activate`], and `redquorum mutants` runs the torture checker
+//! against each one: a mutant the checker does not catch is a hole in the
+//! test bed.
 //!
-//! Hook sites on the one engine (each a line or a guard):
-//! - `quorum/validity.rs` (`validity`): validity-unreduced, long-lease;
+//! The library's sources carry no planted bug. Each is a patch,
+//! `crates/redquorum/mutants/NAME.patch`, which `tests/mutants.sh` applies
+//! (with every other one, in the order of `mutants/series`) to a copy of the
+//! workspace before building it with the cfg (docs/torture.md, "How planted
+//! bugs are built"). Each guards its change with [`is_active`], so one build
+//! serves every mutant, and with none active the library is the real one.
+//! Where they act:
+//! - `quorum/validity.rs` (`validity`): validity-unreduced, long-lease,
+//!   validity-no-drift;
 //! - `quorum/tally.rs` (`quorum`): minority-quorum;
-//! - `quorum/coordinator.rs` (`acquire`: the unwind; `commit`: the write-back):
-//!   no-unwind, fence-without-write-back;
-//! - `protocol/op.rs` (`Code::name`: codes `R`, `E`) with `protocol/scripts/mutants_prelude.lua`,
-//!   put before `ops.lua` by `node/script.rs` (`OPS`) in mutants builds only:
-//!   no-owner-check;
+//! - `quorum/coordinator.rs` (`acquire`: the unwind and its drop guard;
+//!   `commit`: the write-back): no-unwind, unwind-disarmed-early,
+//!   fence-without-write-back;
+//! - `quorum/settle.rs` (`settle`): validity-from-replies, extend-below-quorum;
 //! - `protocol/claim.rs` (`extend`: sent as an acquire) and `lease/state.rs`
 //!   (`check_expired`, `extended`: expiry is not final): reviving-extend;
-//! - `node/batcher.rs` (`after_noscript`): noscript-after-unwind,
+//! - `node/batcher_call.rs` (`after_noscript`): noscript-after-unwind,
 //!   noscript-answers-shifted;
 //! - `node/queue.rs` (`Queued::wanted`): queued-release-dropped;
 //! - `kinds/semaphore.rs` (`try_acquire`): permit-without-slot;
@@ -31,29 +35,20 @@
 //! - `health/clock_watch.rs` (`record`): clock-monitor-blind;
 //! - `admin/inspect.rs` (`Inspection::holders`): inspect-any-node;
 //! - `admin/operator.rs` (`force_release`): stale-force-fence;
-//! - `node/cluster.rs` (`refresh`): new-primary-votes-at-once;
-//! - `node/cluster/map.rs` (`refresh`, `taint_takers`, without `max_ttl`):
-//!   new-primary-default-votes;
-//! - `quorum/force_release.rs` (`force_release`: no first round) and
-//!   `protocol/op.rs` (`Code::name`: code `B`) with the prelude:
-//!   force-release-blind;
-//! - `quorum/validity.rs` (`validity`): validity-no-drift;
-//! - `quorum/settle.rs` (`settle`): validity-from-replies, extend-below-quorum;
-//! - `protocol/op.rs` (`Code::name`: codes `X`, `A`) with the prelude:
-//!   release-drops-sharers, reader-beside-any-kind;
-//! - `quorum/coordinator.rs` (`acquire`: the drop guard): unwind-disarmed-early;
-//! - `protocol/op.rs` (`Code::name`: code `K`) with the prelude and
-//!   `protocol/scripts/mutants_postlude.lua`: extend-keeps-expiry;
-//! - `protocol/op.rs` (`Code::name`: codes `F`, `P`) with the prelude, and
-//!   [`ops_source`], which lets the prelude's `floorless` switch off the
-//!   clock floor in `ops.lua`'s `peek`: fence-without-floor;
-//! - `protocol/op.rs` (`Code::name`: codes `L`, `U`, `N`) with the prelude:
-//!   plain-acquire-overwrites, plain-release-unchecked, plain-extend-revives,
-//!   and code `J` with the postlude: plain-extend-keeps-expiry
-//!   (the plain lock's own operations); every other mutant planted in
-//!   `ops.lua` turns the plain lock's operations off ([`plain_path`]), so the
-//!   plain lock reaches the full operations it is planted in, as before.
-//!
+//! - `node/cluster/map.rs` (`refresh`, `taint_takers`; the second without
+//!   `max_ttl` only): new-primary-votes-at-once, new-primary-default-votes;
+//! - the lock script, `protocol/scripts/ops.lua`: `protocol/op.rs`
+//!   (`Code::name`) sends an upper-case code while the mutant is active, and
+//!   the patch's Lua at the top of `ops.lua` does the harm and turns it into
+//!   the ordinary code: `R`/`E` no-owner-check, `X` release-drops-sharers,
+//!   `A` reader-beside-any-kind, `K` extend-keeps-expiry (its keys' expiry
+//!   put back in `publish`), `F`/`P` fence-without-floor (`peek` without
+//!   the clock floor), `L` plain-acquire-overwrites, `U`
+//!   plain-release-unchecked, `N` plain-extend-revives, `J`
+//!   plain-extend-keeps-expiry, and `B` with `quorum/force_release.rs` (no
+//!   first round) force-release-blind; the five planted in the full
+//!   operations also send the plain lock's operations to them
+//!   (`protocol/claim.rs`, `plain`), so that they reach the plain lock;
 //! - in the CLI, `redquorum exec` (`exec/guarded.rs`, `left_behind`, read
 //!   through [`active`]; the torture passes it to the `exec` it starts):
 //!   exec-releases-orphans.
@@ -312,6 +307,13 @@ impl FromStr for Mutant {
     }
 }
 
+/// True in the planted-bug build of `tests/mutants.sh`, whose copy of the
+/// sources has every patch of `crates/redquorum/mutants/` applied: a build
+/// with `--cfg redquorum_mutants` alone has the mutants' names but none of
+/// their bugs, and `redquorum mutants` refuses to run on it.
+#[cfg(redquorum_mutants)]
+pub const PATCHED: bool = option_env!("REDQUORUM_MUTANTS_PATCHED").is_some();
+
 #[cfg(redquorum_mutants)]
 static ACTIVE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
@@ -351,8 +353,10 @@ pub fn active() -> Option<Mutant> {
     }
 }
 
-/// True when `mutant` is planted in this process.
+/// True when `mutant` is planted in this process: the guard of every
+/// patch (`crates/redquorum/mutants/`), so unused in a build without them.
 #[cfg(redquorum_mutants)]
+#[allow(dead_code)]
 pub(crate) fn is_active(mutant: Mutant) -> bool {
     active() == Some(mutant)
 }
@@ -363,29 +367,6 @@ pub(crate) fn is_active(mutant: Mutant) -> bool {
 pub(crate) const fn is_active(_mutant: Mutant) -> bool {
     false
 }
-
-/// Whether the plain lock runs `ops.lua`'s plain operations (on a string
-/// record): always, but while a mutant planted in the full operations it
-/// used before runs (the owner checks, the expiry, the clock floor, what a
-/// reader may join), so that the mutant reaches the plain lock as well.
-pub(crate) fn plain_path() -> bool {
-    ![
-        Mutant::NoOwnerCheck,
-        Mutant::ReleaseDropsSharers,
-        Mutant::ExtendKeepsExpiry,
-        Mutant::FenceWithoutFloor,
-        Mutant::ReaderBesideAnyKind,
-    ]
-    .into_iter()
-    .any(is_active)
-}
-
-mod script_source;
-#[cfg(test)]
-use script_source::CLOCK_FLOOR;
-#[cfg(all(test, redquorum_mutants))]
-use script_source::FLOOR_UNLESS_FLOORLESS;
-pub(crate) use script_source::{late_fallback, ops_source};
 
 #[cfg(test)]
 #[path = "mutants_tests.rs"]

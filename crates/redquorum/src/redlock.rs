@@ -7,7 +7,6 @@ use crate::build_error::BuildError;
 use crate::error::Error;
 use crate::lease::held::Held;
 use crate::lease::registry::Registry;
-use crate::mutants::{self, Mutant};
 use crate::node_id::NodeId;
 use crate::options::{LockOptions, WatchdogOptions};
 use crate::protocol::claim::{Claim, Kind};
@@ -303,12 +302,8 @@ impl Redlock {
             return Err(Error::EmptyResource);
         }
         let keys = self.resource_keys(resource);
-        let delay = if mutants::is_active(Mutant::LockDelayIgnored) {
-            std::time::Duration::ZERO
-        } else {
-            self.options.lock_delay
-        };
-        let claim = Claim::new(kind, resource, keys, token, self.options.ttl).with_delay(delay);
+        let claim = Claim::new(kind, resource, keys, token, self.options.ttl)
+            .with_delay(self.options.lock_delay);
         Ok(match &self.owner_info {
             Some(info) => claim.with_meta(info),
             None => claim,

@@ -1,6 +1,6 @@
-//! `redquorum mutants` (in builds with `--cfg redquorum_mutants` only:
-//! `RUSTFLAGS="--cfg redquorum_mutants" cargo run -p redquorum-cli
-//! --target-dir target/mut -- mutants`): runs torture against each planted
+//! `redquorum mutants` (in the planted-bug build only: `tests/mutants.sh
+//! mutants`, which applies `crates/redquorum/mutants/` to a copy of the
+//! sources and builds it with `--cfg redquorum_mutants`): runs torture against each planted
 //! bug of the library and fails unless every one is caught by a named check
 //! within the time budget. A checker that cannot fail proves nothing; this
 //! is the proof that it can.
@@ -70,6 +70,13 @@ struct Row {
 }
 
 pub(crate) async fn run(args: MutantsArgs) -> ExitCode {
+    if !mutants::PATCHED {
+        stderr_line!(
+            "redquorum mutants: this build has the mutants' names but not their bugs: \
+             build it with tests/mutants.sh (docs/torture.md, \"How planted bugs are built\")"
+        );
+        return exit::USAGE.into();
+    }
     let chosen: Vec<Mutant> = if args.only.is_empty() {
         Mutant::ALL.to_vec()
     } else {

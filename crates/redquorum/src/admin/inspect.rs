@@ -7,7 +7,6 @@ use std::time::Duration;
 use fred::types::Value;
 
 use crate::error::Error;
-use crate::mutants::{self, Mutant};
 use crate::node_error::NodeError;
 use crate::node_id::NodeId;
 use crate::protocol::claim;
@@ -253,11 +252,6 @@ impl Inspection {
     /// ```
     #[must_use]
     pub fn holders(&self, quorum: usize) -> Vec<(String, String)> {
-        let quorum = if mutants::is_active(Mutant::InspectAnyNode) {
-            1
-        } else {
-            quorum
-        };
         let holders_per_node = self.nodes.iter().filter_map(|(_, view)| {
             let view = view.as_ref().ok()?;
             let kind = view.kind()?;

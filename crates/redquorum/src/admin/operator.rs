@@ -2,7 +2,6 @@
 //! force-release a resource whose holder is stuck or gone.
 
 use crate::error::Error;
-use crate::mutants::{self, Mutant};
 use crate::node_error::NodeError;
 use crate::outcome::{NodeOutcome, Outcomes};
 use crate::protocol::fence::FenceToken;
@@ -118,17 +117,7 @@ impl Redlock {
             return Err(Error::EmptyResource);
         }
         let keys = self.resource_keys(resource);
-        let stale = if mutants::is_active(Mutant::StaleForceFence) {
-            let inspection = self.inspect(resource).await?;
-            let counters = inspection
-                .nodes()
-                .filter_map(|(_, view)| view.ok()?.fence());
-            Some(i64::try_from(counters.max().unwrap_or(0)).unwrap_or(0))
-        } else {
-            None
-        };
         let result = self.shared_quorum().force_release(resource, &keys).await;
-        let result = result.map(|raised| stale.unwrap_or(raised));
         match &result {
             // Asked for, and its result is the caller's: info, not a warning
             // (the `redquorum release --force` line is the operator's record).

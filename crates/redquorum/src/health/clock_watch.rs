@@ -13,7 +13,6 @@
 use std::time::{Duration, Instant};
 
 use crate::health::ineligible::Ineligible;
-use crate::mutants::{self, Mutant};
 
 /// Below this the allowance never goes: Redis reports microseconds, NTP may
 /// slew a clock by 0.05 %, and a drift factor of 0 must not flag those.
@@ -41,10 +40,6 @@ impl ClockWatch {
     /// Records `sample`; returns the fault it shows against the previous
     /// sample, if any.
     pub(crate) fn record(&mut self, sample: ClockSample, drift_factor: f64) -> Option<Ineligible> {
-        if mutants::is_active(Mutant::ClockMonitorBlind) {
-            self.last = Some(sample);
-            return None;
-        }
         let Some(previous) = self.last else {
             self.last = Some(sample);
             return None;

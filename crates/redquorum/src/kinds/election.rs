@@ -19,7 +19,6 @@ use futures::Stream;
 use crate::error::Error;
 use crate::kinds::leader::{Leader, leader_of};
 use crate::kinds::leadership::Leadership;
-use crate::mutants::{self, Mutant};
 use crate::protocol::claim::Kind;
 use crate::protocol::keys;
 use crate::protocol::owner_info::OwnerInfo;
@@ -117,12 +116,10 @@ impl Election {
     /// ```
     pub async fn try_campaign(&self, value: &str) -> Result<Leadership, Error> {
         let info = OwnerInfo::here(value).encode();
-        let kind = if mutants::is_active(Mutant::SharedLeadership) {
-            Kind::Read
-        } else {
-            Kind::Leader
-        };
-        let claim = self.redlock.claim(kind, &self.name)?.with_meta(&info);
+        let claim = self
+            .redlock
+            .claim(Kind::Leader, &self.name)?
+            .with_meta(&info);
         let mut held = self.redlock.take(claim).await?;
         held.auto_extend();
         Ok(Leadership::new(held))

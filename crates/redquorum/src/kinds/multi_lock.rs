@@ -12,7 +12,6 @@
 use crate::error::Error;
 use crate::kinds::held_methods::held_methods;
 use crate::lease::held::Held;
-use crate::mutants::{self, Mutant};
 use crate::protocol::claim::Kind;
 use crate::redlock::Redlock;
 
@@ -88,15 +87,6 @@ impl Redlock {
     /// ```
     pub async fn try_lock_all<S: AsRef<str>>(&self, resources: &[S]) -> Result<MultiLock, Error> {
         let resources = sorted_set(resources)?;
-        if mutants::is_active(Mutant::AllOfLastOnly) {
-            // `sorted_set` refuses an empty set.
-            let last = &resources[resources.len() - 1];
-            let claim = self.claim(Kind::Lock, last)?;
-            return Ok(MultiLock {
-                held: self.take(claim).await?,
-                resources,
-            });
-        }
         let mut claim = self.claim(Kind::Lock, &resources[0])?;
         for name in &resources[1..] {
             claim = claim.and(&self.resource_keys(name), Kind::Lock, true);

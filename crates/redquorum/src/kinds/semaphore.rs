@@ -16,7 +16,6 @@ use crate::error::Error;
 use crate::kinds::any_of;
 use crate::kinds::held_methods::held_methods;
 use crate::lease::held::Held;
-use crate::mutants::{self, Mutant};
 use crate::protocol::claim::Kind;
 use crate::redlock::Redlock;
 
@@ -182,9 +181,6 @@ impl Semaphore {
     pub async fn try_acquire(&self) -> Result<Permit, Error> {
         let taken = any_of::first_taken(self.permits, |slot| async move {
             let claim = self.redlock.claim(Kind::Permit, &self.name)?;
-            if mutants::is_active(Mutant::PermitWithoutSlot) {
-                return self.redlock.take(claim).await;
-            }
             let slot_key = claim.keys.slot(slot);
             self.redlock.take(claim.and_key(slot_key, Kind::Slot)).await
         });

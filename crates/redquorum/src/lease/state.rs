@@ -15,7 +15,6 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
-use crate::mutants::{self, Mutant};
 use crate::protocol::token::OwnerToken;
 
 /// Why a lease was lost.
@@ -146,7 +145,7 @@ impl Lease {
             if state.lost.is_some() {
                 return false;
             }
-            if now >= state.deadline && !mutants::is_active(Mutant::RevivingExtend) {
+            if now >= state.deadline {
                 state.lost = Some(LostReason::Expired);
                 return true;
             }
@@ -161,10 +160,7 @@ impl Lease {
     /// Declares the lease `Expired` if its deadline has passed; returns
     /// whether the lease is lost (for any reason).
     pub(crate) fn check_expired(&self) -> bool {
-        if self.lost_reason().is_none()
-            && Instant::now() >= self.deadline()
-            && !mutants::is_active(Mutant::RevivingExtend)
-        {
+        if self.lost_reason().is_none() && Instant::now() >= self.deadline() {
             self.declare_lost(LostReason::Expired);
         }
         self.lost_reason().is_some()

@@ -27,7 +27,6 @@ use fred::types::config::Options;
 use fred::types::{ClusterHash, CustomCommand, Key, Value};
 
 use super::Batcher;
-use crate::mutants::{self, Mutant};
 use crate::node::script;
 use crate::protocol::op::{self, Op, Reply};
 
@@ -120,13 +119,9 @@ impl Batcher {
         patient: bool,
     ) -> Vec<Reply> {
         let mut replies = vec![Err(noscript); ops.len()];
-        let late = mutants::is_active(Mutant::NoscriptAfterUnwind);
-        if late {
-            mutants::late_fallback(&self.client, &script::body(&self.script.script)).await;
-        }
         let again = {
             let mut state = self.lock();
-            let last = state.sent == seq || late;
+            let last = state.sent == seq;
             let again: Vec<usize> = (0..ops.len())
                 .filter(|&i| last || !ops[i].creates_hold())
                 .collect();
@@ -157,12 +152,7 @@ impl Batcher {
             Err(error) => vec![Err(error); again.len()],
         };
         // Each answer goes back to its own operation's slot.
-        let slots = if mutants::is_active(Mutant::NoscriptAnswersShifted) {
-            (0..again.len()).collect()
-        } else {
-            again
-        };
-        for (index, reply) in slots.into_iter().zip(answers) {
+        for (index, reply) in again.into_iter().zip(answers) {
             replies[index] = reply;
         }
         replies

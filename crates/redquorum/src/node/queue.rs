@@ -6,7 +6,6 @@ use std::collections::VecDeque;
 
 use tokio::sync::oneshot;
 
-use crate::mutants::{self, Mutant};
 use crate::protocol::op::{Op, Reply};
 
 /// Calls of ours a node may have in flight before operations queue. Two,
@@ -28,9 +27,7 @@ pub(crate) struct Queued {
 impl Queued {
     /// Whether it must still be sent (see [`Op::must_run`]).
     fn wanted(&self) -> bool {
-        let must_run = self.op.must_run()
-            && !(mutants::is_active(Mutant::QueuedReleaseDropped) && self.op.code.releases());
-        must_run || !self.reply.is_closed()
+        self.op.must_run() || !self.reply.is_closed()
     }
 }
 

@@ -70,9 +70,7 @@ impl LockScript {
 
 /// Every lock operation of every kind, one or several per call.
 pub(crate) static OPS: LazyLock<LockScript> = LazyLock::new(|| LockScript {
-    script: Script::from_lua(crate::mutants::ops_source(include_str!(
-        "../protocol/scripts/ops.lua"
-    ))),
+    script: Script::from_lua(include_str!("../protocol/scripts/ops.lua")),
     cluster: false,
 });
 
@@ -83,9 +81,7 @@ pub(crate) static OPS_CLUSTER: LazyLock<LockScript> = LazyLock::new(|| LockScrip
     script: Script::from_lua(format!(
         "#!lua flags=allow-cross-slot-keys\n{}{}",
         include_str!("../protocol/scripts/cluster_prelude.lua"),
-        sharded_publish(&crate::mutants::ops_source(include_str!(
-            "../protocol/scripts/ops.lua"
-        )))
+        sharded_publish(include_str!("../protocol/scripts/ops.lua"))
     )),
     cluster: true,
 });

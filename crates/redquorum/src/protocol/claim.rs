@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use fred::types::{Key, Value};
 
-use crate::mutants::{self, Mutant};
 use crate::protocol::fence::FenceToken;
 use crate::protocol::keys::ResourceKeys;
 use crate::protocol::op::{Code, Op};
@@ -105,7 +104,7 @@ impl Claim {
             waits: false,
             meta: Value::from_static_str(""),
             delay: Value::from(0),
-            plain: kind == Kind::Lock && mutants::plain_path(),
+            plain: kind == Kind::Lock,
             token_value: Value::from(token.to_string()),
             ttl_value: Value::from(millis(ttl)),
         }
@@ -201,9 +200,6 @@ impl Claim {
 
     /// Owner-checked: our hold lasts another TTL.
     pub(crate) fn extend(&self) -> Op {
-        if mutants::is_active(Mutant::RevivingExtend) {
-            return self.acquire(false);
-        }
         Op {
             code: if self.plain {
                 Code::PlainExtend

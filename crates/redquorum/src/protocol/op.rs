@@ -6,8 +6,6 @@
 use fred::error::{Error as FredError, ErrorKind};
 use fred::types::{Key, Value};
 
-use crate::mutants::{self, Mutant};
-
 /// The function of `ops.lua` an operation runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Code {
@@ -49,29 +47,17 @@ impl Code {
 
     fn name(self) -> &'static str {
         match self {
-            Code::Acquire if mutants::is_active(Mutant::ReaderBesideAnyKind) => "A",
-            Code::Acquire if mutants::is_active(Mutant::FenceWithoutFloor) => "F",
             Code::Acquire => "a",
-            Code::Extend if mutants::is_active(Mutant::NoOwnerCheck) => "E",
-            Code::Extend if mutants::is_active(Mutant::ExtendKeepsExpiry) => "K",
             Code::Extend => "e",
-            Code::Release if mutants::is_active(Mutant::NoOwnerCheck) => "R",
-            Code::Release if mutants::is_active(Mutant::ReleaseDropsSharers) => "X",
             Code::Release => "r",
             Code::Commit => "c",
-            Code::Propose if mutants::is_active(Mutant::FenceWithoutFloor) => "P",
             Code::Propose => "p",
             Code::SetMeta => "m",
             Code::ForceRead => "g",
-            Code::ForceRelease if mutants::is_active(Mutant::ForceReleaseBlind) => "B",
             Code::ForceRelease => "f",
             Code::Inspect => "i",
-            Code::PlainAcquire if mutants::is_active(Mutant::PlainAcquireOverwrites) => "L",
             Code::PlainAcquire => "l",
-            Code::PlainRelease if mutants::is_active(Mutant::PlainReleaseUnchecked) => "U",
             Code::PlainRelease => "u",
-            Code::PlainExtend if mutants::is_active(Mutant::PlainExtendRevives) => "N",
-            Code::PlainExtend if mutants::is_active(Mutant::PlainExtendKeepsExpiry) => "J",
             Code::PlainExtend => "n",
         }
     }

@@ -13,7 +13,6 @@ use std::time::Instant;
 use tokio::runtime::Handle;
 
 use crate::error::Error;
-use crate::mutants::{self, Mutant};
 use crate::node::master::Node;
 use crate::node::nodes::Nodes;
 use crate::node::server::Server;
@@ -134,24 +133,14 @@ impl Quorum {
             let (quorum, claim) = (Arc::clone(self), Arc::clone(claim));
             move || quorum.spawn_on_all(claim.unwind())
         });
-        let guard = if mutants::is_active(Mutant::UnwindDisarmedEarly) {
-            guard.disarm();
-            None
-        } else {
-            Some(guard)
-        };
         let (decision, votes) = fan_out::gather(&self.nodes, || op.clone(), Until::Decided).await;
         let elapsed = start.elapsed();
-        if !self.settling().is_granted(decision, elapsed, claim.ttl)
-            && !mutants::is_active(Mutant::NoUnwind)
-        {
+        if !self.settling().is_granted(decision, elapsed, claim.ttl) {
             // Stragglers' acquires were sent on the same connections before
             // this unwind, so a late grant is always followed by its undoing.
             self.unwind(claim, &votes).await;
         }
-        if let Some(guard) = guard {
-            guard.disarm();
-        }
+        guard.disarm();
         let proposal = fenced
             .then(|| {
                 let proposals = votes.iter().map(|v| (&v.outcome, v.value));
@@ -226,9 +215,6 @@ impl Quorum {
     /// the claim still holds (protocol/fence.rs has why).
     pub(crate) async fn commit(&self, claim: &Claim, token: FenceToken) -> Result<(), Error> {
         self.check_open()?;
-        if mutants::is_active(Mutant::FenceWithoutWriteBack) {
-            return Ok(());
-        }
         let op = claim.commit(token);
         let (decision, votes) = fan_out::gather(&self.nodes, || op.clone(), Until::Decided).await;
         match decision {

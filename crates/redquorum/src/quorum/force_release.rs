@@ -15,7 +15,6 @@ use std::collections::BTreeSet;
 use fred::types::Value;
 
 use crate::error::Error;
-use crate::mutants::{self, Mutant};
 use crate::node_error::NodeError;
 use crate::node_id::NodeId;
 use crate::outcome::{NodeOutcome, Outcomes};
@@ -37,13 +36,7 @@ impl Quorum {
     ) -> Result<i64, Error> {
         self.check_open()?;
         self.nodes.first_connect().await;
-        let found = if mutants::is_active(Mutant::ForceReleaseBlind) {
-            // The earlier design: no read; the removal (code `B`) deletes
-            // whatever it finds when it lands.
-            Vec::new()
-        } else {
-            self.force_read(resource, keys).await?
-        };
+        let found = self.force_read(resource, keys).await?;
         let op = claim::force_release(keys, &found);
         let (decision, votes) = fan_out::gather(&self.nodes, || op.clone(), Until::Everyone).await;
         let unavailable = |votes| Error::Unavailable {

@@ -6,9 +6,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::Error;
 use crate::metrics;
-use crate::mutants::{self, Mutant};
 use crate::node::nodes::Nodes;
-use crate::outcome::NodeOutcome;
 use crate::outcome::Outcomes;
 use crate::protocol::claim::Claim;
 use crate::quorum::tally::Decision;
@@ -47,25 +45,8 @@ impl Settle<'_> {
     ) -> Result<Instant, Error> {
         trace_votes(&votes, self.nodes, elapsed);
         let resource = claim.resource.clone();
-        let decision = if operation == Operation::Extend
-            && mutants::is_active(Mutant::ExtendBelowQuorum)
-            && votes
-                .iter()
-                .any(|v| matches!(v.outcome, NodeOutcome::Acquired))
-        {
-            Decision::Won
-        } else {
-            decision
-        };
-        // The mutant counts the lease from when the replies came, and so
-        // takes nothing off for the time the acquire took.
-        let (start, taken) = if mutants::is_active(Mutant::ValidityFromReplies) {
-            (start + elapsed, Duration::ZERO)
-        } else {
-            (start, elapsed)
-        };
         let result = match decision {
-            Decision::Won => match validity::validity(claim.ttl, taken, self.drift_factor) {
+            Decision::Won => match validity::validity(claim.ttl, elapsed, self.drift_factor) {
                 Some(validity) => Ok(start + validity),
                 None => Err(Error::Expired {
                     resource,

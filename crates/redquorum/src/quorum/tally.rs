@@ -7,7 +7,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::mutants::{self, Mutant};
 use crate::outcome::NodeOutcome;
 
 /// Where a quorum operation stands after the answers seen so far.
@@ -35,9 +34,6 @@ pub(crate) struct Tally {
 
 /// The majority of `nodes`: `N/2 + 1`.
 pub(crate) fn quorum(nodes: usize) -> usize {
-    if mutants::is_active(Mutant::MinorityQuorum) {
-        return nodes / 2;
-    }
     nodes / 2 + 1
 }
 

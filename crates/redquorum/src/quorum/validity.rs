@@ -6,8 +6,6 @@
 
 use std::time::Duration;
 
-use crate::mutants::{self, Mutant};
-
 /// Fixed part of the drift allowance, for timer granularity.
 const DRIFT_FLOOR: Duration = Duration::from_millis(2);
 
@@ -19,15 +17,6 @@ pub(crate) fn drift(ttl: Duration, drift_factor: f64) -> Duration {
 /// How long a lease granted `elapsed` after its first send may still be used,
 /// or `None` when nothing is left (the quorum came too late).
 pub(crate) fn validity(ttl: Duration, elapsed: Duration, drift_factor: f64) -> Option<Duration> {
-    if mutants::is_active(Mutant::ValidityUnreduced) {
-        return Some(ttl);
-    }
-    if mutants::is_active(Mutant::LongLease) {
-        return Some(ttl * 3);
-    }
-    if mutants::is_active(Mutant::ValidityNoDrift) {
-        return ttl.checked_sub(elapsed).filter(|left| !left.is_zero());
-    }
     ttl.checked_sub(elapsed)?
         .checked_sub(drift(ttl, drift_factor))
         .filter(|left| !left.is_zero())

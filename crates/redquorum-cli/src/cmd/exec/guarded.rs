@@ -198,9 +198,6 @@ impl Guarded {
             Ok(status) => GuardEnd::Killed(status.signal().and_then(|n| Signal::try_from(n).ok())),
             Err(_) => GuardEnd::Killed(None),
         };
-        if planted_releases_orphans(guard) {
-            return Left::Nothing;
-        }
         let (mut killed, start) = (0, Instant::now());
         // Bounded by KILL_FOR; each round kills what the last one orphaned.
         loop {
@@ -219,18 +216,4 @@ impl Guarded {
             tokio::time::sleep(KILL_ROUND_PAUSE).await;
         }
     }
-}
-
-/// The planted bug `exec-releases-orphans`: a killed guard taken for a
-/// command killed by that signal (the guard mirrors the command's status),
-/// so nothing is looked for below it.
-#[cfg(redquorum_mutants)]
-fn planted_releases_orphans(guard: GuardEnd) -> bool {
-    use redquorum::mutants::{Mutant, active};
-    matches!(guard, GuardEnd::Killed(_)) && active() == Some(Mutant::ExecReleasesOrphans)
-}
-
-#[cfg(not(redquorum_mutants))]
-fn planted_releases_orphans(_guard: GuardEnd) -> bool {
-    false
 }

@@ -11,7 +11,6 @@ use tokio::task::JoinHandle;
 
 use super::{ClusterMaster, Shard};
 use crate::health::ineligible::Ineligible;
-use crate::mutants::{self, Mutant};
 use crate::node::connection;
 use crate::node::script;
 use crate::node::server::Server;
@@ -80,7 +79,7 @@ impl ClusterMaster {
             if !up {
                 tracing::warn!(node = %self.id, shard = %shard.server.id(), "cluster shard primary not reachable");
             }
-            if !first && !self.new_primaries_vote_at_once() {
+            if !first {
                 tracing::warn!(node = %self.id, shard = %shard.server.id(), "a new primary serves slots of the cluster (failover?): its votes are refused for the longest lease");
                 shard.server.became_primary(self.settings.clock_rule.1);
             }
@@ -135,9 +134,6 @@ impl ClusterMaster {
     /// primary (the slots may lack its predecessor's holds, and a migration
     /// carries that loss along) is refused for the longest lease too.
     fn taint_takers(&self, earlier: &SlotTable, table: &SlotTable) {
-        if self.new_primaries_vote_at_once() {
-            return;
-        }
         let topology = self.read();
         let is_new_primary = |address: &Address| {
             topology.shards.get(address).is_some_and(|shard| {
@@ -151,14 +147,6 @@ impl ClusterMaster {
                 taker.server.became_primary(self.settings.clock_rule.1);
             }
         }
-    }
-
-    /// Planted bugs only: whether new primaries keep their votes (always, or
-    /// in the default configuration's branch, without `max_ttl`).
-    fn new_primaries_vote_at_once(&self) -> bool {
-        mutants::is_active(Mutant::NewPrimaryVotesAtOnce)
-            || (self.settings.max_ttl.is_none()
-                && mutants::is_active(Mutant::NewPrimaryDefaultVotes))
     }
 
     /// `CLUSTER SLOTS` from a known primary that is up, else from a seed.
