@@ -46,7 +46,15 @@ fn short_run_with_holders(holders: &str, extra: &[&str]) -> (Output, String, Str
 
 #[test]
 fn a_short_torture_prints_only_json_on_stdout_and_the_summary_line_on_stderr() {
-    let ran = short_run_under_network_faults(&["--duration", "4s"]);
+    // It must not be vacuous, so every holder it asks for must be drawn:
+    // a loaded machine grants a 4 s run about 14 holds, of which the short
+    // mix would pause none one run in seven (exit 2: "no holder was
+    // paused"); a quarter pausing or extending, over 6 s, misses about
+    // once in a thousand.
+    let ran = short_run_with_holders(
+        "brief=8,to-deadline=3,extending=2,paused=2",
+        &["--duration", "6s"],
+    );
     // stdout is the JSON object and nothing else; the summary line is stderr's last.
     let json = passed_report(&ran);
     let (_, _, stderr) = ran;
