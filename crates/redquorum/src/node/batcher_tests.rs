@@ -68,3 +68,135 @@ fn a_batch_whose_call_fails_at_once_does_not_deadlock_the_queue() {
     assert!(answers.iter().all(Result::is_err), "{answers:?}");
     cluster.resume(0).unwrap();
 }
+
+/// A batcher on node 0 of `nodes`, the lock script loaded there.
+async fn batcher_on(nodes: &redquorum_harness::Cluster) -> Arc<Batcher> {
+    use fred::interfaces::ClientLike;
+    let (config, id) = crate::node::connection::parse_url(&nodes.url(0)).unwrap();
+    let client = crate::node::connection::client(config, Duration::from_secs(10));
+    let link = Arc::new(Link::new(id, client.clone(), Duration::from_secs(10)));
+    client.connect();
+    client.wait_for_connect().await.unwrap();
+    crate::node::script::OPS.script.load(&client).await.unwrap();
+    Arc::new(Batcher::new(
+        client,
+        Duration::from_secs(10),
+        link,
+        &crate::node::script::OPS,
+    ))
+}
+
+/// A plain (string record) claim on `resource`, with a 60 s TTL.
+fn plain_claim(resource: &str) -> crate::protocol::claim::Claim {
+    use crate::protocol::claim::{Claim, Kind};
+    use crate::protocol::keys::ResourceKeys;
+    use crate::protocol::token::OwnerToken;
+    Claim::new(
+        Kind::Lock,
+        resource,
+        ResourceKeys::new("noscript-test:", resource),
+        OwnerToken::random(),
+        Duration::from_secs(60),
+    )
+}
+
+/// Whether `key` is on node 0.
+fn exists(nodes: &redquorum_harness::Cluster, key: &fred::types::Key) -> bool {
+    let key = key.as_str().unwrap().to_owned();
+    nodes.command(0, &["EXISTS", &key]).unwrap().as_int() == Some(1)
+}
+
+/// The NOSCRIPT interleavings of `after_noscript`, each made to happen
+/// deterministically: the node's scripts are flushed before the call, and
+/// the call counts as overtaken (something was sent on the connection after
+/// it) by numbering it before the last one sent. Real node.
+///
+/// An overtaken call's acquire is never sent again: its attempt's unwind
+/// may already have run on the node, and a late copy would then set the
+/// key for a whole TTL with nobody to remove it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_overtaken_call_that_found_no_script_never_sends_its_acquire_again() {
+    let nodes = redquorum_harness::Cluster::start(1).unwrap();
+    let batcher = batcher_on(&nodes).await;
+    let claim = plain_claim("overtaken-acquire");
+    nodes.command(0, &["SCRIPT", "FLUSH"]).unwrap();
+    let seq = {
+        let mut state = batcher.lock();
+        state.sent += 2;
+        state.sent - 1
+    };
+    let replies = Arc::clone(&batcher)
+        .call(seq, vec![claim.acquire(false)])
+        .await;
+    let error = replies[0]
+        .as_ref()
+        .expect_err("an overtaken acquire was answered");
+    assert!(crate::node::script::is_noscript(error), "{error:?}");
+    assert!(
+        !exists(&nodes, &claim.keys.lock),
+        "the overtaken acquire was sent again and set its key"
+    );
+}
+
+/// The operations of an overtaken call that are sent again (all but its
+/// acquires) get their own answers: an acquire before them must not take
+/// a release's `1` as a grant.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operations_sent_again_after_noscript_get_their_own_answers() {
+    let nodes = redquorum_harness::Cluster::start(1).unwrap();
+    let batcher = batcher_on(&nodes).await;
+    let (wanted, ours) = (plain_claim("wanted"), plain_claim("ours"));
+    let taken = Arc::clone(&batcher)
+        .call(1, vec![ours.acquire(false)])
+        .await;
+    assert_eq!(crate::protocol::op::integer(taken[0].clone()).unwrap(), 1);
+    nodes.command(0, &["SCRIPT", "FLUSH"]).unwrap();
+    let seq = {
+        let mut state = batcher.lock();
+        state.sent += 2;
+        state.sent - 1
+    };
+    let replies = Arc::clone(&batcher)
+        .call(seq, vec![wanted.acquire(false), ours.release()])
+        .await;
+    match &replies[0] {
+        Err(error) => assert!(crate::node::script::is_noscript(error), "{error:?}"),
+        Ok(answer) => panic!("the acquire sent once, overtaken, was answered {answer:?}"),
+    }
+    assert_eq!(
+        crate::protocol::op::integer(replies[1].clone()).unwrap(),
+        1,
+        "the release sent again did not get its own answer"
+    );
+    assert!(!exists(&nodes, &ours.keys.lock), "the release did not run");
+    assert!(!exists(&nodes, &wanted.keys.lock), "the acquire ran");
+}
+
+/// A call nothing overtook goes again whole, each operation answered in
+/// its own slot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_nothing_overtook_goes_again_whole_after_noscript() {
+    let nodes = redquorum_harness::Cluster::start(1).unwrap();
+    let batcher = batcher_on(&nodes).await;
+    let (other, ours) = (plain_claim("contended"), plain_claim("mine"));
+    let contender = plain_claim("contended");
+    let taken = Arc::clone(&batcher)
+        .call(1, vec![other.acquire(false), ours.acquire(false)])
+        .await;
+    assert!(taken.iter().all(|t| t.is_ok()), "{taken:?}");
+    nodes.command(0, &["SCRIPT", "FLUSH"]).unwrap();
+    let seq = {
+        let mut state = batcher.lock();
+        state.sent += 1;
+        state.sent
+    };
+    let replies = Arc::clone(&batcher)
+        .call(seq, vec![contender.acquire(false), ours.release()])
+        .await;
+    let answers: Vec<i64> = replies
+        .into_iter()
+        .map(|r| crate::protocol::op::integer(r).unwrap())
+        .collect();
+    assert_eq!(answers, [0, 1], "contended acquire refused, release done");
+    assert!(!exists(&nodes, &ours.keys.lock));
+}
