@@ -30,8 +30,8 @@ use std::time::{Duration, Instant};
 
 use redquorum::{LockOptions, Redlock};
 use redquorum_benches::{
-    CommandStats, Floor, Grant, KindLocker, LockKind, Locker, Refusal, Sample, Workload, median,
-    round3, run,
+    CommandStats, Fairness, Floor, Grant, KindLocker, LockKind, Locker, Refusal, Sample, Workload,
+    median, round3, run,
 };
 use redquorum_harness::Cluster;
 
@@ -160,6 +160,10 @@ impl Cell {
     }
     fn errors(&self) -> u64 {
         self.samples.iter().map(|s| s.errors).sum()
+    }
+    /// Median over repeats of a fairness figure (NaN without clients).
+    fn fair(&self, f: impl Fn(&Fairness) -> f64) -> f64 {
+        self.med(|s| s.fairness().as_ref().map_or(f64::NAN, &f))
     }
 }
 
@@ -476,6 +480,24 @@ fn print_table(results: &Results, plan: Plan) {
             }
         }
     }
+    println!(
+        "\ncritical sections per client under contention (C: 16 workers on one name), medians of the repeats\n"
+    );
+    println!("| library | clients | min | max | mean | min / mean |");
+    println!("|---|---|---|---|---|---|");
+    let kinds = LockKind::BESIDE_PLAIN.map(LockKind::name);
+    for lib in ["redquorum", NO_FENCE, "rslock"].into_iter().chain(kinds) {
+        if let Some(c) = get("C", lib) {
+            println!(
+                "| {lib} | {} | {} | {} | {} | {} |",
+                f(c.fair(|x| x.clients as f64)),
+                f(c.fair(|x| x.min as f64)),
+                f(c.fair(|x| x.max as f64)),
+                f(c.fair(|x| x.mean)),
+                f(c.fair(Fairness::min_share))
+            );
+        }
+    }
     println!("\nratios (same run) and targets\n");
     println!("| check | measured | target | met |");
     println!("|---|---|---|---|");
@@ -612,6 +634,20 @@ fn checks(results: &Results) -> Vec<(String, f64, &'static str, Option<bool>)> {
             Some(r <= 2.0),
         );
     }
+    // Issue 36: no client below half the mean under contention (16 workers
+    // on one name), for every kind; rslock's for comparison.
+    let kinds = LockKind::BESIDE_PLAIN.map(LockKind::name);
+    for lib in ["redquorum", NO_FENCE, "rslock"].into_iter().chain(kinds) {
+        if let Some(c) = get("C", lib) {
+            let share = c.fair(Fairness::min_share);
+            let name = format!("C least-served client / mean {lib}");
+            if lib == "rslock" {
+                push(&name, share, INFO, None);
+            } else {
+                push(&name, share, ">= 0.5", Some(share >= 0.5));
+            }
+        }
+    }
     // Issue 14: every kind under contention is woken by notification, at no
     // more than the plain lock's requests + 1 and hand-off p50 within 2x.
     for lib in LockKind::BESIDE_PLAIN.map(LockKind::name) {
@@ -710,6 +746,10 @@ fn print_json(results: &Results, plan: Plan) {
                 "requests_per_cycle": round3(c.req()),
                 "handoff_p50_us": round3(c.gap(0.5)),
                 "handoff_p99_us": round3(c.gap(0.99)),
+                "client_min_cycles": round3(c.fair(|x| x.min as f64)),
+                "client_max_cycles": round3(c.fair(|x| x.max as f64)),
+                "client_mean_cycles": round3(c.fair(|x| x.mean)),
+                "client_min_share": round3(c.fair(Fairness::min_share)),
                 "errors": c.errors(),
             })
         })

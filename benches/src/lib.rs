@@ -20,6 +20,8 @@
 //! - `locker.rs`: [`Floor`] (the same script through fred, no lock logic)
 //!   and [`refusal_kind`].
 //! - `redis_stats.rs`: [`CommandStats`] (requests from `INFO commandstats`).
+//! - `fairness.rs`: [`Fairness`] (how a contended run's critical
+//!   sections were shared among its clients).
 //! - `cpu.rs`: [`process_cpu`] (`getrusage`); `stats.rs`: [`Latencies`]
 //!   (an HDR histogram), [`median`].
 
@@ -27,6 +29,7 @@
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
 mod cpu;
+mod fairness;
 mod kinds;
 mod lock_kind;
 mod locker;
@@ -37,6 +40,7 @@ mod votes;
 mod workload;
 
 pub use cpu::process_cpu;
+pub use fairness::Fairness;
 pub use kinds::{HeldKind, KindLocker};
 pub use lock_kind::LockKind;
 pub use locker::{Floor, refusal_kind};

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::fairness::Fairness;
 use crate::stats::Latencies;
 use redquorum_harness::Locker;
 
@@ -72,6 +73,8 @@ pub struct Sample {
     pub handoff: Latencies,
     /// The first error seen, if any.
     pub first_error: Option<String>,
+    /// Completed cycles of each task (client), in task order.
+    pub per_task: Vec<u64>,
 }
 
 impl Sample {
@@ -118,8 +121,22 @@ impl Sample {
         latencies.quantile_us(q)
     }
 
-    /// The `redquorum bench --json` figures of this run; `handoff` only
-    /// for the contended workloads.
+    /// How the cycles were shared among the tasks (`None` when no task
+    /// finished).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let s = redquorum_benches::Sample { per_task: vec![3, 5], ..Default::default() };
+    /// assert_eq!(s.fairness().unwrap().min, 3);
+    /// ```
+    #[must_use]
+    pub fn fairness(&self) -> Option<Fairness> {
+        Fairness::of(&self.per_task)
+    }
+
+    /// The `redquorum bench --json` figures of this run; `handoff` and
+    /// `fairness` only for the contended workloads.
     ///
     /// # Examples
     ///
@@ -141,6 +158,7 @@ impl Sample {
             client_cpu_us_per_cycle: round3(self.cpu_us_per_cycle()),
             handoff_p50_us: handoff(0.5),
             handoff_p99_us: handoff(0.99),
+            fairness: with_handoff.then(|| self.fairness()).flatten(),
             cycles: self.cycles,
             errors: self.errors,
         }
@@ -169,6 +187,9 @@ pub struct Report {
     /// Hand-off, 99th percentile, µs; contended workloads only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub handoff_p99_us: Option<Option<f64>>,
+    /// Critical sections per client (least, most, mean); contended workloads only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fairness: Option<Fairness>,
     /// Completed cycles.
     pub cycles: u64,
     /// Failed acquires or releases.
@@ -274,8 +295,10 @@ pub async fn run<L: Locker>(
     for handle in handles {
         let Ok(tally) = handle.await else {
             sample.errors += 1;
+            sample.per_task.push(0);
             continue;
         };
+        sample.per_task.push(tally.cycles);
         sample.cycles += tally.cycles;
         sample.errors += tally.errors;
         sample.acquire.merge(&tally.acquire);

@@ -68,8 +68,22 @@ fn bench_prints_the_documented_fields_for_every_workload() {
                 handoff.is_some(),
                 "{workload}: handoff_p50_us missing in {json}"
             );
+            // Every worker's critical sections are counted: the least and
+            // the most any one got lie around their mean.
+            let json: serde_json::Value = serde_json::from_str(json).unwrap();
+            let fairness = &json["fairness"];
+            let (min, max, mean) = (
+                fairness["min"].as_f64().unwrap(),
+                fairness["max"].as_f64().unwrap(),
+                fairness["mean"].as_f64().unwrap(),
+            );
+            assert!(min <= mean && mean <= max, "{workload}: {fairness}");
+            let workers = fairness["clients"].as_f64().unwrap();
+            let cycles = json["cycles"].as_f64().unwrap();
+            assert!((mean * workers - cycles).abs() < 1e-6, "{workload}: {json}");
         } else {
             assert!(!json.contains("handoff_p50_us"), "{workload}: {json}");
+            assert!(!json.contains("fairness"), "{workload}: {json}");
         }
     }
 }

@@ -259,5 +259,15 @@ fn print_sample(
             us(&sample.handoff, 0.5),
             us(&sample.handoff, 0.99)
         );
+        if let Some(fair) = sample.fairness() {
+            println!(
+                "critical sections per client ({}): min {}, max {}, mean {:.1}; the least served got {:.0}% of the mean",
+                fair.clients,
+                fair.min,
+                fair.max,
+                fair.mean,
+                fair.min_share() * 100.0
+            );
+        }
     }
 }
