@@ -19,7 +19,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use redquorum::Redlock;
-use redquorum_benches::{CommandStats, KindLocker, LockKind, Sample, Workload, median, run};
+use redquorum_adapter::{KindLocker, LockKind};
+use redquorum_benches::{CommandStats, Sample, Workload, median, run};
 use redquorum_harness::{Cluster, ShardedCluster};
 
 /// Masters in every case.

@@ -29,9 +29,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use redquorum::{LockOptions, Redlock};
+use redquorum_adapter::{KindLocker, LockKind};
 use redquorum_benches::{
-    CommandStats, Fairness, Floor, Grant, KindLocker, LockKind, Locker, Refusal, Sample, Workload,
-    median, round3, run,
+    CommandStats, Fairness, Floor, Grant, Locker, Refusal, Sample, Workload, median, round3, run,
 };
 use redquorum_harness::Cluster;
 

@@ -12,13 +12,9 @@
 //!
 //! - `workload.rs`: [`Workload`] (A sequential, B parallel, C contended, C2
 //!   ping-pong), [`run`], [`Sample`], [`Report`] (the JSON figures).
-//! - `kinds.rs`: [`KindLocker`] over a [`LockKind`]: redquorum behind the
-//!   harness's [`Locker`] trait (re-exported here), every lock kind (plain,
-//!   reentrant, write, any-of, all-of, semaphore, election), the one way
-//!   every benchmark, `redquorum bench`, `redquorum torture` and the scenario
-//!   tests drive the library.
-//! - `locker.rs`: [`Floor`] (the same script through fred, no lock logic)
-//!   and [`refusal_kind`].
+//! - `locker.rs`: [`Floor`] (the same script through fred, no lock logic),
+//!   behind the harness's [`Locker`] trait (re-exported here). redquorum
+//!   itself is driven through its adapter, the `redquorum-adapter` crate.
 //! - `redis_stats.rs`: [`CommandStats`] (requests from `INFO commandstats`).
 //! - `fairness.rs`: [`Fairness`] (how a contended run's critical
 //!   sections were shared among its clients).
@@ -30,23 +26,15 @@
 
 mod cpu;
 mod fairness;
-mod kinds;
-mod lock_kind;
 mod locker;
-mod mixed;
 mod redis_stats;
 mod stats;
-mod votes;
 mod workload;
 
 pub use cpu::process_cpu;
 pub use fairness::Fairness;
-pub use kinds::{HeldKind, KindLocker};
-pub use lock_kind::LockKind;
-pub use locker::{Floor, refusal_kind};
-pub use mixed::{MIXED_PERMITS, MixedLocker};
+pub use locker::Floor;
 pub use redis_stats::CommandStats;
 pub use redquorum_harness::{Grant, Locker, Refusal};
 pub use stats::{Latencies, median};
-pub use votes::wait_for_votes;
 pub use workload::{Report, Sample, Workload, round3, run};

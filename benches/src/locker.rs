@@ -1,7 +1,6 @@
-//! The floor behind the harness's one [`Locker`] trait (a raw fred fan-out
-//! of redquorum's script, no lock logic), and what every redquorum adapter
-//! shares: the refusal kinds and the commands redquorum sends (the one
-//! adapter of the library itself is `kinds.rs`'s `KindLocker`).
+//! The floor behind the harness's one [`Locker`] trait: a raw fred fan-out
+//! of redquorum's script, no lock logic (the library's own adapter is the
+//! `redquorum-adapter` crate's `KindLocker`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -11,39 +10,7 @@ use fred::interfaces::ClientLike;
 use fred::prelude::{Config, ConnectionConfig, PerformanceConfig, ReconnectPolicy};
 use fred::types::Value;
 use fred::types::scripts::Script;
-use redquorum::Error;
 use redquorum_harness::{Grant, Locker, Refusal};
-
-/// A one-word kind for a refused acquire, as reports group them.
-///
-/// # Examples
-///
-/// ```
-/// let error = redquorum::Error::Lost { resource: "r".into() };
-/// assert_eq!(redquorum_benches::refusal_kind(&error), "lost");
-/// ```
-#[must_use]
-pub fn refusal_kind(error: &Error) -> &'static str {
-    match error {
-        Error::Contended { .. } => "contended",
-        Error::Unavailable { .. } => "unavailable",
-        Error::Expired { .. } => "expired",
-        Error::NotHeld { .. } => "not-held",
-        Error::Lost { .. } => "lost",
-        Error::WaitTimeout { last, .. } => refusal_kind(last),
-        _ => "other",
-    }
-}
-
-/// The commands redquorum itself sends, whatever the lock kind.
-pub(crate) const REDQUORUM_COMMANDS: &[&str] = &[
-    "evalsha",
-    "eval",
-    "script|load",
-    "subscribe",
-    "unsubscribe",
-    "ping",
-];
 
 /// The floor: exactly the commands of one cycle, sent concurrently to all N
 /// nodes with fred (one client per node, redquorum's settings): redquorum's

@@ -356,7 +356,7 @@ async fn a_lock_delay_blocks_a_vanished_holders_resource_but_not_a_released_one(
 /// it is released or force-released.
 #[tokio::test]
 async fn inspect_names_the_holder_of_every_kind_by_its_owner_token() {
-    use redquorum_benches::{KindLocker, LockKind, Locker};
+    use redquorum_adapter::{KindLocker, LockKind, Locker};
     let nodes = cluster(3);
     let redlock = redlock(&nodes, Duration::from_secs(10));
     let quorum = redlock.quorum();

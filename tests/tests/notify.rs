@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use common::{cluster, eventually, subscribers};
 use redquorum::{LockOptions, Redlock};
-use redquorum_benches::{KindLocker, LockKind, Locker};
+use redquorum_adapter::{KindLocker, LockKind, Locker};
 use redquorum_harness::Cluster;
 
 /// Long enough that a waiter relying on its backoff never retries during a test.

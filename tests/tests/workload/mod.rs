@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use redquorum::Redlock;
-use redquorum_benches::{KindLocker, LockKind};
+use redquorum_adapter::{KindLocker, LockKind};
 use redquorum_harness::{
     AuditConfig, ClientPauser, Cluster, Evidence, Exercised, FaultLog, History, KeyAudit, Nemesis,
     NemesisConfig, ProtectedStore, Proxies, Verdict, WorkloadConfig, check, check_evidence,
@@ -14,7 +14,7 @@ use redquorum_harness::{
 };
 
 /// The lock under test, as the workload sees it: the one adapter every
-/// driver uses (`redquorum_benches`), with the owner and fencing tokens in
+/// driver uses (`redquorum_adapter`), with the owner and fencing tokens in
 /// each grant.
 pub fn locker(redlock: Redlock) -> KindLocker {
     KindLocker::for_history(redlock, LockKind::Plain)
@@ -22,7 +22,7 @@ pub fn locker(redlock: Redlock) -> KindLocker {
 
 /// A short name for why a lock was refused.
 pub fn kind(error: &redquorum::Error) -> &'static str {
-    redquorum_benches::refusal_kind(error)
+    redquorum_adapter::refusal_kind(error)
 }
 
 /// Nodes behind fault proxies, a separate protected store, and a Redlock through the proxies.

@@ -11,7 +11,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use redquorum::{LockOptions, Redlock};
-use redquorum_benches::{KindLocker, LockKind, Workload, run};
+use redquorum_adapter::{KindLocker, LockKind};
+use redquorum_benches::{Workload, run};
 
 use crate::exit;
 use crate::nodes_arg::NodesArg;

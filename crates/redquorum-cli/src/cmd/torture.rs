@@ -11,7 +11,7 @@
 //! generic over its `TortureLock` trait. This command resolves the plan
 //! from its options (`torture/args.rs`) and builds the library's lock for
 //! it (`torture/lock.rs`), driven through the adapter the benchmarks use
-//! too (`redquorum_benches::KindLocker::for_history`: any lock kind, each
+//! too (`redquorum_adapter::KindLocker::for_history`: any lock kind, each
 //! grant with its owner and fencing tokens for the checker); by default
 //! every kind at once on the same names (`MixedLocker`), with acquires and
 //! releases dropped part-way at random. The report is `torture/report.rs`.

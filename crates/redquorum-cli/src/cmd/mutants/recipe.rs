@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use redquorum::mutants::Mutant;
-use redquorum_benches::LockKind;
+use redquorum_adapter::LockKind;
 use redquorum_harness::{FaultKind, Holder, OperatorPace, Persistence};
 
 use super::MutantsArgs;

@@ -125,7 +125,7 @@ pub(crate) struct TortureArgs {
     /// and releases dropped part-way (with --lock-delay, --fast-node and an
     /// operator too).
     #[arg(long)]
-    kind: Option<redquorum_benches::LockKind>,
+    kind: Option<redquorum_adapter::LockKind>,
     /// The lock's lock-delay (e.g. 2s): the checker then requires that no
     /// grant comes within it after a holder that vanished (released only
     /// after its hold expired: the paused holders). Not with `--kind
@@ -211,7 +211,7 @@ pub(super) fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String>
         return Err("need --clients, --resources and --groups ≥ 1 and --ttl ≥ 200ms".into());
     }
     if args.lock_delay.is_some_and(|d| !d.is_zero())
-        && args.kind == Some(redquorum_benches::LockKind::Election)
+        && args.kind == Some(redquorum_adapter::LockKind::Election)
     {
         return Err("--lock-delay cannot be checked with --kind election: a leadership extends itself, so no holder vanishes".into());
     }

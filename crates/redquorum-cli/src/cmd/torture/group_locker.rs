@@ -1,11 +1,11 @@
 //! What one client group of the torture locks with: the library through
-//! the benchmarks' adapter (`MixedLocker`), and in the default run's exec
+//! the library's adapter (`redquorum_adapter::MixedLocker`), and in the default run's exec
 //! group, now and then, a holder in another process: `redquorum exec`
 //! (`exec_holder.rs`).
 
 use std::time::Instant;
 
-use redquorum_benches::{HeldKind, MixedLocker};
+use redquorum_adapter::{HeldKind, MixedLocker};
 use redquorum_harness::{Grant, History, Locker, ProtectedStore, Refusal, Session};
 
 use super::exec_holder::ExecHolder;
@@ -63,7 +63,7 @@ impl Locker for GroupLocker {
 #[cfg(test)]
 mod tests {
     use redquorum::Redlock;
-    use redquorum_benches::LockKind;
+    use redquorum_adapter::LockKind;
     use redquorum_harness::Cluster;
 
     use super::*;

@@ -2,14 +2,13 @@
 //! run builds it (`Redlock` through the group's fault proxies, with the
 //! run's TTL, node timeout, lock-delay and the delayed-restart rule; in the
 //! default run each group its own way, `torture/population.rs`), and
-//! driven through the benchmarks' adapter (`redquorum_benches::MixedLocker`:
+//! driven through the library's adapter (`redquorum_adapter::MixedLocker`:
 //! one kind, or every kind at once on the same names). The harness composes
 //! the run around it (`redquorum_harness::TorturePlan::execute`).
 
 use std::time::Duration;
 
-use redquorum::{LockOptions, Redlock};
-use redquorum_benches::{LockKind, MixedLocker, wait_for_votes};
+use redquorum_adapter::{LockKind, MixedLocker, torture_redlock, wait_for_votes};
 use redquorum_harness::{TortureLock, TorturePlan};
 
 use super::exec_holder::ExecHolder;
@@ -50,7 +49,7 @@ impl TortureLock for Lock {
             }
             Setup::OwnerInfo.redlock(plan, urls, prefix)?
         } else {
-            redlock(plan, urls, prefix)?
+            torture_redlock(plan, urls, prefix)?
         };
         if plan.delayed_restart() || population::runs(plan) {
             // Fresh nodes vote only once up for max_ttl: start the clock then,
@@ -75,7 +74,7 @@ impl TortureLock for Lock {
         });
         let redlock = match Setup::of(plan, group) {
             Some(setup) => setup.redlock(plan, urls, prefix),
-            None => redlock(plan, urls, prefix),
+            None => torture_redlock(plan, urls, prefix),
         }
         .expect("the same configuration was built above");
         let resources = plan.resource_names();
@@ -93,7 +92,7 @@ impl TortureLock for Lock {
     }
 
     fn operator(plan: &Plan, urls: Vec<String>, prefix: &str) -> Result<Operator, String> {
-        redlock(plan, urls, prefix).map(Operator)
+        torture_redlock(plan, urls, prefix).map(Operator)
     }
 }
 
@@ -111,86 +110,4 @@ impl TortureLock for Lock {
 /// long first), and the nemesis fails shards over every second or so.
 pub(crate) fn exec_group(plan: &Plan, group: usize) -> bool {
     plan.lock == Lock::Mixed && plan.cluster_shards.is_none() && group + 1 == plan.groups.max(1)
-}
-
-/// The lock every client of the run uses when its groups are alike (not
-/// a population), on `urls`, its keys under `prefix`.
-fn redlock(plan: &Plan, urls: Vec<String>, prefix: &str) -> Result<Redlock, String> {
-    let builder = Redlock::builder()
-        .nodes(urls)
-        .ttl(plan.ttl)
-        .wait(plan.ttl / 2)
-        .node_timeout(plan.node_timeout)
-        .retry_delay(Duration::from_millis(5))
-        .retry_jitter(Duration::from_millis(20))
-        .key_prefix(prefix.to_owned());
-    // Local nodes run AOF everysec and the nemesis kills them. Redis then
-    // acknowledges a write it has not written while a background fsync is
-    // slow (it postpones the write up to 2 s), so a kill -9 on a busy disk
-    // can lose a granted hold (the first soak on the one engine found an
-    // overlap that way). Assumption (c) then needs the delayed-restart
-    // rule, which the lock enforces itself with `max_ttl`.
-    // With a lock-delay a lost hold blocks for the TTL plus the delay.
-    let builder = if plan.delayed_restart() {
-        builder.max_ttl(plan.ttl + plan.lock_delay)
-    } else {
-        builder
-    };
-    // A fast node is found by comparing two probes of its clock: with a
-    // probe every tenth of the TTL each client's handle refuses it from
-    // its second probe on, before a hold it granted at the start can
-    // expire early (after TTL / rate, for a rate below 5).
-    let builder = if plan.fast_node.is_some() {
-        builder.health_check_interval(plan.ttl / 10)
-    } else {
-        builder
-    };
-    let redlock = builder.build().map_err(|e| e.to_string())?;
-    redlock
-        .with_options(&LockOptions {
-            lock_delay: plan.lock_delay,
-            ..*redlock.options()
-        })
-        .map_err(|e| e.to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use redquorum_harness::{Cluster, FaultKind, Persistence};
-
-    use super::*;
-
-    fn plan(kinds: Vec<FaultKind>, given: Vec<String>) -> Plan {
-        Plan {
-            given,
-            node_count: 3,
-            // Longer than this test's nodes have been up.
-            ttl: Duration::from_secs(30),
-            kinds,
-            ..Plan::new(Lock::One(LockKind::Plain))
-        }
-    }
-
-    /// AOF everysec can lose an acknowledged write to a kill -9 on a busy
-    /// disk, so with the kill nemesis on local nodes the lock must not count
-    /// a node that has been up for less than the TTL; without kills, or on
-    /// given nodes, it counts them at once.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn with_kills_on_local_nodes_a_node_up_less_than_the_ttl_does_not_vote() {
-        let cluster = Cluster::builder(3)
-            .persistence(Persistence::AofEverySec)
-            .start()
-            .expect("nodes");
-        let killing = plan(vec![FaultKind::Kill, FaultKind::Stall], Vec::new());
-        let refused = redlock(&killing, cluster.urls(), "t:k:").unwrap();
-        assert!(refused.try_lock("r").await.is_err());
-        let calm = plan(vec![FaultKind::Stall], Vec::new());
-        let counted = redlock(&calm, cluster.urls(), "t:c:").unwrap();
-        counted
-            .try_lock("r")
-            .await
-            .expect("fresh nodes vote")
-            .forget();
-        assert!(!plan(vec![FaultKind::Kill], cluster.urls()).delayed_restart());
-    }
 }

@@ -175,7 +175,7 @@ pub(crate) fn runs(plan: &Plan) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use redquorum_benches::LockKind;
+    use redquorum_adapter::LockKind;
 
     use super::*;
 

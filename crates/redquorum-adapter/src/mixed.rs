@@ -100,7 +100,7 @@ const KEPT_WORK_TTLS: (f64, f64) = (1.0, 2.5);
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// # let cluster = redquorum_harness::Cluster::start(3).unwrap();
-/// use redquorum_benches::{Locker, MixedLocker};
+/// use redquorum_adapter::{Locker, MixedLocker};
 /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build().unwrap();
 /// let locker = MixedLocker::new(redlock, vec!["r".into()], 1);
 /// let grant = locker.acquire("r").await.unwrap();

@@ -15,7 +15,7 @@ use redquorum::{
 use redquorum_harness::{Grant, Locker, Refusal, Share};
 
 use crate::lock_kind::LockKind;
-use crate::locker::{REDQUORUM_COMMANDS, refusal_kind};
+use crate::refusal::{REDQUORUM_COMMANDS, refusal_kind};
 
 /// What a [`KindLocker`] holds.
 #[derive(Debug)]
@@ -92,7 +92,7 @@ impl HeldKind {
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// # let cluster = redquorum_harness::Cluster::start(3).unwrap();
-/// use redquorum_benches::{KindLocker, LockKind, Locker};
+/// use redquorum_adapter::{KindLocker, LockKind, Locker};
 /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build().unwrap();
 /// for kind in LockKind::BESIDE_PLAIN {
 ///     let locker = KindLocker::new(redlock.clone(), kind);
@@ -132,7 +132,7 @@ impl KindLocker {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// # let cluster = redquorum_harness::Cluster::start(3).unwrap();
-    /// use redquorum_benches::{KindLocker, LockKind, Locker};
+    /// use redquorum_adapter::{KindLocker, LockKind, Locker};
     /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build().unwrap();
     /// let locker = KindLocker::new(redlock, LockKind::Plain);
     /// let grant = locker.acquire("r").await.unwrap();
@@ -166,7 +166,7 @@ impl KindLocker {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// # let cluster = redquorum_harness::Cluster::start(3).unwrap();
-    /// use redquorum_benches::{KindLocker, LockKind, Locker};
+    /// use redquorum_adapter::{KindLocker, LockKind, Locker};
     /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build().unwrap();
     /// let locker = KindLocker::new(redlock, LockKind::Reentrant).mixed(2);
     /// let outer = locker.acquire("r").await.unwrap();
@@ -209,7 +209,7 @@ impl KindLocker {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// # let cluster = redquorum_harness::Cluster::start(3).unwrap();
-    /// use redquorum_benches::{KindLocker, LockKind, Locker};
+    /// use redquorum_adapter::{KindLocker, LockKind, Locker};
     /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build().unwrap();
     /// let ring = vec!["a".to_owned(), "b".to_owned()];
     /// let locker = KindLocker::new(redlock.clone(), LockKind::AllOf).with_ring(ring);
@@ -249,7 +249,7 @@ impl KindLocker {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// # let cluster = redquorum_harness::Cluster::start(3).unwrap();
-    /// use redquorum_benches::{KindLocker, LockKind, Locker};
+    /// use redquorum_adapter::{KindLocker, LockKind, Locker};
     /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build().unwrap();
     /// for kind in [LockKind::Plain, LockKind::Semaphore] {
     ///     let locker = KindLocker::for_history(redlock.clone(), kind);
@@ -278,7 +278,7 @@ impl KindLocker {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// # let cluster = redquorum_harness::Cluster::start(3).unwrap();
-    /// use redquorum_benches::{KindLocker, LockKind, Locker};
+    /// use redquorum_adapter::{KindLocker, LockKind, Locker};
     /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build().unwrap();
     /// let locker = KindLocker::for_history(redlock, LockKind::Plain).without_fence();
     /// let grant = locker.acquire("r").await.unwrap();

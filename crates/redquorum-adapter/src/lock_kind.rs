@@ -46,7 +46,7 @@ impl LockKind {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(redquorum_benches::LockKind::AnyOf.name(), "any-of");
+    /// assert_eq!(redquorum_adapter::LockKind::AnyOf.name(), "any-of");
     /// ```
     #[must_use]
     pub fn name(self) -> &'static str {
@@ -83,7 +83,7 @@ impl FromStr for LockKind {
     /// # Examples
     ///
     /// ```
-    /// use redquorum_benches::LockKind;
+    /// use redquorum_adapter::LockKind;
     /// assert_eq!("semaphore".parse::<LockKind>(), Ok(LockKind::Semaphore));
     /// assert!("mutex".parse::<LockKind>().is_err());
     /// ```

@@ -15,7 +15,7 @@ use redquorum::Redlock;
 /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// # let cluster = redquorum_harness::Cluster::start(3)?;
 /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
-/// redquorum_benches::wait_for_votes(&redlock, std::time::Duration::from_secs(5)).await;
+/// redquorum_adapter::wait_for_votes(&redlock, std::time::Duration::from_secs(5)).await;
 /// assert!(redlock.health().await.iter().all(|(_, h)| h.refusal().is_none()));
 /// # Ok(()) }
 /// ```
