@@ -42,15 +42,18 @@ impl DropPlan {
         tokio::time::timeout(bound, future).await.ok()
     }
 
-    /// Runs an acquire: as [`run`](Self::run), or, with the give-up chance,
-    /// races it against the caller's own timeout and drops it if that wins.
+    /// Runs an acquire: as [`run`](Self::run), or, for a caller `impatient`
+    /// by nature (brief work: a request with a deadline; not a long job)
+    /// and with the give-up chance, races it against the caller's own
+    /// timeout and drops it if that wins.
     pub(crate) async fn acquire<F: Future>(
         &self,
         rng: &mut impl Rng,
+        impatient: bool,
         future: F,
     ) -> Option<F::Output> {
         let (low, high) = self.give_up_after;
-        if self.give_up <= 0.0 || low > high || !rng.gen_bool(self.give_up.min(1.0)) {
+        if !impatient || self.give_up <= 0.0 || low > high || !rng.gen_bool(self.give_up.min(1.0)) {
             return self.run(rng, future).await;
         }
         let bound = rng.gen_range(low..=high);
@@ -88,7 +91,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_caller_that_gives_up_waits_at_least_its_timeout_and_never_drops_a_release() {
+    async fn an_impatient_caller_waits_at_least_its_timeout_and_never_drops_a_release() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(2);
         let impatient = DropPlan {
             chance: 0.0,
@@ -101,12 +104,18 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(5)).await;
             1
         };
-        assert_eq!(impatient.acquire(&mut rng, quick).await, Some(1));
+        assert_eq!(impatient.acquire(&mut rng, true, quick).await, Some(1));
         // Cut, but not before the timeout's low end.
         let start = std::time::Instant::now();
         let slow = tokio::time::sleep(Duration::from_secs(5));
-        assert_eq!(impatient.acquire(&mut rng, slow).await, None);
+        assert_eq!(impatient.acquire(&mut rng, true, slow).await, None);
         assert!(start.elapsed() >= Duration::from_millis(30));
+        // A long job's acquire is not given up on.
+        let patient = async {
+            tokio::time::sleep(Duration::from_millis(60)).await;
+            3
+        };
+        assert_eq!(impatient.acquire(&mut rng, false, patient).await, Some(3));
         // Releases are not given up on.
         let release = async {
             tokio::time::sleep(Duration::from_millis(60)).await;

@@ -67,7 +67,11 @@ impl<L: Locker> Client<L> {
             let start = self.history.now();
             let Some(acquired) = self
                 .drops()
-                .acquire(&mut rng, self.locker.acquire(resource))
+                .acquire(
+                    &mut rng,
+                    holder == Holder::Brief,
+                    self.locker.acquire(resource),
+                )
                 .await
             else {
                 let mut session = Session::refused(self.client, resource, start, "dropped");

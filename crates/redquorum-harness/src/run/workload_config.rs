@@ -44,8 +44,9 @@ pub struct WorkloadConfig {
     pub drop_chance: f64,
     /// The longest such timer. Default: 50 ms.
     pub drop_within: Duration,
-    /// The chance that an acquire's caller gives up after a timeout of its
-    /// own (`tokio::time::timeout` around a waiting acquire), drawn from
+    /// The chance that a brief holder's acquire (a request with a deadline,
+    /// not a long job) is given up after a timeout of its caller's own
+    /// (`tokio::time::timeout` around a waiting acquire), drawn from
     /// `give_up_after`: the acquire is dropped in whichever attempt is out
     /// then. Default: 0.
     pub give_up_chance: f64,
