@@ -39,7 +39,7 @@ pub const MIXED_PERMITS: usize = 2;
 /// taken (at 2 in 32 it hardly ever did, and a semaphore that admitted
 /// everyone escaped a 60 s run: `permit-without-slot`, issue 34's sweep).
 ///
-/// A third of the tokenless plain holds (4 of 12) are long jobs kept
+/// Half the tokenless plain holds (6 of 12) are long jobs kept
 /// alive by the library's watchdog (`auto_extend`), as users keep a lock
 /// through work of unknown length: their extensions are the library's own
 /// (retried while validity remains), sent under every fault and late on a
@@ -49,8 +49,8 @@ pub const MIXED_PERMITS: usize = 2;
 /// harness's renewing plain holders without a token were a few a run:
 /// `plain-extend-revives`).
 const WEIGHTS: [Row; 10] = [
-    row(LockKind::Plain, NO_TOKEN, 8),
-    row(LockKind::Plain, KEPT, 4),
+    row(LockKind::Plain, NO_TOKEN, 6),
+    row(LockKind::Plain, KEPT, 6),
     row(LockKind::Plain, FENCED, 6),
     row(LockKind::Write, FENCED, 3),
     row(LockKind::Read, FENCED, 4),

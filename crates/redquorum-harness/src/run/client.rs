@@ -67,7 +67,11 @@ impl<L: Locker> Client<L> {
             let start = self.history.now();
             let Some(acquired) = self
                 .drops()
-                .run(&mut rng, self.locker.acquire(resource))
+                .acquire(
+                    &mut rng,
+                    holder == Holder::Brief,
+                    self.locker.acquire(resource),
+                )
                 .await
             else {
                 let mut session = Session::refused(self.client, resource, start, "dropped");
@@ -110,6 +114,8 @@ impl<L: Locker> Client<L> {
         DropPlan {
             chance: self.config.drop_chance,
             within: self.config.drop_within,
+            give_up: self.config.give_up_chance,
+            give_up_after: self.config.give_up_after,
         }
     }
 

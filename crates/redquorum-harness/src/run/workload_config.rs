@@ -44,6 +44,14 @@ pub struct WorkloadConfig {
     pub drop_chance: f64,
     /// The longest such timer. Default: 50 ms.
     pub drop_within: Duration,
+    /// The chance that a brief holder's acquire (a request with a deadline,
+    /// not a long job) is given up after a timeout of its caller's own
+    /// (`tokio::time::timeout` around a waiting acquire), drawn from
+    /// `give_up_after`: the acquire is dropped in whichever attempt is out
+    /// then. Default: 0.
+    pub give_up_chance: f64,
+    /// That timeout's range (uniform). Default: 50–500 ms.
+    pub give_up_after: (Duration, Duration),
     /// Random seed (clients use `seed + index`). Default: 1.
     pub seed: u64,
 }
@@ -63,6 +71,8 @@ impl Default for WorkloadConfig {
             fenced_store: false,
             drop_chance: 0.0,
             drop_within: Duration::from_millis(50),
+            give_up_chance: 0.0,
+            give_up_after: (Duration::from_millis(50), Duration::from_millis(500)),
             seed: 1,
         }
     }
