@@ -1,3 +1,7 @@
+-- Single-server form (node/script.rs): releases and news are announced by
+-- PUBLISH.
+local PUBLISH = 'publish'
+
 -- Every lock operation of every kind, one or several per call (group
 -- commit: see node/batcher.rs). For operation i, ARGV holds its code, its key
 -- count and its argument count, then its arguments; its keys follow in
@@ -31,11 +35,12 @@
 -- exclusive 'slot' record, cap them), and the holds of one reentrant owner.
 -- The fence counter is a number at the fence key.
 --
--- The plain lock's operations ('l', 'u', 'n') run first, on a string
--- record, before the other operations are even defined (most calls are
--- theirs, and defining the rest costs more than they do); one that finds a
--- hash at its key leaves it to the full operation ('a', 'r', 'e'), which
--- reads both records.
+-- The plain lock's operations (OP_PLAIN_*) run first, on a string record,
+-- before the other operations are even defined (most calls are theirs, and
+-- defining the rest costs more than they do); one that finds a hash at its
+-- key leaves it to the full operation (OP_ACQUIRE, OP_RELEASE, OP_EXTEND),
+-- which reads both records. The codes are protocol/op.rs's (`Code`), joined
+-- in after this file.
 --
 -- An acquire, extend, release or commit can act on several locks at once
 -- (a multi-resource lock, a permit and its slot): all or nothing on each
@@ -70,6 +75,20 @@ local function peek(fence)
   return math.max(stored + 1, clock() * 1024)
 end
 
+-- The operation codes (protocol/op.rs, `code_table`).
+local OP_ACQUIRE = 'a'
+local OP_EXTEND = 'e'
+local OP_RELEASE = 'r'
+local OP_COMMIT = 'c'
+local OP_PROPOSE = 'p'
+local OP_SET_META = 'm'
+local OP_FORCE_READ = 'g'
+local OP_FORCE_RELEASE = 'f'
+local OP_INSPECT = 'i'
+local OP_PLAIN_ACQUIRE = 'l'
+local OP_PLAIN_RELEASE = 'u'
+local OP_PLAIN_EXTEND = 'n'
+
 -- Lock key -> tag: announced at the end of the call on
 -- 'redquorum:released:' .. key (wait/notify.rs), so waiters wake without polling.
 -- A release is tagged with the releasing token (or 'forced:' and the time).
@@ -85,17 +104,17 @@ local news = {}
 -- of the same code (below) then decides.
 local plain = {}
 
--- Plain acquire: KEYS lock [, fence]; ARGV token, ttl. What `ops.a`
--- answers for one lock of kind 'lock' (0 taken, 1 granted, P >= 1024
+-- Plain acquire: KEYS lock [, fence]; ARGV token, ttl. What the full
+-- acquire answers for one lock of kind 'lock' (0 taken, 1 granted, P >= 1024
 -- granted with the fence proposal P when the fence key is given, -2
 -- granted but the fence key does not hold a number). Our own hold, asked
 -- again (a retried acquire), is granted again and refreshed.
-function plain.l(keys, args)
+plain[OP_PLAIN_ACQUIRE] = function(keys, args)
   local lock, token = keys[1], args[1]
   if not redis.call('set', lock, token, 'NX', 'PX', args[2]) then
     local holder = redis.pcall('get', lock)
     if type(holder) ~= 'string' then
-      return nil -- a lock record (or gone meanwhile): ops.a reads it
+      return nil -- a lock record (or gone meanwhile): the full acquire reads it
     elseif holder ~= token then
       return 0
     end
@@ -110,7 +129,7 @@ function plain.l(keys, args)
 end
 
 -- Plain release: KEYS lock; ARGV token. 1 removed, 0 not there.
-function plain.u(keys, args)
+plain[OP_PLAIN_RELEASE] = function(keys, args)
   local lock, token = keys[1], args[1]
   local holder = redis.pcall('get', lock)
   if type(holder) == 'table' then
@@ -125,7 +144,7 @@ end
 
 -- Plain renew: KEYS lock; ARGV token, ttl. 1 when our hold was live and
 -- now lasts ttl more, 0 when not.
-function plain.n(keys, args)
+plain[OP_PLAIN_EXTEND] = function(keys, args)
   local holder = redis.pcall('get', keys[1])
   if type(holder) == 'table' then
     return nil
@@ -151,10 +170,10 @@ end
 -- effort: an ACL user without the channel permission still releases.
 local function publish()
   for lock, token in pairs(announce) do
-    redis.pcall('publish', 'redquorum:released:' .. lock, token)
+    redis.pcall(PUBLISH, 'redquorum:released:' .. lock, token)
   end
   for lock, tag in pairs(news) do
-    redis.pcall('publish', 'redquorum:released:' .. lock .. ':news', tag)
+    redis.pcall(PUBLISH, 'redquorum:released:' .. lock .. ':news', tag)
   end
 end
 
@@ -326,15 +345,15 @@ local function full_operations()
   -- The plain lock's operations on a lock record (their string-record
   -- version answered nil): the full acquire of one lock of kind 'lock'
   -- (fenced when the fence key is given), release and extend.
-  function ops.l(keys, args)
+  ops[OP_PLAIN_ACQUIRE] = function(keys, args)
     local flags = keys[2] and 'p' or ''
-    return ops.a(keys, { args[1], args[2], '', flags, '', 0, #keys - 1, 'lock' })
+    return ops[OP_ACQUIRE](keys, { args[1], args[2], '', flags, '', 0, #keys - 1, 'lock' })
   end
-  function ops.u(keys, args)
-    return ops.r(keys, { args[1], '1' })
+  ops[OP_PLAIN_RELEASE] = function(keys, args)
+    return ops[OP_RELEASE](keys, { args[1], '1' })
   end
-  function ops.n(keys, args)
-    return ops.e(keys, args)
+  ops[OP_PLAIN_EXTEND] = function(keys, args)
+    return ops[OP_EXTEND](keys, args)
   end
 
   -- Acquire. KEYS lock_1 .. lock_n, then fence_1 .. fence_f (the fence
@@ -347,7 +366,7 @@ local function full_operations()
   -- of the fence counters, -2 granted but a fence key does not hold a number.
   -- A token that already holds is granted again (refreshed), so a retried
   -- acquire never reports itself as taken.
-  function ops.a(keys, args)
+  ops[OP_ACQUIRE] = function(keys, args)
     local token, ttl, group, flags, meta = args[1], tonumber(args[2]), args[3], args[4], args[5]
     local delay, fences = tonumber(args[6]), tonumber(args[7])
     local n = #args - 7
@@ -406,7 +425,7 @@ local function full_operations()
 
   -- Extend (owner-checked). KEYS lock_1 .. lock_n; ARGV token, ttl. Returns 1
   -- when the hold was live on every lock and now lasts ttl more, 0 when not.
-  function ops.e(keys, args)
+  ops[OP_EXTEND] = function(keys, args)
     local token, ttl = args[1], tonumber(args[2])
     local states = {}
     for i = 1, #keys do
@@ -427,7 +446,7 @@ local function full_operations()
   -- removed (from any of the locks), 0 when it was not there. A lock that
   -- becomes free, a permit given back, or a waiting writer giving up, is
   -- announced. A clean release never starts a lock-delay.
-  function ops.r(keys, args)
+  ops[OP_RELEASE] = function(keys, args)
     local token = args[1]
     local removed_any = 0
     for i = 1, #keys do
@@ -462,7 +481,7 @@ local function full_operations()
   -- n. Raises each counter to the fencing token, never lowers it, and notes
   -- the token in the hold (f:<token>), while the hold is live on every lock;
   -- returns 1, or 0 when it is not (then nothing is written).
-  function ops.c(keys, args)
+  ops[OP_COMMIT] = function(keys, args)
     local token, n = args[1], tonumber(args[3])
     local states = {}
     for i = 1, n do
@@ -495,7 +514,7 @@ local function full_operations()
 
   -- Propose a fencing token on its own (when the acquire could not): KEYS
   -- fence_1 .. fence_f. Returns the highest proposal.
-  function ops.p(keys, _)
+  ops[OP_PROPOSE] = function(keys, _)
     local highest, bad = highest_of(propose, keys, 1, #keys)
     if not highest then
       error('fence key ' .. bad .. ' does not hold a number')
@@ -506,7 +525,7 @@ local function full_operations()
   -- Set a hold's owner information (owner-checked), and announce it (a
   -- leader's new value wakes its observers): KEYS lock; ARGV token, meta.
   -- Returns 1, or 0 when the hold is gone.
-  function ops.m(keys, args)
+  ops[OP_SET_META] = function(keys, args)
     local lock, token = keys[1], args[1]
     local state = load(lock)
     if not state.holds[token] then
@@ -523,7 +542,7 @@ local function full_operations()
   -- may remove, as found here: 'h:' .. token per hold (live or expired, a
   -- plain hold's too), 'intent:' .. a waiting writer's token, 'blocked:'
   -- .. a recorded lock-delay's end.
-  function ops.g(keys, _)
+  ops[OP_FORCE_READ] = function(keys, _)
     local lock = keys[1]
     local flat = redis.pcall('hgetall', lock)
     if flat.err then
@@ -543,14 +562,14 @@ local function full_operations()
   end
 
   -- A force-release's second round: KEYS lock, fence; ARGV what the first
-  -- round found on any node (ops.g). Removes those of them still here, and
+  -- round found on any node (OP_FORCE_READ). Removes those of them still here, and
   -- only those: sent late (to a node that was away, and lands when it comes
   -- back), it cannot oust a holder that came after it. A lock-delay goes if
   -- it was found, or if the hold whose delay it is was (an acquire may have
   -- turned that expired hold into it meanwhile). Returns the fence
   -- counter's proposal (the third round stores the highest, so a token of
   -- the ousted holders is below every later one).
-  function ops.f(keys, args)
+  ops[OP_FORCE_RELEASE] = function(keys, args)
     local lock, fence = keys[1], keys[2]
     local found = {}
     for _, entry in ipairs(args) do
@@ -591,14 +610,14 @@ local function full_operations()
       -- Tagged apart from any earlier force-release, whose tag waiters remember.
       announce[lock] = 'forced:' .. clock()
     end
-    return ops.p({ fence })
+    return ops[OP_PROPOSE]({ fence })
   end
 
   -- Inspect, read-only: KEYS lock, fence. Returns { kind, owner, intent,
   -- fence counter, pttl, lock-delay ms left, then per live hold: token, ms
   -- left, owner information, committed fencing token } with '' for what is
   -- absent.
-  function ops.i(keys, _)
+  ops[OP_INSPECT] = function(keys, _)
     local lock, fence = keys[1], keys[2]
     local flat = redis.pcall('hgetall', lock)
     local fields, expiries, meta, delays, fencings = {}, {}, {}, {}, {}

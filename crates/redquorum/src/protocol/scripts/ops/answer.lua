@@ -13,10 +13,10 @@ end
 -- effort: an ACL user without the channel permission still releases.
 local function publish()
   for lock, token in pairs(announce) do
-    redis.pcall('publish', 'redquorum:released:' .. lock, token)
+    redis.pcall(PUBLISH, 'redquorum:released:' .. lock, token)
   end
   for lock, tag in pairs(news) do
-    redis.pcall('publish', 'redquorum:released:' .. lock .. ':news', tag)
+    redis.pcall(PUBLISH, 'redquorum:released:' .. lock .. ':news', tag)
   end
 end
 

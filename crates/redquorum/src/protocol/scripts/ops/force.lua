@@ -2,7 +2,7 @@
   -- may remove, as found here: 'h:' .. token per hold (live or expired, a
   -- plain hold's too), 'intent:' .. a waiting writer's token, 'blocked:'
   -- .. a recorded lock-delay's end.
-  function ops.g(keys, _)
+  ops[OP_FORCE_READ] = function(keys, _)
     local lock = keys[1]
     local flat = redis.pcall('hgetall', lock)
     if flat.err then
@@ -22,14 +22,14 @@
   end
 
   -- A force-release's second round: KEYS lock, fence; ARGV what the first
-  -- round found on any node (ops.g). Removes those of them still here, and
+  -- round found on any node (OP_FORCE_READ). Removes those of them still here, and
   -- only those: sent late (to a node that was away, and lands when it comes
   -- back), it cannot oust a holder that came after it. A lock-delay goes if
   -- it was found, or if the hold whose delay it is was (an acquire may have
   -- turned that expired hold into it meanwhile). Returns the fence
   -- counter's proposal (the third round stores the highest, so a token of
   -- the ousted holders is below every later one).
-  function ops.f(keys, args)
+  ops[OP_FORCE_RELEASE] = function(keys, args)
     local lock, fence = keys[1], keys[2]
     local found = {}
     for _, entry in ipairs(args) do
@@ -70,6 +70,6 @@
       -- Tagged apart from any earlier force-release, whose tag waiters remember.
       announce[lock] = 'forced:' .. clock()
     end
-    return ops.p({ fence })
+    return ops[OP_PROPOSE]({ fence })
   end
 

@@ -3,15 +3,15 @@
   -- The plain lock's operations on a lock record (their string-record
   -- version answered nil): the full acquire of one lock of kind 'lock'
   -- (fenced when the fence key is given), release and extend.
-  function ops.l(keys, args)
+  ops[OP_PLAIN_ACQUIRE] = function(keys, args)
     local flags = keys[2] and 'p' or ''
-    return ops.a(keys, { args[1], args[2], '', flags, '', 0, #keys - 1, 'lock' })
+    return ops[OP_ACQUIRE](keys, { args[1], args[2], '', flags, '', 0, #keys - 1, 'lock' })
   end
-  function ops.u(keys, args)
-    return ops.r(keys, { args[1], '1' })
+  ops[OP_PLAIN_RELEASE] = function(keys, args)
+    return ops[OP_RELEASE](keys, { args[1], '1' })
   end
-  function ops.n(keys, args)
-    return ops.e(keys, args)
+  ops[OP_PLAIN_EXTEND] = function(keys, args)
+    return ops[OP_EXTEND](keys, args)
   end
 
   -- Acquire. KEYS lock_1 .. lock_n, then fence_1 .. fence_f (the fence
@@ -24,7 +24,7 @@
   -- of the fence counters, -2 granted but a fence key does not hold a number.
   -- A token that already holds is granted again (refreshed), so a retried
   -- acquire never reports itself as taken.
-  function ops.a(keys, args)
+  ops[OP_ACQUIRE] = function(keys, args)
     local token, ttl, group, flags, meta = args[1], tonumber(args[2]), args[3], args[4], args[5]
     local delay, fences = tonumber(args[6]), tonumber(args[7])
     local n = #args - 7
@@ -83,7 +83,7 @@
 
   -- Extend (owner-checked). KEYS lock_1 .. lock_n; ARGV token, ttl. Returns 1
   -- when the hold was live on every lock and now lasts ttl more, 0 when not.
-  function ops.e(keys, args)
+  ops[OP_EXTEND] = function(keys, args)
     local token, ttl = args[1], tonumber(args[2])
     local states = {}
     for i = 1, #keys do

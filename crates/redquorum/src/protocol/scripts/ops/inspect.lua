@@ -2,7 +2,7 @@
   -- fence counter, pttl, lock-delay ms left, then per live hold: token, ms
   -- left, owner information, committed fencing token } with '' for what is
   -- absent.
-  function ops.i(keys, _)
+  ops[OP_INSPECT] = function(keys, _)
     local lock, fence = keys[1], keys[2]
     local flat = redis.pcall('hgetall', lock)
     local fields, expiries, meta, delays, fencings = {}, {}, {}, {}, {}

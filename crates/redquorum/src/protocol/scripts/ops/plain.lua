@@ -13,17 +13,17 @@ local news = {}
 -- of the same code (below) then decides.
 local plain = {}
 
--- Plain acquire: KEYS lock [, fence]; ARGV token, ttl. What `ops.a`
--- answers for one lock of kind 'lock' (0 taken, 1 granted, P >= 1024
+-- Plain acquire: KEYS lock [, fence]; ARGV token, ttl. What the full
+-- acquire answers for one lock of kind 'lock' (0 taken, 1 granted, P >= 1024
 -- granted with the fence proposal P when the fence key is given, -2
 -- granted but the fence key does not hold a number). Our own hold, asked
 -- again (a retried acquire), is granted again and refreshed.
-function plain.l(keys, args)
+plain[OP_PLAIN_ACQUIRE] = function(keys, args)
   local lock, token = keys[1], args[1]
   if not redis.call('set', lock, token, 'NX', 'PX', args[2]) then
     local holder = redis.pcall('get', lock)
     if type(holder) ~= 'string' then
-      return nil -- a lock record (or gone meanwhile): ops.a reads it
+      return nil -- a lock record (or gone meanwhile): the full acquire reads it
     elseif holder ~= token then
       return 0
     end
@@ -38,7 +38,7 @@ function plain.l(keys, args)
 end
 
 -- Plain release: KEYS lock; ARGV token. 1 removed, 0 not there.
-function plain.u(keys, args)
+plain[OP_PLAIN_RELEASE] = function(keys, args)
   local lock, token = keys[1], args[1]
   local holder = redis.pcall('get', lock)
   if type(holder) == 'table' then
@@ -53,7 +53,7 @@ end
 
 -- Plain renew: KEYS lock; ARGV token, ttl. 1 when our hold was live and
 -- now lasts ttl more, 0 when not.
-function plain.n(keys, args)
+plain[OP_PLAIN_EXTEND] = function(keys, args)
   local holder = redis.pcall('get', keys[1])
   if type(holder) == 'table' then
     return nil

@@ -31,11 +31,12 @@
 -- exclusive 'slot' record, cap them), and the holds of one reentrant owner.
 -- The fence counter is a number at the fence key.
 --
--- The plain lock's operations ('l', 'u', 'n') run first, on a string
--- record, before the other operations are even defined (most calls are
--- theirs, and defining the rest costs more than they do); one that finds a
--- hash at its key leaves it to the full operation ('a', 'r', 'e'), which
--- reads both records.
+-- The plain lock's operations (OP_PLAIN_*) run first, on a string record,
+-- before the other operations are even defined (most calls are theirs, and
+-- defining the rest costs more than they do); one that finds a hash at its
+-- key leaves it to the full operation (OP_ACQUIRE, OP_RELEASE, OP_EXTEND),
+-- which reads both records. The codes are protocol/op.rs's (`Code`), joined
+-- in after this file.
 --
 -- An acquire, extend, release or commit can act on several locks at once
 -- (a multi-resource lock, a permit and its slot): all or nothing on each

@@ -3,7 +3,7 @@
   -- removed (from any of the locks), 0 when it was not there. A lock that
   -- becomes free, a permit given back, or a waiting writer giving up, is
   -- announced. A clean release never starts a lock-delay.
-  function ops.r(keys, args)
+  ops[OP_RELEASE] = function(keys, args)
     local token = args[1]
     local removed_any = 0
     for i = 1, #keys do
@@ -38,7 +38,7 @@
   -- n. Raises each counter to the fencing token, never lowers it, and notes
   -- the token in the hold (f:<token>), while the hold is live on every lock;
   -- returns 1, or 0 when it is not (then nothing is written).
-  function ops.c(keys, args)
+  ops[OP_COMMIT] = function(keys, args)
     local token, n = args[1], tonumber(args[3])
     local states = {}
     for i = 1, n do
@@ -71,7 +71,7 @@
 
   -- Propose a fencing token on its own (when the acquire could not): KEYS
   -- fence_1 .. fence_f. Returns the highest proposal.
-  function ops.p(keys, _)
+  ops[OP_PROPOSE] = function(keys, _)
     local highest, bad = highest_of(propose, keys, 1, #keys)
     if not highest then
       error('fence key ' .. bad .. ' does not hold a number')
@@ -82,7 +82,7 @@
   -- Set a hold's owner information (owner-checked), and announce it (a
   -- leader's new value wakes its observers): KEYS lock; ARGV token, meta.
   -- Returns 1, or 0 when the hold is gone.
-  function ops.m(keys, args)
+  ops[OP_SET_META] = function(keys, args)
     local lock, token = keys[1], args[1]
     local state = load(lock)
     if not state.holds[token] then
