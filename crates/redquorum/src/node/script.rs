@@ -78,15 +78,16 @@ macro_rules! ops_body {
         concat!(
             include_str!("../protocol/scripts/ops/prelude.lua"),
             lua_codes!(),
-            include_str!("../protocol/scripts/ops/plain.lua"),
             include_str!("../protocol/scripts/ops/answer.lua"),
+            include_str!("../protocol/scripts/ops/plain.lua"),
+            include_str!("../protocol/scripts/ops/dispatch.lua"),
             include_str!("../protocol/scripts/ops/record.lua"),
             include_str!("../protocol/scripts/ops/fence.lua"),
             include_str!("../protocol/scripts/ops/hold.lua"),
             include_str!("../protocol/scripts/ops/release.lua"),
             include_str!("../protocol/scripts/ops/force.lua"),
             include_str!("../protocol/scripts/ops/inspect.lua"),
-            include_str!("../protocol/scripts/ops/dispatch.lua"),
+            include_str!("../protocol/scripts/ops/finish.lua"),
         )
     };
 }

@@ -1,5 +1,6 @@
-//! A per-node operation as plain data: which function of `protocol/scripts/ops.lua`,
-//! on which keys, with which arguments. Every lock kind produces these
+//! A per-node operation as plain data: which function of the lock script
+//! (`protocol/scripts/ops/`), on which keys, with which arguments; the
+//! operation codes, defined once for this crate and the script (`code_table`). Every lock kind produces these
 //! (protocol/claim.rs); the node decides how to send them (alone or batched,
 //! node/batcher.rs), and one call carries any mix of them.
 

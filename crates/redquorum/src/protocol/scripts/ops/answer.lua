@@ -1,3 +1,13 @@
+-- Lock key -> tag: announced at the end of the call on
+-- 'redquorum:released:' .. key (wait/notify.rs), so waiters wake without polling.
+-- A release is tagged with the releasing token (or 'forced:' and the time).
+local announce = {}
+-- Lock key -> news that frees nothing, announced on the key's news channel
+-- ('redquorum:released:' .. key .. ':news'), which only an election's
+-- observers subscribe to: '+' .. token (a new leader) or
+-- '~' .. token .. ':' .. value (a leader's new value).
+local news = {}
+
 -- An operation's entry in the call's answer: its result, or 'E' and its
 -- error (`ok` and `result` as pcall gives them).
 local function answer_of(ok, result)
@@ -17,16 +27,6 @@ local function publish()
   end
   for lock, tag in pairs(news) do
     redis.pcall(PUBLISH, 'redquorum:released:' .. lock .. ':news', tag)
-  end
-end
-
--- Most calls carry one plain operation (an idle node's): answered here,
--- before anything else is defined, unless it found a lock record.
-if plain[ARGV[1]] and #ARGV == 3 + tonumber(ARGV[3]) then
-  local ok, result = pcall(plain[ARGV[1]], KEYS, { ARGV[4], ARGV[5] })
-  if not ok or result ~= nil then
-    publish()
-    return { answer_of(ok, result) }
   end
 end
 

@@ -31,6 +31,16 @@
 -- exclusive 'slot' record, cap them), and the holds of one reentrant owner.
 -- The fence counter is a number at the fence key.
 --
+-- The script is joined at build time (node/script.rs) from its parts, in
+-- this order: ops/prelude.lua (this file: the call, the records, the clock
+-- and the fence proposal), the operation codes (protocol/op.rs), answer.lua
+-- (the answer and the announcements), plain.lua (the plain lock's
+-- operations), dispatch.lua (the one dispatcher; a call of plain operations
+-- only ends there), record.lua (the one parser of a lock key and the
+-- record's helpers), fence.lua, hold.lua (acquire, extend), release.lua
+-- (release, commit, propose, owner information), force.lua, inspect.lua,
+-- finish.lua (the rest of a call that needed them).
+--
 -- The plain lock's operations (OP_PLAIN_*) run first, on a string record,
 -- before the other operations are even defined (most calls are theirs, and
 -- defining the rest costs more than they do); one that finds a hash at its
