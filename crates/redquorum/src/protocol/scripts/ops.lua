@@ -201,24 +201,27 @@ local function run_plain(code, keys, args)
   return nil
 end
 
+-- The next operation's keys and arguments, once it stopped a run for the
+-- full operations (its plain version, if any, answered nil).
+local pending = nil
+
 -- Most calls carry one plain operation (an idle node's): answered here, as
 -- the first of `run_operations` below would, before anything else is
 -- defined (the batch's bookkeeping costs a single operation more than the
--- operation itself).
+-- operation itself). Any other single operation goes on to the full ones.
 if #ARGV == 3 + tonumber(ARGV[3]) then
   local entry = run_plain(ARGV[1], KEYS, { ARGV[4], ARGV[5] })
   if entry then
     publish()
     return { entry }
   end
+  pending = { KEYS, { unpack(ARGV, 4) } }
 end
 
 -- The call's answer: one entry per operation, in order.
 local answers = {}
 -- The next operation's code in ARGV, and its first key in KEYS.
 local next_arg, next_key = 1, 1
--- Whether the next operation's plain version already answered nil.
-local needs_full = false
 
 -- Runs the call's operations from the next one, in order: a plain lock's
 -- operation first on its string record (`run_plain`), any other by `full`
@@ -230,17 +233,17 @@ local function run_operations(full)
   while next_arg <= #ARGV do
     local code = ARGV[next_arg]
     local key_count, arg_count = tonumber(ARGV[next_arg + 1]), tonumber(ARGV[next_arg + 2])
-    -- A call of one operation passes its KEYS as they are.
-    local op_keys = KEYS
-    if key_count ~= #KEYS then
+    local op_keys, op_args, entry
+    if pending then
+      op_keys, op_args, pending = pending[1], pending[2], nil
+    else
       op_keys = { unpack(KEYS, next_key, next_key + key_count - 1) }
+      op_args = { unpack(ARGV, next_arg + 3, next_arg + 2 + arg_count) }
+      entry = run_plain(code, op_keys, op_args)
     end
-    local op_args = { unpack(ARGV, next_arg + 3, next_arg + 2 + arg_count) }
-    local entry = not needs_full and run_plain(code, op_keys, op_args)
-    needs_full = false
     if not entry then
       if not full then
-        needs_full = true
+        pending = { op_keys, op_args }
         return false
       end
       local run = full[code]
