@@ -71,7 +71,7 @@
 //!    `metrics.rs`, `options.rs`, `build_error.rs`, `url_problem.rs`
 //!    (what is wrong with a node URL), `error.rs`.
 //! 8. `protocol/`: the protocol as data and the wire, no I/O: claims,
-//!    operations, keys, `scripts/ops.lua`, tokens.
+//!    operations, keys, the lock script (`scripts/ops/`), tokens.
 //! 9. `outcome.rs`, then `node_error.rs`: what each node answered.
 //! 10. `health/`: node health as rules and data (never talks to a node).
 //! 11. `node_id.rs`, `sync.rs`, and `mutants.rs` (with `mutants/`, the script text it changes): planted bugs for testing

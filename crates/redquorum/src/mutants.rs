@@ -37,13 +37,14 @@
 //! - `admin/operator.rs` (`force_release`): stale-force-fence;
 //! - `node/cluster/map.rs` (`refresh`, `taint_takers`; the second without
 //!   `max_ttl` only): new-primary-votes-at-once, new-primary-default-votes;
-//! - the lock script, `protocol/scripts/ops.lua`: `protocol/op.rs`
-//!   (`Code::name`) sends an upper-case code while the mutant is active, and
-//!   the patch's Lua at the top of `ops.lua` does the harm and turns it into
-//!   the ordinary code: `R`/`E` no-owner-check, `X` release-drops-sharers,
+//! - the lock script, its parts in `protocol/scripts/ops/`: `protocol/op.rs`
+//!   (`planted_wire`, added by the first of these patches) sends an
+//!   upper-case code while the mutant is active, and the patch's Lua at the
+//!   end of `ops/prelude.lua` (the top of the script) does the harm and
+//!   turns it into the ordinary code: `R`/`E` no-owner-check, `X` release-drops-sharers,
 //!   `A` reader-beside-any-kind, `K` extend-keeps-expiry (its keys' expiry
-//!   put back in `publish`), `F`/`P` fence-without-floor (`peek` without
-//!   the clock floor), `L` plain-acquire-overwrites, `U`
+//!   put back in `publish`, `ops/answer.lua`), `F`/`P` fence-without-floor
+//!   (`peek` without the clock floor), `L` plain-acquire-overwrites, `U`
 //!   plain-release-unchecked, `N` plain-extend-revives, `J`
 //!   plain-extend-keeps-expiry, and `B` with `quorum/force_release.rs` (no
 //!   first round) force-release-blind; the five planted in the full

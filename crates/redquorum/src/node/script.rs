@@ -1,5 +1,6 @@
-//! The script cache: the one Lua script every lock operation runs in
-//! (`protocol/scripts/ops.lua`), and the fenced write run on a protected store.
+//! The script cache: the one Lua script every lock operation runs in (its
+//! parts in `protocol/scripts/ops/`, joined at build time), and the fenced
+//! write run on a protected store.
 //!
 //! Scripts run by EVALSHA and are loaded (SCRIPT LOAD) each time a node's
 //! connection comes up. A node that answers NOSCRIPT (its cache was
@@ -18,7 +19,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinHandle;
 
 use crate::node_id::NodeId;
-use crate::protocol::op::{self, Op};
+use crate::protocol::op::{self, Op, lua_codes};
 
 /// The lock script in one of its two forms, with how a call of it carries
 /// its operations.
@@ -68,9 +69,32 @@ impl LockScript {
     }
 }
 
+/// The lock script's body: its parts (`protocol/scripts/ops/`, one concern
+/// each) and the operation codes (`protocol/op.rs`), joined at build time in
+/// the order they run, so each form of the script the nodes cache (by its
+/// SHA1) is one fixed text. Each form puts its prelude first.
+macro_rules! ops_body {
+    () => {
+        concat!(
+            include_str!("../protocol/scripts/ops/prelude.lua"),
+            lua_codes!(),
+            include_str!("../protocol/scripts/ops/answer.lua"),
+            include_str!("../protocol/scripts/ops/plain.lua"),
+            include_str!("../protocol/scripts/ops/dispatch.lua"),
+            include_str!("../protocol/scripts/ops/record.lua"),
+            include_str!("../protocol/scripts/ops/fence.lua"),
+            include_str!("../protocol/scripts/ops/hold.lua"),
+            include_str!("../protocol/scripts/ops/release.lua"),
+            include_str!("../protocol/scripts/ops/force.lua"),
+            include_str!("../protocol/scripts/ops/inspect.lua"),
+            include_str!("../protocol/scripts/ops/finish.lua"),
+        )
+    };
+}
+
 /// Every lock operation of every kind, one or several per call.
 pub(crate) static OPS: LazyLock<LockScript> = LazyLock::new(|| LockScript {
-    script: Script::from_lua(include_str!("../protocol/scripts/ops.lua")),
+    script: Script::from_lua(single_form()),
     cluster: false,
 });
 
@@ -78,20 +102,21 @@ pub(crate) static OPS: LazyLock<LockScript> = LazyLock::new(|| LockScript {
 /// the flag lets one call reach the keys of several slots that the shard
 /// serves, so group commit works per shard; see [`LockScript::encode`].
 pub(crate) static OPS_CLUSTER: LazyLock<LockScript> = LazyLock::new(|| LockScript {
-    script: Script::from_lua(format!(
-        "#!lua flags=allow-cross-slot-keys\n{}{}",
+    script: Script::from_lua(concat!(
+        "#!lua flags=allow-cross-slot-keys\n",
         include_str!("../protocol/scripts/cluster_prelude.lua"),
-        sharded_publish(include_str!("../protocol/scripts/ops.lua"))
+        ops_body!()
     )),
     cluster: true,
 });
 
-/// `ops` with its release notifications sent by `SPUBLISH`: on a cluster,
-/// a `PUBLISH` crosses the cluster bus to every shard, an `SPUBLISH` stays
-/// in the shard of the channel's slot (the lock's), where the notifier
-/// listens (wait/channels.rs).
-fn sharded_publish(ops: &str) -> String {
-    ops.replace("redis.pcall('publish',", "redis.pcall('spublish',")
+/// The single-server form's text: announces by `PUBLISH` (the cluster form,
+/// by `SPUBLISH`: see its prelude).
+const fn single_form() -> &'static str {
+    concat!(
+        include_str!("../protocol/scripts/single_prelude.lua"),
+        ops_body!()
+    )
 }
 
 /// Run on the protected resource, not on the lock nodes: write if the token is current.
@@ -162,13 +187,51 @@ pub(crate) fn spawn_loader(
 mod tests {
     use super::*;
 
+    /// `protocol/scripts/ops.lua` is the joined body, kept for what cannot
+    /// reach this crate's build (the bench's floor, benches/src/locker.rs).
+    /// `REDQUORUM_WRITE_OPS_LUA=1` rewrites it.
+    #[test]
+    fn the_joined_copy_is_the_body() {
+        let copy = concat!(env!("CARGO_MANIFEST_DIR"), "/src/protocol/scripts/ops.lua");
+        if std::env::var_os("REDQUORUM_WRITE_OPS_LUA").is_some() {
+            std::fs::write(copy, single_form()).expect("write ops.lua");
+        }
+        let text = std::fs::read_to_string(copy).expect("read ops.lua");
+        assert!(
+            text == single_form(),
+            "{copy} is not the joined body: REDQUORUM_WRITE_OPS_LUA=1 cargo test -p redquorum --lib joined_copy"
+        );
+    }
+
     #[test]
     fn the_cluster_form_publishes_sharded_and_only_there() {
-        let single = include_str!("../protocol/scripts/ops.lua");
-        let cluster = sharded_publish(single);
-        assert_eq!(single.matches("redis.pcall('publish',").count(), 2);
-        assert_eq!(cluster.matches("redis.pcall('spublish',").count(), 2);
+        let cluster = OPS_CLUSTER.script.lua().expect("cluster form");
+        for form in [single_form(), cluster] {
+            assert_eq!(form.matches("redis.pcall(PUBLISH, ").count(), 2);
+            assert!(!form.contains("'publish',") && !form.contains("'spublish',"));
+        }
+        assert!(single_form().contains("local PUBLISH = 'publish'\n"));
+        assert!(cluster.contains("local PUBLISH = 'spublish'\n"));
         assert!(!cluster.contains("'publish'"));
+    }
+
+    /// Every code of `protocol/op.rs` is defined once in the script and
+    /// runs a function of it; no other code is defined.
+    #[test]
+    fn the_script_defines_and_runs_every_code_of_the_table() {
+        let body = single_form();
+        assert_eq!(body.matches("local OP_").count(), op::Code::ALL.len());
+        let wires: std::collections::BTreeSet<_> = op::Code::ALL.iter().map(|c| c.wire()).collect();
+        assert_eq!(wires.len(), op::Code::ALL.len(), "two codes share a letter");
+        for code in op::Code::ALL {
+            let name = format!("OP_{}", code.lua_name());
+            let definition = format!("local {name} = '{}'\n", code.wire());
+            assert_eq!(body.matches(&definition).count(), 1, "{name}");
+            assert!(
+                body.contains(&format!("[{name}] = function(")),
+                "{name} runs nothing"
+            );
+        }
     }
 
     #[test]

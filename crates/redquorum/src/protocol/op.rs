@@ -1,65 +1,111 @@
-//! A per-node operation as plain data: which function of `protocol/scripts/ops.lua`,
-//! on which keys, with which arguments. Every lock kind produces these
+//! A per-node operation as plain data: which function of the lock script
+//! (`protocol/scripts/ops/`), on which keys, with which arguments; the
+//! operation codes, defined once for this crate and the script (`code_table`). Every lock kind produces these
 //! (protocol/claim.rs); the node decides how to send them (alone or batched,
 //! node/batcher.rs), and one call carries any mix of them.
 
 use fred::error::{Error as FredError, ErrorKind};
 use fred::types::{Key, Value};
 
-/// The function of `ops.lua` an operation runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Code {
-    /// Take (or join) the lock; may propose a fencing token.
-    Acquire,
-    /// Owner-checked: make our hold last another TTL.
-    Extend,
-    /// Owner-checked: remove our hold (and our writer intent).
-    Release,
-    /// Owner-checked: raise the fence counter to our fencing token.
-    Commit,
-    /// Propose a fencing token on its own.
-    Propose,
-    /// Owner-checked: set the hold's owner information (a leader's value).
-    SetMeta,
-    /// Read-only, an operator's force-release's first round: what it may
-    /// remove (holds, a writer's intent, a lock-delay) as each node has it.
-    ForceRead,
-    /// An operator's call: remove what its first round found, propose a
-    /// fence counter.
-    ForceRelease,
-    /// Read-only: who holds the lock.
-    Inspect,
-    /// The plain lock's acquire (one lock, no owner information, lock-delay
-    /// or owner group) on a string record; `Acquire`'s answer.
-    PlainAcquire,
-    /// The plain lock's release: `Release` on a string record.
-    PlainRelease,
-    /// The plain lock's extend: `Extend` on a string record.
-    PlainExtend,
+/// The operation codes, defined once: each operation's variant, its code
+/// on the wire (one letter, which the script compares on every call) and its
+/// name in the script (`OP_<NAME>`). Passes the table to the macro named:
+/// `define_codes` makes [`Code`] of it, `lua_lines` the script's Lua.
+macro_rules! code_table {
+    ($($then:tt)+) => {
+        $($then)+! {
+            /// Take (or join) the lock; may propose a fencing token.
+            Acquire = "a" as ACQUIRE,
+            /// Owner-checked: make our hold last another TTL.
+            Extend = "e" as EXTEND,
+            /// Owner-checked: remove our hold (and our writer intent).
+            Release = "r" as RELEASE,
+            /// Owner-checked: raise the fence counter to our fencing token.
+            Commit = "c" as COMMIT,
+            /// Propose a fencing token on its own.
+            Propose = "p" as PROPOSE,
+            /// Owner-checked: set the hold's owner information (a leader's value).
+            SetMeta = "m" as SET_META,
+            /// Read-only, an operator's force-release's first round: what it may
+            /// remove (holds, a writer's intent, a lock-delay) as each node has it.
+            ForceRead = "g" as FORCE_READ,
+            /// An operator's call: remove what its first round found, propose a
+            /// fence counter.
+            ForceRelease = "f" as FORCE_RELEASE,
+            /// Read-only: who holds the lock.
+            Inspect = "i" as INSPECT,
+            /// The plain lock's acquire (one lock, no owner information, lock-delay
+            /// or owner group) on a string record; `Acquire`'s answer.
+            PlainAcquire = "l" as PLAIN_ACQUIRE,
+            /// The plain lock's release: `Release` on a string record.
+            PlainRelease = "u" as PLAIN_RELEASE,
+            /// The plain lock's extend: `Extend` on a string record.
+            PlainExtend = "n" as PLAIN_EXTEND,
+        }
+    };
 }
+
+/// [`Code`] and its wire and script names, from [`code_table`].
+macro_rules! define_codes {
+    ($($(#[doc = $doc:literal])+ $code:ident = $wire:literal as $lua:ident,)+) => {
+        /// The function of the lock script an operation runs.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub(crate) enum Code {
+            $($(#[doc = $doc])+ $code,)+
+        }
+
+        impl Code {
+            /// Every code, in the table's order.
+            #[cfg(test)]
+            pub(crate) const ALL: &[Code] = &[$(Code::$code,)+];
+
+            /// Its code on the wire (the script's `OP_<NAME>`).
+            pub(crate) fn wire(self) -> &'static str {
+                match self {
+                    $(Code::$code => $wire,)+
+                }
+            }
+
+            /// Its name in the script, without the `OP_`.
+            #[cfg(test)]
+            pub(crate) fn lua_name(self) -> &'static str {
+                match self {
+                    $(Code::$code => stringify!($lua),)+
+                }
+            }
+        }
+    };
+}
+
+code_table!(define_codes);
+
+/// The script's codes as Lua source, one `local OP_<NAME> = '<code>'` line
+/// per code, from [`code_table`].
+macro_rules! lua_lines {
+    ($($(#[doc = $doc:literal])+ $code:ident = $wire:literal as $lua:ident,)+) => {
+        concat!(
+            "-- The operation codes (protocol/op.rs, `code_table`).\n",
+            $("local OP_", stringify!($lua), " = '", $wire, "'\n",)+
+            "\n",
+        )
+    };
+}
+
+/// The script's codes as Lua source (`lua_lines`), a literal for the
+/// `concat!` that joins the script's body (node/script.rs), so the script
+/// and this crate cannot disagree on a code.
+macro_rules! lua_codes {
+    () => {
+        $crate::protocol::op::code_table!($crate::protocol::op::lua_lines)
+    };
+}
+pub(crate) use {code_table, lua_codes, lua_lines};
 
 impl Code {
     /// Whether it gives a hold back: its vote counts from any node that
     /// answers, even one whose votes for new holds are refused.
     pub(crate) fn releases(self) -> bool {
         matches!(self, Code::Release | Code::PlainRelease)
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Code::Acquire => "a",
-            Code::Extend => "e",
-            Code::Release => "r",
-            Code::Commit => "c",
-            Code::Propose => "p",
-            Code::SetMeta => "m",
-            Code::ForceRead => "g",
-            Code::ForceRelease => "f",
-            Code::Inspect => "i",
-            Code::PlainAcquire => "l",
-            Code::PlainRelease => "u",
-            Code::PlainExtend => "n",
-        }
     }
 }
 
@@ -124,7 +170,7 @@ pub(crate) fn encode<'a>(ops: impl IntoIterator<Item = &'a Op>) -> (Vec<Key>, Ve
     let mut keys = Vec::new();
     let mut args = Vec::new();
     for op in ops {
-        args.push(Value::from_static_str(op.code.name()));
+        args.push(Value::from_static_str(op.code.wire()));
         args.push(Value::from(op.keys.len() as i64));
         args.push(Value::from(op.args.len() as i64));
         args.extend(op.args.iter().cloned());

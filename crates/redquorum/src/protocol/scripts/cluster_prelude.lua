@@ -7,3 +7,8 @@ local KEYS, ARGV = (function(argv)
   local first_key = #argv - count
   return { unpack(argv, first_key, #argv - 1) }, { unpack(argv, 1, first_key - 1) }
 end)(ARGV)
+-- A PUBLISH crosses the cluster bus to every shard; an SPUBLISH stays in the
+-- shard of the channel's slot (the lock's), where the notifier listens
+-- (wait/channels.rs).
+local PUBLISH = 'spublish'
+

@@ -1,0 +1,4 @@
+-- Single-server form (node/script.rs): releases and news are announced by
+-- PUBLISH.
+local PUBLISH = 'publish'
+
