@@ -27,11 +27,8 @@ pub struct Floor {
 }
 
 /// redquorum's script for every lock operation, here always with one operation per call.
-static OPS: std::sync::LazyLock<Script> = std::sync::LazyLock::new(|| {
-    Script::from_lua(include_str!(
-        "../../crates/redquorum/src/protocol/scripts/ops.lua"
-    ))
-});
+static OPS: std::sync::LazyLock<Script> =
+    std::sync::LazyLock::new(|| Script::from_lua(redquorum::LOCK_SCRIPT_FOR_BENCHMARKS));
 
 impl Floor {
     /// Connects one client per URL and loads the two scripts.
@@ -108,7 +105,7 @@ impl Locker for Floor {
         let start = Instant::now();
         let token = format!("floor-{}", self.counter.fetch_add(1, Ordering::Relaxed));
         let key = format!("floor:{{{resource}}}");
-        // The plain lock's acquire (ops.lua's `plain.l`): code, 2 keys (lock,
+        // The plain lock's acquire (the lock script's `plain[OP_PLAIN_ACQUIRE]`, code `l`): 2 keys (lock,
         // fence: propose a token), 2 arguments: token, ttl.
         let args = vec![
             Value::from_static_str("l"),

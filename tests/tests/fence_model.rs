@@ -272,7 +272,7 @@ impl FenceModel {
     }
 
     /// A node handles a request from `who` (client, attempt): what
-    /// `ops.lua` does (or the naive INCR). `None` is a refusal: the lock is
+    /// the lock script does (or the naive INCR). `None` is a refusal: the lock is
     /// taken, or (owner-checked write-back) not held by `who`.
     fn handle(&self, s: &mut State, node: u8, who: (u8, u8), ask: Ask) -> Option<u16> {
         let now = s.now;

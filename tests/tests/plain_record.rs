@@ -1,4 +1,4 @@
-//! The plain lock's string record (`protocol/scripts/ops.lua`): a plain hold
+//! The plain lock's string record (`protocol/scripts/ops/`): a plain hold
 //! is one `SET NX PX` string, every other kind a hash, and each kind's
 //! operations read both, so that one name is still one lock. Also what an
 //! older client (hash records only) and this one do on one name, and the

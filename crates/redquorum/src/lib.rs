@@ -43,7 +43,7 @@
 //!   on each node, and `lease/held.rs` in this process.
 //! - **lock record**: what a resource's lock key holds on each node, one per
 //!   resource whatever the kind: a plain hold's string (its token), or a
-//!   hash of every hold on it (`protocol/scripts/ops.lua`).
+//!   hash of every hold on it (`protocol/scripts/ops/`).
 //! - **lease**: how long a hold may be used: its deadline as extensions
 //!   move it, and its loss (`lease/state.rs`; [`LeaseWatch`] shows it).
 //!
@@ -160,3 +160,10 @@ struct OperationsGuide;
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct CrateReadme;
+
+/// The lock script's joined body on single servers (`protocol/scripts/ops/`,
+/// joined at build time), for the benchmarks' floor, which sends it with
+/// none of the library's logic around it. Not part of the API: it may
+/// change in any release.
+#[doc(hidden)]
+pub const LOCK_SCRIPT_FOR_BENCHMARKS: &str = node::script::single_form();

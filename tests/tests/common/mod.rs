@@ -38,7 +38,7 @@ pub fn builder(urls: Vec<String>) -> RedlockBuilder {
         .wait(Duration::from_millis(500))
 }
 
-/// A resource's lock record on one node (`protocol/scripts/ops.lua`): a
+/// A resource's lock record on one node (`protocol/scripts/ops/`): a
 /// plain hold's string (its token; its expiry the key's), or a hash of
 /// every other kind (`kind`, and `h:<token>` = expiry in node ms per hold).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,7 +13,7 @@ use crate::nodes::{Cluster, Reply, RespConn, ShardedCluster};
 
 /// Reads `(key, owner, pttl)` triples of the matching lock keys. A string
 /// key's owner is its value. A hash is a lock record in the library's layout
-/// (`protocol/keys.rs`, `protocol/scripts/ops.lua`): one triple per live hold, a field
+/// (`protocol/keys.rs`, `protocol/scripts/ops/`): one triple per live hold, a field
 /// `h:<token>` whose value is the hold's expiry in node time, so its "pttl"
 /// is that expiry less the node's clock, or the key's PTTL when shorter (every kind: plain, reentrant, read,
 /// write; a writer's `intent` is not a hold and is skipped).

@@ -144,7 +144,7 @@ impl NodeView {
         self.ttl
     }
 
-    /// Parses the inspect operation's answer (`ops.lua`).
+    /// Parses the inspect operation's answer (the lock script).
     fn parse(answer: Value) -> Option<Self> {
         let Value::Array(items) = answer else {
             return None;

@@ -1,7 +1,7 @@
 //! Locking several resources at once: all of a set or none of it.
 //!
 //! One claim takes every resource's lock in one operation per node
-//! (`protocol/scripts/ops.lua` grants all or none on each node), so one quorum
+//! (`protocol/scripts/ops/` grants all or none on each node), so one quorum
 //! decides for the whole set and the set has one validity. No holder ever
 //! has some of its resources while waiting for others, so two holders that
 //! ask for overlapping sets in any order cannot deadlock: an attempt that

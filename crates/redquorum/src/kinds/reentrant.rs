@@ -3,7 +3,7 @@
 //! Rust has no thread identity, so ownership is a value: a [`ReentrantOwner`]
 //! (cloneable, shareable across tasks, and its [`id`](ReentrantOwner::id)
 //! passable to another process). A reentrant lock is a kind of the one lock
-//! a resource name has (`protocol/scripts/ops.lua`): the lock records its owner, and
+//! a resource name has (`protocol/scripts/ops/`): the lock records its owner, and
 //! each hold is its own entry with its own expiry; holds of that owner share,
 //! anything else is refused. Release removes one hold and frees the lock at
 //! the last; expiry bounds everything.

@@ -1,7 +1,7 @@
 //! The read-write lock: many readers or one writer per resource, on the quorum.
 //!
 //! Readers and writers are kinds of the one lock a resource name has
-//! (`protocol/scripts/ops.lua`): readers share with readers only, and each reader's
+//! (`protocol/scripts/ops/`): readers share with readers only, and each reader's
 //! hold has its own expiry (so a crashed reader's hold ends after its ttl
 //! while others keep the lock alive). A waiting writer records its intent
 //! where readers hold the lock: new readers are refused, so a writer

@@ -5,7 +5,7 @@
 //! process can take. While a node already has [`MAX_IN_FLIGHT`] calls of
 //! ours in flight, a new operation for it (any kind, any action) waits
 //! here; when a call returns, everything waiting goes out together as ONE
-//! call of `protocol/scripts/ops.lua`, which runs the operations in order and
+//! call of `protocol/scripts/ops/`, which runs the operations in order and
 //! answers each one separately. An idle node gets the operation at once,
 //! so there is no added latency when there is no load.
 //!
@@ -59,7 +59,7 @@ pub(crate) struct Batcher {
     idle: Notify,
 }
 
-/// One call of `ops.lua`, owning its operations, answering each.
+/// One call of the lock script, owning its operations, answering each.
 type Call = BoxFuture<'static, Vec<Reply>>;
 
 impl Batcher {

@@ -1,4 +1,4 @@
-//! One call of `ops.lua` on a node's connection (node/batcher.rs): sent,
+//! One call of the lock script on a node's connection (node/batcher.rs): sent,
 //! answered, and sent again after a NOSCRIPT answer.
 //!
 //! A call carrying an operation that must run (a release, an unwind, an
@@ -31,7 +31,7 @@ use crate::node::script;
 use crate::protocol::op::{self, Op, Reply};
 
 impl Batcher {
-    /// One call of `ops.lua` carrying `ops`, sent `seq`-th on the
+    /// One call of the lock script carrying `ops`, sent `seq`-th on the
     /// connection (on its first poll).
     pub(super) async fn call(self: Arc<Self>, seq: u64, ops: Vec<Op>) -> Vec<Reply> {
         if !ops.iter().any(Op::must_run) {

@@ -112,7 +112,7 @@ pub(crate) static OPS_CLUSTER: LazyLock<LockScript> = LazyLock::new(|| LockScrip
 
 /// The single-server form's text: announces by `PUBLISH` (the cluster form,
 /// by `SPUBLISH`: see its prelude).
-const fn single_form() -> &'static str {
+pub(crate) const fn single_form() -> &'static str {
     concat!(
         include_str!("../protocol/scripts/single_prelude.lua"),
         ops_body!()
@@ -186,22 +186,6 @@ pub(crate) fn spawn_loader(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// `protocol/scripts/ops.lua` is the joined body, kept for what cannot
-    /// reach this crate's build (the bench's floor, benches/src/locker.rs).
-    /// `REDQUORUM_WRITE_OPS_LUA=1` rewrites it.
-    #[test]
-    fn the_joined_copy_is_the_body() {
-        let copy = concat!(env!("CARGO_MANIFEST_DIR"), "/src/protocol/scripts/ops.lua");
-        if std::env::var_os("REDQUORUM_WRITE_OPS_LUA").is_some() {
-            std::fs::write(copy, single_form()).expect("write ops.lua");
-        }
-        let text = std::fs::read_to_string(copy).expect("read ops.lua");
-        assert!(
-            text == single_form(),
-            "{copy} is not the joined body: REDQUORUM_WRITE_OPS_LUA=1 cargo test -p redquorum --lib joined_copy"
-        );
-    }
 
     #[test]
     fn the_cluster_form_publishes_sharded_and_only_there() {

@@ -1,7 +1,7 @@
 //! A claim: one hold, as data. Every lock kind is a claim of some [`Kind`]
 //! on one resource (or on several at once: a multi-resource lock, a
 //! semaphore permit and its slot); from it come the operations sent to
-//! every node to take it, renew it, give it back and fence it (`ops.lua`
+//! every node to take it, renew it, give it back and fence it (the lock script
 //! does the rest, all or nothing on each node). This is the only place
 //! that knows what a kind sends.
 
@@ -14,7 +14,7 @@ use crate::protocol::keys::ResourceKeys;
 use crate::protocol::op::{Code, Op};
 use crate::protocol::token::OwnerToken;
 
-/// The lock kinds, as `ops.lua` records them. Only readers share, permits
+/// The lock kinds, as the lock script records them. Only readers share, permits
 /// of a semaphore (their slots cap them), and the holds of one reentrant
 /// owner; anything else excludes everything else.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,7 +36,7 @@ pub(crate) enum Kind {
 }
 
 impl Kind {
-    /// The name `ops.lua` stores, and metrics and `status` show.
+    /// The name the lock script stores, and metrics and `status` show.
     pub(crate) fn name(self) -> &'static str {
         match self {
             Kind::Lock => "lock",
@@ -76,7 +76,7 @@ pub(crate) struct Claim {
     /// The lock-delay after an unclean loss, in ms (0 for none).
     delay: Value,
     /// A plain hold (one lock of kind `Lock`, no owner information,
-    /// lock-delay or owner group): its operations are `ops.lua`'s plain ones,
+    /// lock-delay or owner group): its operations are the lock script's plain ones,
     /// on a string record.
     plain: bool,
     /// Encoded once: sent with every operation.
@@ -298,7 +298,7 @@ pub(crate) fn inspect(keys: &ResourceKeys) -> Op {
 }
 
 /// Read-only, a force-release's first round: what it may remove from the
-/// resource of `keys` on a node (`ops.lua`'s `g`: one entry per hold, a
+/// resource of `keys` on a node (the lock script's `g`: one entry per hold, a
 /// writer's intent, a lock-delay).
 pub(crate) fn force_read(keys: &ResourceKeys) -> Op {
     Op {

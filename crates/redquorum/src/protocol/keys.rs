@@ -110,7 +110,7 @@ pub(crate) fn channel(lock_key: &str) -> String {
 }
 
 /// The line (and, by [`channel`], the channel) of a lock's news: a new
-/// leader or a leader's new value (`protocol/scripts/ops.lua`), which free nothing,
+/// leader or a leader's new value (`protocol/scripts/ops/`), which free nothing,
 /// so only an election's observers wait on it. Lock keys end with `}`, so
 /// this is never a lock key.
 pub(crate) fn news(lock_key: &str) -> String {

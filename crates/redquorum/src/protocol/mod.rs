@@ -4,8 +4,7 @@
 //! layout (`keys.rs`), the Lua script every operation runs in (its parts
 //! in `scripts/ops/`, one concern each, joined at build time by
 //! `node/script.rs` after the form's prelude, `scripts/single_prelude.lua`
-//! or `scripts/cluster_prelude.lua`; `scripts/ops.lua` is the joined
-//! single-server form, for the bench's floor; and `scripts/fenced_write.lua` for
+//! or `scripts/cluster_prelude.lua`; and `scripts/fenced_write.lua` for
 //! [`FencedWriter`](crate::FencedWriter)), the fencing token and its
 //! protocol (`fence.rs`), the owner token (`token.rs`) and owner
 //! information (`owner_info.rs`). What the nodes' answers add up to is

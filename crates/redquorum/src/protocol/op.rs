@@ -165,7 +165,7 @@ impl Op {
     }
 }
 
-/// The keys and arguments of one call of `ops.lua` carrying `ops`, in order.
+/// The keys and arguments of one call of the lock script carrying `ops`, in order.
 pub(crate) fn encode<'a>(ops: impl IntoIterator<Item = &'a Op>) -> (Vec<Key>, Vec<Value>) {
     let mut keys = Vec::new();
     let mut args = Vec::new();
@@ -192,7 +192,7 @@ pub(crate) fn decode(answer: Value, count: usize) -> Vec<Reply> {
         other => {
             let error = FredError::new(
                 ErrorKind::Protocol,
-                format!("ops.lua answered {other:?} for {count} operations"),
+                format!("the lock script answered {other:?} for {count} operations"),
             );
             vec![Err(error); count]
         }

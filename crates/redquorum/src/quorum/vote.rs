@@ -1,4 +1,4 @@
-//! A vote: one node's answer to one operation, read from what `ops.lua`
+//! A vote: one node's answer to one operation, read from what the lock script
 //! answered (its outcome, and the fencing proposal it carried).
 
 use crate::node_error::NodeError;
@@ -48,7 +48,7 @@ pub(crate) fn vote(node: &NodeId, code: Code, answer: Reply) -> Vote {
         },
         (_, Ok(other)) => failed(fred::error::Error::new(
             fred::error::ErrorKind::Protocol,
-            format!("ops.lua answered {other} to {code:?}"),
+            format!("the lock script answered {other} to {code:?}"),
         )),
     }
 }

@@ -3,7 +3,7 @@
 //!
 //! The release operation publishes the hold's token on
 //! `redquorum:released:<lock key>` on every node where the lock became free
-//! (`protocol/scripts/ops.lua`). One subscriber connection per node, shared by all
+//! (`protocol/scripts/ops/`). One subscriber connection per node, shared by all
 //! waiters of a `Redlock` and its clones, listens on the channels of the
 //! locks someone here waits for: a channel is subscribed when the first
 //! local waiter on its lock arrives and unsubscribed when the last one has
