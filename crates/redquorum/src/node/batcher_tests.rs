@@ -100,6 +100,18 @@ fn plain_claim(resource: &str) -> crate::protocol::claim::Claim {
     )
 }
 
+/// The number of a call about to be made on `batcher`'s connection:
+/// `overtaken`, one more was sent after it; else it is the last one sent.
+fn numbered(batcher: &Batcher, overtaken: bool) -> u64 {
+    let mut state = batcher.lock();
+    state.sent += 1;
+    let seq = state.sent;
+    if overtaken {
+        state.sent += 1;
+    }
+    seq
+}
+
 /// Whether `key` is on node 0.
 fn exists(nodes: &redquorum_harness::Cluster, key: &fred::types::Key) -> bool {
     let key = key.as_str().unwrap().to_owned();
@@ -120,11 +132,7 @@ async fn an_overtaken_call_that_found_no_script_never_sends_its_acquire_again() 
     let batcher = batcher_on(&nodes).await;
     let claim = plain_claim("overtaken-acquire");
     nodes.command(0, &["SCRIPT", "FLUSH"]).unwrap();
-    let seq = {
-        let mut state = batcher.lock();
-        state.sent += 2;
-        state.sent - 1
-    };
+    let seq = numbered(&batcher, true);
     let replies = Arc::clone(&batcher)
         .call(seq, vec![claim.acquire(false)])
         .await;
@@ -151,11 +159,7 @@ async fn operations_sent_again_after_noscript_get_their_own_answers() {
         .await;
     assert_eq!(crate::protocol::op::integer(taken[0].clone()).unwrap(), 1);
     nodes.command(0, &["SCRIPT", "FLUSH"]).unwrap();
-    let seq = {
-        let mut state = batcher.lock();
-        state.sent += 2;
-        state.sent - 1
-    };
+    let seq = numbered(&batcher, true);
     let replies = Arc::clone(&batcher)
         .call(seq, vec![wanted.acquire(false), ours.release()])
         .await;
@@ -185,11 +189,7 @@ async fn a_call_nothing_overtook_goes_again_whole_after_noscript() {
         .await;
     assert!(taken.iter().all(|t| t.is_ok()), "{taken:?}");
     nodes.command(0, &["SCRIPT", "FLUSH"]).unwrap();
-    let seq = {
-        let mut state = batcher.lock();
-        state.sent += 1;
-        state.sent
-    };
+    let seq = numbered(&batcher, false);
     let replies = Arc::clone(&batcher)
         .call(seq, vec![contender.acquire(false), ours.release()])
         .await;
