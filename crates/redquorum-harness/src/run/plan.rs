@@ -15,7 +15,12 @@ use super::history_file::RunInfo;
 use super::workload_config::WorkloadConfig;
 
 /// The chance that a brief holder's caller gives up on its acquire after a
-/// timeout of its own, in a run that drops futures part-way.
+/// timeout of its own (one node timeout to the lock's wait), in a run that
+/// drops futures part-way: about a quarter of all acquires in the default
+/// mix (long jobs and renewing holders always wait). At 4 % and 8 % of all
+/// acquires, a dropped acquire's keys left to their TTL escaped one seed in
+/// three (`unwind-disarmed-early`): the audit cannot tell which attempt set
+/// a key, and another waiter excused it.
 const GIVE_UP_CHANCE: f64 = 0.38;
 
 /// The lock's default drift factor: a faster clock is outside it.
@@ -312,16 +317,7 @@ impl<L> TorturePlan<L> {
             // Short: most drops land inside the call's first attempt (sends,
             // replies, write-back), not in a wait between attempts.
             drop_within: Duration::from_millis(15),
-            // With drops on, over a third of the brief holders' callers (a
-            // quarter of all acquires in the default mix) wait only as long
-            // as their own timeout (from one node timeout to the lock's
-            // wait, TTL / 2): a waiting acquire cut in a later attempt, when
-            // the resource may have come free. Long jobs and the renewing
-            // holders wait. At 4 % and 8 % of all acquires, a dropped
-            // acquire's keys left to their TTL escaped one seed in three
-            // (`unwind-disarmed-early`): the audit cannot tell which attempt
-            // set a key, and another waiter, ending up to the wait later,
-            // excused it.
+            // Some brief holders' callers give up after their own timeout.
             give_up_chance: if self.drop_chance > 0.0 {
                 GIVE_UP_CHANCE
             } else {
