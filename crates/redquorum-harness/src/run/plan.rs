@@ -314,8 +314,7 @@ impl<L> TorturePlan<L> {
             check_before_write: self.check_before_write,
             fenced_store: self.fenced_store,
             drop_chance: self.drop_chance,
-            // Short: most drops land inside the call's first attempt (sends,
-            // replies, write-back), not in a wait between attempts.
+            // Short: most drops land inside the call's first attempt, not in a wait.
             drop_within: Duration::from_millis(15),
             // Some brief holders' callers give up after their own timeout.
             give_up_chance: if self.drop_chance > 0.0 {
