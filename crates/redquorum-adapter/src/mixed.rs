@@ -213,6 +213,15 @@ impl Locker for MixedLocker {
         })
     }
 
+    /// A renewal counts its lease from its sending: `deadline = sent +
+    /// ttl - drift`, so it was sent no earlier than `deadline - ttl`.
+    fn renewal_sent(&self, held: &HeldKind) -> Option<Instant> {
+        let HeldKind::Plain(lock) = held else {
+            return None;
+        };
+        lock.deadline().checked_sub(lock.ttl())
+    }
+
     async fn extend(&self, held: &mut HeldKind) -> Result<Instant, Refusal> {
         self.lockers[0].0.extend(held).await
     }
@@ -228,5 +237,40 @@ impl Locker for MixedLocker {
 
     fn client_commands(&self) -> &'static [&'static str] {
         self.lockers[0].0.client_commands()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The renewal's sending the harness records is never later than the
+    /// real one (the checker's force-release excuse needs no later a
+    /// time), and within the drift allowance of it.
+    #[tokio::test]
+    async fn a_renewal_is_taken_as_sent_no_later_than_it_was() {
+        let cluster = redquorum_harness::Cluster::start(3).expect("nodes");
+        let ttl = Duration::from_secs(2);
+        let redlock = Redlock::builder()
+            .nodes(cluster.urls())
+            .ttl(ttl)
+            .build()
+            .expect("redlock");
+        let locker = MixedLocker::new(redlock.clone(), vec!["r".into()], 1);
+        let mut held = HeldKind::Plain(redlock.try_lock("r").await.expect("free"));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let before = Instant::now();
+        let HeldKind::Plain(lock) = &mut held else {
+            unreachable!()
+        };
+        lock.extend().await.expect("extended");
+        let after = Instant::now();
+        let sent = locker.renewal_sent(&held).expect("a plain hold");
+        // Sent between `before` and `after`; taken as at most the drift
+        // allowance (1% of the TTL and 2 ms) and the call's time earlier.
+        assert!(sent <= after, "{sent:?} after {after:?}");
+        let slack = Duration::from_millis(22) + (after - before);
+        assert!(sent + slack >= before, "{:?} too early", before - sent);
+        locker.release(held).await.expect("released");
     }
 }

@@ -194,6 +194,9 @@ fn the_default_run_mixes_every_kind_on_the_same_names() {
 
 #[test]
 fn a_lock_delay_run_checks_the_holders_that_vanished() {
+    // Every holder pauses past its lease, so every grant vanishes: a mix
+    // with brief holders drew none of them paused one run in eleven on a
+    // loaded machine (six grants, a third paused: vacuous).
     let json = passed_report(&run(&[
         "torture",
         "--lock-delay",
@@ -209,7 +212,7 @@ fn a_lock_delay_run_checks_the_holders_that_vanished() {
         "--nemesis",
         "stall,latency",
         "--holders",
-        "paused=1,brief=2",
+        "paused=1",
         "--json",
     ]));
     assert!(

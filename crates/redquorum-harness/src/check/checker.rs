@@ -159,32 +159,33 @@ fn granted_owners(sessions: &[Session]) -> HashMap<&str, &Session> {
 /// against the windows of other sessions still open at its start; holds
 /// that may share (`sharing.rs`: readers, one reentrant owner, up to K
 /// permits) are excused, and so is a pair with an operator's force-release
-/// between them.
+/// between them, either way round (an ousted holder's extension may open
+/// its window after its successor's grant).
 fn check_overlaps(
     granted: &[&Session],
     operator: &[OperatorCall],
     violations: &mut Vec<Violation>,
 ) {
-    let mut open: Vec<(Duration, usize)> = Vec::new();
+    // (window end, session, when the window's claim was asked for)
+    let mut open: Vec<(Duration, usize, Duration)> = Vec::new();
     let mut reported = std::collections::HashSet::new();
     for (from, until, i) in sharing::windows(granted) {
-        open.retain(|(end, _)| *end > from);
-        let holding: Vec<usize> = open.iter().map(|(_, j)| *j).collect();
+        open.retain(|(end, _, _)| *end > from);
+        let asked = granted[i].asked_for(from);
+        let holding: Vec<usize> = open.iter().map(|(_, j, _)| *j).collect();
         let over_count = sharing::permits_over(granted, &holding, i);
-        for &j in &holding {
+        for &(_, j, asked_j) in &open {
             let shares = sharing::may_share(granted[j], granted[i]) && !over_count.contains(&j);
-            if j != i
-                && !shares
-                && !excuses_overlap(operator, granted[j], granted[i])
-                && reported.insert((j, i))
-            {
+            let excused = excuses_overlap(operator, granted[j], asked_j, granted[i])
+                || excuses_overlap(operator, granted[i], asked, granted[j]);
+            if j != i && !shares && !excused && reported.insert((j, i)) {
                 violations.push(Violation::Overlap {
                     first: Box::new(granted[j].clone()),
                     second: Box::new(granted[i].clone()),
                 });
             }
         }
-        open.push((until, i));
+        open.push((until, i, asked));
     }
 }
 

@@ -64,17 +64,27 @@ impl fmt::Display for OperatorFault {
     }
 }
 
-/// Whether a force-release excuses `second`'s overlap with `first`: one
-/// began before `second`'s grant and ended after `first` began to acquire,
-/// so it may have ousted `first` and freed the resource for `second`.
+/// Whether a force-release excuses `successor`'s overlap with `ousted`'s
+/// claim that was asked for at `asked` (its acquire's start, or the sending
+/// of the extension whose window overlaps): one began before `successor`'s
+/// grant and ended after `asked`, so it may have removed `ousted`'s keys
+/// after that claim landed and freed the resource for `successor`. The
+/// ousted holder believes in that claim until its next extension fails,
+/// even past the successor's grant; a claim asked for after the
+/// force-release ended found the keys gone and had to fail.
 #[must_use]
-pub(crate) fn excuses_overlap(calls: &[OperatorCall], first: &Session, second: &Session) -> bool {
-    let Some(granted) = second.grant else {
+pub(crate) fn excuses_overlap(
+    calls: &[OperatorCall],
+    ousted: &Session,
+    asked: Duration,
+    successor: &Session,
+) -> bool {
+    let Some(granted) = successor.grant else {
         return false;
     };
-    calls.iter().any(|c| {
-        c.is_force_release_of(&first.resource) && c.start <= granted && c.end >= first.start
-    })
+    calls
+        .iter()
+        .any(|c| c.is_force_release_of(&ousted.resource) && c.start <= granted && c.end >= asked)
 }
 
 /// Whether a force-release excuses the lost update between `a` and `b`:
@@ -85,7 +95,7 @@ pub(crate) fn excuses_overlap(calls: &[OperatorCall], first: &Session, second: &
 #[must_use]
 pub(crate) fn excuses_lost_update(calls: &[OperatorCall], a: &Session, b: &Session) -> bool {
     (a.fence.is_none() || b.fence.is_none())
-        && (excuses_overlap(calls, a, b) || excuses_overlap(calls, b, a))
+        && (excuses_overlap(calls, a, a.start, b) || excuses_overlap(calls, b, b.start, a))
 }
 
 /// The operator calls on `resource` that break a promise, each with the

@@ -118,15 +118,15 @@ fn a_force_release_token_must_sit_between_earlier_and_later_holders() {
 fn only_a_force_release_between_the_first_acquire_and_the_second_grant_excuses_an_overlap() {
     let sessions = two_holders();
     let (a, b) = (&sessions[0], &sessions[1]);
-    assert!(excuses_overlap(&[force(300, None)], a, b));
+    assert!(excuses_overlap(&[force(300, None)], a, a.start, b));
     assert!(
-        !excuses_overlap(&[force(700, Some(10))], a, b),
+        !excuses_overlap(&[force(700, Some(10))], a, a.start, b),
         "after b's grant"
     );
-    assert!(!excuses_overlap(&[inspect(300, &["a"], 3)], a, b));
+    assert!(!excuses_overlap(&[inspect(300, &["a"], 3)], a, a.start, b));
     let mut elsewhere = force(300, Some(7));
     elsewhere.resource = "q".into();
-    assert!(!excuses_overlap(&[elsewhere], a, b));
+    assert!(!excuses_overlap(&[elsewhere], a, a.start, b));
 }
 
 /// A force-release between two read-modify-writes of the same value: the
@@ -257,4 +257,55 @@ fn ousted_and_naming_counts_see_only_what_tested_a_promise() {
     );
     assert_eq!(ousted_holders(&sessions, &[force(100, None)]), 0);
     assert_eq!(inspections_naming_holders(&[inspect(1, &[], 3)]), 0);
+}
+
+/// `a` granted at 10 (lease to 1000) and ousted by a force-release
+/// (300..`end`); `b` granted at 400 (to 1500); `a`'s extension, sent at
+/// `sent`, succeeded (until 1900) and `a` released at 1200. The overlaps
+/// the check reports.
+fn overlaps_after_an_ousted_extension(sent: u64, end: u64) -> usize {
+    let mut a = Session::granted(0, "r", "a", ms(0), ms(10), ms(1000));
+    a.extensions.push(crate::evidence::Extension {
+        at: ms(sent),
+        until: ms(1900),
+    });
+    a.release = Some(ms(1200));
+    let b = Session::granted(1, "r", "b", ms(350), ms(400), ms(1500));
+    let mut sessions = vec![a, b];
+    for s in &mut sessions {
+        s.outcome = crate::evidence::Outcome::ReadOnly;
+    }
+    let values = std::collections::BTreeMap::from([("r".to_owned(), 0)]);
+    let mut call = force(300, Some(7));
+    call.end = ms(end);
+    let calls = [call];
+    let evidence = crate::check::Evidence {
+        operator: &calls,
+        ..crate::check::Evidence::new(&sessions, &values)
+    };
+    crate::check::check_evidence(&evidence).count("overlap")
+}
+
+/// An extension sent before a force-release ended may have landed before
+/// it removed the holder's keys: the ousted holder then believes in the
+/// extended lease (by design, until its next extension fails), even when
+/// its window starts after the next holder's grant. Sent after the
+/// force-release ended, it had to fail: its success is a violation.
+#[test]
+fn an_extension_sent_before_the_force_release_ended_is_excused_and_one_sent_after_it_is_not() {
+    assert_eq!(
+        overlaps_after_an_ousted_extension(200, 302),
+        0,
+        "before b's grant"
+    );
+    assert_eq!(
+        overlaps_after_an_ousted_extension(450, 500),
+        0,
+        "after b's grant, before the force-release ended"
+    );
+    assert_eq!(
+        overlaps_after_an_ousted_extension(600, 500),
+        1,
+        "sent after the force-release ended"
+    );
 }

@@ -267,6 +267,30 @@ impl Session {
         windows
     }
 
+    /// When the claim of the window that opens at `from` (one of
+    /// [`windows`](Self::windows)) was asked for: the acquire's start for
+    /// the grant's window, the extension's sending for an extension's.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use redquorum_harness::{Extension, Session};
+    /// let ms = Duration::from_millis;
+    /// let mut s = Session::granted(0, "r", "a", ms(0), ms(10), ms(900));
+    /// s.extensions.push(Extension { at: ms(700), until: ms(2000) });
+    /// assert_eq!(s.asked_for(ms(10)), ms(0));
+    /// assert_eq!(s.asked_for(ms(700)), ms(700));
+    /// ```
+    #[must_use]
+    pub fn asked_for(&self, from: Duration) -> Duration {
+        if self.grant == Some(from) && self.validity_end.is_some() {
+            self.start
+        } else {
+            from
+        }
+    }
+
     /// The last deadline: the last extension's, else `validity_end`.
     ///
     /// # Examples

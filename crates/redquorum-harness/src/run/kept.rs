@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 use super::locker::Locker;
 use crate::evidence::{Extension, History, Session};
 
-/// How often the holder looks at the lease: the renewals it records are at
-/// most this late (the checker's windows then start a little later than
-/// the lock's, which only makes them shorter).
+/// How often the holder looks at the lease: a renewal whose sending the
+/// lock does not tell is recorded at most this late (the checker's window
+/// then starts a little later than the lock's, which only makes it shorter).
 const LOOK_EVERY: Duration = Duration::from_millis(20);
 
 /// Works `work` on `held`, or until its lease ends; records each renewal
@@ -34,11 +34,15 @@ pub(super) async fn work_kept<L: Locker>(
         let now = Instant::now();
         match locker.deadline(&*held) {
             Some(current) if current > *deadline => {
-                // Seen now; the lock's request went out earlier. The
-                // revival rule does not judge a hold that renews itself.
+                // Seen now; the lock's request went out earlier (when the
+                // lock says, else now). The revival rule does not judge a
+                // hold that renews itself.
                 let seen = history.now();
+                let sent = locker
+                    .renewal_sent(&*held)
+                    .map_or(seen, |at| history.at(at));
                 session.extensions.push(Extension {
-                    at: seen,
+                    at: sent.min(seen),
                     until: history.at(current),
                 });
                 session.renewed.push(seen);

@@ -252,6 +252,16 @@ pub trait Locker: Send + Sync + 'static {
         None
     }
 
+    /// When the lock's last renewal of a [`Grant::kept`] hold was sent, at
+    /// the earliest (its lease was counted from then). `None`, the default:
+    /// not known (a renewal is then taken as sent when the holder saw its
+    /// deadline move, which may be after an operator's force-release that
+    /// it preceded).
+    fn renewal_sent(&self, held: &Self::Held) -> Option<Instant> {
+        let _ = held;
+        None
+    }
+
     /// Releases what `acquire` granted. The torture workload records when
     /// it returned `Ok` (`Session::released`), and the checker then takes
     /// the lock as free on enough nodes that no one can be reported holding
