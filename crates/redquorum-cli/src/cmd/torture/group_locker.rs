@@ -37,6 +37,11 @@ impl Locker for GroupLocker {
         self.library.deadline(held)
     }
 
+    /// When the library's watchdog sent a kept hold's last renewal.
+    fn renewal_sent(&self, held: &HeldKind) -> Option<Instant> {
+        self.library.renewal_sent(held)
+    }
+
     /// The library's shutdown: its releases' stragglers land before the
     /// group's runtime stops (without it, they were cut there).
     async fn close(&self) {
@@ -69,7 +74,7 @@ mod tests {
     use super::*;
 
     /// The group's lock is the library's in every way the workload asks:
-    /// its hold's deadline, and its shutdown at the group's end.
+    /// its hold's deadline and renewal, and its shutdown at the group's end.
     #[tokio::test]
     async fn the_deadline_and_the_shutdown_reach_the_library() {
         let cluster = Cluster::start(1).expect("a node");
@@ -85,6 +90,11 @@ mod tests {
         };
         let grant = locker.acquire("r").await.expect("granted");
         assert_eq!(locker.deadline(&grant.held), Some(grant.deadline));
+        assert_eq!(
+            locker.renewal_sent(&grant.held),
+            locker.library.renewal_sent(&grant.held)
+        );
+        assert!(locker.renewal_sent(&grant.held).is_some());
         locker.release(grant.held).await.expect("released");
         locker.close().await;
         let after = redlock.try_lock("r").await;
