@@ -39,9 +39,9 @@
 //!    the [`KeyAudit`], the leak check ([`leaks_after`]), the
 //!    [`OperatorLog`], the [`Share`] a hold declares.
 //! 4. `faults/`: what goes wrong on purpose: [`FaultKind`], the
-//!    [`FaultProxy`] and per-group [`Proxies`], [`ClientPauser`], the
-//!    [`Nemesis`] (on a [`ShardedCluster`] too: slot migrations and
-//!    failovers) and its [`FaultLog`].
+//!    [`FaultProxy`] and per-group [`Proxies`] (`net/`), [`ClientPauser`],
+//!    the [`Nemesis`] (`nemesis/`; on a [`ShardedCluster`] too: slot
+//!    migrations and failovers) and its [`FaultLog`].
 //! 5. `nodes/`: local `redis-server` processes and nodes given by URL:
 //!    [`Cluster`] (its `LocalNode`s start, die, pause, roll back, and move
 //!    their clocks), [`ClusterBuilder`], [`ShardedCluster`] (each master a
