@@ -34,7 +34,8 @@
 //!    [`TortureLock`], [`TortureRun`]).
 //! 2. `check/`: pure judgement of the evidence: [`check`] /
 //!    [`check_evidence`] → [`Verdict`] of [`Violation`]s, each rule in
-//!    its own file, and [`Exercised`] (was the run vacuous?).
+//!    its own file (the rules on what the nodes held, from the key audit,
+//!    in `audit/`), and [`Exercised`] (was the run vacuous?).
 //! 3. `evidence/`: what a run records: the [`History`] of [`Session`]s,
 //!    the [`KeyAudit`], the leak check ([`leaks_after`]), the
 //!    [`OperatorLog`], the [`Share`] a hold declares.
