@@ -29,9 +29,10 @@
 //! against the imports (its `layers.txt` holds them as a table).
 //!
 //! 1. `run/`: driving a lock and keeping the run: [`Locker`], the workload
-//!    ([`run_workload_groups`]), the [`ProtectedStore`], the
-//!    [`HistoryFile`], and the torture run ([`TorturePlan`],
-//!    [`TortureLock`], [`TortureRun`]).
+//!    ([`run_workload_groups`]; its clients in `clients/`), the
+//!    [`ProtectedStore`], the [`HistoryFile`], and the torture run
+//!    ([`TorturePlan`], [`TortureLock`], [`TortureRun`]; its operator in
+//!    `operator/`).
 //! 2. `check/`: pure judgement of the evidence: [`check`] /
 //!    [`check_evidence`] → [`Verdict`] of [`Violation`]s, each rule in
 //!    its own file (the rules on what the nodes held, from the key audit,
