@@ -11,7 +11,7 @@ use fred::clients::{Client, SubscriberClient};
 use fred::interfaces::{ClientLike, EventInterface};
 use fred::prelude::{Config, ConnectionConfig, PerformanceConfig, ReconnectPolicy, ServerConfig};
 
-use crate::build_error::BuildError;
+use crate::error::BuildError;
 use crate::node_id::NodeId;
 
 /// Replaces the password in a URL with `***`, for error messages.
