@@ -19,8 +19,9 @@
 //!
 //! May import: every layer below (`nodes`, `faults`, `evidence`, `check`)
 //! and the crate root. Nothing in the crate imports it but `lib.rs`.
-//! Inside, `clients/` and `operator/` import the plan, the store and the
-//! [`Locker`], never the torture run that starts them.
+//! Inside, `clients/` imports the [`Locker`], the store and the
+//! workload's settings, `operator/` the plan's pace; neither imports what
+//! starts it (`workload.rs`, `torture.rs`).
 
 mod clients;
 mod history_file;

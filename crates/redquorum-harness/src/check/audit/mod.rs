@@ -10,8 +10,8 @@
 //!
 //! May import: the checker's frame (`verdict.rs`, `violation.rs`),
 //! `lock_delay.rs`'s clock allowances, `evidence` and `faults`. Must never
-//! import `checker.rs` (it runs these rules) or the session rules beside
-//! it.
+//! import `checker.rs` (it runs these rules) or the other session rules
+//! (`sharing.rs`, `operator.rs`, `revival.rs`).
 
 pub(super) mod hold_life;
 mod node_backing;
