@@ -1,7 +1,7 @@
 //! No orphan keys: a failed attempt whose acquire is stuck on a stopped
 //! node (SIGSTOP) is undone there once the node resumes. The acquire is
 //! already in the node's socket when we give up on it; the unwind must go
-//! after it on the same connection (node/batcher.rs), also when the node
+//! after it on the same connection (node/batch/batcher.rs), also when the node
 //! was marked down meanwhile (node/link.rs), so the resumed node applies
 //! the late acquire and then its unwind. An unwind sent first, on another
 //! connection, or not at all would leave the key to its TTL.

@@ -368,7 +368,7 @@ async fn a_strobing_clock_within_the_drift_budget_keeps_exclusion() {
 /// after the attempt's unwind (whose EVALSHA found the script re-cached by
 /// another call), leaving an orphan hold for a whole TTL, which the key
 /// audit names. The one engine resends a call only if nothing was sent on
-/// the connection after it (node/batcher.rs); the `noscript-after-unwind` mutant
+/// the connection after it (node/batch/batcher.rs); the `noscript-after-unwind` mutant
 /// puts the old order back and is caught.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn script_cache_flushes_keep_exclusion_and_leave_no_orphan_key() {

@@ -29,19 +29,21 @@
 //! against the imports (its `layers.txt` holds them as a table).
 //!
 //! 1. `run/`: driving a lock and keeping the run: [`Locker`], the workload
-//!    ([`run_workload_groups`]), the [`ProtectedStore`], the
-//!    [`HistoryFile`], and the torture run ([`TorturePlan`],
-//!    [`TortureLock`], [`TortureRun`]).
+//!    ([`run_workload_groups`]; its clients in `clients/`), the
+//!    [`ProtectedStore`], the [`HistoryFile`], and the torture run
+//!    ([`TorturePlan`], [`TortureLock`], [`TortureRun`]; its operator in
+//!    `operator/`).
 //! 2. `check/`: pure judgement of the evidence: [`check`] /
 //!    [`check_evidence`] → [`Verdict`] of [`Violation`]s, each rule in
-//!    its own file, and [`Exercised`] (was the run vacuous?).
+//!    its own file (the rules on what the nodes held, from the key audit,
+//!    in `audit/`), and [`Exercised`] (was the run vacuous?).
 //! 3. `evidence/`: what a run records: the [`History`] of [`Session`]s,
 //!    the [`KeyAudit`], the leak check ([`leaks_after`]), the
 //!    [`OperatorLog`], the [`Share`] a hold declares.
 //! 4. `faults/`: what goes wrong on purpose: [`FaultKind`], the
-//!    [`FaultProxy`] and per-group [`Proxies`], [`ClientPauser`], the
-//!    [`Nemesis`] (on a [`ShardedCluster`] too: slot migrations and
-//!    failovers) and its [`FaultLog`].
+//!    [`FaultProxy`] and per-group [`Proxies`] (`net/`), [`ClientPauser`],
+//!    the [`Nemesis`] (`nemesis/`; on a [`ShardedCluster`] too: slot
+//!    migrations and failovers) and its [`FaultLog`].
 //! 5. `nodes/`: local `redis-server` processes and nodes given by URL:
 //!    [`Cluster`] (its `LocalNode`s start, die, pause, roll back, and move
 //!    their clocks), [`ClusterBuilder`], [`ShardedCluster`] (each master a

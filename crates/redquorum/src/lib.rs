@@ -68,8 +68,9 @@
 //! 6. `wait/` (the retry loop, local waiters, release notifications) and
 //!    `node/` (connections, group commit, probes, the N masters).
 //! 7. The public vocabulary, each importing only the ones after it:
-//!    `metrics.rs`, `options.rs`, `build_error.rs`, `url_problem.rs`
-//!    (what is wrong with a node URL), `error.rs`.
+//!    `metrics.rs`, `options.rs`, then `error/`: `build_error.rs`,
+//!    `url_problem.rs` (what is wrong with a node URL), and its `mod.rs`,
+//!    the runtime [`Error`].
 //! 8. `protocol/`: the protocol as data and the wire, no I/O: claims,
 //!    operations, keys, the lock script (`scripts/ops/`), tokens.
 //! 9. `outcome.rs`, then `node_error.rs`: what each node answered.
@@ -103,9 +104,6 @@ mod wait;
 mod metrics;
 mod options;
 
-mod build_error;
-mod url_problem;
-
 mod error;
 
 mod protocol;
@@ -125,8 +123,7 @@ mod node_id;
 mod sync;
 
 pub use admin::{HoldView, Inspection, NodeView};
-pub use build_error::BuildError;
-pub use error::{Error, FencedWriteError};
+pub use error::{BuildError, Error, FencedWriteError, UrlProblem};
 pub use fenced_write::FencedWriter;
 pub use health::{Durability, Ineligible, NodeHealth, OLDEST_CLUSTER_SERVER, OLDEST_SERVER, Role};
 pub use kinds::{
@@ -141,7 +138,6 @@ pub use outcome::{NodeOutcome, Outcomes};
 pub use protocol::{FenceToken, OwnerInfo, OwnerToken};
 pub use redlock::Redlock;
 pub use setup::{RedlockBuilder, RedlockConfig};
-pub use url_problem::UrlProblem;
 
 /// The Redis client redquorum is built on, re-exported because its types
 /// appear in this API: the `source` of [`BuildError::InvalidUrl`] and

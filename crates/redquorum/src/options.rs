@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::build_error::BuildError;
+use crate::error::BuildError;
 
 /// How a lock is taken: its lease and how long `lock()` keeps trying.
 ///

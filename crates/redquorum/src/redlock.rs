@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::build_error::BuildError;
+use crate::error::BuildError;
 use crate::error::Error;
 use crate::lease::held::Held;
 use crate::lease::registry::Registry;

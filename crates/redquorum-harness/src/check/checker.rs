@@ -29,12 +29,13 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
-use super::hold_life::{HoldContext, came_back, removed};
+use super::audit::hold_life::{HoldContext, came_back, removed};
+use super::audit::{orphan, unbacked};
 use super::lock_delay::early_grants;
 use super::operator::{broken_promises, excuses_lost_update, excuses_overlap};
 use super::verdict::{Evidence, Verdict};
 use super::violation::Violation;
-use super::{orphan, revival, sharing, unbacked};
+use super::{revival, sharing};
 use crate::evidence::{LeakedKey, OperatorCall, Outcome, Session};
 
 /// Checks a history against the protected values (`resource` → value read

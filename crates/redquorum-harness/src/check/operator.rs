@@ -25,7 +25,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use super::hold_life::LOSES_OR_AGES;
+use super::audit::hold_life::LOSES_OR_AGES;
 use crate::evidence::{OperatorAction, OperatorCall, Session};
 use crate::faults::FaultEvent;
 

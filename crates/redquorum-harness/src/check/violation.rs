@@ -5,7 +5,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use super::node_backing::NodeBacking;
+use super::audit::NodeBacking;
 use super::operator::OperatorFault;
 use crate::evidence::{Extension, KeyLife, LeakedKey, OperatorCall, Session};
 

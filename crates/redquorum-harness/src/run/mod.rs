@@ -2,14 +2,14 @@
 //!
 //! What lives here: the [`Locker`] trait (`locker.rs`: the one way
 //! anything drives a lock), the workload runner ([`run_workload`],
-//! [`run_workload_groups`] in `workload.rs`; [`WorkloadConfig`]; one
-//! client's loop in `client.rs`, a hold the lock keeps alive itself in
-//! `kept.rs`; random future drops in `cancel.rs`) with
-//! its [`ProtectedStore`], the [`HistoryFile`] a run is saved as and
-//! re-checked from, and the torture run composed from every layer below
-//! ([`TorturePlan`] in `plan.rs`, run by `torture.rs` around the caller's
-//! [`TortureLock`] and [`TortureOperator`] (`torture_lock.rs`,
-//! `operate.rs`) to a [`TortureRun`] (`torture_run.rs`), on the masters
+//! [`run_workload_groups`] in `workload.rs`; [`WorkloadConfig`]; its
+//! clients in `clients/`: one client's loop, a hold the lock keeps alive
+//! itself, random future drops) with its [`ProtectedStore`], the
+//! [`HistoryFile`] a run is saved as and re-checked from, and the torture
+//! run composed from every layer below ([`TorturePlan`] in `plan.rs`, run
+//! by `torture.rs` around the caller's [`TortureLock`] (`torture_lock.rs`)
+//! and [`TortureOperator`] (`operator/`: its pace and which lock looks
+//! stuck) to a [`TortureRun`] (`torture_run.rs`), on the masters
 //! `masters.rs` starts: single servers or local Redis Clusters).
 //!
 //! What it is for: composing the layers below into runs; it is the top
@@ -19,17 +19,17 @@
 //!
 //! May import: every layer below (`nodes`, `faults`, `evidence`, `check`)
 //! and the crate root. Nothing in the crate imports it but `lib.rs`.
+//! Inside, `clients/` imports the [`Locker`], the store and the
+//! workload's settings, `operator/` the plan's pace; neither imports what
+//! starts it (`workload.rs`, `torture.rs`).
 
-mod cancel;
-mod client;
+mod clients;
 mod history_file;
-mod kept;
 mod locker;
 mod masters;
-mod operate;
+mod operator;
 mod plan;
 mod store;
-mod stuck;
 mod torture;
 mod torture_lock;
 mod torture_run;
@@ -38,7 +38,7 @@ mod workload_config;
 
 pub use history_file::{HistoryFile, RunInfo};
 pub use locker::{Grant, Locker, Refusal};
-pub use operate::{NoOperator, TortureOperator};
+pub use operator::{NoOperator, TortureOperator};
 pub use plan::{OperatorPace, TorturePlan};
 pub use store::ProtectedStore;
 pub use torture_lock::TortureLock;

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::history_file::HistoryFile;
 use super::masters::Masters;
-use super::operate::operate;
+use super::operator::operate;
 use super::plan::TorturePlan;
 use super::store::ProtectedStore;
 use super::torture_lock::TortureLock;

@@ -7,7 +7,7 @@
 use std::future::Future;
 
 use super::locker::Locker;
-use super::operate::TortureOperator;
+use super::operator::TortureOperator;
 use super::plan::TorturePlan;
 
 /// How a torture run builds the lock under test, from its plan (`plan.lock`

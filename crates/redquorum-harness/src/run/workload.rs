@@ -20,7 +20,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::client::Client;
+use super::clients::Client;
 use super::locker::Locker;
 use super::store::ProtectedStore;
 use super::workload_config::WorkloadConfig;

@@ -138,7 +138,7 @@ mod tests {
         assert_send_sync_static::<Lock>();
         assert_send_sync_static::<crate::redlock::Redlock>();
         assert_send_sync_static::<crate::error::Error>();
-        assert_send_sync_static::<crate::build_error::BuildError>();
+        assert_send_sync_static::<crate::error::BuildError>();
         assert_send_sync_static::<crate::lease::watch::LeaseWatch>();
         assert_send_sync_static::<crate::lease::state::AtRisk>();
         assert_send_sync_static::<crate::lease::state::LostReason>();

@@ -11,7 +11,7 @@ use fred::clients::{Client, SubscriberClient};
 use fred::interfaces::{ClientLike, EventInterface};
 use fred::prelude::{Config, ConnectionConfig, PerformanceConfig, ReconnectPolicy, ServerConfig};
 
-use crate::build_error::BuildError;
+use crate::error::BuildError;
 use crate::node_id::NodeId;
 
 /// Replaces the password in a URL with `***`, for error messages.
@@ -171,7 +171,7 @@ pub(crate) fn subscriber(config: Config, node_timeout: Duration) -> SubscriberCl
 /// default is risky for locks:
 /// - every command times out after `node_timeout` (fred's default: never),
 ///   but a lock call that must run, whose caller alone stops waiting then
-///   (node/batcher_call.rs);
+///   (node/batch/batcher_call.rs);
 /// - a command is sent at most once, never re-sent after a reconnect, so a
 ///   stale acquire cannot land after we gave up on it;
 /// - reconnect forever with backoff, so a node that was down at start-up

@@ -6,8 +6,7 @@
 //! vote rules that span nodes (`nodes.rs`), connecting with lock-safe fred settings
 //! (`connection.rs`; what fred leaves unchecked in a node URL,
 //! `url_check.rs`), whether a node is up or down and why (`link.rs`),
-//! group commit (`batcher.rs` over its queue, `queue.rs`; tests in
-//! `batcher_tests.rs`), the script cache (`script.rs`), and the health
+//! group commit (`batch/`: the batcher over its queue), the script cache (`script.rs`), and the health
 //! probes that read what a node says about itself (`probe.rs`). Every
 //! byte to or from a lock node goes through here.
 //!
@@ -18,16 +17,16 @@
 //!
 //! Must never import: `quorum/` (it imports this; the quorum size is handed
 //! in by `setup/`), `wait/`, `lease/`, `redlock.rs`, `kinds/`: a node runs
-//! operations, it does not decide them.
+//! operations, it does not decide them. Inside, `batch/` imports only
+//! `link.rs` and `script.rs` of this folder; `server.rs` imports it.
 
-mod batcher;
+mod batch;
 pub(crate) mod cluster;
 pub(crate) mod connection;
 mod link;
 pub(crate) mod master;
 pub(crate) mod nodes;
 mod probe;
-mod queue;
 pub(crate) mod script;
 pub(crate) mod server;
 mod slots;

@@ -5,7 +5,7 @@
 //! Scripts run by EVALSHA and are loaded (SCRIPT LOAD) each time a node's
 //! connection comes up. A node that answers NOSCRIPT (its cache was
 //! flushed, or it restarted before the reload) is a case the batcher
-//! decides about (node/batcher.rs): an acquire must never be sent again after
+//! decides about (node/batch/batcher.rs): an acquire must never be sent again after
 //! its attempt was decided.
 
 use std::sync::LazyLock;

@@ -18,7 +18,7 @@ use tokio::task::JoinHandle;
 use crate::health::eligibility::Eligibility;
 use crate::health::ineligible::Ineligible;
 use crate::health::node_health::NodeHealth;
-use crate::node::batcher::Batcher;
+use crate::node::batch::Batcher;
 use crate::node::connection;
 use crate::node::link::{self, Link};
 use crate::node::probe;

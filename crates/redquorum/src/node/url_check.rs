@@ -6,7 +6,7 @@
 
 use url::Url;
 
-use crate::url_problem::UrlProblem;
+use crate::error::UrlProblem;
 
 /// The one query parameter a cluster URL takes: another seed, `host:port`.
 const SEED: &str = "node";
@@ -77,7 +77,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::build_error::BuildError;
+    use crate::error::BuildError;
     use crate::node::connection::parse_url;
 
     /// The problem `raw` has, if any.

@@ -15,8 +15,8 @@
 //!
 //! Must never import: `quorum/` (its arithmetic reads this data), anything
 //! that talks to a node, waits or spawns (`node/`, `wait/`, `lease/`, and
-//! above), nor `error.rs`, `metrics.rs` or `options.rs`, which sit above it
-//! (`error.rs` names a [`FenceToken`]).
+//! above), nor `error/`, `metrics.rs` or `options.rs`, which sit above it
+//! (`error/mod.rs` names a [`FenceToken`]).
 
 pub(crate) mod claim;
 pub(crate) mod fence;

@@ -2,7 +2,7 @@
 //! (`protocol/scripts/ops/`), on which keys, with which arguments; the
 //! operation codes, defined once for this crate and the script (`code_table`). Every lock kind produces these
 //! (protocol/claim.rs); the node decides how to send them (alone or batched,
-//! node/batcher.rs), and one call carries any mix of them.
+//! node/batch/batcher.rs), and one call carries any mix of them.
 
 use fred::error::{Error as FredError, ErrorKind};
 use fred::types::{Key, Value};

@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::build_error::BuildError;
+use crate::error::BuildError;
 use crate::node::cluster::ClusterMaster;
 use crate::node::connection;
 use crate::node::master::Node;

@@ -9,7 +9,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::build_error::BuildError;
+use crate::error::BuildError;
 use crate::node::connection;
 use crate::redlock::Redlock;
 use crate::setup::builder::RedlockBuilder;

@@ -2,7 +2,7 @@
 //! and [`Redlock::from_env`], the twelve-factor way to configure a
 //! `Redlock` (and the same `REDQUORUM_NODES` the `redquorum` command reads).
 
-use crate::build_error::BuildError;
+use crate::error::BuildError;
 use crate::redlock::Redlock;
 use crate::setup::builder::RedlockBuilder;
 use crate::setup::config::{RedlockConfig, parse_duration};

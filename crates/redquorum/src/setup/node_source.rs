@@ -2,7 +2,7 @@
 //! `redis://` URL, or a fred [`Config`](fred::prelude::Config) the caller
 //! already has; both become one lock-safe client per node at `build()`.
 
-use crate::build_error::BuildError;
+use crate::error::BuildError;
 use crate::node::connection;
 use crate::node_id::NodeId;
 

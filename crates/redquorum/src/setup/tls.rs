@@ -7,7 +7,7 @@
 //! using rustls' process-wide default, so it works whatever else the
 //! application links in.
 
-use crate::build_error::BuildError;
+use crate::error::BuildError;
 
 /// Parses the given roots (PEM, possibly several certificates, or DER) into a
 /// fred TLS connector that trusts exactly those certificates.

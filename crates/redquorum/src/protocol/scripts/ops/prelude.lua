@@ -1,5 +1,5 @@
 -- Every lock operation of every kind, one or several per call (group
--- commit: see node/batcher.rs). For operation i, ARGV holds its code, its key
+-- commit: see node/batch/batcher.rs). For operation i, ARGV holds its code, its key
 -- count and its argument count, then its arguments; its keys follow in
 -- KEYS, in order. Each operation runs in its own pcall: one that fails (a
 -- key of another type, OOM) answers its own error and the others still run.

@@ -19,17 +19,29 @@
 //!
 //! This file holds the running [`Nemesis`]; its configuration is in
 //! `nemesis_config.rs`, its loop (which fault, on which nodes, logged) in
-//! `rounds.rs` (`shard_rounds.rs` on cluster masters), and what each fault
-//! does in `strike.rs` (`shard_strike.rs`).
+//! `rounds.rs` (`shard_rounds.rs` on cluster masters), what each fault
+//! does in `strike.rs` (`shard_strike.rs`), and which nodes a fence-loss
+//! may strike in `clock_leads.rs`.
+//!
+//! May import: the rest of `faults/` (the fault kinds, the log, client
+//! groups, the proxies it drives in `net/`) and `nodes`. Nothing in
+//! `faults/` imports this folder but `faults/mod.rs`.
+
+mod clock_leads;
+mod nemesis_config;
+mod rounds;
+mod shard_rounds;
+mod shard_strike;
+mod strike;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 
+pub use nemesis_config::NemesisConfig;
+
 use super::fault_log::FaultLog;
-use super::nemesis_config::NemesisConfig;
-use super::proxies::Proxies;
-use super::{rounds, shard_rounds};
+use super::net::Proxies;
 use crate::nodes::{Cluster, ShardedCluster};
 
 /// A running nemesis; [`stop`](Self::stop) heals and returns the log. Dropping

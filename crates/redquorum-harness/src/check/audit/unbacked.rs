@@ -45,10 +45,10 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use super::hold_life::LOSES_OR_AGES;
-use super::lock_delay::FIXED;
 use super::node_backing::NodeBacking;
-use super::verdict::Evidence;
-use super::violation::Violation;
+use crate::check::lock_delay::FIXED;
+use crate::check::verdict::Evidence;
+use crate::check::violation::Violation;
 use crate::evidence::{Backing, HoldTrack, OperatorAction, OperatorCall, Session};
 use crate::faults::FaultEvent;
 
@@ -202,7 +202,7 @@ pub(crate) fn unbacked(
 
 /// Every granted session of `evidence` a majority did not back while it
 /// believed it held.
-pub(super) fn violations(evidence: &Evidence<'_>) -> Vec<Violation> {
+pub(crate) fn violations(evidence: &Evidence<'_>) -> Vec<Violation> {
     let ctx = PremiseContext {
         backing: evidence.backing,
         faults: evidence.faults,

@@ -52,7 +52,7 @@
 
 use std::time::Duration;
 
-use super::lock_delay::{DRIFT, FIXED};
+use crate::check::lock_delay::{DRIFT, FIXED};
 use crate::evidence::{KeyLife, OperatorAction, OperatorCall, Session};
 use crate::faults::{FaultEvent, FaultKind};
 
@@ -157,7 +157,7 @@ impl HoldContext<'_> {
 /// Faults that take holds off a node, or age them, or bring them back, or
 /// (the last three, on cluster masters only) lose them or hide them from a
 /// read; the inspection rule (`operator.rs`) excuses the same.
-pub(super) const LOSES_OR_AGES: [FaultKind; 8] = [
+pub(crate) const LOSES_OR_AGES: [FaultKind; 8] = [
     FaultKind::Kill,
     FaultKind::RestartMajority,
     FaultKind::Forget,

@@ -8,13 +8,13 @@ use std::time::{Duration, Instant};
 use rand::{Rng, SeedableRng};
 
 use super::cancel::DropPlan;
-use super::locker::{Grant, Locker};
-use super::store::ProtectedStore;
-use super::workload_config::WorkloadConfig;
 use crate::evidence::{Dropped, Extension, History, Holder, Outcome, Session};
+use crate::run::locker::{Grant, Locker};
+use crate::run::store::ProtectedStore;
+use crate::run::workload_config::WorkloadConfig;
 
 /// One client's loop: lock a random resource, use it as its holder kind says, repeat.
-pub(super) struct Client<L: Locker> {
+pub(crate) struct Client<L: Locker> {
     client: usize,
     group: usize,
     locker: Arc<L>,
@@ -25,7 +25,7 @@ pub(super) struct Client<L: Locker> {
 }
 
 impl<L: Locker> Client<L> {
-    pub(super) fn new(
+    pub(crate) fn new(
         client: usize,
         group: usize,
         locker: &Arc<L>,
@@ -46,7 +46,7 @@ impl<L: Locker> Client<L> {
     }
 
     /// Runs sessions until the workload's end.
-    pub(super) async fn run(self) {
+    pub(crate) async fn run(self) {
         let config = &self.config;
         let mut rng =
             rand::rngs::StdRng::seed_from_u64(config.seed.wrapping_add(self.client as u64));

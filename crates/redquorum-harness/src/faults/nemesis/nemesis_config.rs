@@ -6,8 +6,8 @@
 use std::ops::RangeInclusive;
 use std::time::{Duration, Instant};
 
-use super::client_group::ClientPauser;
-use super::kind::FaultKind;
+use crate::faults::client_group::ClientPauser;
+use crate::faults::kind::FaultKind;
 
 /// What the nemesis does and how hard.
 ///

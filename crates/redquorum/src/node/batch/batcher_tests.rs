@@ -1,4 +1,4 @@
-//! Unit tests of the batcher (node/batcher.rs), on a real node.
+//! Unit tests of the batcher (node/batch/batcher.rs), on a real node.
 
 use super::*;
 use crate::protocol::op::Code;

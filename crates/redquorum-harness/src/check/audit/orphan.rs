@@ -37,8 +37,8 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use super::verdict::Evidence;
-use super::violation::Violation;
+use crate::check::verdict::Evidence;
+use crate::check::violation::Violation;
 use crate::evidence::{KeyLife, Session};
 use crate::faults::{FaultEvent, FaultKind};
 
@@ -131,7 +131,7 @@ fn removal_due(owner: &Session) -> (Duration, Duration) {
 
 /// Every orphan key of `evidence`; `owners` are the granted sessions by
 /// owner token.
-pub(super) fn orphans(evidence: &Evidence<'_>, owners: &HashMap<&str, &Session>) -> Vec<Violation> {
+pub(crate) fn orphans(evidence: &Evidence<'_>, owners: &HashMap<&str, &Session>) -> Vec<Violation> {
     let excused = |key: &KeyLife, sent: Duration, gone: bool| {
         evidence.faults.iter().any(|f| {
             explains(

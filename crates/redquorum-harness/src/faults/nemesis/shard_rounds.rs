@@ -15,11 +15,11 @@ use std::time::Instant;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::fault_log::{FaultEvent, FaultLog};
-use super::kind::FaultKind;
 use super::nemesis_config::NemesisConfig;
 use super::shard_strike::ShardStriker;
 use super::strike::{SHORT, nap};
+use crate::faults::fault_log::{FaultEvent, FaultLog};
+use crate::faults::kind::FaultKind;
 use crate::nodes::ShardedCluster;
 
 /// Strikes until `stop`, then returns what was done.

@@ -1,4 +1,4 @@
-//! One call of the lock script on a node's connection (node/batcher.rs): sent,
+//! One call of the lock script on a node's connection (node/batch/batcher.rs): sent,
 //! answered, and sent again after a NOSCRIPT answer.
 //!
 //! A call carrying an operation that must run (a release, an unwind, an

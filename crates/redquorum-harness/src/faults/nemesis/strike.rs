@@ -11,11 +11,11 @@ use std::time::{Duration, Instant};
 use rand::Rng;
 use rand::rngs::StdRng;
 
-use super::forward::ProxyMode;
-use super::kind::FaultKind;
 use super::nemesis_config::NemesisConfig;
-use super::proxies::Proxies;
 use crate::error::HarnessError;
+use crate::faults::kind::FaultKind;
+use crate::faults::net::Proxies;
+use crate::faults::net::ProxyMode;
 use crate::nodes::Cluster;
 
 /// The shortest fault, and the floor of every random length.

@@ -37,8 +37,8 @@ use futures::future::BoxFuture;
 use tokio::runtime::Handle;
 use tokio::sync::{Notify, oneshot};
 
+use crate::node::batch::queue::{MAX_IN_FLIGHT, Queued, State};
 use crate::node::link::Link;
-use crate::node::queue::{MAX_IN_FLIGHT, Queued, State};
 use crate::node::script::LockScript;
 use crate::protocol::op::{Op, Reply};
 

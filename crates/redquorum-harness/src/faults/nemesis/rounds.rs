@@ -13,11 +13,11 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use super::clock_leads::{self, ClockLeads};
-use super::fault_log::{FaultEvent, FaultLog};
-use super::kind::FaultKind;
 use super::nemesis_config::NemesisConfig;
-use super::proxies::Proxies;
 use super::strike::{Hit, SHORT, Striker, nap};
+use crate::faults::fault_log::{FaultEvent, FaultLog};
+use crate::faults::kind::FaultKind;
+use crate::faults::net::Proxies;
 use crate::nodes::Cluster;
 
 /// Strikes until `stop`, then heals every proxy and returns what was done.

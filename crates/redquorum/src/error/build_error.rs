@@ -53,7 +53,7 @@ pub enum BuildError {
         /// The URL with any password replaced by `***`.
         url: String,
         /// What is wrong with it.
-        problem: crate::url_problem::UrlProblem,
+        problem: crate::error::UrlProblem,
     },
     /// A fred `Config` given with
     /// [`RedlockBuilder::node_config`](crate::RedlockBuilder::node_config)

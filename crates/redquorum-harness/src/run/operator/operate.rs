@@ -12,9 +12,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use super::plan::OperatorPace;
 use super::stuck::Sightings;
 use crate::evidence::{History, OperatorAction, OperatorCall, OperatorLog};
+use crate::run::plan::OperatorPace;
 
 /// An operator's calls on the lock under test.
 pub trait TortureOperator: Send + Sync + 'static {
@@ -45,7 +45,7 @@ impl TortureOperator for NoOperator {
 }
 
 /// Calls at `pace` on the resources in turn until `finished`, into `log`.
-pub(super) async fn operate<O: TortureOperator>(
+pub(crate) async fn operate<O: TortureOperator>(
     operator: O,
     resources: Vec<String>,
     pace: OperatorPace,

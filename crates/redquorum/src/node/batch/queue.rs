@@ -1,4 +1,4 @@
-//! The batcher's queue (node/batcher.rs), as pure state: the calls in flight,
+//! The batcher's queue (node/batch/batcher.rs), as pure state: the calls in flight,
 //! the operations waiting for the next call, and which of them are still
 //! wanted.
 

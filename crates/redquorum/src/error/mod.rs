@@ -1,7 +1,21 @@
 //! Runtime failures ([`Error`], [`FencedWriteError`]); bad configuration at
-//! build time is build_error.rs's.
+//! build time is build_error.rs's ([`BuildError`]), and what is wrong with
+//! a node URL url_problem.rs's ([`UrlProblem`]). One node's failure,
+//! [`NodeError`](crate::NodeError), sits lower, below `protocol/` (the
+//! wire reports it), in `node_error.rs`.
+//!
+//! May import: `protocol/` and what sits below it (outcomes, ids).
+//! Inside, `build_error.rs` imports `url_problem.rs` and this file, and
+//! `url_problem.rs` this file; this file only declares and re-exports
+//! them. Must never import anything above `protocol/` but each other.
+
+mod build_error;
+mod url_problem;
 
 use std::time::Duration;
+
+pub use build_error::BuildError;
+pub use url_problem::UrlProblem;
 
 use crate::outcome::Outcomes;
 

@@ -1,12 +1,12 @@
 //! A holder whose lock keeps its lease alive by its own renewal (a
-//! watchdog, [`Grant::kept`](super::locker::Grant::kept)): it works a long
+//! watchdog, [`Grant::kept`](crate::run::locker::Grant::kept)): it works a long
 //! job and follows the deadline the renewal moves, recording each move as
 //! an extension, and stops when the lock says the lease is lost.
 
 use std::time::{Duration, Instant};
 
-use super::locker::Locker;
 use crate::evidence::{Extension, History, Session};
+use crate::run::locker::Locker;
 
 /// How often the holder looks at the lease: a renewal whose sending the
 /// lock does not tell is recorded at most this late (the checker's window

@@ -14,10 +14,10 @@ use std::time::Duration;
 use rand::Rng;
 use rand::rngs::StdRng;
 
-use super::kind::FaultKind;
 use super::nemesis_config::NemesisConfig;
 use super::strike::nap;
 use crate::error::HarnessError;
+use crate::faults::kind::FaultKind;
 use crate::nodes::{Reply, SLOT_COUNT, ShardedCluster, slot_of};
 
 /// What a fault of cluster masters struck, and what went wrong on the way.

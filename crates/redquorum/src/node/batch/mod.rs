@@ -1,0 +1,16 @@
+//! Group commit on one server's connection: the [`Batcher`] (`batcher.rs`)
+//! sends what its callers entered while calls are in flight as one call of
+//! the lock script, over its queue (`queue.rs`: the calls in flight and
+//! the operations waiting, as pure state); one call, sent, answered and
+//! resent after NOSCRIPT, in `batcher_call.rs`; tests on a real node in
+//! `batcher_tests.rs`.
+//!
+//! May import: `link.rs` (whether the node is up), `script.rs` (the
+//! script cache), `protocol/` (an operation as data), and the root
+//! vocabulary. Must never import `server.rs` (it owns a batcher) or
+//! anything above a node.
+
+mod batcher;
+mod queue;
+
+pub(crate) use batcher::Batcher;
