@@ -68,7 +68,8 @@
 //! 6. `wait/` (the retry loop, local waiters, release notifications) and
 //!    `node/` (connections, group commit, probes, the N masters).
 //! 7. The public vocabulary, each importing only the ones after it:
-//!    `metrics.rs`, `options.rs`, then `error/`: `build_error.rs`,
+//!    `metrics.rs`, `attempt.rs` (what the attempt observer sees),
+//!    `options.rs`, then `error/`: `build_error.rs`,
 //!    `url_problem.rs` (what is wrong with a node URL), and its `mod.rs`,
 //!    the runtime [`Error`].
 //! 8. `protocol/`: the protocol as data and the wire, no I/O: claims,
@@ -101,6 +102,7 @@ mod quorum;
 mod node;
 mod wait;
 
+mod attempt;
 mod metrics;
 mod options;
 
@@ -123,6 +125,7 @@ mod node_id;
 mod sync;
 
 pub use admin::{HoldView, Inspection, NodeView};
+pub use attempt::Attempt;
 pub use error::{BuildError, Error, FencedWriteError, UrlProblem};
 pub use fenced_write::FencedWriter;
 pub use health::{Durability, Ineligible, NodeHealth, OLDEST_CLUSTER_SERVER, OLDEST_SERVER, Role};

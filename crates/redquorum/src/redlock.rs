@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::attempt::{Attempt, AttemptObserver};
 use crate::error::BuildError;
 use crate::error::Error;
 use crate::lease::held::Held;
@@ -48,6 +49,8 @@ pub struct Redlock {
     owner_info: Option<Arc<str>>,
     /// The live holds taken here and by clones, for `shutdown`.
     holds: Arc<Registry>,
+    /// Told of every acquisition attempt before it is sent.
+    attempts: Option<AttemptObserver>,
 }
 
 impl Redlock {
@@ -65,6 +68,7 @@ impl Redlock {
             watchdog: WatchdogOptions::default(),
             owner_info: None,
             holds: Arc::default(),
+            attempts: None,
         }
     }
 
@@ -154,6 +158,38 @@ impl Redlock {
     pub fn with_owner_info(&self, info: OwnerInfo) -> Redlock {
         Self {
             owner_info: Some(info.encode().into()),
+            ..self.clone()
+        }
+    }
+
+    /// A handle on the same nodes that calls `observe` with each
+    /// acquisition attempt it makes, every lock kind and every retry of a
+    /// waiting acquire, just before the attempt is sent: its resource, kind
+    /// and owner token ([`Attempt`]). A refused or dropped attempt never
+    /// returns its token, yet may leave keys for a moment; this says whose
+    /// they are. `observe` runs on the acquiring task: keep it short.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// use redquorum::Redlock;
+    ///
+    /// let redlock = Redlock::builder().nodes(cluster.urls()).build()?
+    ///     .with_attempt_observer(|attempt| {
+    ///         tracing::debug!(resource = attempt.resource(), owner = %attempt.owner(), "lock attempt");
+    ///     });
+    /// redlock.lock("reports").await?.release().await?;
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn with_attempt_observer(
+        &self,
+        observe: impl Fn(&Attempt<'_>) + Send + Sync + 'static,
+    ) -> Redlock {
+        Self {
+            attempts: Some(AttemptObserver::new(observe)),
             ..self.clone()
         }
     }
@@ -318,6 +354,13 @@ impl Redlock {
     /// One attempt at `claim` on the quorum: the hold, or why not (every
     /// node that might hold it was sent an unwind).
     pub(crate) async fn take(&self, claim: Claim) -> Result<Held, Error> {
+        if let Some(observer) = &self.attempts {
+            observer.observe(&Attempt::new(
+                &claim.resource,
+                claim.kind.name(),
+                claim.token,
+            ));
+        }
         let claim = Arc::new(claim);
         let fenced = self.options.fencing;
         let grant = self.quorum.acquire(&claim, fenced).await?;
