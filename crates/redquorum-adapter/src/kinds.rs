@@ -12,7 +12,7 @@ use redquorum::{
     Leadership, Lock, MultiLock, Permit, ReadLock, Redlock, ReentrantLock, ReentrantOwner,
     WriteLock,
 };
-use redquorum_harness::{Grant, Locker, Refusal, Share};
+use redquorum_harness::{Grant, Locker, Refusal, Share, note_attempt};
 
 use crate::lock_kind::LockKind;
 use crate::refusal::{REDQUORUM_COMMANDS, refusal_kind};
@@ -242,7 +242,8 @@ impl KindLocker {
     }
 
     /// As [`new`](Self::new), for a checked history: each grant carries its
-    /// owner token and asks for its fencing token.
+    /// owner token and asks for its fencing token, and every attempt's token
+    /// is told to the workload ([`note_attempt`]).
     ///
     /// # Examples
     ///
@@ -262,6 +263,10 @@ impl KindLocker {
     /// ```
     #[must_use]
     pub fn for_history(redlock: Redlock, kind: LockKind) -> Self {
+        // Every attempt's token goes to the history, so a key a refused or
+        // dropped attempt left is judged by that attempt's own end.
+        let redlock =
+            redlock.with_attempt_observer(|attempt| note_attempt(&attempt.owner().to_string()));
         Self {
             for_history: true,
             ..Self::new(redlock, kind)

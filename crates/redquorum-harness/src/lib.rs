@@ -89,5 +89,5 @@ pub use nodes::{TlsCluster, unrelated_ca_pem};
 pub use run::{
     Grant, HistoryFile, Locker, NoOperator, OperatorPace, ProtectedStore, Refusal, RunInfo,
     TortureLock, TortureOperator, TorturePlan, TortureRun, TortureStopped, WorkloadConfig,
-    run_workload, run_workload_groups, run_workload_into,
+    note_attempt, run_workload, run_workload_groups, run_workload_into,
 };

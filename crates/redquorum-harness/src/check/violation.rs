@@ -76,6 +76,9 @@ pub enum Violation {
         key: KeyLife,
         /// The owner's session, when the owner was granted.
         owner: Option<Box<Session>>,
+        /// The session whose acquire tried the key's token, when the owner
+        /// was never granted and the lock told its attempts.
+        attempt: Option<Box<Session>>,
     },
     /// `early` was granted within the lock-delay after `vanished`'s hold
     /// expired unreleased.
@@ -233,7 +236,9 @@ impl Violation {
                 .collect(),
             Violation::LostUpdate { lost, by } => vec![lost, by],
             Violation::FenceNotIncreasing { earlier, later } => vec![earlier, later],
-            Violation::OrphanKey { owner, .. } => owner.iter().map(|s| &**s).collect(),
+            Violation::OrphanKey { owner, attempt, .. } => {
+                owner.iter().chain(attempt.iter()).map(|s| &**s).collect()
+            }
             Violation::EarlyGrant {
                 vanished, early, ..
             } => vec![vanished, early],
@@ -291,11 +296,18 @@ impl fmt::Display for Violation {
                 "fencing token did not increase on {:?}:\n  earlier: {earlier}\n  later:   {later}",
                 earlier.resource
             ),
-            Violation::OrphanKey { key, owner } => {
+            Violation::OrphanKey {
+                key,
+                owner,
+                attempt,
+            } => {
                 write!(f, "orphan key {key}")?;
-                match owner {
-                    Some(owner) => write!(f, "\n  owner released: {owner}"),
-                    None => f.write_str("\n  owner never granted (an unwound attempt)"),
+                match (owner, attempt) {
+                    (Some(owner), _) => write!(f, "\n  owner released: {owner}"),
+                    (None, Some(attempt)) => {
+                        write!(f, "\n  set by an unwound attempt of: {attempt}")
+                    }
+                    (None, None) => f.write_str("\n  owner never granted (an unwound attempt)"),
                 }
             }
             Violation::EarlyGrant {

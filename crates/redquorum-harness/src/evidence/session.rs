@@ -78,6 +78,11 @@ pub struct Session {
         skip_serializing_if = "Option::is_none"
     )]
     pub ended: Option<Duration>,
+    /// The owner token of every attempt its acquire made, in order, when
+    /// the lock tells them (a refused or dropped attempt's keys are then
+    /// known to be its own; empty when not told, or in older histories).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tried: Vec<String>,
     /// When the client's validity ended (its deadline).
     #[serde(with = "micros::option", default)]
     pub validity_end: Option<Duration>,
@@ -164,6 +169,7 @@ impl Session {
             start,
             grant: None,
             ended: None,
+            tried: Vec::new(),
             validity_end: None,
             write_start: None,
             write_end: None,

@@ -36,6 +36,7 @@ mod torture_run;
 mod workload;
 mod workload_config;
 
+pub use clients::note_attempt;
 pub use history_file::{HistoryFile, RunInfo};
 pub use locker::{Grant, Locker, Refusal};
 pub use operator::{NoOperator, TortureOperator};

@@ -29,7 +29,12 @@
 //! node or proxy, a starved audit), and the key may have gone meanwhile.
 //!
 //! A never-granted owner's unwind is due when its attempt ended
-//! ([`Session::ended`]), matched by resource and time ([`attempt_ends`]).
+//! ([`Session::ended`]). When the lock told the attempt's token
+//! ([`Session::tried`]), the key is that attempt's own, and due then (an
+//! attempt retried by an acquire granted later: by that grant, since the
+//! lock unwinds an attempt before it tries again); otherwise it may be any
+//! attempt on its resource running when it was set ([`attempt_ends`]), and
+//! it is due when the last of them ended.
 //! A hold in a process of its own (`exec`) is due to be released when that
 //! process exited (its `ended`): its recorded release is its command's last
 //! step, and `exec` releases after it.
@@ -116,6 +121,22 @@ fn refused_by_resource(sessions: &[Session]) -> RefusedByResource {
     by
 }
 
+/// The sessions by each owner token their acquire tried ([`Session::tried`]).
+type TriedBy<'a> = HashMap<&'a str, &'a Session>;
+
+fn tried_by(sessions: &[Session]) -> TriedBy<'_> {
+    sessions
+        .iter()
+        .flat_map(|s| s.tried.iter().map(move |token| (token.as_str(), s)))
+        .collect()
+}
+
+/// When the unwind of an attempt `session`'s acquire tried was due: by the
+/// grant that followed it, or when the acquire ended.
+fn unwind_due(session: &Session) -> Option<Duration> {
+    session.grant.or(session.ended)
+}
+
 /// When a granted owner's keys were due to go: `(released, due)`, both its
 /// release (else its deadline) — but for a hold kept by a process of its
 /// own (`exec`, [`Session::deadline_unseen`]) `release` is its command's
@@ -126,6 +147,29 @@ fn removal_due(owner: &Session) -> (Duration, Duration) {
     match owner.ended {
         Some(exited) if owner.deadline_unseen => (released, released.max(exited)),
         _ => (released, released),
+    }
+}
+
+/// Whether a never-granted owner's `key`, whose attempt is not known,
+/// outlived every attempt that may have set it ([`attempt_ends`]) with no
+/// fault explaining it for any of them; with none known, by its age (its
+/// set time may lie before the history's start).
+fn outlived_every_attempt(
+    key: &KeyLife,
+    refused: &RefusedByResource,
+    slack: Duration,
+    excused: &impl Fn(&KeyLife, Duration, bool) -> bool,
+) -> bool {
+    let ends = attempt_ends(key, refused, slack);
+    match ends.iter().max() {
+        Some(&latest) => {
+            key.surely_there_at() > latest + slack
+                && !ends.iter().any(|&end| excused(key, end, false))
+        }
+        None => {
+            let set_at = key.last_seen.saturating_sub(key.age);
+            key.age > slack && !excused(key, set_at, false)
+        }
     }
 }
 
@@ -145,6 +189,7 @@ pub(crate) fn orphans(evidence: &Evidence<'_>, owners: &HashMap<&str, &Session>)
         })
     };
     let refused = refused_by_resource(evidence.sessions);
+    let tried = tried_by(evidence.sessions);
     let mut found = Vec::new();
     for key in evidence.keys {
         let orphan = match owners.get(key.owner.as_str()) {
@@ -154,27 +199,21 @@ pub(crate) fn orphans(evidence: &Evidence<'_>, owners: &HashMap<&str, &Session>)
                     && !excused(key, due, owner.deadline_unseen)
                     && !excused(key, released, owner.deadline_unseen)
             }
-            None => {
-                let ends = attempt_ends(key, &refused, evidence.slack);
-                match ends.iter().max() {
-                    // An orphan only if it outlived every attempt that may
-                    // have set it, and no fault explains it for any of them.
-                    Some(&latest) => {
-                        key.surely_there_at() > latest + evidence.slack
-                            && !ends.iter().any(|&end| excused(key, end, false))
-                    }
-                    // By its age: its set time may lie before the history's start.
-                    None => {
-                        let set_at = key.last_seen.saturating_sub(key.age);
-                        key.age > evidence.slack && !excused(key, set_at, false)
-                    }
+            None => match tried.get(key.owner.as_str()).and_then(|s| unwind_due(s)) {
+                // Its own attempt's unwind was due then.
+                Some(due) => {
+                    key.surely_there_at() > due + evidence.slack && !excused(key, due, false)
                 }
-            }
+                None => outlived_every_attempt(key, &refused, evidence.slack, &excused),
+            },
         };
         if orphan {
             found.push(Violation::OrphanKey {
                 key: key.clone(),
                 owner: owners
+                    .get(key.owner.as_str())
+                    .map(|s| Box::new((*s).clone())),
+                attempt: tried
                     .get(key.owner.as_str())
                     .map(|s| Box::new((*s).clone())),
             });
@@ -184,210 +223,5 @@ pub(crate) fn orphans(evidence: &Evidence<'_>, owners: &HashMap<&str, &Session>)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ms(ms: u64) -> Duration {
-        Duration::from_millis(ms)
-    }
-
-    const SLACK: Duration = Duration::from_secs(1);
-
-    #[test]
-    fn a_delaying_fault_excuses_only_until_the_slack_after_it_healed() {
-        let stall = FaultEvent::new(FaultKind::Stall, vec![2], ms(1000), ms(1500));
-        // Released during the stall: excused while the stall could hold it back.
-        assert!(explains(&stall, SLACK, 2, ms(1200), ms(2400), false));
-        assert!(!explains(&stall, SLACK, 2, ms(1200), ms(2600), false));
-        // Another node, or a release long after the stall healed: no excuse.
-        assert!(!explains(&stall, SLACK, 1, ms(1200), ms(2400), false));
-        assert!(!explains(&stall, SLACK, 2, ms(2600), ms(2700), false));
-        // Released by a process that ended with it (`exec`): what it owed
-        // the stalled node is lost, so the key lives to its TTL.
-        assert!(explains(&stall, SLACK, 2, ms(1200), ms(2600), true));
-        assert!(!explains(&stall, SLACK, 1, ms(1200), ms(2600), true));
-    }
-
-    #[test]
-    fn a_fault_that_loses_the_release_excuses_the_key_to_its_ttl() {
-        let reset = FaultEvent::new(FaultKind::Reset, vec![0], ms(1000), ms(1000));
-        assert!(explains(&reset, SLACK, 0, ms(1500), ms(3400), false));
-        // Struck once, long before the release: no longer an excuse.
-        assert!(!explains(&reset, SLACK, 0, ms(2500), ms(3400), false));
-        // A kill may bring back, from its log, a key deleted before it.
-        let kill = FaultEvent::new(FaultKind::Kill, vec![0], ms(2800), ms(3000));
-        assert!(explains(&kill, SLACK, 0, ms(1000), ms(3900), false));
-        assert!(!explains(&kill, SLACK, 0, ms(500), ms(3900), false));
-    }
-
-    /// A never-granted owner's key on `{r}`, set at `set` ms, last seen at `seen`.
-    fn unwound(set: u64, seen: u64) -> KeyLife {
-        KeyLife {
-            node: 0,
-            key: "p:{r}".into(),
-            owner: "never-granted".into(),
-            first_seen: ms(set),
-            last_seen: ms(seen),
-            last_sent: None,
-            age: ms(seen - set),
-            gone: None,
-            back_after: None,
-        }
-    }
-
-    /// A refused attempt on `resource` from `start` to `ended` ms.
-    fn refused(resource: &str, start: u64, ended: Option<u64>) -> Session {
-        let mut session = Session::refused(0, resource, ms(start), "unavailable");
-        session.ended = ended.map(ms);
-        session
-    }
-
-    fn orphan_count(key: KeyLife, sessions: &[Session]) -> usize {
-        let protected = std::collections::BTreeMap::new();
-        let keys = [key];
-        let evidence = Evidence {
-            keys: &keys,
-            ..Evidence::new(sessions, &protected)
-        };
-        orphans(&evidence, &HashMap::new()).len()
-    }
-
-    #[test]
-    fn an_unwound_key_may_live_the_slack_after_its_attempt_ended() {
-        // Set at 100 ms by an attempt that ended (starved) at 1500 ms.
-        let late = [refused("r", 50, Some(1500))];
-        assert_eq!(orphan_count(unwound(100, 2400), &late), 0);
-        // Still there more than the slack after the attempt ended: never unwound.
-        assert_eq!(orphan_count(unwound(100, 2600), &late), 1);
-        // Set before the history began, no attempt known: by its age.
-        let older = KeyLife {
-            age: ms(1200),
-            ..unwound(0, 50)
-        };
-        assert_eq!(orphan_count(older, &[]), 1);
-    }
-
-    #[test]
-    fn only_an_attempt_on_the_resource_running_when_the_key_was_set_moves_the_due_time() {
-        let set_after_it = [refused("r", 50, Some(90)), refused("r", 300, Some(2000))];
-        let other_resource = [refused("s", 50, Some(2000))];
-        let unknown_end = [refused("r", 50, None)];
-        // A semaphore's slot key names its resource too.
-        let slot = KeyLife {
-            key: "p:{r}:slot:1".into(),
-            ..unwound(100, 2400)
-        };
-        assert_eq!(orphan_count(slot, &[refused("r", 50, Some(1500))]), 0);
-        for sessions in [&set_after_it[..], &other_resource, &unknown_end, &[]] {
-            // Measured from the set time, as without a known attempt.
-            assert_eq!(
-                orphan_count(unwound(100, 1050), sessions),
-                0,
-                "{sessions:?}"
-            );
-            assert_eq!(
-                orphan_count(unwound(100, 1200), sessions),
-                1,
-                "{sessions:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn a_fault_around_the_end_of_any_attempt_that_may_have_set_the_key_excuses_it() {
-        // Two attempts were running when the key was set at 100 ms: one
-        // ended at 200 ms, during a reset of its node (its unwind lost),
-        // one ended (starved) at 1500 ms, long after the reset.
-        let attempts = [refused("r", 50, Some(200)), refused("r", 60, Some(1500))];
-        let reset = FaultEvent::new(FaultKind::Reset, vec![0], ms(150), ms(250));
-        let (keys, protected) = ([unwound(100, 2600)], std::collections::BTreeMap::new());
-        let found = |faults: &[FaultEvent]| {
-            let evidence = Evidence {
-                keys: &keys,
-                faults,
-                ..Evidence::new(&attempts, &protected)
-            };
-            orphans(&evidence, &HashMap::new()).len()
-        };
-        assert_eq!(found(&[reset]), 0);
-        // Without the reset it outlived both attempts: never unwound.
-        assert_eq!(found(&[]), 1);
-    }
-
-    /// A granted hold of owner `x` on `r` whose use ended (`release`) at
-    /// 1000 ms, recorded as ended at 2000 ms.
-    fn used_until_1000_ended_at_2000(in_own_process: bool) -> Session {
-        let mut s = Session::granted(0, "r", "x", ms(0), ms(10), ms(1000));
-        s.release = Some(ms(1000));
-        s.ended = Some(ms(2000));
-        s.deadline_unseen = in_own_process;
-        s
-    }
-
-    fn key_of_x(seen: u64) -> KeyLife {
-        KeyLife {
-            owner: "x".into(),
-            ..unwound(10, seen)
-        }
-    }
-
-    #[test]
-    fn a_hold_in_a_process_of_its_own_is_due_to_go_when_that_process_exited() {
-        let found = |owner: &Session, key: KeyLife| {
-            let (keys, protected) = ([key], std::collections::BTreeMap::new());
-            let sessions = [owner.clone()];
-            let evidence = Evidence {
-                keys: &keys,
-                ..Evidence::new(&sessions, &protected)
-            };
-            let owners = [("x", owner)].into_iter().collect();
-            orphans(&evidence, &owners).len()
-        };
-        // `exec` releases after its command's last step: by its exit.
-        let exec = used_until_1000_ended_at_2000(true);
-        assert_eq!(found(&exec, key_of_x(2900)), 0);
-        assert_eq!(found(&exec, key_of_x(3100)), 1);
-        // A holder in the harness's own process released at `release`.
-        let local = used_until_1000_ended_at_2000(false);
-        assert_eq!(found(&local, key_of_x(2100)), 1);
-    }
-
-    #[test]
-    fn a_key_counts_as_seen_when_the_read_that_saw_it_was_sent() {
-        let local = used_until_1000_ended_at_2000(false);
-        let found = |key: KeyLife| {
-            let (keys, protected) = ([key], std::collections::BTreeMap::new());
-            let sessions = [local.clone()];
-            let evidence = Evidence {
-                keys: &keys,
-                ..Evidence::new(&sessions, &protected)
-            };
-            orphans(&evidence, &[("x", &local)].into_iter().collect()).len()
-        };
-        // Answered at 2600 ms, more than the slack after the release at
-        // 1000 ms, by a read sent at 1900 ms: it may have gone at 1901.
-        let slow_read = KeyLife {
-            last_sent: Some(ms(1900)),
-            ..key_of_x(2600)
-        };
-        assert_eq!(found(slow_read), 0);
-        // Sent at 2100 ms: surely there past the slack.
-        let late = KeyLife {
-            last_sent: Some(ms(2100)),
-            ..key_of_x(2600)
-        };
-        assert_eq!(found(late), 1);
-    }
-
-    #[test]
-    fn a_granted_holds_end_does_not_move_a_never_granted_keys_due_time() {
-        let granted = used_until_1000_ended_at_2000(true);
-        assert_eq!(orphan_count(unwound(100, 1200), &[granted]), 1);
-    }
-
-    #[test]
-    fn faults_that_neither_delay_nor_lose_commands_excuse_nothing() {
-        let flush = FaultEvent::new(FaultKind::ScriptFlush, vec![0], ms(1000), ms(1000));
-        assert!(!explains(&flush, SLACK, 0, ms(1000), ms(1100), false));
-    }
-}
+#[path = "orphan_tests.rs"]
+mod tests;

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
 
+use super::attempts::{recording, taken};
 use super::cancel::DropPlan;
 use crate::evidence::{Dropped, Extension, History, Holder, Outcome, Session};
 use crate::run::locker::{Grant, Locker};
@@ -65,16 +66,16 @@ impl<L: Locker> Client<L> {
                 continue;
             }
             let start = self.history.now();
-            let Some(acquired) = self
+            let tried = Arc::default();
+            let acquire = recording(&tried, self.locker.acquire(resource));
+            let acquired = self
                 .drops()
-                .acquire(
-                    &mut rng,
-                    holder == Holder::Brief,
-                    self.locker.acquire(resource),
-                )
-                .await
-            else {
+                .acquire(&mut rng, holder == Holder::Brief, acquire)
+                .await;
+            let tried = taken(&tried);
+            let Some(acquired) = acquired else {
                 let mut session = Session::refused(self.client, resource, start, "dropped");
+                session.tried = tried;
                 session.group = self.group;
                 session.holder = holder;
                 session.dropped = Some(Dropped::Acquire);
@@ -86,6 +87,7 @@ impl<L: Locker> Client<L> {
                 Err(refusal) => {
                     let mut session = Session::refused(self.client, resource, start, refusal.kind);
                     session.ended = Some(self.history.now());
+                    session.tried = tried;
                     session.group = self.group;
                     session.holder = holder;
                     self.history.record(session);
@@ -97,6 +99,7 @@ impl<L: Locker> Client<L> {
                     let (mut session, held) = self
                         .critical_section(resource, start, grant, holder, hold)
                         .await;
+                    session.tried = tried;
                     session.release = Some(self.history.now());
                     match self.drops().run(&mut rng, self.locker.release(held)).await {
                         Some(Ok(())) => session.released = Some(self.history.now()),

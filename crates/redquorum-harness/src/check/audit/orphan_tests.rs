@@ -1,0 +1,268 @@
+use super::*;
+
+fn ms(ms: u64) -> Duration {
+    Duration::from_millis(ms)
+}
+
+const SLACK: Duration = Duration::from_secs(1);
+
+#[test]
+fn a_delaying_fault_excuses_only_until_the_slack_after_it_healed() {
+    let stall = FaultEvent::new(FaultKind::Stall, vec![2], ms(1000), ms(1500));
+    // Released during the stall: excused while the stall could hold it back.
+    assert!(explains(&stall, SLACK, 2, ms(1200), ms(2400), false));
+    assert!(!explains(&stall, SLACK, 2, ms(1200), ms(2600), false));
+    // Another node, or a release long after the stall healed: no excuse.
+    assert!(!explains(&stall, SLACK, 1, ms(1200), ms(2400), false));
+    assert!(!explains(&stall, SLACK, 2, ms(2600), ms(2700), false));
+    // Released by a process that ended with it (`exec`): what it owed
+    // the stalled node is lost, so the key lives to its TTL.
+    assert!(explains(&stall, SLACK, 2, ms(1200), ms(2600), true));
+    assert!(!explains(&stall, SLACK, 1, ms(1200), ms(2600), true));
+}
+
+#[test]
+fn a_fault_that_loses_the_release_excuses_the_key_to_its_ttl() {
+    let reset = FaultEvent::new(FaultKind::Reset, vec![0], ms(1000), ms(1000));
+    assert!(explains(&reset, SLACK, 0, ms(1500), ms(3400), false));
+    // Struck once, long before the release: no longer an excuse.
+    assert!(!explains(&reset, SLACK, 0, ms(2500), ms(3400), false));
+    // A kill may bring back, from its log, a key deleted before it.
+    let kill = FaultEvent::new(FaultKind::Kill, vec![0], ms(2800), ms(3000));
+    assert!(explains(&kill, SLACK, 0, ms(1000), ms(3900), false));
+    assert!(!explains(&kill, SLACK, 0, ms(500), ms(3900), false));
+}
+
+/// A never-granted owner's key on `{r}`, set at `set` ms, last seen at `seen`.
+fn unwound(set: u64, seen: u64) -> KeyLife {
+    KeyLife {
+        node: 0,
+        key: "p:{r}".into(),
+        owner: "never-granted".into(),
+        first_seen: ms(set),
+        last_seen: ms(seen),
+        last_sent: None,
+        age: ms(seen - set),
+        gone: None,
+        back_after: None,
+    }
+}
+
+/// A refused attempt on `resource` from `start` to `ended` ms.
+fn refused(resource: &str, start: u64, ended: Option<u64>) -> Session {
+    let mut session = Session::refused(0, resource, ms(start), "unavailable");
+    session.ended = ended.map(ms);
+    session
+}
+
+fn orphan_count(key: KeyLife, sessions: &[Session]) -> usize {
+    let protected = std::collections::BTreeMap::new();
+    let keys = [key];
+    let evidence = Evidence {
+        keys: &keys,
+        ..Evidence::new(sessions, &protected)
+    };
+    orphans(&evidence, &HashMap::new()).len()
+}
+
+#[test]
+fn an_unwound_key_may_live_the_slack_after_its_attempt_ended() {
+    // Set at 100 ms by an attempt that ended (starved) at 1500 ms.
+    let late = [refused("r", 50, Some(1500))];
+    assert_eq!(orphan_count(unwound(100, 2400), &late), 0);
+    // Still there more than the slack after the attempt ended: never unwound.
+    assert_eq!(orphan_count(unwound(100, 2600), &late), 1);
+    // Set before the history began, no attempt known: by its age.
+    let older = KeyLife {
+        age: ms(1200),
+        ..unwound(0, 50)
+    };
+    assert_eq!(orphan_count(older, &[]), 1);
+}
+
+#[test]
+fn only_an_attempt_on_the_resource_running_when_the_key_was_set_moves_the_due_time() {
+    let set_after_it = [refused("r", 50, Some(90)), refused("r", 300, Some(2000))];
+    let other_resource = [refused("s", 50, Some(2000))];
+    let unknown_end = [refused("r", 50, None)];
+    // A semaphore's slot key names its resource too.
+    let slot = KeyLife {
+        key: "p:{r}:slot:1".into(),
+        ..unwound(100, 2400)
+    };
+    assert_eq!(orphan_count(slot, &[refused("r", 50, Some(1500))]), 0);
+    for sessions in [&set_after_it[..], &other_resource, &unknown_end, &[]] {
+        // Measured from the set time, as without a known attempt.
+        assert_eq!(
+            orphan_count(unwound(100, 1050), sessions),
+            0,
+            "{sessions:?}"
+        );
+        assert_eq!(
+            orphan_count(unwound(100, 1200), sessions),
+            1,
+            "{sessions:?}"
+        );
+    }
+}
+
+#[test]
+fn a_fault_around_the_end_of_any_attempt_that_may_have_set_the_key_excuses_it() {
+    // Two attempts were running when the key was set at 100 ms: one
+    // ended at 200 ms, during a reset of its node (its unwind lost),
+    // one ended (starved) at 1500 ms, long after the reset.
+    let attempts = [refused("r", 50, Some(200)), refused("r", 60, Some(1500))];
+    let reset = FaultEvent::new(FaultKind::Reset, vec![0], ms(150), ms(250));
+    let (keys, protected) = ([unwound(100, 2600)], std::collections::BTreeMap::new());
+    let found = |faults: &[FaultEvent]| {
+        let evidence = Evidence {
+            keys: &keys,
+            faults,
+            ..Evidence::new(&attempts, &protected)
+        };
+        orphans(&evidence, &HashMap::new()).len()
+    };
+    assert_eq!(found(&[reset]), 0);
+    // Without the reset it outlived both attempts: never unwound.
+    assert_eq!(found(&[]), 1);
+}
+
+/// A granted hold of owner `x` on `r` whose use ended (`release`) at
+/// 1000 ms, recorded as ended at 2000 ms.
+fn used_until_1000_ended_at_2000(in_own_process: bool) -> Session {
+    let mut s = Session::granted(0, "r", "x", ms(0), ms(10), ms(1000));
+    s.release = Some(ms(1000));
+    s.ended = Some(ms(2000));
+    s.deadline_unseen = in_own_process;
+    s
+}
+
+fn key_of_x(seen: u64) -> KeyLife {
+    KeyLife {
+        owner: "x".into(),
+        ..unwound(10, seen)
+    }
+}
+
+#[test]
+fn a_hold_in_a_process_of_its_own_is_due_to_go_when_that_process_exited() {
+    let found = |owner: &Session, key: KeyLife| {
+        let (keys, protected) = ([key], std::collections::BTreeMap::new());
+        let sessions = [owner.clone()];
+        let evidence = Evidence {
+            keys: &keys,
+            ..Evidence::new(&sessions, &protected)
+        };
+        let owners = [("x", owner)].into_iter().collect();
+        orphans(&evidence, &owners).len()
+    };
+    // `exec` releases after its command's last step: by its exit.
+    let exec = used_until_1000_ended_at_2000(true);
+    assert_eq!(found(&exec, key_of_x(2900)), 0);
+    assert_eq!(found(&exec, key_of_x(3100)), 1);
+    // A holder in the harness's own process released at `release`.
+    let local = used_until_1000_ended_at_2000(false);
+    assert_eq!(found(&local, key_of_x(2100)), 1);
+}
+
+#[test]
+fn a_key_counts_as_seen_when_the_read_that_saw_it_was_sent() {
+    let local = used_until_1000_ended_at_2000(false);
+    let found = |key: KeyLife| {
+        let (keys, protected) = ([key], std::collections::BTreeMap::new());
+        let sessions = [local.clone()];
+        let evidence = Evidence {
+            keys: &keys,
+            ..Evidence::new(&sessions, &protected)
+        };
+        orphans(&evidence, &[("x", &local)].into_iter().collect()).len()
+    };
+    // Answered at 2600 ms, more than the slack after the release at
+    // 1000 ms, by a read sent at 1900 ms: it may have gone at 1901.
+    let slow_read = KeyLife {
+        last_sent: Some(ms(1900)),
+        ..key_of_x(2600)
+    };
+    assert_eq!(found(slow_read), 0);
+    // Sent at 2100 ms: surely there past the slack.
+    let late = KeyLife {
+        last_sent: Some(ms(2100)),
+        ..key_of_x(2600)
+    };
+    assert_eq!(found(late), 1);
+}
+
+#[test]
+fn a_granted_holds_end_does_not_move_a_never_granted_keys_due_time() {
+    let granted = used_until_1000_ended_at_2000(true);
+    assert_eq!(orphan_count(unwound(100, 1200), &[granted]), 1);
+}
+
+#[test]
+fn faults_that_neither_delay_nor_lose_commands_excuse_nothing() {
+    let flush = FaultEvent::new(FaultKind::ScriptFlush, vec![0], ms(1000), ms(1000));
+    assert!(!explains(&flush, SLACK, 0, ms(1000), ms(1100), false));
+}
+
+/// A key of owner `t`, set at `set` ms, last seen at `seen`.
+fn key_of_t(set: u64, seen: u64) -> KeyLife {
+    KeyLife {
+        owner: "t".into(),
+        ..unwound(set, seen)
+    }
+}
+
+#[test]
+fn a_key_of_a_told_attempt_is_due_when_that_attempt_ended_not_the_last_one_running() {
+    // Attempt "t" (told by the lock) ended at 200 ms; another attempt on
+    // the same resource, running when the key was set, ended at 1500 ms.
+    let mut own = refused("r", 50, Some(200));
+    own.tried = vec!["t".into()];
+    let other = refused("r", 60, Some(1500));
+    let sessions = [own.clone(), other.clone()];
+    assert_eq!(orphan_count(key_of_t(100, 1100), &sessions), 0);
+    // Past its own attempt's end by more than the slack: an orphan, though
+    // the other attempt (its end unexpired) would have excused it untold.
+    assert_eq!(orphan_count(key_of_t(100, 1300), &sessions), 1);
+    own.tried.clear();
+    assert_eq!(orphan_count(key_of_t(100, 1300), &[own, other]), 0);
+}
+
+#[test]
+fn a_retried_attempts_key_is_due_by_the_grant_that_followed() {
+    // The acquire tried "t", was refused, retried with "g" and was granted
+    // at 400 ms: "t"'s keys were unwound before the retry.
+    let mut granted = Session::granted(0, "r", "g", ms(0), ms(400), ms(5000));
+    granted.tried = vec!["t".into(), "g".into()];
+    assert_eq!(orphan_count(key_of_t(100, 1300), &[granted.clone()]), 0);
+    assert_eq!(orphan_count(key_of_t(100, 1500), &[granted]), 1);
+}
+
+#[test]
+fn a_fault_around_a_told_attempts_end_excuses_its_key_as_long_as_it_can() {
+    let mut own = refused("r", 50, Some(200));
+    own.tried = vec!["t".into()];
+    let sessions = [own];
+    let (keys, protected) = ([key_of_t(100, 2000)], std::collections::BTreeMap::new());
+    let found = |faults: &[FaultEvent]| {
+        let evidence = Evidence {
+            keys: &keys,
+            faults,
+            ..Evidence::new(&sessions, &protected)
+        };
+        orphans(&evidence, &HashMap::new())
+    };
+    // A reset of its node as it ended may have lost the unwind: the key lives to its TTL.
+    let reset = FaultEvent::new(FaultKind::Reset, vec![0], ms(150), ms(250));
+    assert!(found(&[reset]).is_empty());
+    // A stall only delays it: excused until the slack after the stall healed.
+    let stall = FaultEvent::new(FaultKind::Stall, vec![0], ms(150), ms(600));
+    let late = found(&[stall]);
+    assert_eq!(late.len(), 1);
+    // The violation names the attempt that set the key.
+    let attempt = match &late[0] {
+        Violation::OrphanKey { attempt, .. } => attempt.as_deref().map(|s| s.tried.clone()),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(attempt, Some(vec!["t".to_owned()]));
+}
