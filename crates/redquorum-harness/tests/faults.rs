@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use redquorum_harness::{Cluster, FaultProxy, Persistence, RespConn, faketime_support};
+use redquorum_harness::{Cluster, FaultProxy, Persistence, Reply, RespConn, faketime_support};
 
 fn proxy_for(cluster: &Cluster) -> FaultProxy {
     FaultProxy::start(&cluster.host_port(0)).expect("proxy")
@@ -145,4 +145,49 @@ fn a_fast_clock_node_expires_keys_early() {
             .as_text()
             .is_none()
     );
+}
+
+#[test]
+fn a_flushed_call_answers_noscript_after_the_proxy_loaded_the_script_back() {
+    let cluster = Cluster::start(1).unwrap();
+    let proxy = proxy_for(&cluster);
+    let body = "return 7";
+    let sha = cluster
+        .command(0, &["SCRIPT", "LOAD", body])
+        .unwrap()
+        .as_text()
+        .unwrap();
+    let exists = |cluster: &Cluster| cluster.command(0, &["SCRIPT", "EXISTS", &sha]).unwrap();
+    let mut conn = RespConn::connect(proxy.port()).unwrap();
+    // A body the client sent through the proxy is one it can load back.
+    assert_eq!(
+        conn.command(&["EVAL", body, "0"]).unwrap().as_int(),
+        Some(7)
+    );
+    proxy.set_mode(redquorum_harness::ProxyMode::FlushScripts);
+    // One call by digest in three is aimed at: flushed, NOSCRIPT ... (the
+    // proxy's first flush, on a connection it has just opened, may reach
+    // the node after the call).
+    let mut noscript = false;
+    for _ in 0..12 {
+        match conn.command(&["EVALSHA", &sha, "0"]).unwrap() {
+            Reply::Error(e) if e.starts_with("NOSCRIPT") => {
+                // ... and by the time the client read it, the script was back.
+                assert_eq!(
+                    exists(&cluster),
+                    Reply::Array(Some(vec![Reply::Integer(1)]))
+                );
+                noscript = true;
+                break;
+            }
+            answer => assert_eq!(answer.as_int(), Some(7)),
+        }
+    }
+    assert!(noscript, "no aimed flush struck: {}", proxy.script_counts());
+    assert_eq!(
+        conn.command(&["EVALSHA", &sha, "0"]).unwrap().as_int(),
+        Some(7)
+    );
+    let counts = proxy.script_counts();
+    assert_eq!((counts.noscript, counts.reloads), (1, 1), "{counts}");
 }

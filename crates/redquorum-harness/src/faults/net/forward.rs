@@ -17,6 +17,9 @@ use tokio::sync::watch;
 use super::aim::{Aim, Aimed};
 use super::script_tally::{ScriptTally, Watch};
 
+/// How long a flush or a load back may take before the proxy goes on without it.
+const SIDE_CALL: Duration = Duration::from_millis(50);
+
 /// What the proxy does to the bytes it forwards.
 ///
 /// # Examples
@@ -45,8 +48,11 @@ pub enum ProxyMode {
     /// (`EVALSHA`) in three on each connection, and every call of twice the
     /// smallest call's keys and arguments (a batch of operations: `aim.rs`):
     /// that call answers NOSCRIPT however recently the script was loaded,
-    /// while the client's other calls are in flight and the next ones find
-    /// the script reloaded.
+    /// while the client's other calls are in flight. Before a NOSCRIPT
+    /// answer reaches the client, the proxy loads back the script bodies
+    /// clients sent it before (`SCRIPT LOAD`), as another client could: the
+    /// calls the client sends next (an unwind after an acquire that said
+    /// NOSCRIPT) run at once, ahead of any late resend.
     FlushScripts,
 }
 
@@ -130,23 +136,33 @@ impl Pump {
     async fn run(mut self, from: &mut OwnedReadHalf, to: &mut OwnedWriteHalf) -> io::Result<()> {
         let mut buf = vec![0_u8; 16 * 1024];
         let mut watch = Watch::new(self.replies);
-        let (mut flusher, mut aim) = (None, Aim::default());
+        // `side`: the proxy's own connection to the node, for flushes
+        // (requests) or loading the scripts back (replies).
+        let (mut side, mut aim) = (None, Aim::default());
         loop {
             let n = from.read(&mut buf).await?;
             if n == 0 {
                 return Ok(());
             }
-            let by_digest = watch.see(&buf[..n], &self.tally);
+            let seen = watch.see(&buf[..n], &self.tally);
+            let flushing = *self.mode.borrow() == ProxyMode::FlushScripts;
             let aimed = if self.replies {
                 None
             } else {
-                aim.aimed(&buf[..n], by_digest)
+                aim.aimed(&buf[..n], seen.by_digest)
             };
-            if let Some(aimed) = aimed.filter(|_| *self.mode.borrow() == ProxyMode::FlushScripts) {
-                if flush(&mut flusher, self.target).await.is_ok() {
+            if let Some(aimed) = aimed.filter(|_| flushing) {
+                if flush(&mut side, self.target).await.is_ok() {
                     self.tally.flushed(aimed == Aimed::Wide);
                 } else {
-                    flusher = None;
+                    side = None;
+                }
+            }
+            if seen.noscript && flushing {
+                match load_back(&mut side, self.target, &self.tally.bodies()).await {
+                    Ok(true) => self.tally.reloaded(),
+                    Ok(false) => {}
+                    Err(_) => side = None,
                 }
             }
             self.apply_mode().await?;
@@ -206,7 +222,77 @@ async fn flush(conn: &mut Option<TcpStream>, target: SocketAddr) -> io::Result<(
             .write_all(b"*2\r\n$6\r\nSCRIPT\r\n$5\r\nFLUSH\r\n")
             .await
     };
-    tokio::time::timeout(Duration::from_millis(50), attempt)
+    tokio::time::timeout(SIDE_CALL, attempt)
         .await
         .unwrap_or_else(|_| Err(io::ErrorKind::TimedOut.into()))
+}
+
+/// `SCRIPT LOAD` of each of `bodies` on the node over `conn` (opened on
+/// first use), waiting for every answer, so the node has the scripts
+/// before the NOSCRIPT answer the caller holds back reaches its client.
+/// False when there was nothing to load.
+async fn load_back(
+    conn: &mut Option<TcpStream>,
+    target: SocketAddr,
+    bodies: &[Vec<u8>],
+) -> io::Result<bool> {
+    if bodies.is_empty() {
+        return Ok(false);
+    }
+    let attempt = async {
+        let stream = match conn {
+            Some(stream) => stream,
+            None => conn.insert(TcpStream::connect(target).await?),
+        };
+        let mut request = Vec::new();
+        for body in bodies {
+            request.extend_from_slice(
+                format!("*3\r\n$6\r\nSCRIPT\r\n$4\r\nLOAD\r\n${}\r\n", body.len()).as_bytes(),
+            );
+            request.extend_from_slice(body);
+            request.extend_from_slice(b"\r\n");
+        }
+        stream.write_all(&request).await?;
+        // Each answer is a digest (`$40\r\n<sha1>\r\n`) or an error line:
+        // one line ending per error, two per digest; a flush's `+OK` left
+        // unread may come first.
+        let mut answers = Vec::new();
+        let mut chunk = [0_u8; 512];
+        while answered(&answers) < bodies.len() {
+            let n = stream.read(&mut chunk).await?;
+            if n == 0 {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            answers.extend_from_slice(&chunk[..n]);
+        }
+        Ok(true)
+    };
+    tokio::time::timeout(SIDE_CALL, attempt)
+        .await
+        .unwrap_or_else(|_| Err(io::ErrorKind::TimedOut.into()))
+}
+
+/// The `SCRIPT LOAD` answers complete in `answers`: digests (`$` lines,
+/// each with its line after it) and errors (`-` lines); `+OK` is a flush's.
+fn answered(answers: &[u8]) -> usize {
+    let lines: Vec<&[u8]> = answers.split(|&b| b == b'\n').collect();
+    // The last piece has no line ending yet.
+    let complete = &lines[..lines.len() - 1];
+    let mut count = 0;
+    let mut i = 0;
+    while i < complete.len() {
+        match complete[i].first() {
+            Some(b'$') if i + 1 < complete.len() => {
+                count += 1;
+                i += 2;
+            }
+            Some(b'$') => break,
+            Some(b'-') => {
+                count += 1;
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    count
 }

@@ -15,6 +15,7 @@ mod aim;
 mod forward;
 mod proxies;
 mod proxy;
+mod script_body;
 mod script_tally;
 
 pub use forward::ProxyMode;

@@ -1,11 +1,18 @@
 //! What the proxies see of scripts and NOSCRIPT: the replies that say
 //! NOSCRIPT, what clients send after them (a call again as `EVAL`, or a
-//! `SCRIPT LOAD` alone), and the flushes the proxies aimed at calls in
-//! flight ([`ProxyMode::FlushScripts`](super::ProxyMode::FlushScripts)).
+//! `SCRIPT LOAD` alone), the flushes the proxies aimed at calls in
+//! flight ([`ProxyMode::FlushScripts`](super::ProxyMode::FlushScripts)),
+//! and the script bodies clients sent, which a proxy loads back itself.
 //! Read from the bytes, so it holds for any client library.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use super::script_body::BodyCatcher;
+
+/// Distinct script bodies a proxy keeps (one per client library, at most).
+const BODIES_KEPT: usize = 4;
 
 /// A reply that says the script is not cached.
 const NOSCRIPT: &[u8] = b"-NOSCRIPT";
@@ -40,6 +47,11 @@ pub struct ScriptCounts {
     /// Of those, the flushes aimed at calls of twice the connection's
     /// smallest call or more (a batch of operations: `aim.rs`).
     pub wide: u64,
+    /// NOSCRIPT answers held back until the proxy had loaded the scripts
+    /// back (`SCRIPT LOAD` of the bodies clients sent before): the client's
+    /// next calls, an unwind sent after an acquire that said NOSCRIPT among
+    /// them, find the script and run, ahead of any late resend.
+    pub reloads: u64,
 }
 
 impl ScriptCounts {
@@ -52,6 +64,7 @@ impl ScriptCounts {
             loads: self.loads + other.loads,
             flushes: self.flushes + other.flushes,
             wide: self.wide + other.wide,
+            reloads: self.reloads + other.reloads,
         }
     }
 }
@@ -60,8 +73,8 @@ impl fmt::Display for ScriptCounts {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} NOSCRIPT answers; {} calls sent again as EVAL, {} script loads with nothing sent again; {} flushes aimed at calls in flight ({} at calls carrying several calls' worth)",
-            self.noscript, self.evals, self.loads, self.flushes, self.wide
+            "{} NOSCRIPT answers ({} after the proxy loaded the script back); {} calls sent again as EVAL, {} script loads with nothing sent again; {} flushes aimed at calls in flight ({} at calls carrying several calls' worth)",
+            self.noscript, self.reloads, self.evals, self.loads, self.flushes, self.wide
         )
     }
 }
@@ -74,6 +87,9 @@ pub(super) struct ScriptTally {
     loads: AtomicU64,
     flushes: AtomicU64,
     wide: AtomicU64,
+    reloads: AtomicU64,
+    /// The script bodies clients sent, newest last.
+    bodies: Mutex<Vec<Vec<u8>>>,
 }
 
 impl ScriptTally {
@@ -86,6 +102,30 @@ impl ScriptTally {
             loads: get(&self.loads),
             flushes: get(&self.flushes),
             wide: get(&self.wide),
+            reloads: get(&self.reloads),
+        }
+    }
+
+    /// One NOSCRIPT answer held back until the scripts were loaded back.
+    pub(super) fn reloaded(&self) {
+        self.reloads.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The script bodies clients sent (at most [`BODIES_KEPT`]).
+    pub(super) fn bodies(&self) -> Vec<Vec<u8>> {
+        self.bodies
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn keep(&self, body: Vec<u8>) {
+        let mut bodies = self.bodies.lock().unwrap_or_else(PoisonError::into_inner);
+        if !bodies.contains(&body) {
+            if bodies.len() == BODIES_KEPT {
+                bodies.remove(0);
+            }
+            bodies.push(body);
         }
     }
 
@@ -101,6 +141,16 @@ impl ScriptTally {
 pub(super) struct Watch {
     replies: bool,
     counters: Vec<(&'static [u8], StreamCount)>,
+    bodies: BodyCatcher,
+}
+
+/// What one chunk carried, of what a proxy acts on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Seen {
+    /// (The end of) a call by digest (requests).
+    pub(super) by_digest: bool,
+    /// A NOSCRIPT answer (replies).
+    pub(super) noscript: bool,
 }
 
 impl Watch {
@@ -114,26 +164,35 @@ impl Watch {
         Self {
             replies,
             counters: needles.iter().map(|n| (*n, StreamCount::new(n))).collect(),
+            bodies: BodyCatcher::default(),
         }
     }
 
-    /// Counts `chunk` into `tally`; true when it carries (the end of) a call by digest.
-    pub(super) fn see(&mut self, chunk: &[u8], tally: &ScriptTally) -> bool {
-        let mut by_digest = false;
+    /// Counts `chunk` into `tally` and keeps the script bodies it ends.
+    pub(super) fn see(&mut self, chunk: &[u8], tally: &ScriptTally) -> Seen {
+        let mut seen = Seen::default();
         for (needle, counter) in &mut self.counters {
             let n = counter.feed(chunk);
             let into = match *needle {
-                _ if self.replies => &tally.noscript,
+                _ if self.replies => {
+                    seen.noscript = n > 0;
+                    &tally.noscript
+                }
                 EVAL => &tally.evals,
                 LOAD => &tally.loads,
                 _ => {
-                    by_digest = n > 0;
+                    seen.by_digest = n > 0;
                     continue;
                 }
             };
             into.fetch_add(n, Ordering::Relaxed);
         }
-        by_digest
+        if !self.replies {
+            for body in self.bodies.feed(chunk) {
+                tally.keep(body);
+            }
+        }
+        seen
     }
 }
 

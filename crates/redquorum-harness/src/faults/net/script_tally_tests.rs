@@ -12,9 +12,11 @@ fn requests_and_replies_are_counted_by_what_they_are() {
     let tally = ScriptTally::default();
     let mut requests = Watch::new(false);
     let mut replies = Watch::new(true);
-    assert!(requests.see(CALL, &tally));
-    assert!(!requests.see(&[RESEND, LOAD].concat(), &tally));
-    assert!(!replies.see(&[NOSCRIPT, b":1\r\n", NOSCRIPT].concat(), &tally));
+    assert!(requests.see(CALL, &tally).by_digest);
+    assert!(!requests.see(&[RESEND, LOAD].concat(), &tally).by_digest);
+    let answers = replies.see(&[NOSCRIPT, b":1\r\n", NOSCRIPT].concat(), &tally);
+    assert!(answers.noscript && !answers.by_digest);
+    assert!(!replies.see(b":1\r\n", &tally).noscript);
     tally.flushed(false);
     tally.flushed(true);
     let counts = tally.counts();
@@ -28,6 +30,8 @@ fn requests_and_replies_are_counted_by_what_they_are() {
         ),
         (2, 1, 1, 2, 1)
     );
+    // The body sent twice (EVAL, then SCRIPT LOAD) is kept once.
+    assert_eq!(tally.bodies(), vec![b"return 1;".to_vec()]);
 }
 
 proptest! {
