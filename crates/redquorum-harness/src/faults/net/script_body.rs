@@ -85,7 +85,7 @@ mod tests {
 
     #[test]
     fn a_body_split_across_chunks_is_caught_once_whole() {
-        let load = format!("*3\r\n$6\r\nscript\r\n$4\r\nload\r\n$6\r\nreturn\r\n").into_bytes();
+        let load = b"*3\r\n$6\r\nscript\r\n$4\r\nload\r\n$6\r\nreturn\r\n".to_vec();
         let mut stream = eval("return 1");
         stream.extend(b"*2\r\n$7\r\nEVALSHA\r\n$2\r\nab\r\n".iter());
         stream.extend(load);
