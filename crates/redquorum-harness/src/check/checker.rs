@@ -80,6 +80,7 @@ pub fn check_evidence(evidence: &Evidence<'_>) -> Verdict {
         by_resource.entry(&s.resource).or_default().push(s);
     }
     let owners = granted_owners(evidence.sessions);
+    let tried = attempts_by_token(evidence.sessions);
     for (resource, list) in &by_resource {
         let mut granted: Vec<&Session> =
             list.iter().copied().filter(|s| s.grant.is_some()).collect();
@@ -89,10 +90,10 @@ pub fn check_evidence(evidence: &Evidence<'_>) -> Verdict {
             broken_promises(
                 resource,
                 &granted,
-                &owners,
+                (&owners, &tried),
                 evidence.operator,
                 evidence.nodes,
-                evidence.faults,
+                (evidence.faults, evidence.slack),
             )
             .into_iter()
             .map(|(call, session, fault)| Violation::Operator {
@@ -141,7 +142,7 @@ pub fn check_evidence(evidence: &Evidence<'_>) -> Verdict {
         }
     }
     violations.extend(evidence.leaked.iter().cloned().map(Violation::Leaked));
-    violations.extend(orphan::orphans(evidence, &owners));
+    violations.extend(orphan::orphans(evidence, &owners, &tried));
     check_hold_lives(evidence, &owners, &mut violations);
     violations.extend(unbacked::violations(evidence));
     Verdict { violations }
@@ -153,6 +154,16 @@ fn granted_owners(sessions: &[Session]) -> HashMap<&str, &Session> {
         .iter()
         .filter(|s| s.grant.is_some() && !s.owner.is_empty())
         .map(|s| (s.owner.as_str(), s))
+        .collect()
+}
+
+/// Every session by each owner token its acquire tried but was not granted
+/// with ([`Session::tried`]; the lock tells them, where it can).
+fn attempts_by_token(sessions: &[Session]) -> HashMap<&str, &Session> {
+    sessions
+        .iter()
+        .flat_map(|s| s.tried.iter().map(move |token| (token.as_str(), s)))
+        .filter(|(token, s)| *token != s.owner)
         .collect()
 }
 

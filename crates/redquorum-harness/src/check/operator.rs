@@ -7,7 +7,11 @@
 //! then requires, per resource:
 //!
 //! - an inspection never names a holder whose release a quorum had
-//!   confirmed before the inspection began (a long-gone holder);
+//!   confirmed before the inspection began (a long-gone holder), nor an
+//!   attempt never granted whose unwind was due more than half the slack
+//!   before the inspection began, unless faults that could hold that unwind
+//!   back struck a quorum of the nodes (an unwound attempt: the lock tells
+//!   the history each attempt's token, [`Session::tried`]);
 //! - an inspection that every node answered, made wholly inside a holder's
 //!   exclusive window, names that holder, unless a fault that can lose or
 //!   age a hold early (kill, forget, clock, strobe) or a force-release
@@ -26,6 +30,7 @@ use std::fmt;
 use std::time::Duration;
 
 use super::audit::hold_life::LOSES_OR_AGES;
+use super::audit::orphan::{Sender, explains};
 use crate::evidence::{OperatorAction, OperatorCall, Session};
 use crate::faults::FaultEvent;
 
@@ -43,6 +48,10 @@ pub enum OperatorFault {
     LongGone,
     /// An inspection did not name a holder that certainly held.
     Missed,
+    /// An inspection named an attempt, never granted, that the lock had
+    /// unwound before the inspection began, while too few nodes were under
+    /// a fault that could hold the unwind back to leave a quorum holding it.
+    NamedUnwound,
     /// A force-release's token is not above an earlier holder's token.
     FenceNotAbove,
     /// A later holder's token is not above a force-release's token.
@@ -54,6 +63,7 @@ impl fmt::Display for OperatorFault {
         f.write_str(match self {
             OperatorFault::LongGone => "named a holder whose release a quorum had confirmed",
             OperatorFault::Missed => "did not name a certain holder",
+            OperatorFault::NamedUnwound => "named an attempt the lock had unwound",
             OperatorFault::FenceNotAbove => {
                 "returned a token not above the token of a holder granted before it"
             }
@@ -98,17 +108,22 @@ pub(crate) fn excuses_lost_update(calls: &[OperatorCall], a: &Session, b: &Sessi
         && (excuses_overlap(calls, a, a.start, b) || excuses_overlap(calls, b, b.start, a))
 }
 
+/// Every session of the run by owner token.
+type ByToken<'a> = std::collections::HashMap<&'a str, &'a Session>;
+
 /// The operator calls on `resource` that break a promise, each with the
 /// session it concerns. `sessions` are the resource's granted sessions in
-/// grant order, `owners` every granted session of the run by owner token (a
-/// multi-lock holds resources other than the one it is recorded under).
+/// grant order; `owners` every granted session of the run by owner token (a
+/// multi-lock holds resources other than the one it is recorded under),
+/// `tried` every session by the tokens of its attempts not granted; the
+/// run's faults and the checker's slack.
 pub(crate) fn broken_promises<'a>(
     resource: &str,
     sessions: &[&'a Session],
-    owners: &std::collections::HashMap<&str, &'a Session>,
+    (owners, tried): (&ByToken<'a>, &ByToken<'a>),
     calls: &'a [OperatorCall],
     nodes: usize,
-    faults: &[FaultEvent],
+    (faults, slack): (&[FaultEvent], Duration),
 ) -> Vec<(&'a OperatorCall, &'a Session, OperatorFault)> {
     let mut broken = Vec::new();
     // Each session's grant and last window end, so an inspection looks only
@@ -126,6 +141,11 @@ pub(crate) fn broken_promises<'a>(
             OperatorAction::Inspect { holders, answered } => {
                 for token in holders {
                     let Some(session) = owners.get(token.as_str()) else {
+                        if let Some(attempt) = tried.get(token.as_str())
+                            && named_after_unwind(attempt, call, nodes, (faults, slack))
+                        {
+                            broken.push((call, *attempt, OperatorFault::NamedUnwound));
+                        }
                         continue;
                     };
                     if session.released.is_some_and(|at| at < call.start) {
@@ -169,6 +189,39 @@ pub(crate) fn broken_promises<'a>(
         }
     }
     broken
+}
+
+/// Whether an inspection `call` that named a token `attempt` tried, never
+/// granted with it, broke its promise to name only what a quorum holds:
+/// the lock had unwound that attempt ([`Session::unwind_due`]) more than
+/// half the slack before the call began (a loaded client may send the
+/// unwind late), and fewer than a quorum of the `nodes` were under a fault
+/// that could still hold the unwind back when the call began (the
+/// `orphan-key` rule's excuse, [`explains`]).
+fn named_after_unwind(
+    attempt: &Session,
+    call: &OperatorCall,
+    nodes: usize,
+    (faults, slack): (&[FaultEvent], Duration),
+) -> bool {
+    let Some(due) = attempt.unwind_due() else {
+        return false;
+    };
+    if nodes == 0 || call.start <= due + slack / 2 {
+        return false;
+    }
+    let sender = Sender {
+        gone: false,
+        group: Some(attempt.group),
+    };
+    let held_back = (0..nodes)
+        .filter(|&node| {
+            faults
+                .iter()
+                .any(|f| explains(f, slack, node, due, call.start, sender))
+        })
+        .count();
+    held_back < nodes / 2 + 1
 }
 
 /// Whether something between `from` and `until` may have taken a hold off

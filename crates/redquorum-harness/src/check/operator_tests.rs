@@ -47,9 +47,19 @@ fn faults_of(
     calls: &[OperatorCall],
     faults: &[FaultEvent],
 ) -> Vec<OperatorFault> {
-    let owners: HashMap<&str, &Session> = sessions.iter().map(|s| (s.owner.as_str(), s)).collect();
-    let granted: Vec<&Session> = sessions.iter().collect();
-    broken_promises("r", &granted, &owners, calls, 3, faults)
+    let owners: HashMap<&str, &Session> = sessions
+        .iter()
+        .filter(|s| s.grant.is_some())
+        .map(|s| (s.owner.as_str(), s))
+        .collect();
+    let tried: HashMap<&str, &Session> = sessions
+        .iter()
+        .flat_map(|s| s.tried.iter().map(move |t| (t.as_str(), s)))
+        .filter(|(t, s)| *t != s.owner)
+        .collect();
+    let granted: Vec<&Session> = sessions.iter().filter(|s| s.grant.is_some()).collect();
+    let slack = Duration::from_secs(1);
+    broken_promises("r", &granted, (&owners, &tried), calls, 3, (faults, slack))
         .into_iter()
         .map(|(_, _, fault)| fault)
         .collect()
@@ -307,5 +317,56 @@ fn an_extension_sent_before_the_force_release_ended_is_excused_and_one_sent_afte
         overlaps_after_an_ousted_extension(600, 500),
         1,
         "sent after the force-release ended"
+    );
+}
+
+/// `two_holders`, and an attempt `u` on `r` refused at 800 ms (its unwind
+/// sent by then), and an attempt `w` a waiting acquire retried before its
+/// grant (as `c`) at 1000 ms. (The inspections below hear 2 nodes of 3, so
+/// a holder they leave out is not missed.)
+fn with_unwound_attempts() -> Vec<Session> {
+    let mut sessions = two_holders();
+    let mut refused = Session::refused(2, "r", ms(700), "contended");
+    refused.ended = Some(ms(800));
+    refused.tried = vec!["u".into()];
+    let mut waited = Session::granted(3, "r", "c", ms(650), ms(1000), ms(3000));
+    waited.tried = vec!["w".into(), "c".into()];
+    sessions.extend([refused, waited]);
+    sessions
+}
+
+#[test]
+fn naming_an_attempt_unwound_before_the_inspection_breaks_the_promise() {
+    let sessions = with_unwound_attempts();
+    // While it may still be on a quorum (in flight, or its unwind sent late).
+    assert!(faults_of(&sessions, &[inspect(750, &["u"], 2)], &[]).is_empty());
+    assert!(faults_of(&sessions, &[inspect(1200, &["u"], 2)], &[]).is_empty());
+    // Long after its unwind was due: no quorum can hold it.
+    assert_eq!(
+        faults_of(&sessions, &[inspect(1400, &["u"], 2)], &[]),
+        [OperatorFault::NamedUnwound]
+    );
+    // The retried attempt of an acquire granted later: due by the grant.
+    assert_eq!(
+        faults_of(&sessions, &[inspect(1600, &["w"], 2)], &[]),
+        [OperatorFault::NamedUnwound]
+    );
+    // The granted token itself is the holder's, named truly.
+    assert!(faults_of(&sessions, &[inspect(1600, &["c"], 2)], &[]).is_empty());
+}
+
+#[test]
+fn faults_that_hold_a_quorums_unwinds_back_excuse_naming_the_attempt() {
+    let sessions = with_unwound_attempts();
+    let call = [inspect(1400, &["u"], 2)];
+    // A reset of two of the three nodes around the unwind: their unwind may
+    // be lost, so a quorum may still hold the attempt's keys.
+    let two = FaultEvent::new(FaultKind::Reset, vec![0, 1], ms(790), ms(790));
+    assert!(faults_of(&sessions, &call, &[two]).is_empty());
+    // One node only: the others' unwinds landed, no quorum is left.
+    let one = FaultEvent::new(FaultKind::Reset, vec![0], ms(790), ms(790));
+    assert_eq!(
+        faults_of(&sessions, &call, &[one]),
+        [OperatorFault::NamedUnwound]
     );
 }

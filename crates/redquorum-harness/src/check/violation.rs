@@ -173,7 +173,7 @@ impl Violation {
             Violation::OrphanKey { .. } => "orphan-key",
             Violation::EarlyGrant { .. } => "lock-delay",
             Violation::Operator {
-                fault: OperatorFault::LongGone | OperatorFault::Missed,
+                fault: OperatorFault::LongGone | OperatorFault::Missed | OperatorFault::NamedUnwound,
                 ..
             } => "inspection",
             Violation::Operator { .. } => "force-release",

@@ -149,6 +149,13 @@ pub struct Session {
 }
 
 impl Session {
+    /// When the unwind of an attempt its acquire tried ([`Session::tried`])
+    /// was due: by the grant that followed it (the lock unwinds an attempt
+    /// before it tries again), or when the acquire ended.
+    pub(crate) fn unwind_due(&self) -> Option<Duration> {
+        self.grant.or(self.ended)
+    }
+
     /// A session that was not granted.
     ///
     /// # Examples

@@ -61,18 +61,32 @@ fn loses_commands(kind: FaultKind) -> bool {
     )
 }
 
+/// Who sent the command that should have removed a key: whether its
+/// process ended with it (`redquorum exec`), and its client group, when
+/// known (a client fault, a partition or a client pause, holds back only
+/// its own group's commands).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Sender {
+    pub(crate) gone: bool,
+    pub(crate) group: Option<usize>,
+}
+
 /// Whether `fault` explains a key on `node` seen at `seen`, when the
-/// command that should have removed it was sent at `sent` (by a process
-/// that ended with it when `sender_gone`).
-pub(super) fn explains(
+/// command that should have removed it was sent at `sent` by `sender`.
+pub(crate) fn explains(
     fault: &FaultEvent,
     slack: Duration,
     node: usize,
     sent: Duration,
     seen: Duration,
-    sender_gone: bool,
+    sender: Sender,
 ) -> bool {
     if !fault.kind.delays_commands() || !(fault.nodes.is_empty() || fault.nodes.contains(&node)) {
+        return false;
+    }
+    if let (Some(struck), Some(group)) = (fault.group, sender.group)
+        && struck != group
+    {
         return false;
     }
     let log_replay = matches!(fault.kind, FaultKind::Kill | FaultKind::RestartMajority);
@@ -80,7 +94,7 @@ pub(super) fn explains(
     if !fault.overlaps(sent.saturating_sub(slack), sent + after) {
         return false;
     }
-    loses_commands(fault.kind) || sender_gone || seen <= fault.end + slack
+    loses_commands(fault.kind) || sender.gone || seen <= fault.end + slack
 }
 
 /// When the attempt that set a never-granted owner's `key` may have ended,
@@ -121,22 +135,6 @@ fn refused_by_resource(sessions: &[Session]) -> RefusedByResource {
     by
 }
 
-/// The sessions by each owner token their acquire tried ([`Session::tried`]).
-type TriedBy<'a> = HashMap<&'a str, &'a Session>;
-
-fn tried_by(sessions: &[Session]) -> TriedBy<'_> {
-    sessions
-        .iter()
-        .flat_map(|s| s.tried.iter().map(move |token| (token.as_str(), s)))
-        .collect()
-}
-
-/// When the unwind of an attempt `session`'s acquire tried was due: by the
-/// grant that followed it, or when the acquire ended.
-fn unwind_due(session: &Session) -> Option<Duration> {
-    session.grant.or(session.ended)
-}
-
 /// When a granted owner's keys were due to go: `(released, due)`, both its
 /// release (else its deadline) — but for a hold kept by a process of its
 /// own (`exec`, [`Session::deadline_unseen`]) `release` is its command's
@@ -158,25 +156,29 @@ fn outlived_every_attempt(
     key: &KeyLife,
     refused: &RefusedByResource,
     slack: Duration,
-    excused: &impl Fn(&KeyLife, Duration, bool) -> bool,
+    excused: &impl Fn(&KeyLife, Duration, Sender) -> bool,
 ) -> bool {
     let ends = attempt_ends(key, refused, slack);
     match ends.iter().max() {
         Some(&latest) => {
             key.surely_there_at() > latest + slack
-                && !ends.iter().any(|&end| excused(key, end, false))
+                && !ends.iter().any(|&end| excused(key, end, Sender::default()))
         }
         None => {
             let set_at = key.last_seen.saturating_sub(key.age);
-            key.age > slack && !excused(key, set_at, false)
+            key.age > slack && !excused(key, set_at, Sender::default())
         }
     }
 }
 
 /// Every orphan key of `evidence`; `owners` are the granted sessions by
-/// owner token.
-pub(crate) fn orphans(evidence: &Evidence<'_>, owners: &HashMap<&str, &Session>) -> Vec<Violation> {
-    let excused = |key: &KeyLife, sent: Duration, gone: bool| {
+/// owner token, `tried` the sessions by the tokens their acquire tried.
+pub(crate) fn orphans(
+    evidence: &Evidence<'_>,
+    owners: &HashMap<&str, &Session>,
+    tried: &HashMap<&str, &Session>,
+) -> Vec<Violation> {
+    let excused = |key: &KeyLife, sent: Duration, sender: Sender| {
         evidence.faults.iter().any(|f| {
             explains(
                 f,
@@ -184,25 +186,35 @@ pub(crate) fn orphans(evidence: &Evidence<'_>, owners: &HashMap<&str, &Session>)
                 key.node,
                 sent,
                 key.surely_there_at(),
-                gone,
+                sender,
             )
         })
     };
     let refused = refused_by_resource(evidence.sessions);
-    let tried = tried_by(evidence.sessions);
     let mut found = Vec::new();
     for key in evidence.keys {
         let orphan = match owners.get(key.owner.as_str()) {
             Some(owner) => {
                 let (released, due) = removal_due(owner);
+                let sender = Sender {
+                    gone: owner.deadline_unseen,
+                    group: Some(owner.group),
+                };
                 key.surely_there_at() > due + evidence.slack
-                    && !excused(key, due, owner.deadline_unseen)
-                    && !excused(key, released, owner.deadline_unseen)
+                    && !excused(key, due, sender)
+                    && !excused(key, released, sender)
             }
-            None => match tried.get(key.owner.as_str()).and_then(|s| unwind_due(s)) {
+            None => match tried
+                .get(key.owner.as_str())
+                .and_then(|attempt| Some((attempt.unwind_due()?, attempt)))
+            {
                 // Its own attempt's unwind was due then.
-                Some(due) => {
-                    key.surely_there_at() > due + evidence.slack && !excused(key, due, false)
+                Some((due, attempt)) => {
+                    let sender = Sender {
+                        gone: false,
+                        group: Some(attempt.group),
+                    };
+                    key.surely_there_at() > due + evidence.slack && !excused(key, due, sender)
                 }
                 None => outlived_every_attempt(key, &refused, evidence.slack, &excused),
             },

@@ -1,5 +1,14 @@
 use super::*;
 
+/// The sessions by the tokens their acquire tried and was not granted with.
+fn tried_of(sessions: &[Session]) -> HashMap<&str, &Session> {
+    sessions
+        .iter()
+        .flat_map(|s| s.tried.iter().map(move |t| (t.as_str(), s)))
+        .filter(|(t, s)| *t != s.owner)
+        .collect()
+}
+
 fn ms(ms: u64) -> Duration {
     Duration::from_millis(ms)
 }
@@ -10,27 +19,127 @@ const SLACK: Duration = Duration::from_secs(1);
 fn a_delaying_fault_excuses_only_until_the_slack_after_it_healed() {
     let stall = FaultEvent::new(FaultKind::Stall, vec![2], ms(1000), ms(1500));
     // Released during the stall: excused while the stall could hold it back.
-    assert!(explains(&stall, SLACK, 2, ms(1200), ms(2400), false));
-    assert!(!explains(&stall, SLACK, 2, ms(1200), ms(2600), false));
+    assert!(explains(
+        &stall,
+        SLACK,
+        2,
+        ms(1200),
+        ms(2400),
+        Sender {
+            gone: false,
+            group: None
+        }
+    ));
+    assert!(!explains(
+        &stall,
+        SLACK,
+        2,
+        ms(1200),
+        ms(2600),
+        Sender {
+            gone: false,
+            group: None
+        }
+    ));
     // Another node, or a release long after the stall healed: no excuse.
-    assert!(!explains(&stall, SLACK, 1, ms(1200), ms(2400), false));
-    assert!(!explains(&stall, SLACK, 2, ms(2600), ms(2700), false));
+    assert!(!explains(
+        &stall,
+        SLACK,
+        1,
+        ms(1200),
+        ms(2400),
+        Sender {
+            gone: false,
+            group: None
+        }
+    ));
+    assert!(!explains(
+        &stall,
+        SLACK,
+        2,
+        ms(2600),
+        ms(2700),
+        Sender {
+            gone: false,
+            group: None
+        }
+    ));
     // Released by a process that ended with it (`exec`): what it owed
     // the stalled node is lost, so the key lives to its TTL.
-    assert!(explains(&stall, SLACK, 2, ms(1200), ms(2600), true));
-    assert!(!explains(&stall, SLACK, 1, ms(1200), ms(2600), true));
+    assert!(explains(
+        &stall,
+        SLACK,
+        2,
+        ms(1200),
+        ms(2600),
+        Sender {
+            gone: true,
+            group: None
+        }
+    ));
+    assert!(!explains(
+        &stall,
+        SLACK,
+        1,
+        ms(1200),
+        ms(2600),
+        Sender {
+            gone: true,
+            group: None
+        }
+    ));
 }
 
 #[test]
 fn a_fault_that_loses_the_release_excuses_the_key_to_its_ttl() {
     let reset = FaultEvent::new(FaultKind::Reset, vec![0], ms(1000), ms(1000));
-    assert!(explains(&reset, SLACK, 0, ms(1500), ms(3400), false));
+    assert!(explains(
+        &reset,
+        SLACK,
+        0,
+        ms(1500),
+        ms(3400),
+        Sender {
+            gone: false,
+            group: None
+        }
+    ));
     // Struck once, long before the release: no longer an excuse.
-    assert!(!explains(&reset, SLACK, 0, ms(2500), ms(3400), false));
+    assert!(!explains(
+        &reset,
+        SLACK,
+        0,
+        ms(2500),
+        ms(3400),
+        Sender {
+            gone: false,
+            group: None
+        }
+    ));
     // A kill may bring back, from its log, a key deleted before it.
     let kill = FaultEvent::new(FaultKind::Kill, vec![0], ms(2800), ms(3000));
-    assert!(explains(&kill, SLACK, 0, ms(1000), ms(3900), false));
-    assert!(!explains(&kill, SLACK, 0, ms(500), ms(3900), false));
+    assert!(explains(
+        &kill,
+        SLACK,
+        0,
+        ms(1000),
+        ms(3900),
+        Sender {
+            gone: false,
+            group: None
+        }
+    ));
+    assert!(!explains(
+        &kill,
+        SLACK,
+        0,
+        ms(500),
+        ms(3900),
+        Sender {
+            gone: false,
+            group: None
+        }
+    ));
 }
 
 /// A never-granted owner's key on `{r}`, set at `set` ms, last seen at `seen`.
@@ -62,7 +171,7 @@ fn orphan_count(key: KeyLife, sessions: &[Session]) -> usize {
         keys: &keys,
         ..Evidence::new(sessions, &protected)
     };
-    orphans(&evidence, &HashMap::new()).len()
+    orphans(&evidence, &HashMap::new(), &tried_of(evidence.sessions)).len()
 }
 
 #[test]
@@ -120,7 +229,7 @@ fn a_fault_around_the_end_of_any_attempt_that_may_have_set_the_key_excuses_it() 
             faults,
             ..Evidence::new(&attempts, &protected)
         };
-        orphans(&evidence, &HashMap::new()).len()
+        orphans(&evidence, &HashMap::new(), &tried_of(evidence.sessions)).len()
     };
     assert_eq!(found(&[reset]), 0);
     // Without the reset it outlived both attempts: never unwound.
@@ -154,7 +263,7 @@ fn a_hold_in_a_process_of_its_own_is_due_to_go_when_that_process_exited() {
             ..Evidence::new(&sessions, &protected)
         };
         let owners = [("x", owner)].into_iter().collect();
-        orphans(&evidence, &owners).len()
+        orphans(&evidence, &owners, &tried_of(evidence.sessions)).len()
     };
     // `exec` releases after its command's last step: by its exit.
     let exec = used_until_1000_ended_at_2000(true);
@@ -175,7 +284,12 @@ fn a_key_counts_as_seen_when_the_read_that_saw_it_was_sent() {
             keys: &keys,
             ..Evidence::new(&sessions, &protected)
         };
-        orphans(&evidence, &[("x", &local)].into_iter().collect()).len()
+        orphans(
+            &evidence,
+            &[("x", &local)].into_iter().collect(),
+            &tried_of(evidence.sessions),
+        )
+        .len()
     };
     // Answered at 2600 ms, more than the slack after the release at
     // 1000 ms, by a read sent at 1900 ms: it may have gone at 1901.
@@ -201,7 +315,17 @@ fn a_granted_holds_end_does_not_move_a_never_granted_keys_due_time() {
 #[test]
 fn faults_that_neither_delay_nor_lose_commands_excuse_nothing() {
     let flush = FaultEvent::new(FaultKind::ScriptFlush, vec![0], ms(1000), ms(1000));
-    assert!(!explains(&flush, SLACK, 0, ms(1000), ms(1100), false));
+    assert!(!explains(
+        &flush,
+        SLACK,
+        0,
+        ms(1000),
+        ms(1100),
+        Sender {
+            gone: false,
+            group: None
+        }
+    ));
 }
 
 /// A key of owner `t`, set at `set` ms, last seen at `seen`.
@@ -250,7 +374,7 @@ fn a_fault_around_a_told_attempts_end_excuses_its_key_as_long_as_it_can() {
             faults,
             ..Evidence::new(&sessions, &protected)
         };
-        orphans(&evidence, &HashMap::new())
+        orphans(&evidence, &HashMap::new(), &tried_of(evidence.sessions))
     };
     // A reset of its node as it ended may have lost the unwind: the key lives to its TTL.
     let reset = FaultEvent::new(FaultKind::Reset, vec![0], ms(150), ms(250));
@@ -265,4 +389,26 @@ fn a_fault_around_a_told_attempts_end_excuses_its_key_as_long_as_it_can() {
         other => panic!("{other:?}"),
     };
     assert_eq!(attempt, Some(vec!["t".to_owned()]));
+}
+
+#[test]
+fn a_client_fault_excuses_only_its_own_groups_commands() {
+    // Group 1 cut off from node 0 while a removal was on its way there.
+    let mut partition = FaultEvent::new(FaultKind::Partition, vec![0], ms(1000), ms(1500));
+    partition.group = Some(1);
+    let from = |group| Sender {
+        gone: false,
+        group: Some(group),
+    };
+    assert!(explains(&partition, SLACK, 0, ms(1200), ms(2400), from(1)));
+    assert!(!explains(&partition, SLACK, 0, ms(1200), ms(2400), from(2)));
+    // A sender whose group is not known may be the one cut off.
+    assert!(explains(
+        &partition,
+        SLACK,
+        0,
+        ms(1200),
+        ms(2400),
+        Sender::default()
+    ));
 }
