@@ -14,6 +14,7 @@ mod arg_values;
 mod cmd;
 mod exit;
 mod guard;
+mod interrupt;
 mod nodes_arg;
 mod progress;
 mod stop_times;
@@ -21,6 +22,7 @@ mod subtree;
 mod verbosity;
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
@@ -108,6 +110,23 @@ impl Command {
         }
         matches!(self, Command::Torture(_))
     }
+
+    /// For a command that starts local nodes, how long it may wrap up
+    /// after SIGINT or SIGTERM before they are stopped for it
+    /// (`interrupt.rs`): torture and the sweep say how far they got, demo
+    /// and bench get none. None for the rest, which handle their own
+    /// signals or start no node.
+    fn stop_grace(&self) -> Option<Duration> {
+        #[cfg(redquorum_mutants)]
+        if matches!(self, Command::Mutants(_)) {
+            return Some(interrupt::GRACE);
+        }
+        match self {
+            Command::Torture(_) => Some(interrupt::GRACE),
+            Command::Demo(_) | Command::Bench(_) => Some(Duration::ZERO),
+            _ => None,
+        }
+    }
 }
 
 /// What a build without planted bugs adds to clap's usage error when asked
@@ -188,7 +207,8 @@ fn main() -> ExitCode {
     } else {
         nodes_arg::NodesArg::default()
     };
-    runtime.block_on(async move {
+    let stop_grace = cli.command.stop_grace();
+    let command = async move {
         match cli.command {
             Command::Demo(args) => cmd::demo::run(&nodes, args, verbosity).await,
             Command::Exec(mut args) => {
@@ -211,6 +231,12 @@ fn main() -> ExitCode {
             }
             #[cfg(redquorum_mutants)]
             Command::Mutants(args) => cmd::mutants::run(args).await,
+        }
+    };
+    runtime.block_on(async move {
+        match stop_grace {
+            Some(grace) => interrupt::stoppable(command, grace).await,
+            None => command.await,
         }
     })
 }

@@ -4,7 +4,9 @@
 //! No mocks: [`Cluster::start`] launches N `redis-server` processes on free
 //! loopback ports, each with its own temporary directory, and kills them when
 //! dropped (also when a test panics). It hands out plain `redis://` URLs, so
-//! the library can use it in doc tests without sharing types.
+//! the library can use it in doc tests without sharing types. A signal
+//! skips that drop: a process ending on one calls [`stop_started_servers`]
+//! (the `redquorum` CLI does on SIGINT and SIGTERM).
 //!
 //! [`Cluster::from_env_or_start`] uses the nodes named in `REDQUORUM_NODES`
 //! instead, when set (for example the `docker/` compose nodes); process
@@ -83,6 +85,7 @@ pub use nodes::{
     Cluster, ClusterBuilder, FaketimeSupport, Migration, Persistence, Reply, RespConn, SLOT_COUNT,
     ShardPorts, ShardedCluster, example_binary, faketime_cache_dir, faketime_support,
     form_redis_cluster, redis_cluster_args, redis_cluster_url, redis_server_path, slot_of,
+    stop_started_servers,
 };
 #[cfg(feature = "tls")]
 pub use nodes::{TlsCluster, unrelated_ca_pem};

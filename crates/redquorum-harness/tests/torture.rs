@@ -94,7 +94,11 @@ async fn a_run_around_an_exclusive_lock_finds_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_interrupt_or_a_missing_operator_stops_the_run() {
     let stopped = plan().execute_until(async {}).await;
-    assert_eq!(stopped.err(), Some(TortureStopped::Interrupted));
+    assert_eq!(
+        stopped.err(),
+        Some(TortureStopped::Interrupted { sessions: 0 }),
+        "interrupted before a session was granted"
+    );
     let with_operator = TorturePlan {
         operator: OperatorPace {
             inspect_every: Some(Duration::from_millis(20)),

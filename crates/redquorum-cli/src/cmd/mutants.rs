@@ -103,11 +103,15 @@ pub(crate) async fn run(args: MutantsArgs) -> ExitCode {
             );
             mutants::activate(planted);
             let started = Instant::now();
-            let result = plan.execute_until(tokio::signal::ctrl_c()).await;
+            let result = plan.execute_until(crate::interrupt::received()).await;
             mutants::activate(None);
             let ran = match result {
                 Ok(ran) => ran,
-                Err(TortureStopped::Interrupted) => return ExitCode::from(130),
+                Err(stopped @ TortureStopped::Interrupted { .. }) => {
+                    let signal = crate::interrupt::which();
+                    stderr_line!("mutants: {stopped} ({})", crate::interrupt::name(signal));
+                    return crate::interrupt::status(signal);
+                }
                 Err(TortureStopped::Setup(problem)) => {
                     stderr_line!("redquorum mutants: {problem}");
                     return exit::UNAVAILABLE.into();

@@ -38,6 +38,7 @@ use std::time::Duration;
 use redquorum_harness::TortureStopped;
 
 use crate::exit;
+use crate::interrupt;
 use crate::nodes_arg::NodesArg;
 pub(crate) use args::TortureArgs;
 #[cfg(redquorum_mutants)]
@@ -79,11 +80,16 @@ pub(crate) async fn run(nodes: &NodesArg, args: TortureArgs) -> ExitCode {
     };
     #[cfg(redquorum_mutants)]
     redquorum::mutants::activate(args.mutant);
-    let ran = match plan.execute_until(tokio::signal::ctrl_c()).await {
+    let ran = match plan.execute_until(interrupt::received()).await {
         Ok(ran) => ran,
-        Err(TortureStopped::Interrupted) => {
-            stderr_line!("torture: interrupted; the nemesis and the local nodes are stopped");
-            return ExitCode::from(130);
+        Err(TortureStopped::Interrupted { sessions }) => {
+            let signal = interrupt::which();
+            stderr_line!(
+                "torture: interrupted by {} after {sessions} sessions: no verdict; \
+                 the nemesis and the local nodes are stopped",
+                interrupt::name(signal)
+            );
+            return interrupt::status(signal);
         }
         Err(TortureStopped::Setup(problem)) => {
             stderr_line!("redquorum torture: {problem}");

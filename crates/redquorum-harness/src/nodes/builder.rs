@@ -10,6 +10,7 @@ use super::cluster::{Cluster, Nodes};
 use super::local::{LocalNode, ServerConfig};
 use super::persistence::Persistence;
 use super::server::{major_version, redis_server_path};
+use super::started::NodesDir;
 use crate::error::HarnessError;
 
 impl Cluster {
@@ -208,6 +209,7 @@ impl ClusterBuilder {
             action: "create temp dir",
             source,
         })?;
+        let root = NodesDir::new(root);
         let mut nodes = Vec::with_capacity(self.n);
         for index in 0..self.n {
             let dir = root.path().join(format!("node{index}"));

@@ -7,6 +7,7 @@
 use std::sync::{Mutex, MutexGuard};
 
 use super::local::{LocalNode, ServerConfig};
+use super::started::NodesDir;
 use crate::error::HarnessError;
 
 /// Where the nodes come from.
@@ -19,7 +20,7 @@ pub(super) enum Nodes {
         /// The nodes, by index.
         nodes: Mutex<Vec<LocalNode>>,
         /// Every node's data directory lives below it; removed after the nodes stop.
-        _root: tempfile::TempDir,
+        _root: NodesDir,
     },
     /// From `REDQUORUM_NODES`: URLs only.
     External {

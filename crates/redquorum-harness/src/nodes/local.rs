@@ -10,6 +10,7 @@ use std::process::{Child, Command};
 use super::clock::{FastClock, uncontrolled};
 use super::persistence::Persistence;
 use super::server::redis_command;
+use super::started;
 use crate::error::HarnessError;
 
 /// How every local node of a cluster is started.
@@ -65,7 +66,7 @@ impl LocalNode {
             Some(clock) => clock.command(self.port, &self.dir, server.persistence),
         };
         command.args(&server.extra_args);
-        let child = command.spawn().map_err(|source| HarnessError::Io {
+        let child = started::spawn(&mut command).map_err(|source| HarnessError::Io {
             node: index,
             action: "spawn redis-server",
             source,
@@ -78,7 +79,7 @@ impl LocalNode {
     /// do when it is not running.
     pub(super) fn kill(&mut self, index: usize) -> Result<(), HarnessError> {
         if let Some(mut child) = self.child.take() {
-            let _ = child.kill(); // fails only if it already exited
+            started::kill(&mut child);
             child.wait().map_err(|source| HarnessError::Io {
                 node: index,
                 action: "wait for killed process",
@@ -91,7 +92,7 @@ impl LocalNode {
     /// Kills the process, errors ignored (its cluster is being dropped).
     pub(super) fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
+            started::kill(&mut child);
             let _ = child.wait();
         }
     }
@@ -100,7 +101,7 @@ impl LocalNode {
     pub(super) fn is_running(&mut self) -> bool {
         self.child
             .as_mut()
-            .is_some_and(|c| matches!(c.try_wait(), Ok(None)))
+            .is_some_and(|c| matches!(started::try_wait(c), Ok(None)))
     }
 
     /// The process id (0 when not started).

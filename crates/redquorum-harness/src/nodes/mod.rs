@@ -8,7 +8,8 @@
 //! addresses and connections; `process.rs`: process faults; `commands.rs`:
 //! faults sent as commands), what a server needs (`server.rs`: binary,
 //! command line, ports, readiness; `persistence.rs`; `clock.rs`:
-//! libfaketime), the tiny blocking RESP client the harness talks to nodes
+//! libfaketime; `started.rs`: the process-wide list of servers started and
+//! their data dirs, which [`stop_started_servers`] stops on a signal), the tiny blocking RESP client the harness talks to nodes
 //! with ([`RespConn`]), `TlsCluster` (feature `tls`) and [`example_binary`].
 //!
 //! Sharded masters (each master a local Redis Cluster, for
@@ -37,6 +38,7 @@ mod process;
 mod resp;
 mod server;
 mod sharded;
+mod started;
 #[cfg(feature = "tls")]
 mod tls;
 
@@ -51,5 +53,6 @@ pub use sharded::{
     Migration, SLOT_COUNT, ShardPorts, ShardedCluster, form_redis_cluster, redis_cluster_args,
     redis_cluster_url, slot_of,
 };
+pub use started::stop_started_servers;
 #[cfg(feature = "tls")]
 pub use tls::{TlsCluster, unrelated_ca_pem};

@@ -13,6 +13,7 @@ use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, 
 
 use super::resp::{Reply, RespConn};
 use super::server::{free_port, redis_server_path, run_command, wait_pong};
+use super::started::{self, NodesDir};
 use crate::error::HarnessError;
 
 /// One TLS node's process and ports.
@@ -42,7 +43,7 @@ struct TlsNode {
 pub struct TlsCluster {
     nodes: Vec<TlsNode>,
     ca_pem: String,
-    _root: tempfile::TempDir,
+    _root: NodesDir,
 }
 
 impl TlsCluster {
@@ -66,6 +67,7 @@ impl TlsCluster {
             .prefix("redquorum-tls-")
             .tempdir()
             .map_err(|source| io(0, "create temp dir", source))?;
+        let root = NodesDir::new(root);
         let ca_pem = write_certificates(root.path())?;
         let mut nodes = Vec::with_capacity(n);
         for index in 0..n {
@@ -222,7 +224,7 @@ impl TlsCluster {
 impl Drop for TlsCluster {
     fn drop(&mut self) {
         for node in &mut self.nodes {
-            let _ = node.child.kill();
+            started::kill(&mut node.child);
             let _ = node.child.wait();
         }
     }
@@ -295,8 +297,7 @@ fn start_node(binary: &Path, root: &Path, index: usize) -> Result<TlsNode, Harne
     for _attempt in 0..5 {
         let plain_port = free_port().map_err(|source| io(index, "find a free port", source))?;
         let tls_port = free_port().map_err(|source| io(index, "find a free port", source))?;
-        let child = tls_command(binary, root, &dir, plain_port, tls_port)
-            .spawn()
+        let child = started::spawn(&mut tls_command(binary, root, &dir, plain_port, tls_port))
             .map_err(|source| io(index, "spawn redis-server", source))?;
         let mut node = TlsNode {
             plain_port,
@@ -306,7 +307,7 @@ fn start_node(binary: &Path, root: &Path, index: usize) -> Result<TlsNode, Harne
         match wait_ready(&mut node, index, &dir) {
             Ok(()) => return Ok(node),
             Err(e) => {
-                let _ = node.child.kill();
+                started::kill(&mut node.child);
                 let _ = node.child.wait();
                 last = Some(e);
             }
@@ -345,7 +346,7 @@ fn wait_ready(node: &mut TlsNode, index: usize, dir: &Path) -> Result<(), Harnes
     let plain_port = node.plain_port;
     let pid = node.child.id();
     if wait_pong(plain_port, pid, || {
-        matches!(node.child.try_wait(), Ok(None))
+        matches!(started::try_wait(&mut node.child), Ok(None))
     }) {
         Ok(())
     } else {

@@ -134,12 +134,15 @@ impl<L: TortureLock> TorturePlan<L> {
                 finished.clone(),
             ))
         });
+        let recorded = history.clone();
         let history = tokio::select! {
             history = run_workload_groups(history, self.groups, make, store.clone(), &workload, &pauser) => history,
             _ = interrupt => {
                 // Dropping the nemesis resumes any paused node; dropping the
                 // cluster kills its nodes: nothing is left behind.
-                return Err(TortureStopped::Interrupted);
+                return Err(TortureStopped::Interrupted {
+                    sessions: recorded.len(),
+                });
             }
         };
         finished.store(true, Ordering::SeqCst);

@@ -34,15 +34,20 @@ pub struct TortureRun {
 pub enum TortureStopped {
     /// Nodes, proxies, the store or the lock could not be set up.
     Setup(String),
-    /// Interrupted (the caller's interrupt came first).
-    Interrupted,
+    /// Interrupted (the caller's interrupt came first), with no verdict.
+    Interrupted {
+        /// The sessions recorded until then.
+        sessions: usize,
+    },
 }
 
 impl fmt::Display for TortureStopped {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             TortureStopped::Setup(problem) => f.write_str(problem),
-            TortureStopped::Interrupted => f.write_str("interrupted"),
+            TortureStopped::Interrupted { sessions } => {
+                write!(f, "interrupted after {sessions} sessions, no verdict")
+            }
         }
     }
 }
