@@ -29,8 +29,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use super::audit::excuse::{Sender, explains};
 use super::audit::hold_life::LOSES_OR_AGES;
-use super::audit::orphan::{Sender, explains};
 use crate::evidence::{OperatorAction, OperatorCall, Session};
 use crate::faults::FaultEvent;
 

@@ -5,12 +5,12 @@
 
 use std::sync::Mutex;
 
-use super::clock::{FastClock, faketime_support};
 use super::cluster::{Cluster, Nodes};
 use super::local::{LocalNode, ServerConfig};
-use super::persistence::Persistence;
+use super::server::clock::{FastClock, faketime_support};
+use super::server::persistence::Persistence;
+use super::server::started::NodesDir;
 use super::server::{major_version, redis_server_path};
-use super::started::NodesDir;
 use crate::error::HarnessError;
 
 impl Cluster {

@@ -7,7 +7,7 @@
 use std::sync::{Mutex, MutexGuard};
 
 use super::local::{LocalNode, ServerConfig};
-use super::started::NodesDir;
+use super::server::started::NodesDir;
 use crate::error::HarnessError;
 
 /// Where the nodes come from.

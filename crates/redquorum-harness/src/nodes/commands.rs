@@ -6,9 +6,9 @@
 
 use std::time::Duration;
 
-use super::clock::TTL_SHIFT_LUA;
 use super::cluster::Cluster;
 use super::resp::Reply;
+use super::server::clock::TTL_SHIFT_LUA;
 use crate::error::HarnessError;
 
 impl Cluster {

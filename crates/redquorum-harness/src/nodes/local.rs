@@ -7,10 +7,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 
-use super::clock::{FastClock, uncontrolled};
-use super::persistence::Persistence;
+use super::server::clock::{FastClock, uncontrolled};
+use super::server::persistence::Persistence;
 use super::server::redis_command;
-use super::started;
+use super::server::started;
 use crate::error::HarnessError;
 
 /// How every local node of a cluster is started.

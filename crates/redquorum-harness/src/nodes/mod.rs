@@ -6,10 +6,11 @@
 //! clock), its methods by concern (`builder.rs`: starting, with
 //! [`ClusterBuilder`]; `external.rs`: nodes given by URL; `connect.rs`:
 //! addresses and connections; `process.rs`: process faults; `commands.rs`:
-//! faults sent as commands), what a server needs (`server.rs`: binary,
-//! command line, ports, readiness; `persistence.rs`; `clock.rs`:
-//! libfaketime; `started.rs`: the process-wide list of servers started and
-//! their data dirs, which [`stop_started_servers`] stops on a signal), the tiny blocking RESP client the harness talks to nodes
+//! faults sent as commands), what a server needs (`server/`: its
+//! `mod.rs` the binary, command line, ports, readiness; `persistence.rs`;
+//! `clock.rs`: libfaketime; `started.rs`: the process-wide list of servers
+//! started and their data dirs, which [`stop_started_servers`] stops on a
+//! signal), the tiny blocking RESP client the harness talks to nodes
 //! with ([`RespConn`]), `TlsCluster` (feature `tls`) and [`example_binary`].
 //!
 //! Sharded masters (each master a local Redis Cluster, for
@@ -26,33 +27,30 @@
 //! this folder, never the other way round.
 
 mod builder;
-mod clock;
 mod cluster;
 mod commands;
 mod connect;
 mod example_binary;
 mod external;
 mod local;
-mod persistence;
 mod process;
 mod resp;
 mod server;
 mod sharded;
-mod started;
 #[cfg(feature = "tls")]
 mod tls;
 
 pub use builder::ClusterBuilder;
-pub use clock::{FaketimeSupport, faketime_cache_dir, faketime_support};
 pub use cluster::Cluster;
 pub use example_binary::example_binary;
-pub use persistence::Persistence;
 pub use resp::{Reply, RespConn};
+pub use server::clock::{FaketimeSupport, faketime_cache_dir, faketime_support};
+pub use server::persistence::Persistence;
 pub use server::redis_server_path;
+pub use server::started::stop_started_servers;
 pub use sharded::{
     Migration, SLOT_COUNT, ShardPorts, ShardedCluster, form_redis_cluster, redis_cluster_args,
     redis_cluster_url, slot_of,
 };
-pub use started::stop_started_servers;
 #[cfg(feature = "tls")]
 pub use tls::{TlsCluster, unrelated_ca_pem};

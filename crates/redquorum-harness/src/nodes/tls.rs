@@ -12,8 +12,8 @@ use std::process::{Child, Command, Stdio};
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose};
 
 use super::resp::{Reply, RespConn};
+use super::server::started::{self, NodesDir};
 use super::server::{free_port, redis_server_path, run_command, wait_pong};
-use super::started::{self, NodesDir};
 use crate::error::HarnessError;
 
 /// One TLS node's process and ports.

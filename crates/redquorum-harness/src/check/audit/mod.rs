@@ -1,7 +1,8 @@
 //! The rules on what the nodes held, judged from the key audit (the lock
 //! keys read on every node during the run) against the sessions: no key
 //! lives on after its owner's attempt was unwound or its lease released
-//! (`orphan.rs`, `orphan-key`); nobody but its owner takes a live hold off
+//! (`orphan.rs`, `orphan-key`, tests in `orphan_tests.rs`; the faults that
+//! excuse it, in `excuse.rs`, which the inspection's promise shares); nobody but its owner takes a live hold off
 //! a node, and a hold gone from a node does not come back (`hold_life.rs`,
 //! tests in `hold_life_tests.rs`); while a client believes it holds, a
 //! majority of the nodes back it (`unbacked.rs`, the premise, tests in
@@ -13,6 +14,7 @@
 //! import `checker.rs` (it runs these rules) or the other session rules
 //! (`sharing.rs`, `operator.rs`, `revival.rs`).
 
+pub(super) mod excuse;
 pub(super) mod hold_life;
 mod node_backing;
 pub(super) mod orphan;

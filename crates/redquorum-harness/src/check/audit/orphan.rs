@@ -42,60 +42,10 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use super::excuse::{Sender, explains};
 use crate::check::verdict::Evidence;
 use crate::check::violation::Violation;
 use crate::evidence::{KeyLife, Session};
-use crate::faults::{FaultEvent, FaultKind};
-
-/// Whether `kind` may lose a command outright, not only delay it.
-fn loses_commands(kind: FaultKind) -> bool {
-    matches!(
-        kind,
-        FaultKind::Kill
-            | FaultKind::RestartMajority
-            | FaultKind::Reset
-            | FaultKind::Partition
-            | FaultKind::Migrate
-            | FaultKind::Failover
-            | FaultKind::LaggingFailover
-    )
-}
-
-/// Who sent the command that should have removed a key: whether its
-/// process ended with it (`redquorum exec`), and its client group, when
-/// known (a client fault, a partition or a client pause, holds back only
-/// its own group's commands).
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Sender {
-    pub(crate) gone: bool,
-    pub(crate) group: Option<usize>,
-}
-
-/// Whether `fault` explains a key on `node` seen at `seen`, when the
-/// command that should have removed it was sent at `sent` by `sender`.
-pub(crate) fn explains(
-    fault: &FaultEvent,
-    slack: Duration,
-    node: usize,
-    sent: Duration,
-    seen: Duration,
-    sender: Sender,
-) -> bool {
-    if !fault.kind.delays_commands() || !(fault.nodes.is_empty() || fault.nodes.contains(&node)) {
-        return false;
-    }
-    if let (Some(struck), Some(group)) = (fault.group, sender.group)
-        && struck != group
-    {
-        return false;
-    }
-    let log_replay = matches!(fault.kind, FaultKind::Kill | FaultKind::RestartMajority);
-    let after = if log_replay { slack * 2 } else { slack };
-    if !fault.overlaps(sent.saturating_sub(slack), sent + after) {
-        return false;
-    }
-    loses_commands(fault.kind) || sender.gone || seen <= fault.end + slack
-}
 
 /// When the attempt that set a never-granted owner's `key` may have ended,
 /// for each attempt that may have set it, if any is known and later than

@@ -1,4 +1,5 @@
 use super::*;
+use crate::faults::{FaultEvent, FaultKind};
 
 /// The sessions by the tokens their acquire tried and was not granted with.
 fn tried_of(sessions: &[Session]) -> HashMap<&str, &Session> {
@@ -11,135 +12,6 @@ fn tried_of(sessions: &[Session]) -> HashMap<&str, &Session> {
 
 fn ms(ms: u64) -> Duration {
     Duration::from_millis(ms)
-}
-
-const SLACK: Duration = Duration::from_secs(1);
-
-#[test]
-fn a_delaying_fault_excuses_only_until_the_slack_after_it_healed() {
-    let stall = FaultEvent::new(FaultKind::Stall, vec![2], ms(1000), ms(1500));
-    // Released during the stall: excused while the stall could hold it back.
-    assert!(explains(
-        &stall,
-        SLACK,
-        2,
-        ms(1200),
-        ms(2400),
-        Sender {
-            gone: false,
-            group: None
-        }
-    ));
-    assert!(!explains(
-        &stall,
-        SLACK,
-        2,
-        ms(1200),
-        ms(2600),
-        Sender {
-            gone: false,
-            group: None
-        }
-    ));
-    // Another node, or a release long after the stall healed: no excuse.
-    assert!(!explains(
-        &stall,
-        SLACK,
-        1,
-        ms(1200),
-        ms(2400),
-        Sender {
-            gone: false,
-            group: None
-        }
-    ));
-    assert!(!explains(
-        &stall,
-        SLACK,
-        2,
-        ms(2600),
-        ms(2700),
-        Sender {
-            gone: false,
-            group: None
-        }
-    ));
-    // Released by a process that ended with it (`exec`): what it owed
-    // the stalled node is lost, so the key lives to its TTL.
-    assert!(explains(
-        &stall,
-        SLACK,
-        2,
-        ms(1200),
-        ms(2600),
-        Sender {
-            gone: true,
-            group: None
-        }
-    ));
-    assert!(!explains(
-        &stall,
-        SLACK,
-        1,
-        ms(1200),
-        ms(2600),
-        Sender {
-            gone: true,
-            group: None
-        }
-    ));
-}
-
-#[test]
-fn a_fault_that_loses_the_release_excuses_the_key_to_its_ttl() {
-    let reset = FaultEvent::new(FaultKind::Reset, vec![0], ms(1000), ms(1000));
-    assert!(explains(
-        &reset,
-        SLACK,
-        0,
-        ms(1500),
-        ms(3400),
-        Sender {
-            gone: false,
-            group: None
-        }
-    ));
-    // Struck once, long before the release: no longer an excuse.
-    assert!(!explains(
-        &reset,
-        SLACK,
-        0,
-        ms(2500),
-        ms(3400),
-        Sender {
-            gone: false,
-            group: None
-        }
-    ));
-    // A kill may bring back, from its log, a key deleted before it.
-    let kill = FaultEvent::new(FaultKind::Kill, vec![0], ms(2800), ms(3000));
-    assert!(explains(
-        &kill,
-        SLACK,
-        0,
-        ms(1000),
-        ms(3900),
-        Sender {
-            gone: false,
-            group: None
-        }
-    ));
-    assert!(!explains(
-        &kill,
-        SLACK,
-        0,
-        ms(500),
-        ms(3900),
-        Sender {
-            gone: false,
-            group: None
-        }
-    ));
 }
 
 /// A never-granted owner's key on `{r}`, set at `set` ms, last seen at `seen`.
@@ -312,22 +184,6 @@ fn a_granted_holds_end_does_not_move_a_never_granted_keys_due_time() {
     assert_eq!(orphan_count(unwound(100, 1200), &[granted]), 1);
 }
 
-#[test]
-fn faults_that_neither_delay_nor_lose_commands_excuse_nothing() {
-    let flush = FaultEvent::new(FaultKind::ScriptFlush, vec![0], ms(1000), ms(1000));
-    assert!(!explains(
-        &flush,
-        SLACK,
-        0,
-        ms(1000),
-        ms(1100),
-        Sender {
-            gone: false,
-            group: None
-        }
-    ));
-}
-
 /// A key of owner `t`, set at `set` ms, last seen at `seen`.
 fn key_of_t(set: u64, seen: u64) -> KeyLife {
     KeyLife {
@@ -389,26 +245,4 @@ fn a_fault_around_a_told_attempts_end_excuses_its_key_as_long_as_it_can() {
         other => panic!("{other:?}"),
     };
     assert_eq!(attempt, Some(vec!["t".to_owned()]));
-}
-
-#[test]
-fn a_client_fault_excuses_only_its_own_groups_commands() {
-    // Group 1 cut off from node 0 while a removal was on its way there.
-    let mut partition = FaultEvent::new(FaultKind::Partition, vec![0], ms(1000), ms(1500));
-    partition.group = Some(1);
-    let from = |group| Sender {
-        gone: false,
-        group: Some(group),
-    };
-    assert!(explains(&partition, SLACK, 0, ms(1200), ms(2400), from(1)));
-    assert!(!explains(&partition, SLACK, 0, ms(1200), ms(2400), from(2)));
-    // A sender whose group is not known may be the one cut off.
-    assert!(explains(
-        &partition,
-        SLACK,
-        0,
-        ms(1200),
-        ms(2400),
-        Sender::default()
-    ));
 }

@@ -12,7 +12,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use super::persistence::Persistence;
-use super::server::{major_version, redis_command};
+use super::{major_version, redis_command};
 use crate::error::HarnessError;
 
 /// Shifts every matching key's TTL down by `ARGV[1]` ms (deleting keys with
@@ -136,7 +136,7 @@ pub fn faketime_support() -> Result<FaketimeSupport, HarnessError> {
 /// rate, and for a node whose clock the harness moves at run time, the
 /// libfaketime timestamp file it rewrites.
 #[derive(Debug, Clone)]
-pub(super) struct FastClock {
+pub(in crate::nodes) struct FastClock {
     support: FaketimeSupport,
     rate: f64,
     /// Set for a controlled clock (read on every clock call: FAKETIME_NO_CACHE).
@@ -148,7 +148,7 @@ impl FastClock {
     /// the last controlled offset given for it win), its timestamp file in
     /// `dir`; `None` for a real clock. `support` is found when any node
     /// asked for one.
-    pub(super) fn for_node(
+    pub(in crate::nodes) fn for_node(
         index: usize,
         dir: &Path,
         rates: &[(usize, f64)],
@@ -188,7 +188,12 @@ impl FastClock {
     }
 
     /// The command line of a node on `port` with its data in `dir`, under this clock.
-    pub(super) fn command(&self, port: u16, dir: &Path, persistence: Persistence) -> Command {
+    pub(in crate::nodes) fn command(
+        &self,
+        port: u16,
+        dir: &Path,
+        persistence: Persistence,
+    ) -> Command {
         let binary = &self.support.redis_server;
         let mut command = redis_command(binary, port, dir, persistence, major_version(binary) >= 7);
         // Under libfaketime every clock call can read a file, so
@@ -213,12 +218,16 @@ impl FastClock {
     }
 
     /// True when the clock can be moved at run time.
-    pub(super) fn is_controlled(&self) -> bool {
+    pub(in crate::nodes) fn is_controlled(&self) -> bool {
         self.file.is_some()
     }
 
     /// Moves a controlled clock to real time plus `offset_ms` (node `index`'s, for errors).
-    pub(super) fn set_offset(&self, index: usize, offset_ms: i64) -> Result<(), HarnessError> {
+    pub(in crate::nodes) fn set_offset(
+        &self,
+        index: usize,
+        offset_ms: i64,
+    ) -> Result<(), HarnessError> {
         let Some(file) = &self.file else {
             return Err(uncontrolled(index));
         };
@@ -233,7 +242,7 @@ impl FastClock {
 }
 
 /// The error for moving the clock of node `index`, which is not controlled.
-pub(super) fn uncontrolled(index: usize) -> HarnessError {
+pub(in crate::nodes) fn uncontrolled(index: usize) -> HarnessError {
     HarnessError::FaketimeUnavailable(format!(
         "node {index} was not started with a controlled clock"
     ))

@@ -15,7 +15,7 @@ pub enum Persistence {
 
 impl Persistence {
     /// The `redis-server` arguments that set it.
-    pub(super) fn args(self) -> &'static [&'static str] {
+    pub(in crate::nodes) fn args(self) -> &'static [&'static str] {
         match self {
             Persistence::None => &["--appendonly", "no"],
             Persistence::AofEverySec => &["--appendonly", "yes", "--appendfsync", "everysec"],

@@ -1,14 +1,21 @@
 //! A `redis-server` process, whatever starts it: the binary, its command
 //! line, a free port, waiting until it answers, and one command on a fresh
 //! connection. Used by [`Cluster`](crate::Cluster)'s local nodes and by
-//! `TlsCluster`.
+//! `TlsCluster`. Beside it, what a server's start depends on: its
+//! persistence (`persistence.rs`), a controlled clock (`clock.rs`:
+//! libfaketime), and the process-wide list of servers started
+//! (`started.rs`).
+
+pub(super) mod clock;
+pub(super) mod persistence;
+pub(super) mod started;
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::persistence::Persistence;
+use self::persistence::Persistence;
 use super::resp::{Reply, RespConn};
 use crate::error::HarnessError;
 

@@ -46,7 +46,7 @@ fn started() -> MutexGuard<'static, Started> {
 
 /// Spawns `command` (a server) and lists its process; refused once
 /// [`stop_started_servers`] has run.
-pub(super) fn spawn(command: &mut Command) -> io::Result<Child> {
+pub(in crate::nodes) fn spawn(command: &mut Command) -> io::Result<Child> {
     let mut started = started();
     if started.stopping {
         return Err(io::Error::other(
@@ -59,13 +59,13 @@ pub(super) fn spawn(command: &mut Command) -> io::Result<Child> {
 }
 
 /// Kills `child` (SIGKILL) and forgets it, for its owner to wait for next.
-pub(super) fn kill(child: &mut Child) {
+pub(in crate::nodes) fn kill(child: &mut Child) {
     let _ = child.kill(); // fails only if it already exited
     started().pids.remove(&child.id());
 }
 
 /// `child.try_wait()`, forgetting the child if that reaped it.
-pub(super) fn try_wait(child: &mut Child) -> io::Result<Option<ExitStatus>> {
+pub(in crate::nodes) fn try_wait(child: &mut Child) -> io::Result<Option<ExitStatus>> {
     let mut started = started();
     let status = child.try_wait();
     if matches!(status, Ok(Some(_))) {
@@ -76,17 +76,17 @@ pub(super) fn try_wait(child: &mut Child) -> io::Result<Option<ExitStatus>> {
 
 /// A temp dir of node data, listed while it exists.
 #[derive(Debug)]
-pub(super) struct NodesDir(Option<tempfile::TempDir>);
+pub(in crate::nodes) struct NodesDir(Option<tempfile::TempDir>);
 
 impl NodesDir {
     /// Lists `dir` until this is dropped.
-    pub(super) fn new(dir: tempfile::TempDir) -> Self {
+    pub(in crate::nodes) fn new(dir: tempfile::TempDir) -> Self {
         started().dirs.insert(dir.path().to_owned());
         Self(Some(dir))
     }
 
     /// The directory.
-    pub(super) fn path(&self) -> &Path {
+    pub(in crate::nodes) fn path(&self) -> &Path {
         self.0
             .as_ref()
             .map_or(Path::new(""), tempfile::TempDir::path)

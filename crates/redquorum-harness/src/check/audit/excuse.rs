@@ -1,0 +1,235 @@
+//! The fault excuse of a key that outlived the command that should have
+//! removed it (a release, an unwind): which fault, on which node, could
+//! have held that command back, and for how long. Shared by the
+//! `orphan-key` rule (`orphan.rs`) and the inspection's promise not to
+//! name an unwound attempt (`check/operator.rs`).
+
+use std::time::Duration;
+
+use crate::faults::{FaultEvent, FaultKind};
+
+/// Whether `kind` may lose a command outright, not only delay it.
+fn loses_commands(kind: FaultKind) -> bool {
+    matches!(
+        kind,
+        FaultKind::Kill
+            | FaultKind::RestartMajority
+            | FaultKind::Reset
+            | FaultKind::Partition
+            | FaultKind::Migrate
+            | FaultKind::Failover
+            | FaultKind::LaggingFailover
+    )
+}
+
+/// Who sent the command that should have removed a key: whether its
+/// process ended with it (`redquorum exec`), and its client group, when
+/// known (a client fault, a partition or a client pause, holds back only
+/// its own group's commands).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Sender {
+    pub(crate) gone: bool,
+    pub(crate) group: Option<usize>,
+}
+
+/// Whether `fault` explains a key on `node` seen at `seen`, when the
+/// command that should have removed it was sent at `sent` by `sender`.
+pub(crate) fn explains(
+    fault: &FaultEvent,
+    slack: Duration,
+    node: usize,
+    sent: Duration,
+    seen: Duration,
+    sender: Sender,
+) -> bool {
+    if !fault.kind.delays_commands() || !(fault.nodes.is_empty() || fault.nodes.contains(&node)) {
+        return false;
+    }
+    if let (Some(struck), Some(group)) = (fault.group, sender.group)
+        && struck != group
+    {
+        return false;
+    }
+    let log_replay = matches!(fault.kind, FaultKind::Kill | FaultKind::RestartMajority);
+    let after = if log_replay { slack * 2 } else { slack };
+    if !fault.overlaps(sent.saturating_sub(slack), sent + after) {
+        return false;
+    }
+    loses_commands(fault.kind) || sender.gone || seen <= fault.end + slack
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(ms: u64) -> Duration {
+        Duration::from_millis(ms)
+    }
+
+    const SLACK: Duration = Duration::from_secs(1);
+
+    #[test]
+    fn a_delaying_fault_excuses_only_until_the_slack_after_it_healed() {
+        let stall = FaultEvent::new(FaultKind::Stall, vec![2], ms(1000), ms(1500));
+        // Released during the stall: excused while the stall could hold it back.
+        assert!(explains(
+            &stall,
+            SLACK,
+            2,
+            ms(1200),
+            ms(2400),
+            Sender {
+                gone: false,
+                group: None
+            }
+        ));
+        assert!(!explains(
+            &stall,
+            SLACK,
+            2,
+            ms(1200),
+            ms(2600),
+            Sender {
+                gone: false,
+                group: None
+            }
+        ));
+        // Another node, or a release long after the stall healed: no excuse.
+        assert!(!explains(
+            &stall,
+            SLACK,
+            1,
+            ms(1200),
+            ms(2400),
+            Sender {
+                gone: false,
+                group: None
+            }
+        ));
+        assert!(!explains(
+            &stall,
+            SLACK,
+            2,
+            ms(2600),
+            ms(2700),
+            Sender {
+                gone: false,
+                group: None
+            }
+        ));
+        // Released by a process that ended with it (`exec`): what it owed
+        // the stalled node is lost, so the key lives to its TTL.
+        assert!(explains(
+            &stall,
+            SLACK,
+            2,
+            ms(1200),
+            ms(2600),
+            Sender {
+                gone: true,
+                group: None
+            }
+        ));
+        assert!(!explains(
+            &stall,
+            SLACK,
+            1,
+            ms(1200),
+            ms(2600),
+            Sender {
+                gone: true,
+                group: None
+            }
+        ));
+    }
+
+    #[test]
+    fn a_fault_that_loses_the_release_excuses_the_key_to_its_ttl() {
+        let reset = FaultEvent::new(FaultKind::Reset, vec![0], ms(1000), ms(1000));
+        assert!(explains(
+            &reset,
+            SLACK,
+            0,
+            ms(1500),
+            ms(3400),
+            Sender {
+                gone: false,
+                group: None
+            }
+        ));
+        // Struck once, long before the release: no longer an excuse.
+        assert!(!explains(
+            &reset,
+            SLACK,
+            0,
+            ms(2500),
+            ms(3400),
+            Sender {
+                gone: false,
+                group: None
+            }
+        ));
+        // A kill may bring back, from its log, a key deleted before it.
+        let kill = FaultEvent::new(FaultKind::Kill, vec![0], ms(2800), ms(3000));
+        assert!(explains(
+            &kill,
+            SLACK,
+            0,
+            ms(1000),
+            ms(3900),
+            Sender {
+                gone: false,
+                group: None
+            }
+        ));
+        assert!(!explains(
+            &kill,
+            SLACK,
+            0,
+            ms(500),
+            ms(3900),
+            Sender {
+                gone: false,
+                group: None
+            }
+        ));
+    }
+
+    #[test]
+    fn faults_that_neither_delay_nor_lose_commands_excuse_nothing() {
+        let flush = FaultEvent::new(FaultKind::ScriptFlush, vec![0], ms(1000), ms(1000));
+        assert!(!explains(
+            &flush,
+            SLACK,
+            0,
+            ms(1000),
+            ms(1100),
+            Sender {
+                gone: false,
+                group: None
+            }
+        ));
+    }
+
+    #[test]
+    fn a_client_fault_excuses_only_its_own_groups_commands() {
+        // Group 1 cut off from node 0 while a removal was on its way there.
+        let mut partition = FaultEvent::new(FaultKind::Partition, vec![0], ms(1000), ms(1500));
+        partition.group = Some(1);
+        let from = |group| Sender {
+            gone: false,
+            group: Some(group),
+        };
+        assert!(explains(&partition, SLACK, 0, ms(1200), ms(2400), from(1)));
+        assert!(!explains(&partition, SLACK, 0, ms(1200), ms(2400), from(2)));
+        // A sender whose group is not known may be the one cut off.
+        assert!(explains(
+            &partition,
+            SLACK,
+            0,
+            ms(1200),
+            ms(2400),
+            Sender::default()
+        ));
+    }
+}
