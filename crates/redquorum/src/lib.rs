@@ -60,7 +60,7 @@
 //! 1. `kinds/`: the lock types and the `Redlock` methods that take them.
 //! 2. `admin/` (inspect, list, force-release), `setup/` (builder, config,
 //!    environment, TLS), `shutdown.rs`, `fenced_write.rs`.
-//! 3. `redlock.rs`: the handle, [`Redlock`].
+//! 3. `redlock/`: the handle, [`Redlock`], and the handles derived from one.
 //! 4. `lease/`: a held lock's life: extend, release, watchdog, registry.
 //! 5. `quorum/`: one operation on N nodes: fan-out, decision, unwind; and
 //!    the arithmetic it runs: votes, tally, validity, the fencing

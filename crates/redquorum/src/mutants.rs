@@ -30,7 +30,7 @@
 //! - `node/batch/queue.rs` (`Queued::wanted`): queued-release-dropped;
 //! - `kinds/semaphore.rs` (`try_acquire`): permit-without-slot;
 //! - `kinds/election.rs` (`try_campaign`): shared-leadership;
-//! - `redlock.rs` (`claim_with`): lock-delay-ignored;
+//! - `redlock/mod.rs` (`claim_with`): lock-delay-ignored;
 //! - `kinds/multi_lock.rs` (`try_lock_all`): all-of-last-only;
 //! - `health/clock_watch.rs` (`record`): clock-monitor-blind;
 //! - `admin/inspect.rs` (`Inspection::holders`): inspect-any-node;

@@ -5,7 +5,7 @@
 //! [`Redlock::force_release`](crate::Redlock::force_release)). For tools
 //! such as `redquorum status`: none of this takes or holds a lock.
 //!
-//! May import: `redlock.rs`, `quorum/` (the quorum arithmetic:
+//! May import: `redlock/`, `quorum/` (the quorum arithmetic:
 //! `tally.rs`), `protocol/` (the keys, the inspect and force-release
 //! operations), and the root vocabulary.
 //!

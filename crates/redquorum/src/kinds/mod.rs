@@ -6,7 +6,7 @@
 //! "acquire a permit", "campaign") become a claim of some kind on the one
 //! engine below.
 //!
-//! May import: `redlock.rs` (the handle they extend), `admin/` (a
+//! May import: `redlock/` (the handle they extend), `admin/` (a
 //! [`Leader`] is read from an inspection), `lease/`, `quorum/` (its drop
 //! guard), `protocol/`, and the root vocabulary (errors, options, ids,
 //! `mutants`).

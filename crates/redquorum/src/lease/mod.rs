@@ -9,7 +9,7 @@
 //! coordinator call), `protocol/` (the claim, the tokens), and the root
 //! vocabulary (errors, options, metrics, `sync`, `mutants`).
 //!
-//! Must never import: `redlock.rs`, `kinds/` (they wrap a hold, not the
+//! Must never import: `redlock/`, `kinds/` (they wrap a hold, not the
 //! other way round), `node/`, `wait/`.
 
 pub(crate) mod held;

@@ -16,7 +16,7 @@
 //! `mutants`).
 //!
 //! Must never import: `quorum/` (it imports this; the quorum size is handed
-//! in by `setup/`), `wait/`, `lease/`, `redlock.rs`, `kinds/`: a node runs
+//! in by `setup/`), `wait/`, `lease/`, `redlock/`, `kinds/`: a node runs
 //! operations, it does not decide them. Inside, `batch/` imports only
 //! `link.rs` and `script.rs` of this folder; `server.rs` imports it.
 

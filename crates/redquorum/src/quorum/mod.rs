@@ -15,7 +15,7 @@
 //! `node/` and `wait/` need the quorum size too: `setup/` hands them
 //! `tally::quorum` as a function.
 //!
-//! Must never import: `lease/`, `redlock.rs`, `kinds/`, `admin/`,
+//! Must never import: `lease/`, `redlock/`, `kinds/`, `admin/`,
 //! `setup/`: a coordinator knows operations, not holders.
 
 pub(crate) mod coordinator;

@@ -5,7 +5,7 @@
 //! the one place that starts the nodes, the release notifications and the
 //! coordinator and hands them to [`Redlock`](crate::Redlock).
 //!
-//! May import: `redlock.rs`, `quorum/`, `node/`, `wait/` (the notifier it
+//! May import: `redlock/`, `quorum/`, `node/`, `wait/` (the notifier it
 //! starts), `health/`, `protocol/` (the key prefix rule), and the root
 //! vocabulary.
 //!

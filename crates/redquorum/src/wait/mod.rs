@@ -10,7 +10,7 @@
 //!
 //! Must never import: `quorum/` (it imports this; the quorum size is handed
 //! in by `setup/`), `node/` (the subscriber connections are handed in by
-//! `setup/`), `lease/`, `redlock.rs`, `kinds/`.
+//! `setup/`), `lease/`, `redlock/`, `kinds/`.
 
 mod backoff;
 mod channels;
