@@ -159,7 +159,7 @@ fn granted_owners(sessions: &[Session]) -> HashMap<&str, &Session> {
 
 /// Every session by each owner token its acquire tried but was not granted
 /// with ([`Session::tried`]; the lock tells them, where it can).
-fn attempts_by_token(sessions: &[Session]) -> HashMap<&str, &Session> {
+pub(crate) fn attempts_by_token(sessions: &[Session]) -> HashMap<&str, &Session> {
     sessions
         .iter()
         .flat_map(|s| s.tried.iter().map(move |token| (token.as_str(), s)))

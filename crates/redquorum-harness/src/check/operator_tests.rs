@@ -52,11 +52,7 @@ fn faults_of(
         .filter(|s| s.grant.is_some())
         .map(|s| (s.owner.as_str(), s))
         .collect();
-    let tried: HashMap<&str, &Session> = sessions
-        .iter()
-        .flat_map(|s| s.tried.iter().map(move |t| (t.as_str(), s)))
-        .filter(|(t, s)| *t != s.owner)
-        .collect();
+    let tried = crate::check::checker::attempts_by_token(sessions);
     let granted: Vec<&Session> = sessions.iter().filter(|s| s.grant.is_some()).collect();
     let slack = Duration::from_secs(1);
     broken_promises("r", &granted, (&owners, &tried), calls, 3, (faults, slack))

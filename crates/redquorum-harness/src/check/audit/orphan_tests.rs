@@ -1,14 +1,6 @@
 use super::*;
+use crate::check::checker::attempts_by_token;
 use crate::faults::{FaultEvent, FaultKind};
-
-/// The sessions by the tokens their acquire tried and was not granted with.
-fn tried_of(sessions: &[Session]) -> HashMap<&str, &Session> {
-    sessions
-        .iter()
-        .flat_map(|s| s.tried.iter().map(move |t| (t.as_str(), s)))
-        .filter(|(t, s)| *t != s.owner)
-        .collect()
-}
 
 fn ms(ms: u64) -> Duration {
     Duration::from_millis(ms)
@@ -43,7 +35,12 @@ fn orphan_count(key: KeyLife, sessions: &[Session]) -> usize {
         keys: &keys,
         ..Evidence::new(sessions, &protected)
     };
-    orphans(&evidence, &HashMap::new(), &tried_of(evidence.sessions)).len()
+    orphans(
+        &evidence,
+        &HashMap::new(),
+        &attempts_by_token(evidence.sessions),
+    )
+    .len()
 }
 
 #[test]
@@ -101,7 +98,12 @@ fn a_fault_around_the_end_of_any_attempt_that_may_have_set_the_key_excuses_it() 
             faults,
             ..Evidence::new(&attempts, &protected)
         };
-        orphans(&evidence, &HashMap::new(), &tried_of(evidence.sessions)).len()
+        orphans(
+            &evidence,
+            &HashMap::new(),
+            &attempts_by_token(evidence.sessions),
+        )
+        .len()
     };
     assert_eq!(found(&[reset]), 0);
     // Without the reset it outlived both attempts: never unwound.
@@ -135,7 +137,7 @@ fn a_hold_in_a_process_of_its_own_is_due_to_go_when_that_process_exited() {
             ..Evidence::new(&sessions, &protected)
         };
         let owners = [("x", owner)].into_iter().collect();
-        orphans(&evidence, &owners, &tried_of(evidence.sessions)).len()
+        orphans(&evidence, &owners, &attempts_by_token(evidence.sessions)).len()
     };
     // `exec` releases after its command's last step: by its exit.
     let exec = used_until_1000_ended_at_2000(true);
@@ -159,7 +161,7 @@ fn a_key_counts_as_seen_when_the_read_that_saw_it_was_sent() {
         orphans(
             &evidence,
             &[("x", &local)].into_iter().collect(),
-            &tried_of(evidence.sessions),
+            &attempts_by_token(evidence.sessions),
         )
         .len()
     };
@@ -230,7 +232,11 @@ fn a_fault_around_a_told_attempts_end_excuses_its_key_as_long_as_it_can() {
             faults,
             ..Evidence::new(&sessions, &protected)
         };
-        orphans(&evidence, &HashMap::new(), &tried_of(evidence.sessions))
+        orphans(
+            &evidence,
+            &HashMap::new(),
+            &attempts_by_token(evidence.sessions),
+        )
     };
     // A reset of its node as it ended may have lost the unwind: the key lives to its TTL.
     let reset = FaultEvent::new(FaultKind::Reset, vec![0], ms(150), ms(250));
