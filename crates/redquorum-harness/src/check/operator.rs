@@ -196,8 +196,9 @@ pub(crate) fn broken_promises<'a>(
 /// the lock had unwound that attempt ([`Session::unwind_due`]) more than
 /// half the slack before the call began (a loaded client may send the
 /// unwind late), and fewer than a quorum of the `nodes` were under a fault
-/// that could still hold the unwind back when the call began (the
-/// `orphan-key` rule's excuse, [`explains`]).
+/// that could still hold the unwind back when the call began, or had held
+/// the attempt's own write back (the `orphan-key` rule's excuse,
+/// [`explains`]).
 fn named_after_unwind(
     attempt: &Session,
     call: &OperatorCall,
@@ -216,9 +217,16 @@ fn named_after_unwind(
     };
     let held_back = (0..nodes)
         .filter(|&node| {
-            faults
-                .iter()
-                .any(|f| explains(f, slack, node, due, call.start, sender))
+            faults.iter().any(|f| {
+                explains(
+                    f,
+                    slack,
+                    node,
+                    (due, call.start),
+                    (attempt.start, due),
+                    sender,
+                )
+            })
         })
         .count();
     held_back < nodes / 2 + 1

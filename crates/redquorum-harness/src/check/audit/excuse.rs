@@ -32,14 +32,22 @@ pub(crate) struct Sender {
     pub(crate) group: Option<usize>,
 }
 
-/// Whether `fault` explains a key on `node` seen at `seen`, when the
-/// command that should have removed it was sent at `sent` by `sender`.
+/// Whether `fault` explains a key on `node` seen at `seen`, set at some
+/// time within `set` (earliest, latest), when the command that should have
+/// removed it was sent at `sent` by `sender`.
+///
+/// A fault that only delays commands excuses the key until the slack after
+/// it healed — unless the command that set the key may itself have been
+/// held back by it (set while the fault was in force, or within the slack
+/// after): a client that gave up on a slow connection sends what follows on
+/// a new one (the lock reconnects), so the removal may overtake the late
+/// write, which then lives its whole TTL.
 pub(crate) fn explains(
     fault: &FaultEvent,
     slack: Duration,
     node: usize,
-    sent: Duration,
-    seen: Duration,
+    (sent, seen): (Duration, Duration),
+    set: (Duration, Duration),
     sender: Sender,
 ) -> bool {
     if !fault.kind.delays_commands() || !(fault.nodes.is_empty() || fault.nodes.contains(&node)) {
@@ -55,7 +63,8 @@ pub(crate) fn explains(
     if !fault.overlaps(sent.saturating_sub(slack), sent + after) {
         return false;
     }
-    loses_commands(fault.kind) || sender.gone || seen <= fault.end + slack
+    let set_late = set.0 <= fault.end + slack && set.1 >= fault.start;
+    loses_commands(fault.kind) || sender.gone || set_late || seen <= fault.end + slack
 }
 
 #[cfg(test)]
@@ -67,6 +76,8 @@ mod tests {
     }
 
     const SLACK: Duration = Duration::from_secs(1);
+    /// A key set long before any fault below.
+    const EARLY: (Duration, Duration) = (Duration::ZERO, Duration::ZERO);
 
     #[test]
     fn a_delaying_fault_excuses_only_until_the_slack_after_it_healed() {
@@ -76,8 +87,8 @@ mod tests {
             &stall,
             SLACK,
             2,
-            ms(1200),
-            ms(2400),
+            (ms(1200), ms(2400)),
+            EARLY,
             Sender {
                 gone: false,
                 group: None
@@ -87,8 +98,8 @@ mod tests {
             &stall,
             SLACK,
             2,
-            ms(1200),
-            ms(2600),
+            (ms(1200), ms(2600)),
+            EARLY,
             Sender {
                 gone: false,
                 group: None
@@ -99,8 +110,8 @@ mod tests {
             &stall,
             SLACK,
             1,
-            ms(1200),
-            ms(2400),
+            (ms(1200), ms(2400)),
+            EARLY,
             Sender {
                 gone: false,
                 group: None
@@ -110,8 +121,8 @@ mod tests {
             &stall,
             SLACK,
             2,
-            ms(2600),
-            ms(2700),
+            (ms(2600), ms(2700)),
+            EARLY,
             Sender {
                 gone: false,
                 group: None
@@ -123,8 +134,8 @@ mod tests {
             &stall,
             SLACK,
             2,
-            ms(1200),
-            ms(2600),
+            (ms(1200), ms(2600)),
+            EARLY,
             Sender {
                 gone: true,
                 group: None
@@ -134,8 +145,8 @@ mod tests {
             &stall,
             SLACK,
             1,
-            ms(1200),
-            ms(2600),
+            (ms(1200), ms(2600)),
+            EARLY,
             Sender {
                 gone: true,
                 group: None
@@ -150,8 +161,8 @@ mod tests {
             &reset,
             SLACK,
             0,
-            ms(1500),
-            ms(3400),
+            (ms(1500), ms(3400)),
+            EARLY,
             Sender {
                 gone: false,
                 group: None
@@ -162,8 +173,8 @@ mod tests {
             &reset,
             SLACK,
             0,
-            ms(2500),
-            ms(3400),
+            (ms(2500), ms(3400)),
+            EARLY,
             Sender {
                 gone: false,
                 group: None
@@ -175,8 +186,8 @@ mod tests {
             &kill,
             SLACK,
             0,
-            ms(1000),
-            ms(3900),
+            (ms(1000), ms(3900)),
+            EARLY,
             Sender {
                 gone: false,
                 group: None
@@ -186,8 +197,8 @@ mod tests {
             &kill,
             SLACK,
             0,
-            ms(500),
-            ms(3900),
+            (ms(500), ms(3900)),
+            EARLY,
             Sender {
                 gone: false,
                 group: None
@@ -202,8 +213,8 @@ mod tests {
             &flush,
             SLACK,
             0,
-            ms(1000),
-            ms(1100),
+            (ms(1000), ms(1100)),
+            EARLY,
             Sender {
                 gone: false,
                 group: None
@@ -220,15 +231,65 @@ mod tests {
             gone: false,
             group: Some(group),
         };
-        assert!(explains(&partition, SLACK, 0, ms(1200), ms(2400), from(1)));
-        assert!(!explains(&partition, SLACK, 0, ms(1200), ms(2400), from(2)));
+        assert!(explains(
+            &partition,
+            SLACK,
+            0,
+            (ms(1200), ms(2400)),
+            EARLY,
+            from(1)
+        ));
+        assert!(!explains(
+            &partition,
+            SLACK,
+            0,
+            (ms(1200), ms(2400)),
+            EARLY,
+            from(2)
+        ));
         // A sender whose group is not known may be the one cut off.
         assert!(explains(
             &partition,
             SLACK,
             0,
-            ms(1200),
-            ms(2400),
+            (ms(1200), ms(2400)),
+            EARLY,
+            Sender::default()
+        ));
+    }
+
+    #[test]
+    fn a_key_a_delaying_fault_may_have_set_late_is_excused_for_its_life() {
+        let latency = FaultEvent::new(FaultKind::Latency, vec![2], ms(400), ms(700));
+        let (sent, seen) = (ms(1500), ms(3100));
+        // Set at 0 ms: the latency only delayed the removal, long healed.
+        assert!(!explains(
+            &latency,
+            SLACK,
+            2,
+            (sent, seen),
+            EARLY,
+            Sender::default()
+        ));
+        // Set at 1150 ms, within the slack after the latency healed: a write
+        // it held back, which a removal sent on a new connection overtook.
+        let late = (ms(1150), ms(1150));
+        assert!(explains(
+            &latency,
+            SLACK,
+            2,
+            (sent, seen),
+            late,
+            Sender::default()
+        ));
+        // Set long after the latency healed: not its doing.
+        let after = (ms(1800), ms(1800));
+        assert!(!explains(
+            &latency,
+            SLACK,
+            2,
+            (sent, seen),
+            after,
             Sender::default()
         ));
     }

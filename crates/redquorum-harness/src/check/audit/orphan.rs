@@ -130,12 +130,13 @@ pub(crate) fn orphans(
 ) -> Vec<Violation> {
     let excused = |key: &KeyLife, sent: Duration, sender: Sender| {
         evidence.faults.iter().any(|f| {
+            let set_at = key.last_seen.saturating_sub(key.age);
             explains(
                 f,
                 evidence.slack,
                 key.node,
-                sent,
-                key.surely_there_at(),
+                (sent, key.surely_there_at()),
+                (set_at, set_at),
                 sender,
             )
         })
