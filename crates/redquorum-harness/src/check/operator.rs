@@ -222,7 +222,7 @@ fn named_after_unwind(
                     f,
                     slack,
                     node,
-                    (due, call.start),
+                    ((attempt.start.min(due), due), call.start),
                     (attempt.start, due),
                     sender,
                 )

@@ -34,7 +34,10 @@ pub(crate) struct Sender {
 
 /// Whether `fault` explains a key on `node` seen at `seen`, set at some
 /// time within `set` (earliest, latest), when the command that should have
-/// removed it was sent at `sent` by `sender`.
+/// removed it was sent at some time within `sent` (earliest, latest: an
+/// attempt among several of one waiting acquire was unwound before the
+/// next one, and the history knows only when the acquire began and ended)
+/// by `sender`.
 ///
 /// A fault that only delays commands excuses the key until the slack after
 /// it healed — unless the command that set the key may itself have been
@@ -46,7 +49,7 @@ pub(crate) fn explains(
     fault: &FaultEvent,
     slack: Duration,
     node: usize,
-    (sent, seen): (Duration, Duration),
+    ((sent_from, sent), seen): ((Duration, Duration), Duration),
     set: (Duration, Duration),
     sender: Sender,
 ) -> bool {
@@ -60,7 +63,7 @@ pub(crate) fn explains(
     }
     let log_replay = matches!(fault.kind, FaultKind::Kill | FaultKind::RestartMajority);
     let after = if log_replay { slack * 2 } else { slack };
-    if !fault.overlaps(sent.saturating_sub(slack), sent + after) {
+    if !fault.overlaps(sent_from.saturating_sub(slack), sent + after) {
         return false;
     }
     let set_late = set.0 <= fault.end + slack && set.1 >= fault.start;
@@ -87,7 +90,7 @@ mod tests {
             &stall,
             SLACK,
             2,
-            (ms(1200), ms(2400)),
+            ((ms(1200), ms(1200)), ms(2400)),
             EARLY,
             Sender {
                 gone: false,
@@ -98,7 +101,7 @@ mod tests {
             &stall,
             SLACK,
             2,
-            (ms(1200), ms(2600)),
+            ((ms(1200), ms(1200)), ms(2600)),
             EARLY,
             Sender {
                 gone: false,
@@ -110,7 +113,7 @@ mod tests {
             &stall,
             SLACK,
             1,
-            (ms(1200), ms(2400)),
+            ((ms(1200), ms(1200)), ms(2400)),
             EARLY,
             Sender {
                 gone: false,
@@ -121,7 +124,7 @@ mod tests {
             &stall,
             SLACK,
             2,
-            (ms(2600), ms(2700)),
+            ((ms(2600), ms(2600)), ms(2700)),
             EARLY,
             Sender {
                 gone: false,
@@ -134,7 +137,7 @@ mod tests {
             &stall,
             SLACK,
             2,
-            (ms(1200), ms(2600)),
+            ((ms(1200), ms(1200)), ms(2600)),
             EARLY,
             Sender {
                 gone: true,
@@ -145,7 +148,7 @@ mod tests {
             &stall,
             SLACK,
             1,
-            (ms(1200), ms(2600)),
+            ((ms(1200), ms(1200)), ms(2600)),
             EARLY,
             Sender {
                 gone: true,
@@ -161,7 +164,7 @@ mod tests {
             &reset,
             SLACK,
             0,
-            (ms(1500), ms(3400)),
+            ((ms(1500), ms(1500)), ms(3400)),
             EARLY,
             Sender {
                 gone: false,
@@ -173,7 +176,7 @@ mod tests {
             &reset,
             SLACK,
             0,
-            (ms(2500), ms(3400)),
+            ((ms(2500), ms(2500)), ms(3400)),
             EARLY,
             Sender {
                 gone: false,
@@ -186,7 +189,7 @@ mod tests {
             &kill,
             SLACK,
             0,
-            (ms(1000), ms(3900)),
+            ((ms(1000), ms(1000)), ms(3900)),
             EARLY,
             Sender {
                 gone: false,
@@ -197,7 +200,7 @@ mod tests {
             &kill,
             SLACK,
             0,
-            (ms(500), ms(3900)),
+            ((ms(500), ms(500)), ms(3900)),
             EARLY,
             Sender {
                 gone: false,
@@ -213,7 +216,7 @@ mod tests {
             &flush,
             SLACK,
             0,
-            (ms(1000), ms(1100)),
+            ((ms(1000), ms(1000)), ms(1100)),
             EARLY,
             Sender {
                 gone: false,
@@ -235,7 +238,7 @@ mod tests {
             &partition,
             SLACK,
             0,
-            (ms(1200), ms(2400)),
+            ((ms(1200), ms(1200)), ms(2400)),
             EARLY,
             from(1)
         ));
@@ -243,7 +246,7 @@ mod tests {
             &partition,
             SLACK,
             0,
-            (ms(1200), ms(2400)),
+            ((ms(1200), ms(1200)), ms(2400)),
             EARLY,
             from(2)
         ));
@@ -252,7 +255,7 @@ mod tests {
             &partition,
             SLACK,
             0,
-            (ms(1200), ms(2400)),
+            ((ms(1200), ms(1200)), ms(2400)),
             EARLY,
             Sender::default()
         ));
@@ -261,7 +264,7 @@ mod tests {
     #[test]
     fn a_key_a_delaying_fault_may_have_set_late_is_excused_for_its_life() {
         let latency = FaultEvent::new(FaultKind::Latency, vec![2], ms(400), ms(700));
-        let (sent, seen) = (ms(1500), ms(3100));
+        let (sent, seen) = ((ms(1500), ms(1500)), ms(3100));
         // Set at 0 ms: the latency only delayed the removal, long healed.
         assert!(!explains(
             &latency,
@@ -290,6 +293,26 @@ mod tests {
             2,
             (sent, seen),
             after,
+            Sender::default()
+        ));
+    }
+
+    #[test]
+    fn a_fault_around_any_time_the_removal_may_have_been_sent_excuses() {
+        // One attempt of a waiting acquire from 1000 to 4000 ms: its unwind
+        // went out some time in between, so a reset at 1200 ms may have
+        // lost it, though it lies more than the slack before the end.
+        let reset = FaultEvent::new(FaultKind::Reset, vec![0], ms(1200), ms(1200));
+        let seen = ms(6000);
+        let span = ((ms(1000), ms(4000)), seen);
+        assert!(explains(&reset, SLACK, 0, span, EARLY, Sender::default()));
+        let at_the_end = ((ms(4000), ms(4000)), seen);
+        assert!(!explains(
+            &reset,
+            SLACK,
+            0,
+            at_the_end,
+            EARLY,
             Sender::default()
         ));
     }

@@ -106,17 +106,19 @@ fn outlived_every_attempt(
     key: &KeyLife,
     refused: &RefusedByResource,
     slack: Duration,
-    excused: &impl Fn(&KeyLife, Duration, Sender) -> bool,
+    excused: &impl Fn(&KeyLife, (Duration, Duration), Sender) -> bool,
 ) -> bool {
     let ends = attempt_ends(key, refused, slack);
     match ends.iter().max() {
         Some(&latest) => {
             key.surely_there_at() > latest + slack
-                && !ends.iter().any(|&end| excused(key, end, Sender::default()))
+                && !ends
+                    .iter()
+                    .any(|&end| excused(key, (end, end), Sender::default()))
         }
         None => {
             let set_at = key.last_seen.saturating_sub(key.age);
-            key.age > slack && !excused(key, set_at, Sender::default())
+            key.age > slack && !excused(key, (set_at, set_at), Sender::default())
         }
     }
 }
@@ -128,7 +130,7 @@ pub(crate) fn orphans(
     owners: &HashMap<&str, &Session>,
     tried: &HashMap<&str, &Session>,
 ) -> Vec<Violation> {
-    let excused = |key: &KeyLife, sent: Duration, sender: Sender| {
+    let excused = |key: &KeyLife, sent: (Duration, Duration), sender: Sender| {
         evidence.faults.iter().any(|f| {
             let set_at = key.last_seen.saturating_sub(key.age);
             explains(
@@ -152,8 +154,8 @@ pub(crate) fn orphans(
                     group: Some(owner.group),
                 };
                 key.surely_there_at() > due + evidence.slack
-                    && !excused(key, due, sender)
-                    && !excused(key, released, sender)
+                    && !excused(key, (due, due), sender)
+                    && !excused(key, (released, released), sender)
             }
             None => match tried
                 .get(key.owner.as_str())
@@ -165,7 +167,9 @@ pub(crate) fn orphans(
                         gone: false,
                         group: Some(attempt.group),
                     };
-                    key.surely_there_at() > due + evidence.slack && !excused(key, due, sender)
+                    // Unwound at some time between its acquire's start and `due`.
+                    key.surely_there_at() > due + evidence.slack
+                        && !excused(key, (attempt.start.min(due), due), sender)
                 }
                 None => outlived_every_attempt(key, &refused, evidence.slack, &excused),
             },
