@@ -223,7 +223,7 @@ fn named_after_unwind(
                     slack,
                     node,
                     ((attempt.start.min(due), due), call.start),
-                    (attempt.start, due),
+                    Some((attempt.start, due)),
                     sender,
                 )
             })

@@ -32,25 +32,26 @@ pub(crate) struct Sender {
     pub(crate) group: Option<usize>,
 }
 
-/// Whether `fault` explains a key on `node` seen at `seen`, set at some
-/// time within `set` (earliest, latest), when the command that should have
-/// removed it was sent at some time within `sent` (earliest, latest: an
-/// attempt among several of one waiting acquire was unwound before the
-/// next one, and the history knows only when the acquire began and ended)
-/// by `sender`.
+/// Whether `fault` explains a key on `node` seen at `seen`, when the
+/// command that should have removed it was sent at some time within `sent`
+/// (earliest, latest: an attempt among several of one waiting acquire was
+/// unwound before the next one, and the history knows only when the
+/// acquire began and ended) by `sender`.
 ///
 /// A fault that only delays commands excuses the key until the slack after
-/// it healed — unless the command that set the key may itself have been
-/// held back by it (set while the fault was in force, or within the slack
-/// after): a client that gave up on a slow connection sends what follows on
-/// a new one (the lock reconnects), so the removal may overtake the late
-/// write, which then lives its whole TTL.
+/// it healed — unless `late_write` gives the span in which the key's own
+/// write may have landed and the fault may have held that write back (in
+/// force then, or healed less than the slack before): a client that gave
+/// up on a slow connection sends what follows on a new one (the lock
+/// reconnects), so the unwind may overtake the late write, which then
+/// lives its whole TTL. Given for a never-granted attempt's key only: a
+/// granted holder's release comes long after its write landed.
 pub(crate) fn explains(
     fault: &FaultEvent,
     slack: Duration,
     node: usize,
     ((sent_from, sent), seen): ((Duration, Duration), Duration),
-    set: (Duration, Duration),
+    late_write: Option<(Duration, Duration)>,
     sender: Sender,
 ) -> bool {
     if !fault.kind.delays_commands() || !(fault.nodes.is_empty() || fault.nodes.contains(&node)) {
@@ -66,7 +67,8 @@ pub(crate) fn explains(
     if !fault.overlaps(sent_from.saturating_sub(slack), sent + after) {
         return false;
     }
-    let set_late = set.0 <= fault.end + slack && set.1 >= fault.start;
+    let set_late =
+        late_write.is_some_and(|(from, to)| from <= fault.end + slack && to >= fault.start);
     loses_commands(fault.kind) || sender.gone || set_late || seen <= fault.end + slack
 }
 
@@ -79,8 +81,8 @@ mod tests {
     }
 
     const SLACK: Duration = Duration::from_secs(1);
-    /// A key set long before any fault below.
-    const EARLY: (Duration, Duration) = (Duration::ZERO, Duration::ZERO);
+    /// A key whose own write no fault below held back.
+    const EARLY: Option<(Duration, Duration)> = None;
 
     #[test]
     fn a_delaying_fault_excuses_only_until_the_slack_after_it_healed() {
@@ -276,7 +278,7 @@ mod tests {
         ));
         // Set at 1150 ms, within the slack after the latency healed: a write
         // it held back, which a removal sent on a new connection overtook.
-        let late = (ms(1150), ms(1150));
+        let late = Some((ms(1150), ms(1150)));
         assert!(explains(
             &latency,
             SLACK,
@@ -286,7 +288,7 @@ mod tests {
             Sender::default()
         ));
         // Set long after the latency healed: not its doing.
-        let after = (ms(1800), ms(1800));
+        let after = Some((ms(1800), ms(1800)));
         assert!(!explains(
             &latency,
             SLACK,

@@ -106,7 +106,7 @@ fn outlived_every_attempt(
     key: &KeyLife,
     refused: &RefusedByResource,
     slack: Duration,
-    excused: &impl Fn(&KeyLife, (Duration, Duration), Sender) -> bool,
+    excused: &impl Fn(&KeyLife, (Duration, Duration), Sender, bool) -> bool,
 ) -> bool {
     let ends = attempt_ends(key, refused, slack);
     match ends.iter().max() {
@@ -114,11 +114,11 @@ fn outlived_every_attempt(
             key.surely_there_at() > latest + slack
                 && !ends
                     .iter()
-                    .any(|&end| excused(key, (end, end), Sender::default()))
+                    .any(|&end| excused(key, (end, end), Sender::default(), false))
         }
         None => {
             let set_at = key.last_seen.saturating_sub(key.age);
-            key.age > slack && !excused(key, (set_at, set_at), Sender::default())
+            key.age > slack && !excused(key, (set_at, set_at), Sender::default(), false)
         }
     }
 }
@@ -130,15 +130,18 @@ pub(crate) fn orphans(
     owners: &HashMap<&str, &Session>,
     tried: &HashMap<&str, &Session>,
 ) -> Vec<Violation> {
-    let excused = |key: &KeyLife, sent: (Duration, Duration), sender: Sender| {
+    // `late`: whether the key's own write may have landed late (a
+    // never-granted attempt's key, whose unwind may overtake it).
+    let excused = |key: &KeyLife, sent: (Duration, Duration), sender: Sender, late: bool| {
+        let set_at = key.last_seen.saturating_sub(key.age);
+        let late_write = late.then_some((set_at, set_at));
         evidence.faults.iter().any(|f| {
-            let set_at = key.last_seen.saturating_sub(key.age);
             explains(
                 f,
                 evidence.slack,
                 key.node,
                 (sent, key.surely_there_at()),
-                (set_at, set_at),
+                late_write,
                 sender,
             )
         })
@@ -154,8 +157,8 @@ pub(crate) fn orphans(
                     group: Some(owner.group),
                 };
                 key.surely_there_at() > due + evidence.slack
-                    && !excused(key, (due, due), sender)
-                    && !excused(key, (released, released), sender)
+                    && !excused(key, (due, due), sender, false)
+                    && !excused(key, (released, released), sender, false)
             }
             None => match tried
                 .get(key.owner.as_str())
@@ -169,7 +172,7 @@ pub(crate) fn orphans(
                     };
                     // Unwound at some time between its acquire's start and `due`.
                     key.surely_there_at() > due + evidence.slack
-                        && !excused(key, (attempt.start.min(due), due), sender)
+                        && !excused(key, (attempt.start.min(due), due), sender, true)
                 }
                 None => outlived_every_attempt(key, &refused, evidence.slack, &excused),
             },
