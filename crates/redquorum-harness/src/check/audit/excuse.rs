@@ -84,147 +84,52 @@ mod tests {
     /// A key whose own write no fault below held back.
     const EARLY: Option<(Duration, Duration)> = None;
 
+    /// Whether `fault` on `node` excuses a key seen at `seen` ms whose
+    /// removal was sent at `sent` ms by a sender of no known group (`gone`:
+    /// its process ended with it).
+    fn excused(fault: &FaultEvent, node: usize, sent: u64, seen: u64, gone: bool) -> bool {
+        let sender = Sender { gone, group: None };
+        explains(
+            fault,
+            SLACK,
+            node,
+            ((ms(sent), ms(sent)), ms(seen)),
+            EARLY,
+            sender,
+        )
+    }
+
     #[test]
     fn a_delaying_fault_excuses_only_until_the_slack_after_it_healed() {
         let stall = FaultEvent::new(FaultKind::Stall, vec![2], ms(1000), ms(1500));
         // Released during the stall: excused while the stall could hold it back.
-        assert!(explains(
-            &stall,
-            SLACK,
-            2,
-            ((ms(1200), ms(1200)), ms(2400)),
-            EARLY,
-            Sender {
-                gone: false,
-                group: None
-            }
-        ));
-        assert!(!explains(
-            &stall,
-            SLACK,
-            2,
-            ((ms(1200), ms(1200)), ms(2600)),
-            EARLY,
-            Sender {
-                gone: false,
-                group: None
-            }
-        ));
+        assert!(excused(&stall, 2, 1200, 2400, false));
+        assert!(!excused(&stall, 2, 1200, 2600, false));
         // Another node, or a release long after the stall healed: no excuse.
-        assert!(!explains(
-            &stall,
-            SLACK,
-            1,
-            ((ms(1200), ms(1200)), ms(2400)),
-            EARLY,
-            Sender {
-                gone: false,
-                group: None
-            }
-        ));
-        assert!(!explains(
-            &stall,
-            SLACK,
-            2,
-            ((ms(2600), ms(2600)), ms(2700)),
-            EARLY,
-            Sender {
-                gone: false,
-                group: None
-            }
-        ));
+        assert!(!excused(&stall, 1, 1200, 2400, false));
+        assert!(!excused(&stall, 2, 2600, 2700, false));
         // Released by a process that ended with it (`exec`): what it owed
         // the stalled node is lost, so the key lives to its TTL.
-        assert!(explains(
-            &stall,
-            SLACK,
-            2,
-            ((ms(1200), ms(1200)), ms(2600)),
-            EARLY,
-            Sender {
-                gone: true,
-                group: None
-            }
-        ));
-        assert!(!explains(
-            &stall,
-            SLACK,
-            1,
-            ((ms(1200), ms(1200)), ms(2600)),
-            EARLY,
-            Sender {
-                gone: true,
-                group: None
-            }
-        ));
+        assert!(excused(&stall, 2, 1200, 2600, true));
+        assert!(!excused(&stall, 1, 1200, 2600, true));
     }
 
     #[test]
     fn a_fault_that_loses_the_release_excuses_the_key_to_its_ttl() {
         let reset = FaultEvent::new(FaultKind::Reset, vec![0], ms(1000), ms(1000));
-        assert!(explains(
-            &reset,
-            SLACK,
-            0,
-            ((ms(1500), ms(1500)), ms(3400)),
-            EARLY,
-            Sender {
-                gone: false,
-                group: None
-            }
-        ));
+        assert!(excused(&reset, 0, 1500, 3400, false));
         // Struck once, long before the release: no longer an excuse.
-        assert!(!explains(
-            &reset,
-            SLACK,
-            0,
-            ((ms(2500), ms(2500)), ms(3400)),
-            EARLY,
-            Sender {
-                gone: false,
-                group: None
-            }
-        ));
+        assert!(!excused(&reset, 0, 2500, 3400, false));
         // A kill may bring back, from its log, a key deleted before it.
         let kill = FaultEvent::new(FaultKind::Kill, vec![0], ms(2800), ms(3000));
-        assert!(explains(
-            &kill,
-            SLACK,
-            0,
-            ((ms(1000), ms(1000)), ms(3900)),
-            EARLY,
-            Sender {
-                gone: false,
-                group: None
-            }
-        ));
-        assert!(!explains(
-            &kill,
-            SLACK,
-            0,
-            ((ms(500), ms(500)), ms(3900)),
-            EARLY,
-            Sender {
-                gone: false,
-                group: None
-            }
-        ));
+        assert!(excused(&kill, 0, 1000, 3900, false));
+        assert!(!excused(&kill, 0, 500, 3900, false));
     }
 
     #[test]
     fn faults_that_neither_delay_nor_lose_commands_excuse_nothing() {
         let flush = FaultEvent::new(FaultKind::ScriptFlush, vec![0], ms(1000), ms(1000));
-        assert!(!explains(
-            &flush,
-            SLACK,
-            0,
-            ((ms(1000), ms(1000)), ms(1100)),
-            EARLY,
-            Sender {
-                gone: false,
-                group: None
-            }
-        ));
+        assert!(!excused(&flush, 0, 1000, 1100, false));
     }
 
     #[test]
