@@ -190,4 +190,11 @@ fn a_flushed_call_answers_noscript_after_the_proxy_loaded_the_script_back() {
     );
     let counts = proxy.script_counts();
     assert_eq!((counts.noscript, counts.reloads), (1, 1), "{counts}");
+    // The NOSCRIPT answer waited for the load, and the proxy measured it
+    // (the fault's excuse is bounded by it): told once, then reset.
+    let within = std::time::Duration::from_secs(1);
+    let held = proxy.take_longest_hold(within).unwrap();
+    assert!(held > std::time::Duration::ZERO, "{counts}");
+    assert_eq!(counts.longest_hold_us, u64::try_from(held.as_micros()).unwrap());
+    assert_eq!(proxy.take_longest_hold(within), Some(std::time::Duration::ZERO));
 }

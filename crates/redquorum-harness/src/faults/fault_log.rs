@@ -42,6 +42,16 @@ pub struct FaultEvent {
     /// which slot, which shard, in how many steps).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// For a fault that holds answers back on their way to the client (a
+    /// `script-flush`: its proxy loads the scripts back before it forwards
+    /// a NOSCRIPT answer), the longest it held one, as measured: every
+    /// answer it held was on its way by `end` plus this.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::micros::option"
+    )]
+    pub held_answers: Option<Duration>,
 }
 
 impl FaultEvent {
@@ -59,6 +69,7 @@ impl FaultEvent {
             start,
             end,
             detail: None,
+            held_answers: None,
         }
     }
 
@@ -127,7 +138,11 @@ impl fmt::Display for FaultEvent {
             " from {:.1} to {:.1} ms",
             self.start.as_secs_f64() * 1e3,
             self.end.as_secs_f64() * 1e3
-        )
+        )?;
+        if let Some(held) = self.held_answers {
+            write!(f, ", answers held back {:.1} ms at most", held.as_secs_f64() * 1e3)?;
+        }
+        Ok(())
     }
 }
 

@@ -46,6 +46,13 @@ pub(crate) struct Sender {
 /// reconnects), so the unwind may overtake the late write, which then
 /// lives its whole TTL. Given for a never-granted attempt's key only: a
 /// granted holder's release comes long after its write landed.
+///
+/// A fault that held answers back ([`FaultEvent::held_answers`]: a script
+/// flush whose proxy loads the scripts back before it forwards a NOSCRIPT
+/// answer) delays a removal that had to be sent again after its NOSCRIPT,
+/// or that waited behind held answers for a free call, until the slack
+/// after the fault healed plus the longest hold it measured. It never
+/// holds a write back.
 pub(crate) fn explains(
     fault: &FaultEvent,
     slack: Duration,
@@ -54,7 +61,10 @@ pub(crate) fn explains(
     late_write: Option<(Duration, Duration)>,
     sender: Sender,
 ) -> bool {
-    if !fault.kind.delays_commands() || !(fault.nodes.is_empty() || fault.nodes.contains(&node)) {
+    let held_answers = fault.held_answers.filter(|held| !held.is_zero());
+    let delays = fault.kind.delays_commands();
+    if !(delays || held_answers.is_some()) || !(fault.nodes.is_empty() || fault.nodes.contains(&node))
+    {
         return false;
     }
     if let (Some(struck), Some(group)) = (fault.group, sender.group)
@@ -66,6 +76,10 @@ pub(crate) fn explains(
     let after = if log_replay { slack * 2 } else { slack };
     if !fault.overlaps(sent_from.saturating_sub(slack), sent + after) {
         return false;
+    }
+    if !delays {
+        let held = held_answers.unwrap_or_default();
+        return sender.gone || seen <= fault.end + held + slack;
     }
     let set_late =
         late_write.is_some_and(|(from, to)| from <= fault.end + slack && to >= fault.start);
@@ -130,6 +144,40 @@ mod tests {
     fn faults_that_neither_delay_nor_lose_commands_excuse_nothing() {
         let flush = FaultEvent::new(FaultKind::ScriptFlush, vec![0], ms(1000), ms(1000));
         assert!(!excused(&flush, 0, 1000, 1100, false));
+        // A flush whose proxy held no answer back (none said NOSCRIPT).
+        let mut quiet = FaultEvent::new(FaultKind::ScriptFlush, vec![0], ms(1000), ms(1500));
+        quiet.held_answers = Some(Duration::ZERO);
+        assert!(!excused(&quiet, 0, 1200, 1300, false));
+    }
+
+    #[test]
+    fn answers_held_back_excuse_a_removal_for_the_longest_hold_after_the_slack() {
+        let mut flush = FaultEvent::new(FaultKind::ScriptFlush, vec![1], ms(1000), ms(1500));
+        flush.held_answers = Some(ms(600));
+        // Released during the flush: on its way by 1500 + 600 ms, seen
+        // within the slack after that.
+        assert!(excused(&flush, 1, 1200, 3000, false));
+        assert!(!excused(&flush, 1, 1200, 3200, false));
+        // Another node, or a release long after the flush: no excuse.
+        assert!(!excused(&flush, 0, 1200, 2000, false));
+        assert!(!excused(&flush, 1, 2600, 2700, false));
+        // `exec`'s process ended before its held removal went again.
+        assert!(excused(&flush, 1, 1200, 3200, true));
+        // It held answers, never writes: a never-granted attempt's key
+        // set during it is excused no longer than any removal.
+        let set_during = Some((ms(1100), ms(1100)));
+        let late = |seen| {
+            explains(
+                &flush,
+                SLACK,
+                1,
+                ((ms(1200), ms(1200)), ms(seen)),
+                set_during,
+                Sender::default(),
+            )
+        };
+        assert!(late(3000));
+        assert!(!late(3200));
     }
 
     #[test]

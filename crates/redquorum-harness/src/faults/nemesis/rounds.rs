@@ -97,12 +97,14 @@ pub(super) fn run(
             targets,
             group: None,
             skipped: false,
+            held_answers: None,
         };
         match striker.strike(kind, &mut hit, length) {
             Ok(()) if hit.skipped => {}
             Ok(()) => {
                 let mut event = FaultEvent::new(kind, hit.targets, started, epoch.elapsed());
                 event.group = hit.group;
+                event.held_answers = hit.held_answers;
                 log.record(event);
             }
             Err(e) => log

@@ -18,6 +18,9 @@ use crate::faults::net::Proxies;
 use crate::faults::net::ProxyMode;
 use crate::nodes::Cluster;
 
+/// How long a script flush waits, once healed, for its proxies' holds to end.
+const HOLD_WAIT: Duration = Duration::from_secs(2);
+
 /// The shortest fault, and the floor of every random length.
 pub(super) const SHORT: Duration = Duration::from_millis(50);
 
@@ -30,6 +33,8 @@ pub(super) struct Hit {
     /// Nothing was there to strike (a client pause aimed at groups that
     /// have all finished): neither a fault nor an error.
     pub(super) skipped: bool,
+    /// How long at most the fault held answers back (`script-flush`).
+    pub(super) held_answers: Option<Duration>,
 }
 
 /// The nemesis's hands: what it strikes with, its randomness, and what it
@@ -96,7 +101,11 @@ impl<'a> Striker<'a> {
             FaultKind::Reset => self.reset(targets),
             FaultKind::Clock => self.clock(targets),
             FaultKind::Partition => self.partition(hit, length),
-            FaultKind::ScriptFlush => self.script_flush(targets, length),
+            FaultKind::ScriptFlush => {
+                let flushed = self.script_flush(targets, length);
+                hit.held_answers = Some(self.answers_held(targets));
+                flushed
+            }
             FaultKind::Strobe => self.strobe(targets, length),
             FaultKind::ClientPause => self.client_pause(hit),
             FaultKind::FenceLoss => {
@@ -282,6 +291,16 @@ impl<'a> Striker<'a> {
             self.proxies.get(n).heal();
         }
         storm
+    }
+
+    /// The longest the targets' proxies held an answer back since the last
+    /// fault, once every hold has ended (after [`HOLD_WAIT`] at most,
+    /// which is then the figure: a lower bound, so the excuse stays short).
+    fn answers_held(&self, targets: &[usize]) -> Duration {
+        (targets.iter())
+            .map(|&n| self.proxies.get(n).take_longest_hold(HOLD_WAIT).unwrap_or(HOLD_WAIT))
+            .max()
+            .unwrap_or_default()
     }
 
     /// Flushes every 0–100 ms for `length`.

@@ -16,9 +16,7 @@ use tokio::sync::watch;
 
 use super::aim::{Aim, Aimed};
 use super::script_tally::{ScriptTally, Watch};
-
-/// How long a flush or a load back may take before the proxy goes on without it.
-const SIDE_CALL: Duration = Duration::from_millis(50);
+use super::side::SideConnection;
 
 /// What the proxy does to the bytes it forwards.
 ///
@@ -136,9 +134,9 @@ impl Pump {
     async fn run(mut self, from: &mut OwnedReadHalf, to: &mut OwnedWriteHalf) -> io::Result<()> {
         let mut buf = vec![0_u8; 16 * 1024];
         let mut watch = Watch::new(self.replies);
-        // `side`: the proxy's own connection to the node, for flushes
-        // (requests) or loading the scripts back (replies).
-        let (mut side, mut aim) = (None, Aim::default());
+        // The proxy's own connection to the node, for flushes (requests)
+        // or loading the scripts back (replies).
+        let (mut side, mut aim) = (SideConnection::new(self.target), Aim::default());
         loop {
             let n = from.read(&mut buf).await?;
             if n == 0 {
@@ -151,18 +149,17 @@ impl Pump {
             } else {
                 aim.aimed(&buf[..n], seen.by_digest)
             };
-            if let Some(aimed) = aimed.filter(|_| flushing) {
-                if flush(&mut side, self.target).await.is_ok() {
-                    self.tally.flushed(aimed == Aimed::Wide);
-                } else {
-                    side = None;
-                }
+            if let Some(aimed) = aimed.filter(|_| flushing)
+                && side.flush()
+            {
+                self.tally.flushed(aimed == Aimed::Wide);
             }
             if seen.noscript && flushing {
-                match load_back(&mut side, self.target, &self.tally.bodies()).await {
-                    Ok(true) => self.tally.reloaded(),
-                    Ok(false) => {}
-                    Err(_) => side = None,
+                // Held back until the node has the scripts again, and
+                // measured: the fault delays this answer and those behind it.
+                let _hold = self.tally.hold();
+                if side.load_back(&self.tally.bodies()).await {
+                    self.tally.reloaded();
                 }
             }
             self.apply_mode().await?;
@@ -197,102 +194,4 @@ impl Pump {
             }
         }
     }
-}
-
-/// `SCRIPT FLUSH` on the node over `conn` (opened on first use), written
-/// before the call it precedes is forwarded, without waiting for its `+OK`
-/// (drained later): the call is not held back, so nothing it precedes is
-/// delayed, and the node reads the flush first almost always.
-async fn flush(conn: &mut Option<TcpStream>, target: SocketAddr) -> io::Result<()> {
-    let attempt = async {
-        let stream = match conn {
-            Some(stream) => stream,
-            None => conn.insert(TcpStream::connect(target).await?),
-        };
-        let mut answers = [0_u8; 256];
-        loop {
-            match stream.try_read(&mut answers) {
-                Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) => return Err(e),
-            }
-        }
-        stream
-            .write_all(b"*2\r\n$6\r\nSCRIPT\r\n$5\r\nFLUSH\r\n")
-            .await
-    };
-    tokio::time::timeout(SIDE_CALL, attempt)
-        .await
-        .unwrap_or_else(|_| Err(io::ErrorKind::TimedOut.into()))
-}
-
-/// `SCRIPT LOAD` of each of `bodies` on the node over `conn` (opened on
-/// first use), waiting for every answer, so the node has the scripts
-/// before the NOSCRIPT answer the caller holds back reaches its client.
-/// False when there was nothing to load.
-async fn load_back(
-    conn: &mut Option<TcpStream>,
-    target: SocketAddr,
-    bodies: &[Vec<u8>],
-) -> io::Result<bool> {
-    if bodies.is_empty() {
-        return Ok(false);
-    }
-    let attempt = async {
-        let stream = match conn {
-            Some(stream) => stream,
-            None => conn.insert(TcpStream::connect(target).await?),
-        };
-        let mut request = Vec::new();
-        for body in bodies {
-            request.extend_from_slice(
-                format!("*3\r\n$6\r\nSCRIPT\r\n$4\r\nLOAD\r\n${}\r\n", body.len()).as_bytes(),
-            );
-            request.extend_from_slice(body);
-            request.extend_from_slice(b"\r\n");
-        }
-        stream.write_all(&request).await?;
-        // Each answer is a digest (`$40\r\n<sha1>\r\n`) or an error line:
-        // one line ending per error, two per digest; a flush's `+OK` left
-        // unread may come first.
-        let mut answers = Vec::new();
-        let mut chunk = [0_u8; 512];
-        while answered(&answers) < bodies.len() {
-            let n = stream.read(&mut chunk).await?;
-            if n == 0 {
-                return Err(io::ErrorKind::UnexpectedEof.into());
-            }
-            answers.extend_from_slice(&chunk[..n]);
-        }
-        Ok(true)
-    };
-    tokio::time::timeout(SIDE_CALL, attempt)
-        .await
-        .unwrap_or_else(|_| Err(io::ErrorKind::TimedOut.into()))
-}
-
-/// The `SCRIPT LOAD` answers complete in `answers`: digests (`$` lines,
-/// each with its line after it) and errors (`-` lines); `+OK` is a flush's.
-fn answered(answers: &[u8]) -> usize {
-    let lines: Vec<&[u8]> = answers.split(|&b| b == b'\n').collect();
-    // The last piece has no line ending yet.
-    let complete = &lines[..lines.len() - 1];
-    let mut count = 0;
-    let mut i = 0;
-    while i < complete.len() {
-        match complete[i].first() {
-            Some(b'$') if i + 1 < complete.len() => {
-                count += 1;
-                i += 2;
-            }
-            Some(b'$') => break,
-            Some(b'-') => {
-                count += 1;
-                i += 1;
-            }
-            _ => i += 1,
-        }
-    }
-    count
 }

@@ -2,8 +2,9 @@
 //! the network faults a test turns on and off in the path between the
 //! clients and the nodes. [`FaultProxy`] (`proxy.rs`) stands in front of
 //! one node; its forwarding and [`ProxyMode`] are in `forward.rs`, what
-//! the proxies see of scripts in `script_tally.rs` and which calls their
-//! script flushes aim at in `aim.rs`; per-group [`Proxies`] in
+//! the proxies see of scripts in `script_tally.rs`, which calls their
+//! script flushes aim at in `aim.rs` and their own connection to the node
+//! for those flushes in `side.rs`; per-group [`Proxies`] in
 //! `proxies.rs`.
 //!
 //! May import: `nodes` (per-group proxies stand in front of a
@@ -17,6 +18,7 @@ mod proxies;
 mod proxy;
 mod script_body;
 mod script_tally;
+mod side;
 
 pub use forward::ProxyMode;
 pub use proxies::{NodeProxies, Proxies};

@@ -78,6 +78,18 @@ impl NodeProxies<'_> {
         self.each(FaultProxy::reset);
     }
 
+    /// The longest any group's proxy held an answer back since the last
+    /// call; `None` if a hold is still under way after `within` (see
+    /// [`FaultProxy::take_longest_hold`]).
+    #[must_use]
+    pub fn take_longest_hold(&self, within: Duration) -> Option<Duration> {
+        // Every group's is taken, so none carries over to the next call.
+        let holds: Vec<Option<Duration>> = (self.proxies.groups.iter())
+            .map(|group| group[self.node].take_longest_hold(within))
+            .collect();
+        holds.into_iter().try_fold(Duration::ZERO, |longest, hold| Some(longest.max(hold?)))
+    }
+
     /// The first group's proxy URL for this node.
     #[must_use]
     pub fn url(&self) -> String {

@@ -122,6 +122,24 @@ impl FaultProxy {
         self.tally.counts()
     }
 
+    /// The longest this proxy held an answer back (in
+    /// [`ProxyMode::FlushScripts`], loading the scripts back) since the last
+    /// call, once no hold is under way: waits up to `within` for one to
+    /// end, and says `None` if one still has not.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let cluster = redquorum_harness::Cluster::start(1).unwrap();
+    /// let proxy = redquorum_harness::FaultProxy::start(&format!("127.0.0.1:{}", cluster.port(0))).unwrap();
+    /// let within = std::time::Duration::from_secs(1);
+    /// assert_eq!(proxy.take_longest_hold(within), Some(std::time::Duration::ZERO));
+    /// ```
+    #[must_use]
+    pub fn take_longest_hold(&self, within: Duration) -> Option<Duration> {
+        self.tally.take_hold(within)
+    }
+
     /// The port clients should connect to.
     ///
     /// # Examples

@@ -8,6 +8,7 @@
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
 
 use super::script_body::BodyCatcher;
 
@@ -52,6 +53,9 @@ pub struct ScriptCounts {
     /// next calls, an unwind sent after an acquire that said NOSCRIPT among
     /// them, find the script and run, ahead of any late resend.
     pub reloads: u64,
+    /// The longest the proxy held a NOSCRIPT answer back while it loaded
+    /// the scripts back, in microseconds (every answer behind it waited too).
+    pub longest_hold_us: u64,
 }
 
 impl ScriptCounts {
@@ -65,6 +69,7 @@ impl ScriptCounts {
             flushes: self.flushes + other.flushes,
             wide: self.wide + other.wide,
             reloads: self.reloads + other.reloads,
+            longest_hold_us: self.longest_hold_us.max(other.longest_hold_us),
         }
     }
 }
@@ -73,9 +78,33 @@ impl fmt::Display for ScriptCounts {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} NOSCRIPT answers ({} after the proxy loaded the script back); {} calls sent again as EVAL, {} script loads with nothing sent again; {} flushes aimed at calls in flight ({} at calls carrying several calls' worth)",
-            self.noscript, self.reloads, self.evals, self.loads, self.flushes, self.wide
+            "{} NOSCRIPT answers ({} after the proxy loaded the script back); {} calls sent again as EVAL, {} script loads with nothing sent again; {} flushes aimed at calls in flight ({} at calls carrying several calls' worth); answers held back {:.1} ms at most",
+            self.noscript,
+            self.reloads,
+            self.evals,
+            self.loads,
+            self.flushes,
+            self.wide,
+            self.longest_hold_us as f64 / 1000.0
         )
+    }
+}
+
+/// An answer held back by the proxy (see [`ScriptTally::hold`]): measured
+/// and counted as under way until dropped.
+pub(super) struct Hold<'a> {
+    tally: &'a ScriptTally,
+    since: std::time::Instant,
+}
+
+impl Drop for Hold<'_> {
+    fn drop(&mut self) {
+        let held = self.since.elapsed();
+        let us = u64::try_from(held.as_micros()).unwrap_or(u64::MAX);
+        let tally = self.tally;
+        tally.longest_hold_us.fetch_max(us, Ordering::SeqCst);
+        tally.recent_hold_us.fetch_max(us, Ordering::SeqCst);
+        tally.holding.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -88,6 +117,11 @@ pub(super) struct ScriptTally {
     flushes: AtomicU64,
     wide: AtomicU64,
     reloads: AtomicU64,
+    longest_hold_us: AtomicU64,
+    /// The longest hold since the last [`ScriptTally::take_hold`].
+    recent_hold_us: AtomicU64,
+    /// Holds under way.
+    holding: AtomicU64,
     /// The script bodies clients sent, newest last.
     bodies: Mutex<Vec<Vec<u8>>>,
 }
@@ -103,7 +137,32 @@ impl ScriptTally {
             flushes: get(&self.flushes),
             wide: get(&self.wide),
             reloads: get(&self.reloads),
+            longest_hold_us: get(&self.longest_hold_us),
         }
+    }
+
+    /// An answer is held back from now until the guard drops (also when
+    /// its connection's task is dropped mid-hold).
+    pub(super) fn hold(&self) -> Hold<'_> {
+        self.holding.fetch_add(1, Ordering::SeqCst);
+        Hold {
+            tally: self,
+            since: std::time::Instant::now(),
+        }
+    }
+
+    /// The longest hold since the last call, once no hold is under way
+    /// (waiting for one at most `within`; `None` if one still is).
+    pub(super) fn take_hold(&self, within: Duration) -> Option<Duration> {
+        let until = std::time::Instant::now() + within;
+        while self.holding.load(Ordering::SeqCst) > 0 {
+            if std::time::Instant::now() >= until {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let us = self.recent_hold_us.swap(0, Ordering::SeqCst);
+        Some(Duration::from_micros(us))
     }
 
     /// One NOSCRIPT answer held back until the scripts were loaded back.
