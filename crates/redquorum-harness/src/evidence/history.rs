@@ -23,6 +23,8 @@ use super::session::Session;
 pub struct History {
     epoch: Instant,
     sessions: Arc<Mutex<Vec<Session>>>,
+    /// The resource of the latest session recorded as released, until taken.
+    latest_release: Arc<Mutex<Option<String>>>,
 }
 
 impl Default for History {
@@ -44,6 +46,7 @@ impl History {
         Self {
             epoch: Instant::now(),
             sessions: Arc::default(),
+            latest_release: Arc::default(),
         }
     }
 
@@ -96,6 +99,9 @@ impl History {
     /// history.record(redquorum_harness::Session::refused(0, "r", history.now(), "unavailable"));
     /// ```
     pub fn record(&self, session: Session) {
+        if session.released.is_some() {
+            *lock(&self.latest_release) = Some(session.resource.clone());
+        }
         self.sessions
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -131,6 +137,26 @@ impl History {
         self.len() == 0
     }
 
+    /// The resource of the latest session recorded as released since the
+    /// last call, if any: where a holder a quorum let go of may still be on
+    /// a minority of nodes (the operator inspects it then, `run/operator/`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use redquorum_harness::{History, Session};
+    /// let history = History::new();
+    /// let mut session = Session::refused(0, "r1", history.now(), "contended");
+    /// session.released = Some(history.now());
+    /// history.record(session);
+    /// assert_eq!(history.take_latest_release().as_deref(), Some("r1"));
+    /// assert_eq!(history.take_latest_release(), None);
+    /// ```
+    #[must_use]
+    pub fn take_latest_release(&self) -> Option<String> {
+        lock(&self.latest_release).take()
+    }
+
     /// A copy of every session recorded so far.
     ///
     /// # Examples
@@ -145,4 +171,8 @@ impl History {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone()
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

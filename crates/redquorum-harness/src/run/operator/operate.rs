@@ -1,6 +1,9 @@
 //! A torture run's operator: beside the clients, it inspects resources (the
 //! holders a quorum names) and force-releases them at a steady pace, each
-//! resource in turn (a force-release takes the lock its inspections show
+//! resource in turn (every other inspection takes the resource a holder
+//! released last instead, if one did since: its key may still be on a
+//! minority of nodes, the release's stragglers, which an inspection must
+//! not count as held; a force-release takes the lock its inspections show
 //! held longest instead, when one was named twice in a row: `stuck.rs`),
 //! and records each call in the run's
 //! [`OperatorLog`](crate::OperatorLog) for the checker (`check/operator.rs`
@@ -54,9 +57,13 @@ pub(crate) async fn operate<O: TortureOperator>(
     finished: Arc<AtomicBool>,
 ) {
     let sightings = Sightings::default();
-    let inspect = every(pace.inspect_every, &resources, &finished, |resource| {
+    let mut aim = false;
+    let inspect = every(pace.inspect_every, &resources, &finished, |in_turn| {
         let (operator, history, log, sightings) = (&operator, &history, &log, &sightings);
+        aim = !aim;
+        let aimed = aim.then(|| history.take_latest_release()).flatten();
         async move {
+            let resource = aimed.unwrap_or(in_turn);
             let start = history.now();
             let Some((holders, answered)) = operator.inspect(&resource).await else {
                 return;
