@@ -243,6 +243,7 @@ fn life(node: usize, owner: &str, last_seen: u64, age: u64) -> KeyLife {
         last_sent: None,
         age: ms(age),
         gone: None,
+        left: None,
         back_after: None,
     }
 }

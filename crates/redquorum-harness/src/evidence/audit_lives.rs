@@ -43,9 +43,8 @@ pub(super) fn run(
             let mut present = HashSet::new();
             for (key, owner, pttl) in sightings {
                 // A key without expiry (PTTL -1) is there, of no known age.
-                let age = u64::try_from(pttl)
-                    .ok()
-                    .map(|pttl| config.ttl.saturating_sub(Duration::from_millis(pttl)));
+                let left = u64::try_from(pttl).ok().map(Duration::from_millis);
+                let age = left.map(|left| config.ttl.saturating_sub(left));
                 let hold = (node, key, owner);
                 present.insert((hold.1.clone(), hold.2.clone()));
                 if let Some(lives) = seen.get_mut(&hold) {
@@ -54,6 +53,7 @@ pub(super) fn run(
                         last.last_seen = at;
                         last.last_sent = Some(sent);
                         last.age = age.unwrap_or(last.age);
+                        last.left = left.or(last.left);
                     } else {
                         // Back after it had gone: the previous read of this
                         // node did not show it (else it would be open).
@@ -65,6 +65,7 @@ pub(super) fn run(
                             last_seen: at,
                             last_sent: Some(sent),
                             age: age.unwrap_or_default(),
+                            left,
                             gone: None,
                             back_after: last_read[node],
                         });
@@ -86,6 +87,7 @@ pub(super) fn run(
                         last_seen: at,
                         last_sent: Some(sent),
                         age,
+                        left,
                         gone: None,
                         back_after: None,
                     }],

@@ -18,7 +18,7 @@ use crate::micros;
 ///     node: 1, key: "lock:r".into(), owner: "ab".into(),
 ///     first_seen: Duration::from_millis(10), last_seen: Duration::from_millis(900),
 ///     last_sent: None, age: Duration::from_millis(1500),
-///     gone: None, back_after: None,
+///     left: None, gone: None, back_after: None,
 /// };
 /// assert!(life.to_string().contains("lock:r"));
 /// ```
@@ -46,9 +46,19 @@ pub struct KeyLife {
         skip_serializing_if = "Option::is_none"
     )]
     pub last_sent: Option<Duration>,
-    /// How long ago, at `last_seen`, its expiry was last set: the TTL minus its PTTL.
+    /// How long ago, at `last_seen`, its expiry was last set: its lock's
+    /// TTL minus its PTTL (the run's TTL, or its owner's client group's
+    /// when the run knew it: `left` is then kept too).
     #[serde(with = "micros")]
     pub age: Duration,
+    /// Its PTTL at `last_seen`; `None` without an expiry, or in histories
+    /// from before the field.
+    #[serde(
+        with = "micros::option",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub left: Option<Duration>,
     /// The first read of its node after `last_seen` that did not show it
     /// (the hold was gone by then); `None`: seen until the audit stopped or
     /// its node was not read again.
@@ -70,6 +80,28 @@ pub struct KeyLife {
 }
 
 impl KeyLife {
+    /// Dates the key by its own lock's `ttl` (its owner's client group's):
+    /// its age is that TTL minus its PTTL, when the audit read one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let ms = Duration::from_millis;
+    /// let mut life = redquorum_harness::KeyLife {
+    ///     node: 1, key: "lock:r".into(), owner: "ab".into(),
+    ///     first_seen: ms(10), last_seen: ms(900), last_sent: None,
+    ///     age: ms(0), left: Some(ms(2100)), gone: None, back_after: None,
+    /// };
+    /// life.date_by(ms(2500));
+    /// assert_eq!(life.age, ms(400));
+    /// ```
+    pub fn date_by(&mut self, ttl: Duration) {
+        if let Some(left) = self.left {
+            self.age = ttl.saturating_sub(left);
+        }
+    }
+
     /// The latest time the key was surely there: when the read that saw it
     /// last was sent (its answer may have come much later), else
     /// `last_seen`.
@@ -82,7 +114,7 @@ impl KeyLife {
     ///     node: 0, key: "lock:r".into(), owner: "ab".into(),
     ///     first_seen: Duration::from_millis(10), last_seen: Duration::from_millis(900),
     ///     last_sent: Some(Duration::from_millis(400)),
-    ///     age: Duration::from_millis(100), gone: None, back_after: None,
+    ///     age: Duration::from_millis(100), left: None, gone: None, back_after: None,
     /// };
     /// assert_eq!(life.surely_there_at(), Duration::from_millis(400));
     /// ```

@@ -73,6 +73,11 @@ pub struct RunInfo {
     /// group alike, or a history from before the field).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub configurations: Vec<String>,
+    /// Each client group's lock TTL in ms, by group, when they differ from
+    /// `ttl_ms` (empty: every group's is `ttl_ms`); the key audit dated
+    /// each key by its owner's group's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub group_ttls_ms: Vec<u64>,
     /// The seed.
     pub seed: u64,
     /// Nodes whose clocks ran outside the drift allowance (`--fast-node`,
@@ -97,6 +102,7 @@ impl Default for RunInfo {
             mutant: None,
             lock_kind: String::new(),
             configurations: Vec::new(),
+            group_ttls_ms: Vec::new(),
             lock_delay: None,
             inspect_every_ms: None,
             force_release_every_ms: None,

@@ -393,6 +393,7 @@ impl<L> TorturePlan<L> {
             lock_kind,
             // The lock fills them in (`TortureLock::configuration`).
             configurations: Vec::new(),
+            group_ttls_ms: Vec::new(),
             seed: self.seed,
             clock_off: self.clock_off(),
         }

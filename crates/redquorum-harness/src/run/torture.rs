@@ -5,6 +5,7 @@
 //! run exercised. The plan is in `plan.rs`, the lock the caller's
 //! (`torture_lock.rs`), the result in `torture_run.rs`.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -20,7 +21,7 @@ use super::torture_lock::TortureLock;
 use super::torture_run::{TortureRun, TortureStopped, lock_delay_untested, operator_untested};
 use super::workload::run_workload_groups;
 use crate::check::Exercised;
-use crate::evidence::{AuditConfig, History, Holder, LockKeys, OperatorLog};
+use crate::evidence::{AuditConfig, History, Holder, KeyLife, LockKeys, OperatorLog, Session};
 use crate::faults::{ClientPauser, FaultKind, FaultLog};
 use crate::nodes::Cluster;
 
@@ -177,9 +178,13 @@ impl<L: TortureLock> TorturePlan<L> {
             unchecked = Some(format!("the leak check could not read every node: {e}"));
             Vec::new()
         });
-        let (keys_seen, backing) = tokio::task::spawn_blocking(move || audit.stop_with_backing())
-            .await
-            .unwrap_or_default();
+        let (mut keys_seen, backing) =
+            tokio::task::spawn_blocking(move || audit.stop_with_backing())
+                .await
+                .unwrap_or_default();
+        let sessions = history.sessions();
+        let group_ttls: Vec<Duration> = (0..self.groups).map(|g| L::group_ttl(self, g)).collect();
+        date_keys(&mut keys_seen, &sessions, &group_ttls);
         let protected = store
             .values(&workload.resources)
             .map_err(|e| TortureStopped::Setup(format!("protected store: {e}")))?;
@@ -190,9 +195,12 @@ impl<L: TortureLock> TorturePlan<L> {
         if info.configurations.iter().all(String::is_empty) {
             info.configurations.clear();
         }
+        if group_ttls.iter().any(|ttl| *ttl != self.ttl) {
+            info.group_ttls_ms = group_ttls.iter().map(|t| t.as_millis() as u64).collect();
+        }
         let file = HistoryFile {
             info,
-            sessions: history.sessions(),
+            sessions,
             faults: faults.events.clone(),
             keys: keys_seen,
             operator: operator_log.calls(),
@@ -283,5 +291,57 @@ async fn progress(
             next += every;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Dates each key the audit saw by its owner's client group's TTL (the
+/// audit read only PTTLs, and dated them by the run's): a key of a group
+/// with a longer TTL would look younger than it is. Keys of owners no
+/// session names keep the run's dating.
+fn date_keys(keys: &mut [KeyLife], sessions: &[Session], group_ttls: &[Duration]) {
+    let mut group_of: HashMap<&str, usize> = HashMap::new();
+    for session in sessions {
+        for token in session.tried.iter().chain(std::iter::once(&session.owner)) {
+            group_of.insert(token.as_str(), session.group);
+        }
+    }
+    for key in keys {
+        if let Some(ttl) = group_of.get(key.owner.as_str()).and_then(|&g| group_ttls.get(g)) {
+            key.date_by(*ttl);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_key_is_dated_by_its_owners_group_ttl() {
+        let ms = Duration::from_millis;
+        let key = |owner: &str| KeyLife {
+            node: 0,
+            key: "p:{r}".into(),
+            owner: owner.into(),
+            first_seen: ms(0),
+            last_seen: ms(900),
+            last_sent: None,
+            // As the audit dated it, by the run's TTL of 2000 ms.
+            age: ms(0),
+            left: Some(ms(2100)),
+            gone: None,
+            back_after: None,
+        };
+        let mut held = Session::refused(0, "r", ms(0), "contended");
+        held.owner = "held".into();
+        let mut refused = Session::refused(1, "r", ms(0), "contended");
+        refused.group = 1;
+        refused.tried = vec!["tried".into()];
+        let mut keys = vec![key("held"), key("tried"), key("nobody")];
+        date_keys(&mut keys, &[held, refused], &[ms(2500), ms(2000)]);
+        let ages: Vec<Duration> = keys.iter().map(|k| k.age).collect();
+        // Group 0's 2500 ms TTL; group 1's 2000 ms (the PTTL is above it,
+        // so no younger than new); an owner no session names: as read.
+        assert_eq!(ages, [ms(400), ms(0), ms(0)]);
     }
 }

@@ -5,6 +5,7 @@
 //! that group's proxied nodes, and an operator when the plan has one.
 
 use std::future::Future;
+use std::time::Duration;
 
 use super::locker::Locker;
 use super::operator::TortureOperator;
@@ -93,6 +94,14 @@ pub trait TortureLock: Clone + Send + Sync + 'static {
     fn configuration(plan: &TorturePlan<Self>, group: usize) -> String {
         let _ = (plan, group);
         String::new()
+    }
+
+    /// The TTL client group `group`'s locks take: the key audit dates its
+    /// keys by it (a key's age is its TTL less its PTTL). By default the
+    /// plan's.
+    fn group_ttl(plan: &TorturePlan<Self>, group: usize) -> Duration {
+        let _ = group;
+        plan.ttl
     }
 
     /// The operator, on the first group's proxied `urls` (its faults hit

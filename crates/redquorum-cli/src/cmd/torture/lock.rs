@@ -91,6 +91,10 @@ impl TortureLock for Lock {
         Setup::of(plan, group).map_or(String::new(), |setup| setup.label(plan))
     }
 
+    fn group_ttl(plan: &Plan, group: usize) -> Duration {
+        Setup::of(plan, group).map_or(plan.ttl, |setup| setup.ttl(plan))
+    }
+
     fn operator(plan: &Plan, urls: Vec<String>, prefix: &str) -> Result<Operator, String> {
         torture_redlock(plan, urls, prefix).map(Operator)
     }

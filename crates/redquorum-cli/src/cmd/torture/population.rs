@@ -83,7 +83,7 @@ impl Setup {
     }
 
     /// Its lease: the run's TTL, or the longest lease of the population.
-    fn ttl(self, plan: &Plan) -> Duration {
+    pub(crate) fn ttl(self, plan: &Plan) -> Duration {
         match self {
             Setup::Defaults => longest_lease(plan),
             _ => plan.ttl,

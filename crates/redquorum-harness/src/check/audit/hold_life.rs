@@ -183,7 +183,8 @@ pub(crate) fn removed(ctx: &HoldContext<'_>, life: &KeyLife, owner: &Session) ->
     if owner.release.is_some_and(|release| release <= gone) {
         return false;
     }
-    let left = ctx.ttl.saturating_sub(life.age);
+    // Its PTTL as read when the audit kept it (older histories: from the age).
+    let left = (life.left).unwrap_or_else(|| ctx.ttl.saturating_sub(life.age));
     let expires_from = (life.last_seen + left).saturating_sub(early + ctx.clock_error());
     if gone >= expires_from {
         return false;

@@ -27,6 +27,7 @@ fn life(node: usize, owner: &str, set: u64, last_seen: u64, gone: Option<u64>) -
         last_sent: None,
         age: ms(last_seen - set),
         gone: gone.map(ms),
+        left: None,
         back_after: None,
     }
 }
@@ -286,6 +287,7 @@ fn back(node: usize, owner: &str, absent: u64, back: u64) -> KeyLife {
         first_seen: ms(back),
         last_seen: ms(back + 100),
         age: ms(50),
+        left: None,
         back_after: Some(ms(absent)),
         gone: None,
         ..life(node, owner, 0, 500, None)

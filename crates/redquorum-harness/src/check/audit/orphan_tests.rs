@@ -17,6 +17,7 @@ fn unwound(set: u64, seen: u64) -> KeyLife {
         last_sent: None,
         age: ms(seen - set),
         gone: None,
+        left: None,
         back_after: None,
     }
 }
