@@ -74,8 +74,9 @@ pub use check::{
 pub use error::HarnessError;
 pub use evidence::{
     AuditConfig, AuditRead, AuditRound, Backing, Dropped, Extension, History, HoldTrack, Holder,
-    KeyAudit, KeyLife, LeakedKey, LockKeys, OperatorAction, OperatorCall, OperatorLog, Outcome,
-    SAME_EXPIRY, Seen, Session, Share, find_leaks, leaks_after, lock_keys_after,
+    KeyAudit, KeyLife, LAG_RECORDED, LAG_TICK, LeakedKey, LockKeys, OperatorAction, OperatorCall,
+    OperatorLog, Outcome, RuntimeLag, SAME_EXPIRY, Seen, Session, Share, find_leaks, leaks_after,
+    lock_keys_after,
 };
 pub use faults::{
     ClientPauser, FaultEvent, FaultKind, FaultLog, FaultProxy, Nemesis, NemesisConfig, NodeProxies,

@@ -195,6 +195,12 @@ fn a_flushed_call_answers_noscript_after_the_proxy_loaded_the_script_back() {
     let within = std::time::Duration::from_secs(1);
     let held = proxy.take_longest_hold(within).unwrap();
     assert!(held > std::time::Duration::ZERO, "{counts}");
-    assert_eq!(counts.longest_hold_us, u64::try_from(held.as_micros()).unwrap());
-    assert_eq!(proxy.take_longest_hold(within), Some(std::time::Duration::ZERO));
+    assert_eq!(
+        counts.longest_hold_us,
+        u64::try_from(held.as_micros()).unwrap()
+    );
+    assert_eq!(
+        proxy.take_longest_hold(within),
+        Some(std::time::Duration::ZERO)
+    );
 }

@@ -7,6 +7,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::runtime_lag::RuntimeLag;
 use super::session::Session;
 
 /// A shared, append-only record of sessions with its epoch. Cheap to clone.
@@ -25,6 +26,8 @@ pub struct History {
     sessions: Arc<Mutex<Vec<Session>>>,
     /// The resource of the latest session recorded as released, until taken.
     latest_release: Arc<Mutex<Option<String>>>,
+    /// The client groups' runtimes' late wake-ups.
+    lags: Arc<Mutex<Vec<RuntimeLag>>>,
 }
 
 impl Default for History {
@@ -47,6 +50,7 @@ impl History {
             epoch: Instant::now(),
             sessions: Arc::default(),
             latest_release: Arc::default(),
+            lags: Arc::default(),
         }
     }
 
@@ -157,6 +161,27 @@ impl History {
         lock(&self.latest_release).take()
     }
 
+    /// Records a client group's runtime waking late.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let history = redquorum_harness::History::new();
+    /// let lag = redquorum_harness::RuntimeLag { group: 0, at: history.now(), late: Duration::from_millis(80) };
+    /// history.note_lag(lag);
+    /// assert_eq!(history.lags(), [lag]);
+    /// ```
+    pub fn note_lag(&self, lag: RuntimeLag) {
+        lock(&self.lags).push(lag);
+    }
+
+    /// Every late wake-up recorded so far.
+    #[must_use]
+    pub fn lags(&self) -> Vec<RuntimeLag> {
+        lock(&self.lags).clone()
+    }
+
     /// A copy of every session recorded so far.
     ///
     /// # Examples
@@ -174,5 +199,7 @@ impl History {
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }

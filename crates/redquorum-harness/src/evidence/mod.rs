@@ -25,6 +25,7 @@ mod key_life;
 mod leaks;
 mod operator_log;
 mod outcome;
+mod runtime_lag;
 mod session;
 mod share;
 
@@ -37,5 +38,6 @@ pub(crate) use leaks::sharded_lock_keys_after;
 pub use leaks::{LeakedKey, find_leaks, leaks_after, lock_keys_after};
 pub use operator_log::{OperatorAction, OperatorCall, OperatorLog};
 pub use outcome::{Dropped, Holder, Outcome};
+pub use runtime_lag::{LAG_RECORDED, LAG_TICK, RuntimeLag};
 pub use session::{Extension, Session};
 pub use share::Share;

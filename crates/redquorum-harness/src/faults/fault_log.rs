@@ -140,7 +140,11 @@ impl fmt::Display for FaultEvent {
             self.end.as_secs_f64() * 1e3
         )?;
         if let Some(held) = self.held_answers {
-            write!(f, ", answers held back {:.1} ms at most", held.as_secs_f64() * 1e3)?;
+            write!(
+                f,
+                ", answers held back {:.1} ms at most",
+                held.as_secs_f64() * 1e3
+            )?;
         }
         Ok(())
     }

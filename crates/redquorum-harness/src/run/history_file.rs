@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::check::Evidence;
 use crate::evidence::Session;
 use crate::evidence::{AuditRound, Backing, HoldTrack, KeyLife};
-use crate::evidence::{LeakedKey, OperatorCall};
+use crate::evidence::{LeakedKey, OperatorCall, RuntimeLag};
 use crate::faults::FaultEvent;
 
 /// What was run: enough to read the history and re-check it.
@@ -120,13 +120,16 @@ impl Default for RunInfo {
 /// ```
 /// # fn main() -> std::io::Result<()> {
 /// use std::time::Duration;
-/// use redquorum_harness::{HistoryFile, Session};
+/// use redquorum_harness::{HistoryFile, RuntimeLag, Session};
 /// let mut run = HistoryFile::default();
 /// run.sessions.push(Session::refused(0, "r", Duration::from_micros(7), "contended"));
+/// let (at, late) = (Duration::from_secs(2), Duration::from_millis(90));
+/// run.lags.push(RuntimeLag { group: 1, at, late });
 /// let mut bytes = Vec::new();
 /// run.write_to(&mut bytes)?;
 /// let back = HistoryFile::read_from(&bytes[..])?;
 /// assert_eq!(back.sessions, run.sessions);
+/// assert_eq!(back.lags, run.lags);
 /// assert!(back.check().is_ok());
 /// # Ok(()) }
 /// ```
@@ -148,6 +151,9 @@ pub struct HistoryFile {
     pub leaked: Vec<LeakedKey>,
     /// Each resource's protected value after the run.
     pub protected: BTreeMap<String, i64>,
+    /// The client groups' runtimes' late wake-ups (empty in histories
+    /// from before them).
+    pub lags: Vec<RuntimeLag>,
 }
 
 /// One line of the file.
@@ -163,6 +169,7 @@ enum Line {
     Track(HoldTrack),
     Leaked(LeakedKey),
     Protected(BTreeMap<String, i64>),
+    Lag(RuntimeLag),
 }
 
 impl HistoryFile {
@@ -239,6 +246,9 @@ impl HistoryFile {
         for l in &self.leaked {
             line(&Line::Leaked(l.clone()))?;
         }
+        for lag in &self.lags {
+            line(&Line::Lag(*lag))?;
+        }
         line(&Line::Protected(self.protected.clone()))?;
         out.flush()
     }
@@ -293,6 +303,7 @@ impl HistoryFile {
                 Line::Track(t) => run.backing.holds.push(t),
                 Line::Leaked(l) => run.leaked.push(l),
                 Line::Protected(p) => run.protected.extend(p),
+                Line::Lag(lag) => run.lags.push(lag),
             }
         }
         Ok(run)

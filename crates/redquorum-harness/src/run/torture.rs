@@ -207,6 +207,7 @@ impl<L: TortureLock> TorturePlan<L> {
             backing,
             leaked,
             protected,
+            lags: history.lags(),
         };
         let verdict = file.check();
         let exercised = Exercised::measure(&file.sessions, &file.faults);
@@ -234,6 +235,7 @@ impl<L: TortureLock> TorturePlan<L> {
         let mut fault_errors = notes;
         fault_errors.extend(faults.errors);
         fault_errors.extend(faults.notes);
+        fault_errors.extend(lag_note(&file.lags));
         Ok(TortureRun {
             file,
             verdict,
@@ -306,10 +308,26 @@ fn date_keys(keys: &mut [KeyLife], sessions: &[Session], group_ttls: &[Duration]
         }
     }
     for key in keys {
-        if let Some(ttl) = group_of.get(key.owner.as_str()).and_then(|&g| group_ttls.get(g)) {
+        if let Some(ttl) = group_of
+            .get(key.owner.as_str())
+            .and_then(|&g| group_ttls.get(g))
+        {
             key.date_by(*ttl);
         }
     }
+}
+
+/// The report's note of the client runtimes' late wake-ups, if any.
+fn lag_note(lags: &[crate::evidence::RuntimeLag]) -> Option<String> {
+    let worst = lags.iter().max_by_key(|lag| lag.late)?;
+    Some(format!(
+        "client runtimes woke {} times {} ms or more late, at most {:.0} ms (group {} at {:.1} s)",
+        lags.len(),
+        crate::evidence::LAG_RECORDED.as_millis(),
+        worst.late.as_secs_f64() * 1e3,
+        worst.group,
+        worst.at.as_secs_f64()
+    ))
 }
 
 #[cfg(test)]

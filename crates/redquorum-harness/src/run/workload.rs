@@ -24,7 +24,7 @@ use super::clients::Client;
 use super::locker::Locker;
 use super::store::ProtectedStore;
 use super::workload_config::WorkloadConfig;
-use crate::evidence::History;
+use crate::evidence::{History, LAG_RECORDED, LAG_TICK, RuntimeLag};
 use crate::faults::{ClientPauser, serve_pauses};
 
 /// Runs the workload to its end and returns the history.
@@ -157,6 +157,7 @@ where
                     };
                     runtime.block_on(async move {
                         serve_pauses(pauses);
+                        tokio::spawn(meter_lag(group, history.clone(), until));
                         let locker = Arc::new(make(group));
                         let tasks: Vec<_> = (group..config.clients)
                             .step_by(groups)
@@ -186,4 +187,48 @@ where
     .await;
     pauser.clear();
     history
+}
+
+/// Records every time this runtime woke more than [`LAG_RECORDED`] late
+/// from a [`LAG_TICK`] sleep, until `until` (evidence/runtime_lag.rs).
+async fn meter_lag(group: usize, history: History, until: Instant) {
+    while Instant::now() < until {
+        let asked = Instant::now();
+        tokio::time::sleep(LAG_TICK).await;
+        let late = asked.elapsed().saturating_sub(LAG_TICK);
+        if late >= LAG_RECORDED {
+            let at = history.now();
+            history.note_lag(RuntimeLag { group, at, late });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn a_runtime_held_up_is_recorded_late_by_about_as_long() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let history = History::new();
+        let until = Instant::now() + Duration::from_millis(400);
+        runtime.block_on(async {
+            let meter = tokio::spawn(meter_lag(3, history.clone(), until));
+            tokio::time::sleep(Duration::from_millis(60)).await;
+            // Blocks the group's one thread, as a CPU-bound task would.
+            std::thread::sleep(Duration::from_millis(200));
+            meter.await.unwrap();
+        });
+        let lags = history.lags();
+        assert!(
+            lags.iter()
+                .any(|lag| lag.group == 3 && lag.late >= Duration::from_millis(150)),
+            "{lags:?}"
+        );
+    }
 }

@@ -63,7 +63,8 @@ pub(crate) fn explains(
 ) -> bool {
     let held_answers = fault.held_answers.filter(|held| !held.is_zero());
     let delays = fault.kind.delays_commands();
-    if !(delays || held_answers.is_some()) || !(fault.nodes.is_empty() || fault.nodes.contains(&node))
+    if !(delays || held_answers.is_some())
+        || !(fault.nodes.is_empty() || fault.nodes.contains(&node))
     {
         return false;
     }

@@ -298,7 +298,12 @@ impl<'a> Striker<'a> {
     /// which is then the figure: a lower bound, so the excuse stays short).
     fn answers_held(&self, targets: &[usize]) -> Duration {
         (targets.iter())
-            .map(|&n| self.proxies.get(n).take_longest_hold(HOLD_WAIT).unwrap_or(HOLD_WAIT))
+            .map(|&n| {
+                self.proxies
+                    .get(n)
+                    .take_longest_hold(HOLD_WAIT)
+                    .unwrap_or(HOLD_WAIT)
+            })
             .max()
             .unwrap_or_default()
     }

@@ -87,7 +87,9 @@ impl NodeProxies<'_> {
         let holds: Vec<Option<Duration>> = (self.proxies.groups.iter())
             .map(|group| group[self.node].take_longest_hold(within))
             .collect();
-        holds.into_iter().try_fold(Duration::ZERO, |longest, hold| Some(longest.max(hold?)))
+        holds
+            .into_iter()
+            .try_fold(Duration::ZERO, |longest, hold| Some(longest.max(hold?)))
     }
 
     /// The first group's proxy URL for this node.
