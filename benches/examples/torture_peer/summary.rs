@@ -231,6 +231,7 @@ mod tests {
             last_seen: ms(120),
             last_sent: None,
             age: ms(50),
+            left: None,
             gone: Some(ms(130)),
             back_after: None,
         };
