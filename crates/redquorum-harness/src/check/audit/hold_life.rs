@@ -183,9 +183,13 @@ pub(crate) fn removed(ctx: &HoldContext<'_>, life: &KeyLife, owner: &Session) ->
     if owner.release.is_some_and(|release| release <= gone) {
         return false;
     }
-    // Its PTTL as read when the audit kept it (older histories: from the age).
+    // Its PTTL as read when the audit kept it (older histories: from the age),
+    // counted from when that read was sent: the node may have run it long
+    // before its answer came (a slow node, proxy or audit), so the key may
+    // expire that much earlier than the answer's time says.
     let left = (life.left).unwrap_or_else(|| ctx.ttl.saturating_sub(life.age));
-    let expires_from = (life.last_seen + left).saturating_sub(early + ctx.clock_error());
+    let read_run = life.last_sent.unwrap_or(life.last_seen);
+    let expires_from = (read_run + left).saturating_sub(early + ctx.clock_error());
     if gone >= expires_from {
         return false;
     }

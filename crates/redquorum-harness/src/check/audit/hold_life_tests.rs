@@ -370,3 +370,20 @@ fn a_restart_or_a_clock_jump_on_that_node_excuses_a_return() {
         assert!(came_back(&ctx(&elsewhere, &[]), &returned, &a), "{kind:?}");
     }
 }
+
+#[test]
+fn a_slow_reads_time_left_counts_from_when_the_read_was_sent() {
+    let mut a = holder("a");
+    a.release = Some(ms(5000));
+    // Set at 50 (expires at 2050). The read that saw it last was sent at
+    // 1100 and answered at 1800 with 900 ms left: the node ran it at 1150.
+    // Counted from the answer it would expire at 2700, and its going at
+    // 2100 looked like a removal; from the sending, at 2000: its TTL.
+    let mut slow = life(0, "a", 50, 1800, Some(2100));
+    (slow.last_sent, slow.left) = (Some(ms(1100)), Some(ms(900)));
+    assert!(!removed(&ctx(&[], &[]), &slow, &a));
+    // Answered at once: gone 650 ms before its expiry.
+    let mut quick = life(0, "a", 50, 1150, Some(1400));
+    (quick.last_sent, quick.left) = (Some(ms(1150)), Some(ms(900)));
+    assert!(removed(&ctx(&[], &[]), &quick, &a));
+}
