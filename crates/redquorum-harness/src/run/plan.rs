@@ -391,11 +391,10 @@ impl<L> TorturePlan<L> {
             force_release_every_ms: ms(self.operator.force_release_every),
             operator_by_default: self.operator.by_default,
             lock_kind,
-            // The lock fills them in (`TortureLock::configuration`).
-            configurations: Vec::new(),
-            group_ttls_ms: Vec::new(),
             seed: self.seed,
             clock_off: self.clock_off(),
+            // The lock fills in the configurations and their TTLs (`TortureLock`).
+            ..RunInfo::default()
         }
     }
 }

@@ -20,8 +20,9 @@
 //! This file holds the running [`Nemesis`]; its configuration is in
 //! `nemesis_config.rs`, its loop (which fault, on which nodes, logged) in
 //! `rounds.rs` (`shard_rounds.rs` on cluster masters), what each fault
-//! does in `strike.rs` (`shard_strike.rs`), and which nodes a fence-loss
-//! may strike in `clock_leads.rs`.
+//! does in `strike.rs` (`script-flush` in `strike_flush.rs`;
+//! `shard_strike.rs`), and which nodes a fence-loss may strike in
+//! `clock_leads.rs`.
 //!
 //! May import: the rest of `faults/` (the fault kinds, the log, client
 //! groups, the proxies it drives in `net/`) and `nodes`. Nothing in
