@@ -106,10 +106,7 @@ impl History {
         if session.released.is_some() {
             *lock(&self.latest_release) = Some(session.resource.clone());
         }
-        self.sessions
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(session);
+        lock(&self.sessions).push(session);
     }
 
     /// How many sessions were recorded so far.
@@ -123,10 +120,7 @@ impl History {
     /// ```
     #[must_use]
     pub fn len(&self) -> usize {
-        self.sessions
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .len()
+        lock(&self.sessions).len()
     }
 
     /// True when nothing was recorded.
@@ -191,10 +185,7 @@ impl History {
     /// ```
     #[must_use]
     pub fn sessions(&self) -> Vec<Session> {
-        self.sessions
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+        lock(&self.sessions).clone()
     }
 }
 
