@@ -9,6 +9,8 @@ if [ "${CI:-}" = true ]; then
   FRESH="$(mktemp -d)"
   trap 'rm -rf "$FRESH"' EXIT
   export CARGO_HOME="$FRESH/cargo-home" XDG_CACHE_HOME="$FRESH/cache"
+  # A clean checkout builds each crate once: incremental caches would only take disk (gigabytes).
+  export CARGO_INCREMENTAL=0
   echo "run.sh: CI: an empty CARGO_HOME and XDG_CACHE_HOME in $FRESH" >&2
 fi
 tests/ensure-redis.sh
