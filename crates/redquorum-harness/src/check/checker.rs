@@ -32,11 +32,11 @@ use std::time::Duration;
 use super::audit::hold_life::{HoldContext, came_back, removed};
 use super::audit::{orphan, unbacked};
 use super::lock_delay::early_grants;
-use super::operator::{broken_promises, excuses_lost_update, excuses_overlap};
+use super::operator::{ForceReleases, broken_promises};
 use super::verdict::{Evidence, Verdict};
 use super::violation::Violation;
 use super::{revival, sharing};
-use crate::evidence::{LeakedKey, OperatorCall, Outcome, Session};
+use crate::evidence::{LeakedKey, Outcome, Session};
 
 /// Checks a history against the protected values (`resource` → value read
 /// after the run) and the lock keys found after the run plus the max TTL.
@@ -81,11 +81,12 @@ pub fn check_evidence(evidence: &Evidence<'_>) -> Verdict {
     }
     let owners = granted_owners(evidence.sessions);
     let tried = attempts_by_token(evidence.sessions);
+    let forced = ForceReleases::new(evidence.operator, evidence.faults, evidence.slack);
     for (resource, list) in &by_resource {
         let mut granted: Vec<&Session> =
             list.iter().copied().filter(|s| s.grant.is_some()).collect();
         granted.sort_by_key(|s| s.grant);
-        check_overlaps(&granted, evidence.operator, &mut violations);
+        check_overlaps(&granted, &forced, &mut violations);
         violations.extend(
             broken_promises(
                 resource,
@@ -115,7 +116,7 @@ pub fn check_evidence(evidence: &Evidence<'_>) -> Verdict {
             );
         }
         check_stale_writes(&granted, &mut violations);
-        let forced = check_lost_updates(&granted, evidence.operator, &mut violations);
+        let excused = check_lost_updates(&granted, &forced, &mut violations);
         if let Some(rule) = &evidence.lock_delay {
             violations.extend(
                 early_grants(&granted, rule)
@@ -128,7 +129,7 @@ pub fn check_evidence(evidence: &Evidence<'_>) -> Verdict {
             );
         }
         let value = evidence.protected.get(*resource).copied().unwrap_or(0);
-        check_counter(resource, list, value, forced, &mut violations);
+        check_counter(resource, list, value, excused, &mut violations);
     }
     // A protected value for a resource nobody completed must still be zero.
     for (resource, value) in evidence.protected {
@@ -175,7 +176,7 @@ pub(crate) fn attempts_by_token(sessions: &[Session]) -> HashMap<&str, &Session>
 /// its window after its successor's grant).
 fn check_overlaps(
     granted: &[&Session],
-    operator: &[OperatorCall],
+    forced: &ForceReleases<'_>,
     violations: &mut Vec<Violation>,
 ) {
     // (window end, session, when the window's claim was asked for)
@@ -188,8 +189,8 @@ fn check_overlaps(
         let over_count = sharing::permits_over(granted, &holding, i);
         for &(_, j, asked_j) in &open {
             let shares = sharing::may_share(granted[j], granted[i]) && !over_count.contains(&j);
-            let excused = excuses_overlap(operator, granted[j], asked_j, granted[i])
-                || excuses_overlap(operator, granted[i], asked, granted[j]);
+            let excused = forced.excuse_overlap(granted[j], asked_j, granted[i])
+                || forced.excuse_overlap(granted[i], asked, granted[j]);
             if j != i && !shares && !excused && reported.insert((j, i)) {
                 violations.push(Violation::Overlap {
                     first: Box::new(granted[j].clone()),
@@ -266,11 +267,11 @@ fn check_stale_writes(granted: &[&Session], violations: &mut Vec<Violation>) {
 
 /// Two accepted read-modify-writes that wrote the same value read the same
 /// one: the first write was overwritten. Unless a force-release came
-/// between them and one had no token (`excuses_lost_update`): returns how
-/// many were so excused.
+/// between them and one had no token ([`ForceReleases::excuse_lost_update`]):
+/// returns how many were so excused.
 fn check_lost_updates(
     granted: &[&Session],
-    operator: &[OperatorCall],
+    forced: &ForceReleases<'_>,
     violations: &mut Vec<Violation>,
 ) -> u64 {
     let mut excused = 0;
@@ -285,7 +286,7 @@ fn check_lost_updates(
     for mut writers in clashes {
         writers.sort_by_key(|s| s.write_end);
         for by in &writers[1..] {
-            if excuses_lost_update(operator, writers[0], by) {
+            if forced.excuse_lost_update(writers[0], by) {
                 excused += 1;
                 continue;
             }

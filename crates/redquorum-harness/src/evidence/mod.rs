@@ -36,6 +36,7 @@ pub use history::History;
 pub use key_life::KeyLife;
 pub(crate) use leaks::sharded_lock_keys_after;
 pub use leaks::{LeakedKey, find_leaks, leaks_after, lock_keys_after};
+pub(crate) use operator_log::OPERATOR_GROUP;
 pub use operator_log::{OperatorAction, OperatorCall, OperatorLog};
 pub use outcome::{Dropped, Holder, Outcome};
 pub use runtime_lag::{LAG_RECORDED, LAG_TICK, RuntimeLag};

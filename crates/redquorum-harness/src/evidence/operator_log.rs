@@ -12,6 +12,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::micros;
 
+/// The client group whose connections (and faults) the run's operator
+/// shares: a partition of this group holds the operator's calls back too.
+pub(crate) const OPERATOR_GROUP: usize = 0;
+
 /// What an operator's call did.
 ///
 /// # Examples

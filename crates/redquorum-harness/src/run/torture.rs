@@ -21,7 +21,9 @@ use super::torture_lock::TortureLock;
 use super::torture_run::{TortureRun, TortureStopped, lock_delay_untested, operator_untested};
 use super::workload::run_workload_groups;
 use crate::check::Exercised;
-use crate::evidence::{AuditConfig, History, Holder, KeyLife, LockKeys, OperatorLog, Session};
+use crate::evidence::{
+    AuditConfig, History, Holder, KeyLife, LockKeys, OPERATOR_GROUP, OperatorLog, Session,
+};
 use crate::faults::{ClientPauser, FaultKind, FaultLog};
 use crate::nodes::Cluster;
 
@@ -106,12 +108,15 @@ impl<L: TortureLock> TorturePlan<L> {
         let nemesis = (!self.kinds.is_empty())
             .then(|| masters.nemesis(self.nemesis(&keys, &prefix, &pauser, history.epoch())));
         let urls: Vec<Vec<String>> = (0..masters.groups()).map(|g| masters.urls_for(g)).collect();
-        // The operator goes through the first group's proxies (single
+        // The operator goes through one group's proxies (single
         // servers): its faults hit it too.
         let operator = if self.operator.is_idle() {
             None
         } else {
-            Some(L::operator(self, urls[0].clone(), &prefix).map_err(TortureStopped::Setup)?)
+            Some(
+                L::operator(self, urls[OPERATOR_GROUP].clone(), &prefix)
+                    .map_err(TortureStopped::Setup)?,
+            )
         };
         let plan = self.clone();
         let make = move |group: usize| L::locker(&plan, group, urls[group].clone(), &prefix);
