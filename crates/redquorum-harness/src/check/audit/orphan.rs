@@ -22,7 +22,12 @@
 //!   still there later was dropped, not delayed — unless the holder ran
 //!   in a process of its own that ended with its release
 //!   ([`Session::deadline_unseen`]: `redquorum exec`): what it still owed
-//!   a delayed node ended with it, so there the delay loses the command.
+//!   a delayed node ended with it, so there the delay loses the command;
+//! - a key set (by its age) after its owner's last write could be sent
+//!   (its release, deadline, or its process's exit) is a write the fault
+//!   held back, landed as the fault healed or within the slack after: it
+//!   lives its TTL from then, which the leak check bounds (a granted
+//!   holder's write to one node may be held while the others grant it).
 //!
 //! A key counts as seen when the read that saw it was sent
 //! ([`KeyLife::surely_there_at`]): its answer may come much later (a slow
@@ -98,6 +103,17 @@ fn removal_due(owner: &Session) -> (Duration, Duration) {
     }
 }
 
+/// The latest a granted owner can have sent a write (its acquire, an
+/// extension): its process's exit for a hold kept by a process of its own
+/// (`exec`, [`Session::deadline_unseen`]), else its release, else its
+/// deadline. A key of its set later was held back on the way.
+fn last_write_sent(owner: &Session) -> Duration {
+    match owner.ended {
+        Some(exited) if owner.deadline_unseen => exited,
+        _ => owner.release.or(owner.deadline()).unwrap_or_default(),
+    }
+}
+
 /// Whether a never-granted owner's `key`, whose attempt is not known,
 /// outlived every attempt that may have set it ([`attempt_ends`]) with no
 /// fault explaining it for any of them; with none known, by its age (its
@@ -156,9 +172,20 @@ pub(crate) fn orphans(
                     gone: owner.deadline_unseen,
                     group: Some(owner.group),
                 };
+                // A write that landed after the owner's last one was sent
+                // was held back, and lives its TTL from when it landed.
+                let set_at = key.last_seen.saturating_sub(key.age);
+                let held_write = set_at > last_write_sent(owner) && {
+                    let writer = Sender {
+                        gone: false,
+                        ..sender
+                    };
+                    excused(key, (set_at, set_at), writer, true)
+                };
                 key.surely_there_at() > due + evidence.slack
                     && !excused(key, (due, due), sender, false)
                     && !excused(key, (released, released), sender, false)
+                    && !held_write
             }
             None => match tried
                 .get(key.owner.as_str())

@@ -253,3 +253,55 @@ fn a_fault_around_a_told_attempts_end_excuses_its_key_as_long_as_it_can() {
     };
     assert_eq!(attempt, Some(vec!["t".to_owned()]));
 }
+
+/// Seen in a loaded run: an `exec` holder was granted by four nodes while a
+/// stall held its write to the fifth, left its hold to expire (no release)
+/// and exited; the stall delivered the write when it healed, after the
+/// exit, and the key lived its whole TTL from then, past the deadline plus
+/// the slack. A write that landed after its owner's last one could be sent
+/// is one a fault held back, and lives its TTL from when it landed.
+#[test]
+fn a_granted_holders_write_a_fault_held_back_past_its_last_write_lives_its_ttl() {
+    // Granted at 10, deadline 3 000; `exec`'s left its hold to expire and
+    // exited at 200, the other released at 200.
+    let holder = |in_own_process: bool| {
+        let mut owner = Session::granted(0, "r", "x", ms(0), ms(10), ms(3000));
+        owner.release = (!in_own_process).then_some(ms(200));
+        owner.ended = in_own_process.then_some(ms(200));
+        owner.deadline_unseen = in_own_process;
+        owner
+    };
+    // The owner's key set at `set` ms, seen at 4 100.
+    let found = |owner: &Session, set: u64, faults: &[FaultEvent]| {
+        let key = KeyLife {
+            owner: "x".into(),
+            ..unwound(set, 4100)
+        };
+        let (keys, protected) = ([key], std::collections::BTreeMap::new());
+        let sessions = [owner.clone()];
+        let evidence = Evidence {
+            keys: &keys,
+            faults,
+            ..Evidence::new(&sessions, &protected)
+        };
+        let owners = [("x", owner)].into_iter().collect();
+        orphans(&evidence, &owners, &attempts_by_token(evidence.sessions)).len()
+    };
+    let stall = |node, end| FaultEvent::new(FaultKind::Stall, vec![node], ms(5), ms(end));
+    for owner in [holder(true), holder(false)] {
+        let exec = owner.deadline_unseen;
+        assert_eq!(found(&owner, 2000, &[]), 1, "no fault held it, exec {exec}");
+        // A stall of its node from before its grant, healed at 1 500: the
+        // write set at 2 000 landed within the slack after it.
+        assert_eq!(found(&owner, 2000, &[stall(0, 1500)]), 0, "exec {exec}");
+        // Another node's stall held nothing of this one's.
+        assert_eq!(found(&owner, 2000, &[stall(1, 1500)]), 1, "exec {exec}");
+        // Healed more than the slack before the write landed.
+        assert_eq!(found(&owner, 2000, &[stall(0, 900)]), 1, "exec {exec}");
+    }
+    // Without a release, set before its deadline: maybe an extension, not
+    // a late write, and the stall had healed long before the removal was due.
+    let mut expiring = holder(false);
+    expiring.release = None;
+    assert_eq!(found(&expiring, 2000, &[stall(0, 1500)]), 1);
+}
