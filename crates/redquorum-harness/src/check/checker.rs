@@ -31,8 +31,9 @@ use std::time::Duration;
 
 use super::audit::hold_life::{HoldContext, came_back, removed};
 use super::audit::{orphan, unbacked};
+use super::forced::ForceReleases;
 use super::lock_delay::early_grants;
-use super::operator::{ForceReleases, broken_promises};
+use super::operator::broken_promises;
 use super::verdict::{Evidence, Verdict};
 use super::violation::Violation;
 use super::{revival, sharing};

@@ -5,7 +5,8 @@
 //! [`Verdict`] it answers (`verdict.rs`) of [`Violation`]s
 //! (`violation.rs`), each further rule on the sessions in its own file
 //! (`sharing.rs`: shared holds and fencing order; `lock_delay.rs`;
-//! `operator.rs`, tests in `operator_tests.rs`; `revival.rs`), the rules
+//! `operator.rs`, tests in `operator_tests.rs`; `forced.rs`: the overlaps a
+//! force-release excuses; `revival.rs`), the rules
 //! on what the nodes held, judged from the key audit, in `audit/` (keys
 //! left after a release or unwind, holds removed by another or come back,
 //! the premise that a majority backs every believed hold, and what a node
@@ -26,6 +27,7 @@
 mod audit;
 mod checker;
 mod exercised;
+mod forced;
 mod lock_delay;
 mod operator;
 mod revival;
