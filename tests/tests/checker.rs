@@ -34,9 +34,9 @@ fn redlock_with(
 }
 
 /// [`redlock`] with a 2 s node timeout, for tests that need every node to
-/// hold a lock: under load a 100 ms timeout can time a straggler's acquire
-/// out before it is written (seen in a run beside two CPU-bound processes),
-/// and then it never lands.
+/// hold a lock (with [`wait_connected`] first): under load a 100 ms timeout
+/// can time a straggler's acquire out before it is written, and then it
+/// never lands.
 fn patient_redlock(urls: Vec<String>, ttl: Duration) -> Redlock {
     redlock_with(urls, ttl, |builder| {
         builder.node_timeout(Duration::from_secs(2))
@@ -407,6 +407,9 @@ async fn audit_once(cluster: &std::sync::Arc<Cluster>, ttl: Duration) -> Vec<(St
 async fn the_key_audit_sees_every_hold_of_the_librarys_lock_records() {
     let cluster = std::sync::Arc::new(Cluster::start(3).expect("nodes"));
     let redlock = patient_redlock(cluster.urls(), TTL);
+    // Connected to every node first: under load a node still connecting is
+    // not asked, and its hold never comes (seen beside two CPU-bound processes).
+    wait_connected(&redlock, &cluster).await;
     let plain = redlock.try_lock("plain").await.expect("plain lock");
     plain
         .fence()
@@ -452,6 +455,8 @@ async fn a_clock_jump_expires_the_holds_it_passes_in_a_lock_record() {
     let cluster = std::sync::Arc::new(Cluster::start(3).expect("nodes"));
     let short = patient_redlock(cluster.urls(), Duration::from_secs(3));
     let long = patient_redlock(cluster.urls(), Duration::from_secs(30));
+    wait_connected(&short, &cluster).await;
+    wait_connected(&long, &cluster).await;
     let brief = short.try_read_lock("shared").await.expect("brief reader");
     let lasting = long.try_read_lock("shared").await.expect("lasting reader");
     let key = brief.key().to_owned();
