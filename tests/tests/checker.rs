@@ -33,16 +33,6 @@ fn redlock_with(
     configure(builder).build().expect("valid configuration")
 }
 
-/// [`redlock`] with a 2 s node timeout, for tests that need every node to
-/// hold a lock (with [`wait_connected`] first): under load a 100 ms timeout
-/// can time a straggler's acquire out before it is written, and then it
-/// never lands.
-fn patient_redlock(urls: Vec<String>, ttl: Duration) -> Redlock {
-    redlock_with(urls, ttl, |builder| {
-        builder.node_timeout(Duration::from_secs(2))
-    })
-}
-
 /// Records a granted lock as a session that completed (write at grant time).
 fn session(history: &History, client: usize, start: Duration, lock: &redquorum::Lock) -> Session {
     let grant = history.now();
@@ -406,7 +396,7 @@ async fn audit_once(cluster: &std::sync::Arc<Cluster>, ttl: Duration) -> Vec<(St
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_key_audit_sees_every_hold_of_the_librarys_lock_records() {
     let cluster = std::sync::Arc::new(Cluster::start(3).expect("nodes"));
-    let redlock = patient_redlock(cluster.urls(), TTL);
+    let redlock = redlock(cluster.urls(), TTL);
     // Connected to every node first: under load a node still connecting is
     // not asked, and its hold never comes (seen beside two CPU-bound processes).
     wait_connected(&redlock, &cluster).await;
@@ -453,8 +443,8 @@ async fn the_key_audit_sees_every_hold_of_the_librarys_lock_records() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_clock_jump_expires_the_holds_it_passes_in_a_lock_record() {
     let cluster = std::sync::Arc::new(Cluster::start(3).expect("nodes"));
-    let short = patient_redlock(cluster.urls(), Duration::from_secs(3));
-    let long = patient_redlock(cluster.urls(), Duration::from_secs(30));
+    let short = redlock(cluster.urls(), Duration::from_secs(3));
+    let long = redlock(cluster.urls(), Duration::from_secs(30));
     wait_connected(&short, &cluster).await;
     wait_connected(&long, &cluster).await;
     let brief = short.try_read_lock("shared").await.expect("brief reader");

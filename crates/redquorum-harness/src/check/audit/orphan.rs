@@ -175,17 +175,15 @@ pub(crate) fn orphans(
                 // A write that landed after the owner's last one was sent
                 // was held back, and lives its TTL from when it landed.
                 let set_at = key.last_seen.saturating_sub(key.age);
-                let held_write = set_at > last_write_sent(owner) && {
-                    let writer = Sender {
-                        gone: false,
-                        ..sender
-                    };
-                    excused(key, (set_at, set_at), writer, true)
+                let writer = Sender {
+                    gone: false,
+                    ..sender
                 };
                 key.surely_there_at() > due + evidence.slack
                     && !excused(key, (due, due), sender, false)
                     && !excused(key, (released, released), sender, false)
-                    && !held_write
+                    && !(set_at > last_write_sent(owner)
+                        && excused(key, (set_at, set_at), writer, true))
             }
             None => match tried
                 .get(key.owner.as_str())
