@@ -179,11 +179,13 @@ pub(crate) fn orphans(
                     gone: false,
                     ..sender
                 };
+                let held_write = || {
+                    set_at > last_write_sent(owner) && excused(key, (set_at, set_at), writer, true)
+                };
                 key.surely_there_at() > due + evidence.slack
                     && !excused(key, (due, due), sender, false)
                     && !excused(key, (released, released), sender, false)
-                    && !(set_at > last_write_sent(owner)
-                        && excused(key, (set_at, set_at), writer, true))
+                    && !held_write()
             }
             None => match tried
                 .get(key.owner.as_str())
