@@ -60,7 +60,7 @@ impl<'a> ForceReleases<'a> {
             return false;
         };
         self.calls.iter().any(|&(c, lands_until)| {
-            c.resource == ousted.resource
+            c.is_force_release_of(&ousted.resource)
                 && c.start <= granted
                 && ousted.start <= c.end
                 && lands_until >= asked
