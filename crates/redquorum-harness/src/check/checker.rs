@@ -94,7 +94,7 @@ pub fn check_evidence(evidence: &Evidence<'_>) -> Verdict {
                 &granted,
                 (&owners, &tried),
                 evidence.operator,
-                evidence.nodes,
+                (evidence.nodes, evidence.keys),
                 (evidence.faults, evidence.slack),
             )
             .into_iter()

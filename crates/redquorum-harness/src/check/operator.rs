@@ -27,12 +27,13 @@
 //! one of them holds without a token, no fencing keeps its write out, and
 //! the update it loses is excused too.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::time::Duration;
 
 use super::audit::excuse::{Sender, explains};
 use super::audit::hold_life::LOSES_OR_AGES;
-use crate::evidence::{OperatorAction, OperatorCall, Session};
+use crate::evidence::{KeyLife, OperatorAction, OperatorCall, Session};
 use crate::faults::FaultEvent;
 
 /// A broken promise of an operator call ([`crate::Violation::Operator`]).
@@ -47,6 +48,9 @@ use crate::faults::FaultEvent;
 pub enum OperatorFault {
     /// An inspection named a holder whose release a quorum had confirmed.
     LongGone,
+    /// An inspection named a hold the key audit saw gone from more nodes
+    /// than a quorum can spare before the inspection began.
+    NamedDropped,
     /// An inspection did not name a holder that certainly held.
     Missed,
     /// An inspection named an attempt, never granted, that the lock had
@@ -63,6 +67,9 @@ impl fmt::Display for OperatorFault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             OperatorFault::LongGone => "named a holder whose release a quorum had confirmed",
+            OperatorFault::NamedDropped => {
+                "named a hold that too many nodes had dropped to leave a quorum"
+            }
             OperatorFault::Missed => "did not name a certain holder",
             OperatorFault::NamedUnwound => "named an attempt the lock had unwound",
             OperatorFault::FenceNotAbove => {
@@ -76,23 +83,29 @@ impl fmt::Display for OperatorFault {
 }
 
 /// Every session of the run by owner token.
-type ByToken<'a> = std::collections::HashMap<&'a str, &'a Session>;
+type ByToken<'a> = HashMap<&'a str, &'a Session>;
 
 /// The operator calls on `resource` that break a promise, each with the
 /// session it concerns. `sessions` are the resource's granted sessions in
 /// grant order; `owners` every granted session of the run by owner token (a
 /// multi-lock holds resources other than the one it is recorded under),
 /// `tried` every session by the tokens of its attempts not granted; the
-/// run's faults and the checker's slack.
+/// key audit's lives of the resource's holds; the run's faults and the
+/// checker's slack.
 pub(crate) fn broken_promises<'a>(
     resource: &str,
     sessions: &[&'a Session],
     (owners, tried): (&ByToken<'a>, &ByToken<'a>),
     calls: &'a [OperatorCall],
-    nodes: usize,
+    (nodes, keys): (usize, &[KeyLife]),
     (faults, slack): (&[FaultEvent], Duration),
 ) -> Vec<(&'a OperatorCall, &'a Session, OperatorFault)> {
     let mut broken = Vec::new();
+    let resource_key = format!("{{{resource}}}");
+    let mut lives: HashMap<&str, Vec<&KeyLife>> = HashMap::new();
+    for life in keys.iter().filter(|l| l.key.contains(&resource_key)) {
+        lives.entry(life.owner.as_str()).or_default().push(life);
+    }
     // Each session's grant and last window end, so an inspection looks only
     // at the sessions it may lie inside (a long run has many of both).
     let spans: Vec<(Duration, Duration, &Session)> = sessions
@@ -107,6 +120,14 @@ pub(crate) fn broken_promises<'a>(
         match &call.action {
             OperatorAction::Inspect { holders, answered } => {
                 for token in holders {
+                    let lives = lives.get(token.as_str()).map_or(&[][..], Vec::as_slice);
+                    if dropped_by_quorum(lives, call, nodes)
+                        && let Some(session) =
+                            owners.get(token.as_str()).or(tried.get(token.as_str()))
+                    {
+                        broken.push((call, *session, OperatorFault::NamedDropped));
+                        continue;
+                    }
                     let Some(session) = owners.get(token.as_str()) else {
                         if let Some(attempt) = tried.get(token.as_str())
                             && named_after_unwind(attempt, call, nodes, (faults, slack))
@@ -156,6 +177,22 @@ pub(crate) fn broken_promises<'a>(
         }
     }
     broken
+}
+
+/// Whether the key audit saw a hold (its `lives`, on any node) gone before
+/// `call` began from more of the `nodes` than a quorum can spare: an
+/// inspection that named it counted fewer than a quorum. A node counts only
+/// when every life of the hold the audit saw there had ended before the
+/// call began, each ended by a read that answered without it: a hold does
+/// not come back by itself, and one that came back is a later life.
+fn dropped_by_quorum(lives: &[&KeyLife], call: &OperatorCall, nodes: usize) -> bool {
+    let mut ended_on: HashMap<usize, bool> = HashMap::new();
+    for life in lives {
+        let ended = life.gone.is_some_and(|gone| gone <= call.start);
+        *ended_on.entry(life.node).or_insert(true) &= ended;
+    }
+    let dropped = ended_on.values().filter(|ended| **ended).count();
+    nodes > 0 && dropped > nodes - (nodes / 2 + 1)
 }
 
 /// Whether an inspection `call` that named a token `attempt` tried, never

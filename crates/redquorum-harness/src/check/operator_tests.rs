@@ -47,6 +47,15 @@ fn faults_of(
     calls: &[OperatorCall],
     faults: &[FaultEvent],
 ) -> Vec<OperatorFault> {
+    faults_with_keys(sessions, calls, faults, &[])
+}
+
+fn faults_with_keys(
+    sessions: &[Session],
+    calls: &[OperatorCall],
+    faults: &[FaultEvent],
+    keys: &[KeyLife],
+) -> Vec<OperatorFault> {
     let owners: HashMap<&str, &Session> = sessions
         .iter()
         .filter(|s| s.grant.is_some())
@@ -55,10 +64,17 @@ fn faults_of(
     let tried = crate::check::checker::attempts_by_token(sessions);
     let granted: Vec<&Session> = sessions.iter().filter(|s| s.grant.is_some()).collect();
     let slack = Duration::from_secs(1);
-    broken_promises("r", &granted, (&owners, &tried), calls, 3, (faults, slack))
-        .into_iter()
-        .map(|(_, _, fault)| fault)
-        .collect()
+    broken_promises(
+        "r",
+        &granted,
+        (&owners, &tried),
+        calls,
+        (3, keys),
+        (faults, slack),
+    )
+    .into_iter()
+    .map(|(_, _, fault)| fault)
+    .collect()
 }
 
 #[test]
@@ -252,4 +268,56 @@ fn faults_that_hold_a_quorums_unwinds_back_excuse_naming_the_attempt() {
         faults_of(&sessions, &call, &[one]),
         [OperatorFault::NamedUnwound]
     );
+}
+
+/// A life of `owner`'s hold on `lock:{r}` on `node`, seen 20..`last` ms
+/// and gone at `gone` ms (`None`: never seen gone).
+fn life(node: usize, owner: &str, last: u64, gone: Option<u64>) -> KeyLife {
+    KeyLife {
+        node,
+        key: "lock:{r}".into(),
+        owner: owner.into(),
+        first_seen: ms(20),
+        last_seen: ms(last),
+        last_sent: None,
+        age: ms(10),
+        left: None,
+        gone: gone.map(ms),
+        back_after: None,
+    }
+}
+
+#[test]
+fn naming_a_hold_a_quorum_had_dropped_breaks_the_promise_whoever_held_it() {
+    // `b` is granted at 610 with no release recorded (an `exec` holder's,
+    // or a lost lease): only the nodes can tell.
+    let sessions = two_holders();
+    let call = [inspect(900, &["b"], 3)];
+    let gone_from = |nodes: &[usize]| -> Vec<KeyLife> {
+        (0..3)
+            .map(|n| life(n, "b", 850, nodes.contains(&n).then_some(870)))
+            .collect()
+    };
+    // Gone from one node of three: a quorum may still hold it.
+    assert!(faults_with_keys(&sessions, &call, &[], &gone_from(&[0])).is_empty());
+    // Gone from two before the call: at most one node held it.
+    assert_eq!(
+        faults_with_keys(&sessions, &call, &[], &gone_from(&[0, 1])),
+        [OperatorFault::NamedDropped]
+    );
+    // Gone only after the call began: it may have been held meanwhile.
+    let late: Vec<KeyLife> = (0..3).map(|n| life(n, "b", 850, Some(905))).collect();
+    assert!(faults_with_keys(&sessions, &call, &[], &late).is_empty());
+    // A hold that came back on a node (a later life, open) counts there.
+    let mut back = gone_from(&[0, 1]);
+    let mut again = life(1, "b", 950, None);
+    again.back_after = Some(ms(880));
+    back.push(again);
+    assert!(faults_with_keys(&sessions, &call, &[], &back).is_empty());
+    // Another resource's key, or another owner's, says nothing of `b` on `r`.
+    let mut elsewhere = gone_from(&[0, 1]);
+    for l in &mut elsewhere {
+        l.key = "lock:{q}".into();
+    }
+    assert!(faults_with_keys(&sessions, &call, &[], &elsewhere).is_empty());
 }

@@ -173,7 +173,11 @@ impl Violation {
             Violation::OrphanKey { .. } => "orphan-key",
             Violation::EarlyGrant { .. } => "lock-delay",
             Violation::Operator {
-                fault: OperatorFault::LongGone | OperatorFault::Missed | OperatorFault::NamedUnwound,
+                fault:
+                    OperatorFault::LongGone
+                    | OperatorFault::NamedDropped
+                    | OperatorFault::Missed
+                    | OperatorFault::NamedUnwound,
                 ..
             } => "inspection",
             Violation::Operator { .. } => "force-release",
