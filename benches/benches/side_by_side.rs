@@ -1,6 +1,7 @@
 //! The side-by-side benchmark: the floor (a raw fred fan-out of the cycle's
 //! commands), redquorum with its default options (fencing on), redquorum
-//! with fencing off, its other lock kinds, and the `rslock`
+//! with fencing off, with a token asked every cycle, with `eager_fence`,
+//! its other lock kinds, and the `rslock`
 //! crate, on the same local nodes in the same run, each measurement
 //! repeated; prints medians and the ratios redquorum/floor and
 //! redquorum/peer.
@@ -17,7 +18,7 @@
 //! killed, beside the all-up figures of the same repeat (`--only down`).
 //!
 //! Options: `--quick`, `--json`, `--repeats N` (default 3), `--only A,B,C,C2,D,down`,
-//! `--libs floor,redquorum,redquorum-nofence,rslock,reentrant,write,any-of,all-of,semaphore,election`
+//! `--libs floor,redquorum,redquorum-nofence,redquorum-token,redquorum-eager,rslock,reentrant,write,any-of,all-of,semaphore,election`
 //! (the other lock kinds run A, C and C2 only); `REDQUORUM_NODES` (9 or more URLs) to
 //! use nodes started elsewhere. Without
 //! `--bench` on the command line (that is, under `cargo test`) it makes one
@@ -48,6 +49,9 @@ const NO_FENCE: &str = "redquorum-nofence";
 /// The default redquorum, its fencing token asked for on every grant
 /// (`Lock::fence`), beside the default that never asks.
 const TOKEN: &str = "redquorum-token";
+/// redquorum with `LockOptions::eager_fence` (every acquire proposes a
+/// token: the default before tokens on demand), token not asked.
+const EAGER: &str = "redquorum-eager";
 
 /// `rslock` as shipped: `LockManager::acquire` (retries every random 0-200 ms) and `unlock`.
 struct Rslock(rslock::LockManager);
@@ -281,6 +285,16 @@ fn redlock(urls: &[String], fencing: bool) -> Redlock {
         .expect("valid configuration")
 }
 
+/// [`redlock`] with fencing on and `eager_fence` set.
+fn eager_redlock(urls: &[String]) -> Redlock {
+    let redlock = redlock(urls, true);
+    let options = LockOptions {
+        eager_fence: true,
+        ..*redlock.options()
+    };
+    redlock.with_options(&options).expect("valid configuration")
+}
+
 fn rslock(urls: &[String]) -> Rslock {
     Rslock(rslock::LockManager::new(urls.to_vec()))
 }
@@ -337,18 +351,21 @@ async fn repeat(results: &mut Results, urls: &[String], plan: Plan, round: usize
         redlock(five, true),
         LockKind::Plain,
     ));
+    let eager = Arc::new(KindLocker::new(eager_redlock(five), LockKind::Plain));
     let peer = Arc::new(rslock(five));
+    warm_up(&eager).await;
     warm_up(&floor).await;
     warm_up(&ours).await;
     warm_up(&unfenced).await;
     warm_up(&token).await;
     warm_up(&peer).await;
-    for turn in 0..5 {
-        match (turn + round) % 5 {
+    for turn in 0..6 {
+        match (turn + round) % 6 {
             0 => measure_library(results, "floor", &floor, plan, &stats, NO_WAIT).await,
             1 => measure_library(results, "redquorum", &ours, plan, &stats, ALL).await,
             2 => measure_library(results, NO_FENCE, &unfenced, plan, &stats, ALL).await,
             3 => measure_library(results, TOKEN, &token, plan, &stats, NO_WAIT).await,
+            4 => measure_library(results, EAGER, &eager, plan, &stats, NO_WAIT).await,
             _ => measure_library(results, "rslock", &peer, plan, &stats, ALL).await,
         }
     }
@@ -467,7 +484,7 @@ fn print_table(results: &Results, plan: Plan) {
     keys.dedup();
     for key in keys {
         let kinds = LockKind::BESIDE_PLAIN.map(LockKind::name);
-        for lib in ["floor", "redquorum", NO_FENCE, TOKEN, "rslock"]
+        for lib in ["floor", "redquorum", NO_FENCE, TOKEN, EAGER, "rslock"]
             .into_iter()
             .chain(kinds)
         {
@@ -609,6 +626,22 @@ fn checks(results: &Results) -> Vec<(String, f64, &'static str, Option<bool>)> {
             push(
                 &format!("{workload} cycles/s {TOKEN}/redquorum"),
                 ratio(t.cps(), q.cps()),
+                INFO,
+                None,
+            );
+        }
+        // What proposing in every acquire cost the default, which no
+        // longer does until a token is asked for.
+        if let Some((q, e)) = get(workload, "redquorum").zip(get(workload, EAGER)) {
+            push(
+                &format!("{workload} cycles/s redquorum/{EAGER}"),
+                ratio(q.cps(), e.cps()),
+                INFO,
+                None,
+            );
+            push(
+                &format!("{workload} server cpu/cycle redquorum/{EAGER}"),
+                ratio(q.server_cpu(), e.server_cpu()),
                 INFO,
                 None,
             );

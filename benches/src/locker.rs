@@ -14,8 +14,9 @@ use redquorum_harness::{Grant, Locker, Refusal};
 
 /// The floor: exactly the commands of one cycle, sent concurrently to all N
 /// nodes with fred (one client per node, redquorum's settings): redquorum's
-/// lock script with the plain lock's acquire on all N (proposing a fencing
-/// token, as the default lock does), then with its release on all N, one call per
+/// lock script with the plain lock's acquire on all N (proposing no fencing
+/// token, as the default lock's acquire does until a token is asked for),
+/// then with its release on all N, one call per
 /// operation (no group commit). No quorum, validity, unwind or retry; it
 /// does not wait for a held resource.
 #[derive(Debug)]
@@ -105,23 +106,20 @@ impl Locker for Floor {
         let start = Instant::now();
         let token = format!("floor-{}", self.counter.fetch_add(1, Ordering::Relaxed));
         let key = format!("floor:{{{resource}}}");
-        // The plain lock's acquire (the lock script's `plain[OP_PLAIN_ACQUIRE]`, code `l`): 2 keys (lock,
-        // fence: propose a token), 2 arguments: token, ttl.
+        // The plain lock's acquire (the lock script's `plain[OP_PLAIN_ACQUIRE]`, code `l`): 1 key
+        // (lock; no fence key: no proposal), 2 arguments: token, ttl.
         let args = vec![
             Value::from_static_str("l"),
-            Value::from(2),
+            Value::from(1),
             Value::from(2),
             Value::from(token.as_str()),
             Value::from(self.ttl_ms),
         ];
-        // Granted with a proposal: >= 1024 (`MIN_PROPOSAL`, quorum/vote.rs);
-        // anything else means the arguments no longer match the script, and
-        // the floor measures nothing.
-        self.fan_out(vec![key.clone(), format!("{key}:fence")], args, |answer| {
-            answer >= 1024
-        })
-        .await
-        .map_err(|e| Refusal::new("unavailable", e))?;
+        // Granted: 1; anything else means the arguments no longer match the
+        // script, and the floor measures nothing.
+        self.fan_out(vec![key.clone()], args, |answer| answer == 1)
+            .await
+            .map_err(|e| Refusal::new("unavailable", e))?;
         let deadline = start + self.ttl;
         Ok(Grant::new((key, token.clone()), token, deadline))
     }

@@ -50,33 +50,6 @@ fn no_values() -> std::collections::BTreeMap<String, i64> {
     Default::default()
 }
 
-/// Waits until the client is connected to every node again (after restarts):
-/// a probe lock must land on all of them, and its release too. (A release
-/// returns at quorum: a snapshot taken while the last node's is on its way
-/// would keep the probe's hold, and a restart from it would block the next
-/// probe for a whole TTL.)
-async fn wait_connected(redlock: &Redlock, cluster: &Cluster) {
-    let reached = common::eventually(Duration::from_secs(10), || async {
-        let Ok(lock) = redlock.try_lock("probe").await else {
-            return false;
-        };
-        let (key, owner) = (lock.key().to_owned(), lock.owner().to_string());
-        // A straggler's acquire lands moments after the quorum was decided.
-        let everywhere = common::eventually(Duration::from_millis(500), || async {
-            common::held_on(cluster, &key, &owner) == cluster.len()
-        })
-        .await;
-        let _ = lock.release().await;
-        let released = common::eventually(Duration::from_millis(500), || async {
-            common::held_on(cluster, &key, &owner) == 0
-        })
-        .await;
-        everywhere && released
-    })
-    .await;
-    assert!(reached, "the client did not reconnect to every node");
-}
-
 /// Client A holds a majority {0, 1} of three (node 2 was down); node 1 then
 /// crashes and restarts after `restart_delay` (or rolled back to a snapshot
 /// taken before A's lock); B then tries {0, 1, 2}.
@@ -100,7 +73,7 @@ enum Restart {
 async fn story(persistence: Persistence, ttl: Duration, restart: Restart) -> (Verdict, bool) {
     let cluster = Cluster::start_with(3, persistence).expect("nodes");
     let redlock = redlock(cluster.urls(), ttl);
-    wait_connected(&redlock, &cluster).await;
+    common::wait_connected(&redlock, &cluster).await;
     let history = History::new();
     cluster.snapshot(1).expect("snapshot node 1");
     cluster.kill(2).expect("kill node 2");
@@ -116,7 +89,7 @@ async fn story(persistence: Persistence, ttl: Duration, restart: Restart) -> (Ve
         Restart::RolledBack => cluster.restart_from_snapshot(1),
     }
     .expect("node 1 crash and restart");
-    wait_connected(&redlock, &cluster).await;
+    common::wait_connected(&redlock, &cluster).await;
     let start = history.now();
     let b = redlock.try_lock("story").await;
     let granted = b.is_ok();
@@ -399,7 +372,7 @@ async fn the_key_audit_sees_every_hold_of_the_librarys_lock_records() {
     let redlock = redlock(cluster.urls(), TTL);
     // Connected to every node first: under load a node still connecting is
     // not asked, and its hold never comes (seen beside two CPU-bound processes).
-    wait_connected(&redlock, &cluster).await;
+    common::wait_connected(&redlock, &cluster).await;
     let plain = redlock.try_lock("plain").await.expect("plain lock");
     plain
         .fence()
@@ -445,8 +418,8 @@ async fn a_clock_jump_expires_the_holds_it_passes_in_a_lock_record() {
     let cluster = std::sync::Arc::new(Cluster::start(3).expect("nodes"));
     let short = redlock(cluster.urls(), Duration::from_secs(3));
     let long = redlock(cluster.urls(), Duration::from_secs(30));
-    wait_connected(&short, &cluster).await;
-    wait_connected(&long, &cluster).await;
+    common::wait_connected(&short, &cluster).await;
+    common::wait_connected(&long, &cluster).await;
     let brief = short.try_read_lock("shared").await.expect("brief reader");
     let lasting = long.try_read_lock("shared").await.expect("lasting reader");
     let key = brief.key().to_owned();

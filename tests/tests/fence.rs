@@ -288,8 +288,8 @@ async fn a_lock_whose_token_is_never_asked_for_costs_one_call_per_node_to_take()
         .map(|i| common::calls(&nodes, i, "evalsha"))
         .collect();
     assert_eq!(per_node, [1, 1, 1]);
-    // It read the fence counter (a token asked for later is one round away,
-    // plain_record.rs) and wrote none: only a write-back stores one.
+    // It wrote no fence counter (nor read one: no lock of this handle has
+    // asked for a token yet, fence_on_demand.rs): only a write-back stores one.
     let proposed = strings(&nodes, &fence_key(&redlock, "never-asked"));
     assert!(proposed.iter().all(Option::is_none), "{proposed:?}");
     lock.release().await.unwrap();
@@ -330,47 +330,24 @@ async fn fence_keys_expire_a_day_after_their_last_use() {
     lock.release().await.unwrap();
     let key = fence_key(&redlock, "idle-later");
     const DAY_MS: i64 = 86_400_000;
-    // The write-back may still be landing on the last node when try_lock returns.
-    let all_expiring = eventually(LANDS_WITHIN, || async {
-        (0..3).all(|i| {
-            let left = common::pttl(&nodes, i, &key);
-            left > DAY_MS - 60_000 && left <= DAY_MS
-        })
+    // The write-back may still be landing on the last node when fence()
+    // returns (or never reach it: its round ended at a quorum).
+    let day_ahead = |left: i64| left > DAY_MS - 60_000 && left <= DAY_MS;
+    let pttls = || {
+        (0..3)
+            .map(|i| common::pttl(&nodes, i, &key))
+            .collect::<Vec<i64>>()
+    };
+    eventually(LANDS_WITHIN, || async {
+        pttls().iter().all(|&left| day_ahead(left))
     })
     .await;
-    let pttls: Vec<i64> = (0..3).map(|i| common::pttl(&nodes, i, &key)).collect();
-    assert!(all_expiring, "fence key pttl on each node: {pttls:?}");
-}
-
-#[tokio::test]
-async fn the_plain_lock_proposes_in_its_acquire_call_one_round_trip_for_the_write_back() {
-    let nodes = cluster(3);
-    let redlock = redlock(&nodes, Duration::from_secs(5));
-    common::warm_up(&redlock).await;
-    for i in 0..3 {
-        nodes.command(i, &["CONFIG", "RESETSTAT"]).unwrap();
-    }
-    let lock = redlock.try_lock("one-round").await.unwrap();
-    let token = fence_of(&lock).await.get();
-    // Each node: the acquire with its proposal, then the write-back (the
-    // last node's may land just after the quorum confirmed). Three calls
-    // with a separate propose round.
-    let two_calls_each = eventually(LANDS_WITHIN, || async {
-        (0..3).all(|i| common::calls(&nodes, i, "evalsha") == 2)
-    })
-    .await;
-    let per_node: Vec<u64> = (0..3)
-        .map(|i| common::calls(&nodes, i, "evalsha"))
-        .collect();
-    assert!(two_calls_each, "evalsha per node: {per_node:?}");
-    // The write-back stored the token on every node that proposed.
-    let stored: Vec<Option<String>> = strings(&nodes, &fence_key(&redlock, "one-round"));
+    let pttls = pttls();
+    // -2: no fence key on that node.
+    let expiring = pttls.iter().filter(|&&left| day_ahead(left)).count();
+    assert!(expiring >= 2, "fence key pttl on each node: {pttls:?}");
     assert!(
-        stored
-            .iter()
-            .flatten()
-            .all(|v| v.parse::<u64>().unwrap() >= token),
-        "{stored:?} vs {token}"
+        pttls.iter().all(|&left| day_ahead(left) || left == -2),
+        "{pttls:?}"
     );
-    lock.release().await.unwrap();
 }

@@ -190,14 +190,15 @@ async fn an_older_client_and_this_one_are_never_both_granted_one_name() {
         .unwrap();
 }
 
-/// An acquire reads the fence counter and writes none: a name never fenced
-/// has no counter after it, and its first `fence()` (one round, the
+/// An acquire writes no fence counter (a fresh handle's reads none
+/// either): a name never fenced has no counter after it, and its first
+/// `fence()` (two rounds: the proposal, which writes nothing, and the
 /// write-back) creates the counters at the token on a quorum. The hold
 /// then carries its token for an inspection, and is released as before.
 #[tokio::test]
 async fn a_plain_acquire_creates_no_fence_counter_and_the_write_back_stores_the_token() {
     let nodes = cluster(3);
-    let redlock = redlock(&nodes, Duration::from_secs(10));
+    let redlock = redlock(&nodes, Duration::from_secs(30));
     common::warm_up(&redlock).await;
     // Its release returned at a quorum: the last node's must land before counting.
     common::settles("warm-up released", vec![None; 3], || {
@@ -216,11 +217,13 @@ async fn a_plain_acquire_creates_no_fence_counter_and_the_write_back_stores_the_
         .map(|i| common::calls(&nodes, i, "evalsha"))
         .collect();
     let token = first.fence().await.unwrap();
-    let one_more = common::eventually(common::LANDS_WITHIN, || async {
-        (0..3).all(|i| common::calls(&nodes, i, "evalsha") == before[i] + 1)
-    })
-    .await;
-    assert!(one_more, "fence() took more than one call per node");
+    // The last node's write-back may land after the quorum confirmed, or
+    // not at all (dropped while queued behind its proposal).
+    let calls = || (0..3).map(|i| common::calls(&nodes, i, "evalsha") - before[i]);
+    common::eventually(common::LANDS_WITHIN, || async { calls().all(|n| n == 2) }).await;
+    let calls: Vec<u64> = calls().collect();
+    assert!(calls.iter().all(|&n| n <= 2), "fence() per node: {calls:?}");
+    assert!(calls.iter().filter(|&&n| n == 2).count() >= 2, "{calls:?}");
     let stored: Vec<Option<String>> = strings(&nodes, &fence);
     let at_token = stored.iter().flatten().filter(|v| **v == token.to_string());
     assert!(at_token.count() >= 2, "{stored:?} vs {token}");

@@ -34,12 +34,22 @@ pub struct LockOptions {
     /// A random extra pause in `[0, retry_jitter)`, so contenders spread out. Default: 100 ms.
     pub retry_jitter: Duration,
     /// Issue a [`FenceToken`](crate::FenceToken) with each lock
-    /// ([`Lock::fence`](crate::Lock::fence)). Default: `true`. Each node
-    /// that grants the lock proposes a token in the same call (no extra
-    /// round trip); the first `fence()` of a lock writes it back to a
-    /// quorum (one concurrent round trip, only when asked for). Turn it off
-    /// when nothing checks tokens.
+    /// ([`Lock::fence`](crate::Lock::fence)). Default: `true`. A handle
+    /// whose locks never ask for their token pays nothing for it. The first
+    /// `fence()` of a lock whose acquire proposed no token proposes one on
+    /// the nodes that granted the lock and still hold it, then writes it
+    /// back: two concurrent round trips. Once a lock of a handle (or of a
+    /// clone) has asked, that handle's acquires propose in the same call,
+    /// and a `fence()` costs one round trip. Turn it off when nothing
+    /// checks tokens (`fence()` is then [`Error::FencingOff`](crate::Error::FencingOff)).
     pub fencing: bool,
+    /// Propose the fencing token with every acquire from the first one on,
+    /// before any lock of the handle asked for its token: its first
+    /// `fence()` costs one round trip too. Every acquire pays for the
+    /// proposal (a counter read and the node's clock), asked for or not.
+    /// Default: `false` (the handle starts proposing once a lock asks).
+    /// `redquorum exec`, which hands every command its token, sets it.
+    pub eager_fence: bool,
     /// Lock-delay (Chubby's, Consul's): when a hold **expires** without
     /// being released (its holder crashed, or lost its lease), the resource
     /// cannot be granted again until this much longer; a clean release
@@ -56,6 +66,7 @@ impl Default for LockOptions {
             retry_delay: Duration::from_millis(50),
             retry_jitter: Duration::from_millis(100),
             fencing: true,
+            eager_fence: false,
             lock_delay: Duration::ZERO,
         }
     }

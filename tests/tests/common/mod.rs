@@ -343,3 +343,30 @@ pub async fn warm_up(redlock: &Redlock) {
         view.unwrap_or_else(|e| panic!("warm-up read of {node}: {e}"));
     }
 }
+
+/// Waits until the client is connected to every node again (after restarts):
+/// a probe lock must land on all of them, and its release too. (A release
+/// returns at quorum: a snapshot taken while the last node's is on its way
+/// would keep the probe's hold, and a restart from it would block the next
+/// probe for a whole TTL.)
+pub async fn wait_connected(redlock: &Redlock, cluster: &Cluster) {
+    let reached = eventually(Duration::from_secs(10), || async {
+        let Ok(lock) = redlock.try_lock("probe").await else {
+            return false;
+        };
+        let (key, owner) = (lock.key().to_owned(), lock.owner().to_string());
+        // A straggler's acquire lands moments after the quorum was decided.
+        let everywhere = eventually(Duration::from_millis(500), || async {
+            held_on(cluster, &key, &owner) == cluster.len()
+        })
+        .await;
+        let _ = lock.release().await;
+        let released = eventually(Duration::from_millis(500), || async {
+            held_on(cluster, &key, &owner) == 0
+        })
+        .await;
+        everywhere && released
+    })
+    .await;
+    assert!(reached, "the client did not reconnect to every node");
+}

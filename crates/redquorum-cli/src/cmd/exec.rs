@@ -124,8 +124,16 @@ impl Runner {
         if let Some(max_ttl) = args.max_ttl {
             builder = builder.max_ttl(max_ttl);
         }
+        // The command always gets its token (`REDQUORUM_FENCE`): proposed
+        // with the acquire, one round trip before the command starts.
         let redlock = builder
             .build()
+            .and_then(|redlock| {
+                redlock.with_options(&LockOptions {
+                    eager_fence: true,
+                    ..*redlock.options()
+                })
+            })
             .and_then(|redlock| redlock.with_watchdog(&plan.watchdog()))
             .map_err(|e| usage(e.to_string()))?;
         Ok(Self {

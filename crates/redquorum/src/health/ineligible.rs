@@ -76,6 +76,11 @@ pub enum Ineligible {
         /// The longest lease (`max_ttl`, else the TTL).
         max_ttl: Duration,
     },
+    /// A fencing round's answer from a node that did not grant this hold
+    /// before the grant was decided (its acquire landed later, or not at
+    /// all): such a hold may have been taken after a later holder's, so it
+    /// cannot order this token against that holder's (docs/fencing.md).
+    NotAGranter,
 }
 
 impl fmt::Display for Ineligible {
@@ -113,6 +118,9 @@ impl fmt::Display for Ineligible {
                 age.as_millis(),
                 max_ttl.as_secs()
             ),
+            Self::NotAGranter => f.write_str(
+                "did not grant this hold (a fencing round counts only the nodes that granted it)",
+            ),
         }
     }
 }
@@ -129,6 +137,7 @@ impl Ineligible {
             Self::SameServer { .. } => "same_server",
             Self::ServerTooOld { .. } => "server_too_old",
             Self::NewPrimary { .. } => "new_primary",
+            Self::NotAGranter => "not_a_granter",
         }
     }
 }

@@ -7,6 +7,7 @@
 //! drop.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use tokio::sync::OnceCell;
@@ -40,25 +41,31 @@ pub(crate) struct Held {
     armed: bool,
 }
 
-/// The fencing token: proposed by the acquire, written back (and so
-/// issued) when first asked for.
+/// The fencing token: proposed (by the acquire, or when first asked for)
+/// and written back (and so issued) when first asked for.
 enum Fencing {
     Off,
     On {
         /// The highest proposal of the granting quorum, if a quorum proposed.
         proposal: Option<i64>,
+        /// The nodes that granted: the only ones the fencing rounds count.
+        granted_by: Vec<bool>,
+        /// Set when the token is asked for: the handle's next acquires
+        /// propose one.
+        asked: Arc<AtomicBool>,
         token: OnceCell<FenceToken>,
     },
 }
 
 impl Held {
-    /// A hold `grant`ed on `quorum` for `claim`, registered in `holds`.
+    /// A hold `grant`ed on `quorum` for `claim`, registered in `holds`;
+    /// `fencing` is its handle's tokens-asked flag, `None` with fencing off.
     pub(crate) fn new(
         quorum: &Arc<Quorum>,
         holds: &Arc<Registry>,
         claim: Arc<Claim>,
         grant: Grant,
-        fenced: bool,
+        fencing: Option<Arc<AtomicBool>>,
         watchdog_options: WatchdogOptions,
     ) -> Self {
         let lease = Lease::new(
@@ -68,13 +75,14 @@ impl Held {
             watchdog_options.stop_margin_for(claim.ttl),
         );
         let registration = holds.add(Arc::clone(&claim), Arc::clone(&lease));
-        let fencing = if fenced {
-            Fencing::On {
+        let fencing = match fencing {
+            Some(asked) => Fencing::On {
                 proposal: grant.proposal,
+                granted_by: grant.granted_by,
+                asked,
                 token: OnceCell::new(),
-            }
-        } else {
-            Fencing::Off
+            },
+            None => Fencing::Off,
         };
         Self {
             quorum: Arc::clone(quorum),
@@ -166,33 +174,45 @@ impl Held {
         ));
     }
 
-    /// The fencing token: written back to a quorum, owner-checked, on the
-    /// first call (protocol/fence.rs has why that is safe), then the same token.
+    /// The fencing token: on the first call, proposed by a quorum that still
+    /// holds (unless the acquire proposed it: `eager_fence`) and written
+    /// back to a quorum, both owner-checked (protocol/fence.rs has why that
+    /// is safe); then the same token.
     pub(crate) async fn fence(&self) -> Result<FenceToken, Error> {
-        let Fencing::On { proposal, token } = &self.fencing else {
+        let Fencing::On {
+            proposal,
+            granted_by,
+            asked,
+            token,
+        } = &self.fencing
+        else {
             return Err(Error::FencingOff {
                 resource: self.claim.resource.clone(),
             });
         };
+        asked.store(true, Ordering::Relaxed);
         if self.lease.check_expired() {
             return Err(self.lost());
         }
         let issued = token
             .get_or_try_init(|| async {
                 let highest = match proposal {
-                    Some(highest) => *highest,
-                    None => self.quorum.propose(&self.claim).await?,
+                    Some(highest) => Ok(*highest),
+                    None => self.quorum.propose(&self.claim, granted_by).await,
                 };
                 // Scripts return integers; a negative one would mean a corrupt counter.
-                let token = FenceToken::new(u64::try_from(highest).unwrap_or(0));
-                match self.quorum.commit(&self.claim, token).await {
-                    Ok(()) => Ok(token),
-                    Err(error @ Error::NotHeld { .. }) => {
-                        self.lease.declare_lost(LostReason::NotHeld);
-                        Err(error)
+                let token = highest.map(|h| FenceToken::new(u64::try_from(h).unwrap_or(0)));
+                let committed = match token {
+                    Ok(token) => {
+                        let committed = self.quorum.commit(&self.claim, token, granted_by);
+                        committed.await.map(|()| token)
                     }
                     Err(error) => Err(error),
+                };
+                if matches!(committed, Err(Error::NotHeld { .. })) {
+                    self.lease.declare_lost(LostReason::NotHeld);
                 }
+                committed
             })
             .await;
         match issued {

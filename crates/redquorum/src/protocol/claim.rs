@@ -238,12 +238,19 @@ impl Claim {
         }
     }
 
-    /// Propose a fencing token on its own (when the acquire could not).
+    /// Owner-checked, read-only: propose a fencing token while we hold
+    /// (`fence()` when the acquire proposed none).
     pub(crate) fn propose(&self) -> Op {
         Op {
             code: Code::Propose,
-            keys: self.fences.clone(),
-            args: Vec::new(),
+            keys: self
+                .lock_keys()
+                .chain(self.fences.iter().cloned())
+                .collect(),
+            args: vec![
+                self.token_value.clone(),
+                Value::from(self.locks.len() as i64),
+            ],
         }
     }
 

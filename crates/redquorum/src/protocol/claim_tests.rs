@@ -84,7 +84,8 @@ fn a_claim_on_several_locks_takes_them_all_and_fences_those_asked() {
     let commit = two.commit(FenceToken::new(7));
     assert_eq!(commit.keys.len(), 5);
     assert_eq!(texts(&commit)[2], "3");
-    assert_eq!(two.propose().keys.len(), 2);
+    assert_eq!(two.propose().keys.len(), 5);
+    assert_eq!(texts(&two.propose())[1], "3");
 }
 
 #[test]
@@ -103,5 +104,8 @@ fn operations_carry_the_keys_they_touch() {
     assert_eq!(c.commit(FenceToken::new(9)).keys.len(), 2);
     assert_eq!(c.extend().keys, vec![c.keys.lock.clone()]);
     assert_eq!(c.release().keys, vec![c.keys.lock.clone()]);
-    assert_eq!(c.propose().keys, vec![c.keys.fence.clone()]);
+    assert_eq!(
+        c.propose().keys,
+        vec![c.keys.lock.clone(), c.keys.fence.clone()]
+    );
 }

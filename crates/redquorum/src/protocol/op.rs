@@ -22,7 +22,7 @@ macro_rules! code_table {
             Release = "r" as RELEASE,
             /// Owner-checked: raise the fence counter to our fencing token.
             Commit = "c" as COMMIT,
-            /// Propose a fencing token on its own.
+            /// Owner-checked, read-only: propose a fencing token while we hold.
             Propose = "p" as PROPOSE,
             /// Owner-checked: set the hold's owner information (a leader's value).
             SetMeta = "m" as SET_META,

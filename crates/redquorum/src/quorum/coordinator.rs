@@ -30,13 +30,16 @@ use crate::quorum::vote::Vote;
 use crate::wait::notify::Notifier;
 
 /// A won acquisition.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct Grant {
     /// `start + validity`: the holder must stop using the lock by then.
     pub(crate) deadline: Instant,
     /// The highest fencing proposal of the granting nodes, when a quorum of
-    /// them proposed (fenced acquisitions only).
+    /// them proposed (proposing acquisitions only).
     pub(crate) proposal: Option<i64>,
+    /// Which nodes (by index) granted before the decision: the fencing
+    /// rounds count only them (protocol/fence.rs).
+    pub(crate) granted_by: Vec<bool>,
 }
 
 /// The N independent masters as one coordinator, shared by every `Redlock`
@@ -141,6 +144,7 @@ impl Quorum {
             self.unwind(claim, &votes).await;
         }
         guard.disarm();
+        let granted_by = votes.iter().map(|v| v.outcome.is_acquired()).collect();
         let proposal = fenced
             .then(|| {
                 let proposals = votes.iter().map(|v| (&v.outcome, v.value));
@@ -150,7 +154,11 @@ impl Quorum {
         let deadline =
             self.settling()
                 .settle(Operation::Acquire, claim, decision, votes, start, elapsed)?;
-        Ok(Grant { deadline, proposal })
+        Ok(Grant {
+            deadline,
+            proposal,
+            granted_by,
+        })
     }
 
     /// Owner-checked extension on a quorum; returns the new deadline,
@@ -211,12 +219,20 @@ impl Quorum {
         self.settling().settle_release(claim, votes, start)
     }
 
-    /// Writes `token` back to a quorum, owner-checked: it lands only where
-    /// the claim still holds (protocol/fence.rs has why).
-    pub(crate) async fn commit(&self, claim: &Claim, token: FenceToken) -> Result<(), Error> {
+    /// Writes `token` back to a quorum of the nodes that granted the claim
+    /// (`granted_by`), owner-checked: it lands only where the claim still
+    /// holds (protocol/fence.rs has why).
+    pub(crate) async fn commit(
+        &self,
+        claim: &Claim,
+        token: FenceToken,
+        granted_by: &[bool],
+    ) -> Result<(), Error> {
         self.check_open()?;
         let op = claim.commit(token);
-        let (decision, votes) = fan_out::gather(&self.nodes, || op.clone(), Until::Decided).await;
+        let (decision, votes) =
+            fan_out::gather_among(&self.nodes, || op.clone(), Until::Decided, Some(granted_by))
+                .await;
         match decision {
             Decision::Won => Ok(()),
             Decision::Contended => Err(Error::NotHeld {
@@ -230,18 +246,23 @@ impl Quorum {
         }
     }
 
-    /// The highest of a quorum's fencing proposals, proposed on their own
-    /// (when the acquire could not propose on a quorum).
-    pub(crate) async fn propose(&self, claim: &Claim) -> Result<i64, Error> {
+    /// The highest fencing proposal of a quorum of the nodes that granted
+    /// the claim (`granted_by`) and still hold it (owner-checked; `fence()`
+    /// when the acquire proposed none).
+    pub(crate) async fn propose(&self, claim: &Claim, granted_by: &[bool]) -> Result<i64, Error> {
         self.check_open()?;
         let op = claim.propose();
-        let (decision, votes) = fan_out::gather(&self.nodes, || op.clone(), Until::Decided).await;
+        let (decision, votes) =
+            fan_out::gather_among(&self.nodes, || op.clone(), Until::Decided, Some(granted_by))
+                .await;
+        let highest = votes.iter().map(|v| v.value).max().unwrap_or(0);
+        let (resource, outcomes) = (claim.resource.clone(), self.settling().outcomes(votes));
         match decision {
-            Decision::Won => Ok(votes.iter().map(|v| v.value).max().unwrap_or(0)),
-            _ => Err(Error::FenceUnavailable {
-                resource: claim.resource.clone(),
-                outcomes: self.settling().outcomes(votes),
-            }),
+            Decision::Won => Ok(highest),
+            Decision::Contended => Err(Error::NotHeld { resource, outcomes }),
+            Decision::Unavailable | Decision::Pending => {
+                Err(Error::FenceUnavailable { resource, outcomes })
+            }
         }
     }
 

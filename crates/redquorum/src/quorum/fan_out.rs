@@ -5,6 +5,7 @@
 
 use futures::stream::{FuturesUnordered, StreamExt};
 
+use crate::health::Ineligible;
 use crate::node::nodes::Nodes;
 use crate::outcome::NodeOutcome;
 use crate::protocol::op::Op;
@@ -45,6 +46,21 @@ impl Until {
 /// that had not answered by the stop are `Unanswered`. An acting vote
 /// counts only if the node may vote now (node/nodes.rs).
 pub(crate) async fn gather<F>(nodes: &Nodes, op: F, until: Until) -> (Decision, Vec<Vote>)
+where
+    F: Fn() -> Op,
+{
+    gather_among(nodes, op, until, None).await
+}
+
+/// [`gather`], where an acting vote counts only from the nodes `granters`
+/// marks (by index): a fencing round counts only the nodes that granted
+/// the hold (`Ineligible::NotAGranter`).
+pub(crate) async fn gather_among<F>(
+    nodes: &Nodes,
+    op: F,
+    until: Until,
+    granters: Option<&[bool]>,
+) -> (Decision, Vec<Vote>)
 where
     F: Fn() -> Op,
 {
@@ -98,6 +114,10 @@ where
         let mut vote = vote::vote(nodes.get(index).id(), code, answer.reply);
         if !code.releases() {
             vote.outcome = nodes.admit(index, answer.by.as_deref(), vote.outcome);
+        }
+        let granted = granters.is_none_or(|g| g.get(index).copied().unwrap_or(false));
+        if !granted && vote.outcome.is_acquired() {
+            vote.outcome = NodeOutcome::Refused(Ineligible::NotAGranter);
         }
         tally.record(&vote.outcome);
         votes[index] = vote;

@@ -21,7 +21,8 @@ pub(crate) struct Vote {
 /// Reads one node's answer as a vote: for an acquire, 0 is taken, 1 granted,
 /// P >= 1024 granted with fencing proposal P, -2 granted without one (the
 /// fence key is not a number); for the owner-checked operations, 1 acted and
-/// 0 not ours; a proposal is a number; an error is the node's failure.
+/// 0 not ours (a holder's proposal: P >= 1024, or 0 not ours); a
+/// force-release's proposal is a number; an error is the node's failure.
 pub(crate) fn vote(node: &NodeId, code: Code, answer: Reply) -> Vote {
     let failed = |error: fred::error::Error| {
         let outcome = match error.kind() {
@@ -36,7 +37,8 @@ pub(crate) fn vote(node: &NodeId, code: Code, answer: Reply) -> Vote {
     };
     match (code, op::integer(answer)) {
         (_, Err(error)) => failed(error),
-        (Code::Propose | Code::ForceRelease, Ok(proposal)) => acted(proposal),
+        (Code::ForceRelease, Ok(proposal)) => acted(proposal),
+        (Code::Propose, Ok(proposal)) if proposal >= MIN_PROPOSAL => acted(proposal),
         (Code::Acquire | Code::PlainAcquire, Ok(-2)) => acted(0),
         (Code::Acquire | Code::PlainAcquire, Ok(proposal)) if proposal >= MIN_PROPOSAL => {
             acted(proposal)

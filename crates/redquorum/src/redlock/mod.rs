@@ -5,6 +5,7 @@
 mod derived;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::attempt::{Attempt, AttemptObserver};
@@ -53,6 +54,9 @@ pub struct Redlock {
     holds: Arc<Registry>,
     /// Told of every acquisition attempt before it is sent.
     attempts: Option<AttemptObserver>,
+    /// Set once a lock taken here (or by a clone) asked for its fencing
+    /// token: acquires then propose one (`LockOptions::eager_fence`).
+    tokens_asked: Arc<AtomicBool>,
 }
 
 impl Redlock {
@@ -71,6 +75,7 @@ impl Redlock {
             owner_info: None,
             holds: Arc::default(),
             attempts: None,
+            tokens_asked: Arc::default(),
         }
     }
 
@@ -242,10 +247,14 @@ impl Redlock {
             ));
         }
         let claim = Arc::new(claim);
-        let fenced = self.options.fencing;
-        let grant = self.quorum.acquire(&claim, fenced).await?;
+        // A token proposed in the acquire saves `fence()` a round trip; only
+        // handles whose locks ask for tokens pay for the proposal.
+        let fencing = self.options.fencing.then(|| Arc::clone(&self.tokens_asked));
+        let proposing = fencing.is_some()
+            && (self.options.eager_fence || self.tokens_asked.load(Ordering::Relaxed));
+        let grant = self.quorum.acquire(&claim, proposing).await?;
         let (quorum, holds, options) = (&self.quorum, &self.holds, self.watchdog);
-        Ok(Held::new(quorum, holds, claim, grant, fenced, options))
+        Ok(Held::new(quorum, holds, claim, grant, fencing, options))
     }
 
     /// One attempt at a fresh claim of `kind` on `resource`.

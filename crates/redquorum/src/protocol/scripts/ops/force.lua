@@ -65,6 +65,10 @@ ops[OP_FORCE_RELEASE] = function(keys, args)
     -- Tagged apart from any earlier force-release, whose tag waiters remember.
     announce[lock] = 'forced:' .. clock()
   end
-  return ops[OP_PROPOSE]({ fence })
+  local proposal = propose(fence)
+  if not proposal then
+    error('fence key ' .. fence .. ' does not hold a number')
+  end
+  return proposal
 end
 

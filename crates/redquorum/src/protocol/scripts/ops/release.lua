@@ -69,10 +69,20 @@ ops[OP_COMMIT] = function(keys, args)
   return 1
 end
 
--- Propose a fencing token on its own (when the acquire could not): KEYS
--- fence_1 .. fence_f. Returns the highest proposal.
-ops[OP_PROPOSE] = function(keys, _)
-  local highest, bad = highest_of(propose, keys, 1, #keys)
+-- Propose a fencing token for a holder (owner-checked, read-only): KEYS
+-- lock_1 .. lock_n, then fence_1 .. fence_f; ARGV token, n. While the hold
+-- is live on every lock, the highest proposal of the counters; 0 when it is
+-- not. Nothing is stored: only a write-back raises a counter, and a node
+-- answers only while our hold is there, so after any earlier holder's
+-- write-back on it (docs/fencing.md, "Tokens on demand").
+ops[OP_PROPOSE] = function(keys, args)
+  local token, n = args[1], tonumber(args[2])
+  for i = 1, n do
+    if not load(keys[i]).holds[token] then
+      return 0
+    end
+  end
+  local highest, bad = highest_of(peek, keys, n + 1, #keys)
   if not highest then
     error('fence key ' .. bad .. ' does not hold a number')
   end
