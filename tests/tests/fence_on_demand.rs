@@ -87,6 +87,16 @@ async fn a_node_whose_hold_came_after_the_grant_is_not_counted_for_the_token() {
     let lost = redlock.try_lock("lost").await.unwrap();
     nodes.resume(2).unwrap();
     common::wait_connected(&redlock, &nodes).await;
+    // Node 2's votes count again (probed, not refused or down), so only the
+    // rule under test can refuse its answers below.
+    let counted = eventually(Duration::from_secs(5), || async {
+        let health = redlock.health().await;
+        health
+            .iter()
+            .all(|(_, h)| h.refusal().is_none() && h.down().is_none())
+    })
+    .await;
+    assert!(counted, "{:?}", redlock.health().await);
     // Node 2 holds both now, as the acquires it received late would leave
     // it: set here in case they were dropped with the connection.
     for lock in [&kept, &lost] {
