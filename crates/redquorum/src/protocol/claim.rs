@@ -226,10 +226,7 @@ impl Claim {
     pub(crate) fn commit(&self, token: FenceToken) -> Op {
         Op {
             code: Code::Commit,
-            keys: self
-                .lock_keys()
-                .chain(self.fences.iter().cloned())
-                .collect(),
+            keys: self.locks_and_fences(),
             args: vec![
                 self.token_value.clone(),
                 Value::from(token.get().to_string()),
@@ -243,10 +240,7 @@ impl Claim {
     pub(crate) fn propose(&self) -> Op {
         Op {
             code: Code::Propose,
-            keys: self
-                .lock_keys()
-                .chain(self.fences.iter().cloned())
-                .collect(),
+            keys: self.locks_and_fences(),
             args: vec![
                 self.token_value.clone(),
                 Value::from(self.locks.len() as i64),
@@ -281,6 +275,12 @@ impl Claim {
 
     fn lock_keys(&self) -> impl Iterator<Item = Key> + '_ {
         self.locks.iter().map(|(key, _)| key.clone())
+    }
+
+    /// Our locks' keys, then every fence counter: the keys of the
+    /// owner-checked fencing operations.
+    fn locks_and_fences(&self) -> Vec<Key> {
+        self.lock_keys().chain(self.fences.iter().cloned()).collect()
     }
 
     /// The fence counters an acquire proposes on: all, or none unfenced.
