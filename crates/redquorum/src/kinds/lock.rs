@@ -51,9 +51,10 @@ impl Redlock {
     /// Another lock kind on the same name (a read, write or reentrant lock)
     /// is contention too: one resource name is one lock.
     ///
-    /// With fencing on (the default) each node that grants the lock also
-    /// proposes its [`FenceToken`](crate::FenceToken) in the same call; the
-    /// token is written back when first asked for ([`Lock::fence`]).
+    /// With fencing on (the default) the [`FenceToken`](crate::FenceToken)
+    /// is issued when first asked for ([`Lock::fence`]); once a lock of this
+    /// handle has asked (or with `eager_fence`), each node that grants also
+    /// proposes the token in the same call.
     ///
     /// In the first three cases every node that might hold our hold was sent
     /// an unwind before the error was returned.

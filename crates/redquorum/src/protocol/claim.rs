@@ -160,8 +160,8 @@ impl Claim {
         self
     }
 
-    /// Take (or join) the locks; with `fenced`, each node that grants them
-    /// also proposes a fencing token in the same call.
+    /// Take (or join) the locks; with `fenced` (proposing), each node that
+    /// grants them also proposes a fencing token in the same call.
     pub(crate) fn acquire(&self, fenced: bool) -> Op {
         if self.plain {
             return Op {

@@ -4,22 +4,26 @@
 //! The protocol (docs/fencing.md has the safety argument and its model
 //! check) has two steps, both on the one batched path:
 //!
-//! 1. **propose**, in the acquire call: each node that grants the lock also
-//!    answers `max(stored + 1, node_ms * 1024)` and stores it; the candidate
-//!    token is the highest proposal of the granting quorum.
+//! 1. **propose**: each node answers `max(stored + 1, node_ms * 1024)`
+//!    and stores nothing; the candidate token is the highest proposal of a
+//!    quorum. In the acquire call (each node that grants proposes) once a
+//!    lock of the handle asked for a token, or with `eager_fence`;
+//!    otherwise when the holder first asks (`fence()`), owner-checked.
 //! 2. **commit** (write-back), when the holder first asks for its token
 //!    (`fence()`): each node raises its counter to the token **only while the
 //!    claim still holds there** (owner-checked). A quorum must confirm, or
 //!    no token is handed out.
 //!
-//! Any later conflicting acquisition's quorum meets the committing quorum
-//! in a node where the commit came first (the commit is owner-checked, and
-//! the later grant needed our hold gone), so it proposes above the token.
-//! A holder whose lease has ended can never get a token, so deferring the
-//! write-back cannot hand a stale holder a token above a later one. A lock
-//! whose token is never asked for costs no extra round trip. The node time
-//! part keeps a node that lost its data (restart without persistence) from
-//! proposing below earlier tokens.
+//! Both rounds of `fence()` count only the nodes that granted the lock:
+//! their hold came before any later conflicting grant on them. Any later
+//! conflicting acquisition's quorum meets the committing quorum in a node
+//! where the commit came first (the commit is owner-checked, and the later
+//! grant needed our hold gone), so it proposes above the token. A holder
+//! whose lease has ended can never get a token, so deferring the write-back
+//! cannot hand a stale holder a token above a later one. A lock whose token
+//! is never asked for costs nothing for it. The node time part keeps a
+//! node that lost its data (restart without persistence) from proposing
+//! below earlier tokens.
 
 use std::fmt;
 
