@@ -280,7 +280,9 @@ impl Claim {
     /// Our locks' keys, then every fence counter: the keys of the
     /// owner-checked fencing operations.
     fn locks_and_fences(&self) -> Vec<Key> {
-        self.lock_keys().chain(self.fences.iter().cloned()).collect()
+        self.lock_keys()
+            .chain(self.fences.iter().cloned())
+            .collect()
     }
 
     /// The fence counters an acquire proposes on: all, or none unfenced.
