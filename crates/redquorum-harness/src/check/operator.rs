@@ -121,7 +121,7 @@ pub(crate) fn broken_promises<'a>(
             OperatorAction::Inspect { holders, answered } => {
                 for token in holders {
                     let lives = lives.get(token.as_str()).map_or(&[][..], Vec::as_slice);
-                    if dropped_by_quorum(lives, call, nodes)
+                    if dropped_by_quorum(lives, call, nodes, (faults, slack))
                         && let Some(session) =
                             owners.get(token.as_str()).or(tried.get(token.as_str()))
                     {
@@ -183,12 +183,30 @@ pub(crate) fn broken_promises<'a>(
 /// `call` began from more of the `nodes` than a quorum can spare: an
 /// inspection that named it counted fewer than a quorum. A node counts only
 /// when every life of the hold the audit saw there had ended before the
-/// call began, each ended by a read that answered without it: a hold does
-/// not come back by itself, and one that came back is a later life.
-fn dropped_by_quorum(lives: &[&KeyLife], call: &OperatorCall, nodes: usize) -> bool {
+/// call began, each ended by a read that answered without it, and no fault
+/// that can bring a hold back (a restart's log replaying a removal it had
+/// not written, a clock jumping back over the hold's expiry:
+/// [`LOSES_OR_AGES`]) struck that node from the slack before it ended to
+/// the call's end: a hold does not come back by itself, and one that came
+/// back is a later life, unless it was back only between two reads.
+fn dropped_by_quorum(
+    lives: &[&KeyLife],
+    call: &OperatorCall,
+    nodes: usize,
+    (faults, slack): (&[FaultEvent], Duration),
+) -> bool {
+    let brought_back = |node: usize, gone: Duration| {
+        faults.iter().any(|f| {
+            LOSES_OR_AGES.contains(&f.kind)
+                && f.nodes.contains(&node)
+                && f.overlaps(gone.saturating_sub(slack), call.end)
+        })
+    };
     let mut ended_on: HashMap<usize, bool> = HashMap::new();
     for life in lives {
-        let ended = life.gone.is_some_and(|gone| gone <= call.start);
+        let ended = life
+            .gone
+            .is_some_and(|gone| gone <= call.start && !brought_back(life.node, gone));
         *ended_on.entry(life.node).or_insert(true) &= ended;
     }
     let dropped = ended_on.values().filter(|ended| **ended).count();

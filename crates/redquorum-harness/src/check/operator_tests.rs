@@ -314,6 +314,15 @@ fn naming_a_hold_a_quorum_had_dropped_breaks_the_promise_whoever_held_it() {
     again.back_after = Some(ms(880));
     back.push(again);
     assert!(faults_with_keys(&sessions, &call, &[], &back).is_empty());
+    // A clock jump (or a restart) on a node between its last read without
+    // the hold and the call may have brought the hold back there.
+    let strobe = FaultEvent::new(FaultKind::Strobe, vec![1], ms(880), ms(890));
+    assert!(faults_with_keys(&sessions, &call, &[strobe], &gone_from(&[0, 1])).is_empty());
+    let elsewhere_strobe = FaultEvent::new(FaultKind::Strobe, vec![2], ms(880), ms(890));
+    assert_eq!(
+        faults_with_keys(&sessions, &call, &[elsewhere_strobe], &gone_from(&[0, 1])),
+        [OperatorFault::NamedDropped]
+    );
     // Another resource's key, or another owner's, says nothing of `b` on `r`.
     let mut elsewhere = gone_from(&[0, 1]);
     for l in &mut elsewhere {
