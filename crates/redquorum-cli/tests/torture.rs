@@ -47,13 +47,14 @@ fn short_run_with_holders(holders: &str, extra: &[&str]) -> (Output, String, Str
 #[test]
 fn a_short_torture_prints_only_json_on_stdout_and_the_summary_line_on_stderr() {
     // It must not be vacuous, so every holder it asks for must be drawn:
-    // a loaded machine grants a 4 s run about 14 holds, of which the short
-    // mix would pause none one run in seven (exit 2: "no holder was
-    // paused"); a quarter pausing or extending, over 6 s, misses about
-    // once in a thousand.
+    // a loaded machine grants a 6 s run as few as 15 holds (a fresh-clone
+    // run granted 15, none of them a paused holder's, with 2 of 15 pausing:
+    // exit 2, "no holder was paused", about one run in eight). With 4 of
+    // 13 pausing over 8 s (20 holds or more) a run without a paused holder
+    // is about one in two thousand.
     let ran = short_run_with_holders(
-        "brief=8,to-deadline=3,extending=2,paused=2",
-        &["--duration", "6s"],
+        "brief=4,to-deadline=3,extending=2,paused=4",
+        &["--duration", "8s"],
     );
     // stdout is the JSON object and nothing else; the summary line is stderr's last.
     let json = passed_report(&ran);
