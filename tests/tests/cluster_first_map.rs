@@ -125,12 +125,10 @@ fn calls_on_shard_of(cluster: &ShardedCluster, key: &str, name: &str) -> u64 {
         .unwrap_or(0)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_release_made_while_the_first_map_is_read_lands_after_its_acquire() {
-    let cluster = one_cluster();
-    let singles = common::cluster(2);
-    // The cluster's only seed is behind a proxy that holds the connection's
-    // login until healed: its first slot map waits for the test.
+/// The cluster's URL through a proxy to its only seed that holds the
+/// connection's login until healed (stalled here): its first slot map
+/// waits for the test. Keep the proxy: dropping it cuts the seed off.
+fn stalled_seed(cluster: &ShardedCluster) -> (FaultProxy, String) {
     for node in 0..cluster.master(0).len() {
         cluster
             .master(0)
@@ -151,10 +149,16 @@ async fn a_release_made_while_the_first_map_is_read_lands_after_its_acquire() {
     }
     let seed = FaultProxy::start(&format!("127.0.0.1:{}", cluster.primary_port(0, 0))).unwrap();
     seed.stall();
-    let mut urls = vec![format!(
-        "redis-cluster://locker:pw-First1@127.0.0.1:{}",
-        seed.port()
-    )];
+    let url = format!("redis-cluster://locker:pw-First1@127.0.0.1:{}", seed.port());
+    (seed, url)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_made_while_the_first_map_is_read_lands_after_its_acquire() {
+    let cluster = one_cluster();
+    let singles = common::cluster(2);
+    let (seed, url) = stalled_seed(&cluster);
+    let mut urls = vec![url];
     urls.extend(singles.urls());
     // A roomy node timeout: the map, read once healed, comes well within it.
     let redlock = Redlock::builder()
@@ -195,6 +199,57 @@ async fn a_release_made_while_the_first_map_is_read_lands_after_its_acquire() {
             .unwrap_or(-1)
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_first_acquire_lands_on_a_cluster_whose_map_came_after_the_node_timeout() {
+    let cluster = one_cluster();
+    let singles = common::cluster(2);
+    let (seed, url) = stalled_seed(&cluster);
+    let mut urls = vec![url];
+    urls.extend(singles.urls());
+    // A loaded machine can take longer than the node timeout to read a
+    // cluster's first map (CLUSTER SLOTS, then every shard primary). This
+    // one leaves the seed's connect timeout (ten node timeouts) room to
+    // spare for the stall below.
+    let node_timeout = Duration::from_millis(250);
+    let redlock = Redlock::builder()
+        .nodes(urls)
+        .ttl(Duration::from_secs(30))
+        .node_timeout(node_timeout)
+        .build()
+        .unwrap();
+    let lock = redlock.try_lock("late-map").await.unwrap();
+    let owner = lock.owner().to_string();
+    // Past the acquire's wait (a node timeout from when it was sent, before
+    // the quorum answered) when the map comes: its caller counted the
+    // cluster as timed out.
+    tokio::time::sleep(node_timeout * 3).await;
+    seed.heal();
+    // The acquire was part of the lease's fan-out: it lands all the same,
+    // as one on the wire when its caller stopped waiting would have.
+    let landed = common::eventually(common::LANDS_WITHIN, || {
+        let held = cluster_holds(&cluster, lock.key(), &owner);
+        async move { held }
+    })
+    .await;
+    assert!(
+        landed,
+        "an acquire parked past its wait for the first map never reached the cluster; health: {:?}",
+        redlock.health().await
+    );
+    // ...and the release after it takes it off.
+    let key = lock.key().to_owned();
+    lock.release().await.unwrap();
+    common::settles("no hold left on the cluster", 0, || {
+        cluster
+            .command_for_key(0, &key, &["EXISTS", &key])
+            .ok()
+            .and_then(|reply| reply.as_int())
+            .unwrap_or(-1)
+    })
+    .await;
+    redlock.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -142,6 +142,12 @@ impl Op {
         )
     }
 
+    /// Whether it only reads (an inspection, a force-release's first round,
+    /// a proposal while held): nothing is lost if it is never sent.
+    pub(crate) fn only_reads(&self) -> bool {
+        matches!(self.code, Code::Inspect | Code::ForceRead | Code::Propose)
+    }
+
     /// Whether it undoes what earlier operations did (a release, an unwind,
     /// a force-release): sent even to a node known to be down, which may
     /// still apply those earlier operations when it resumes (node/server.rs).

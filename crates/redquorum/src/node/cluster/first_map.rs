@@ -12,13 +12,17 @@
 //! operations are routed in the order they came, under the lock that
 //! parks them: nothing submitted after one of them can overtake it, so an
 //! unwind or a release always goes out after the acquire it undoes.
-//! One whose caller merely stopped waiting (the call was decided by other
-//! masters) is sent all the same, as if it had been on the wire: the
-//! cluster's hold is part of the lease. One whose wait is over (its caller
-//! counted it as timed out) is sent only if it must run (`Op::must_run`),
-//! like one left in a batcher's queue. If the read fails, routing fails
-//! for each of them (nothing is sent) and the cluster votes `Down` at once
-//! from then on.
+//! One whose caller stopped waiting is sent all the same, as if it had
+//! been on the wire, whether the call was decided by other masters or its
+//! wait is over (its caller counted it as timed out): the first read of a
+//! loaded client can take longer than the node timeout, and the cluster's
+//! hold is part of the lease all the same (an acquire that lands late
+//! only holds longer; the release or unwind that undoes it was parked, or
+//! is routed, after it). Only what merely reads is dropped once its wait
+//! is over. Whatever nobody waits for any more is driven to its end in a
+//! task of its own, so a batcher never drops it unsent. If the read fails,
+//! routing fails for each of them (nothing is sent) and the cluster votes
+//! `Down` at once from then on.
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -132,17 +136,27 @@ impl FirstMap {
 
     /// Ends the first read: every parked operation, oldest first, goes to
     /// `route` (which sends it), unless its caller's wait is over and it
-    /// need not run. Under the parking lock, so none is overtaken.
+    /// only reads. Under the parking lock, so none is overtaken. Must be
+    /// called within a Tokio runtime.
     pub(super) fn end(&self, mut route: impl FnMut(Op) -> Routed) {
         let mut parked = crate::sync::lock(&self.parked);
         let now = Instant::now();
         for waiting in parked.take().into_iter().flatten() {
-            if waiting.deadline <= now && !waiting.op.must_run() {
+            let wait_over = waiting.deadline <= now;
+            if wait_over && waiting.op.only_reads() {
                 continue;
             }
-            // A caller gone drops the answer; what undoes still runs
-            // (cluster.rs: `DetachOnDrop`), the rest as in a batcher.
-            let _ = waiting.routed.send(route(waiting.op));
+            let routed = route(waiting.op);
+            let unwanted = if wait_over {
+                Err(routed)
+            } else {
+                waiting.routed.send(routed)
+            };
+            // Nobody waits for it: run to its end here, or a batcher that
+            // queued it would drop it unsent.
+            if let Err(Ok(answer)) = unwanted {
+                tokio::spawn(answer);
+            }
         }
         drop(parked);
         self.ended.send_replace(true);
@@ -216,20 +230,16 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn past_its_wait_only_what_must_run_is_sent_and_the_caller_hears_a_timeout() {
+    async fn past_its_wait_all_but_a_read_is_sent_and_the_caller_hears_a_timeout() {
         let first = FirstMap::new();
-        // No wait at all: both are past it when the map comes.
-        let acquire = first
-            .park(Op::for_test(Code::Acquire), Duration::ZERO)
-            .unwrap();
-        let release = first
-            .park(Op::for_test(Code::Release), Duration::ZERO)
-            .unwrap();
+        // No wait at all: all are past it when the map comes.
+        let [acquire, inspect, release] = [Code::Acquire, Code::Inspect, Code::Release]
+            .map(|code| first.park(Op::for_test(code), Duration::ZERO).unwrap());
         let timed_out = acquire.await;
         assert_eq!(timed_out.reply.unwrap_err().kind(), &ErrorKind::Timeout);
         let mut order = Vec::new();
         first.end(recorder(&mut order));
-        assert_eq!(order, [Code::Release]);
-        drop(release);
+        assert_eq!(order, [Code::Acquire, Code::Release]);
+        drop((inspect, release));
     }
 }
