@@ -297,9 +297,13 @@ impl KindLocker {
         self
     }
 
-    async fn take(&self, resource: &str) -> Result<HeldKind, redquorum::Error> {
+    /// Takes `resource` as this locker's kind; with the other resources the
+    /// hold covers, as asked for (an all-of set), so that the checker judges
+    /// the hold on each whatever the lock says it took.
+    async fn take(&self, resource: &str) -> Result<(HeldKind, Vec<String>), redquorum::Error> {
         let redlock = &self.redlock;
-        Ok(match self.kind {
+        let mut also = Vec::new();
+        let held = match self.kind {
             LockKind::Plain => HeldKind::Plain(redlock.lock(resource).await?),
             LockKind::Reentrant => HeldKind::Reentrant(match &self.owner {
                 Some(owner) => owner.lock(resource).await?,
@@ -307,7 +311,15 @@ impl KindLocker {
             }),
             LockKind::Write => HeldKind::Write(redlock.write_lock(resource).await?),
             LockKind::AnyOf => HeldKind::AnyOf(redlock.lock_any(&[resource]).await?.1),
-            LockKind::AllOf => HeldKind::AllOf(redlock.lock_all(&self.set_of(resource)).await?),
+            LockKind::AllOf => {
+                let set = self.set_of(resource);
+                also.extend(
+                    set.iter()
+                        .filter(|name| **name != resource)
+                        .map(|name| (*name).to_owned()),
+                );
+                HeldKind::AllOf(redlock.lock_all(&set).await?)
+            }
             LockKind::Semaphore => {
                 HeldKind::Semaphore(redlock.semaphore(resource, self.permits)?.acquire().await?)
             }
@@ -321,7 +333,8 @@ impl KindLocker {
                 HeldKind::Election(redlock.election(resource)?.campaign("bench").await?)
             }
             LockKind::Read => HeldKind::Read(redlock.read_lock(resource).await?),
-        })
+        };
+        Ok((held, also))
     }
 }
 
@@ -329,7 +342,7 @@ impl Locker for KindLocker {
     type Held = HeldKind;
 
     async fn acquire(&self, resource: &str) -> Result<Grant<HeldKind>, Refusal> {
-        let held = self
+        let (held, also) = self
             .take(resource)
             .await
             .map_err(|e| Refusal::new(refusal_kind(&e), e.to_string()))?;
@@ -349,7 +362,8 @@ impl Locker for KindLocker {
         } else {
             Grant::new(held, owner, deadline).without_token()
         }
-        .with_kind(self.kind.name(), self.share());
+        .with_kind(self.kind.name(), self.share())
+        .covering(also);
         // A leadership's watchdog extends it in the background.
         Ok(if self.kind == LockKind::Election {
             grant.renewing_itself()

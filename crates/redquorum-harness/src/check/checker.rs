@@ -20,7 +20,9 @@
 //! believed it held (grant or renewed extension to its deadline), a
 //! majority of the nodes backed it (`unbacked.rs`).
 //! Unfenced holders that write after their deadline (the assumption a
-//! paused client breaks) are flagged too.
+//! paused client breaks) are flagged too. A hold of several resources (an
+//! all-of set, `Session::also`) is judged as a hold of each of them
+//! (`Session::covered`), its write only on the resource it was drawn for.
 //!
 //! The rules are checked here and in the files they are named after; the
 //! [`Violation`]s are in `violation.rs`, the [`Evidence`] and the
@@ -76,8 +78,14 @@ pub fn check(
 #[must_use]
 pub fn check_evidence(evidence: &Evidence<'_>) -> Verdict {
     let mut violations = Vec::new();
+    // A hold of several resources (an all-of set) is judged on each.
+    let covered: Vec<Session> = evidence
+        .sessions
+        .iter()
+        .flat_map(Session::covered)
+        .collect();
     let mut by_resource: BTreeMap<&str, Vec<&Session>> = BTreeMap::new();
-    for s in evidence.sessions {
+    for s in evidence.sessions.iter().chain(&covered) {
         by_resource.entry(&s.resource).or_default().push(s);
     }
     let owners = granted_owners(evidence.sessions);
@@ -105,17 +113,6 @@ pub fn check_evidence(evidence: &Evidence<'_>) -> Verdict {
             }),
         );
         check_fences(&granted, &mut violations);
-        for s in &granted {
-            violations.extend(
-                revival::revivals(s)
-                    .into_iter()
-                    .map(|(extension, expired)| Violation::Revived {
-                        session: Box::new((*s).clone()),
-                        extension,
-                        expired,
-                    }),
-            );
-        }
         check_stale_writes(&granted, &mut violations);
         let excused = check_lost_updates(&granted, &forced, &mut violations);
         if let Some(rule) = &evidence.lock_delay {
@@ -143,10 +140,26 @@ pub fn check_evidence(evidence: &Evidence<'_>) -> Verdict {
             });
         }
     }
+    // A renewal is the client's, once for its whole set.
+    for s in evidence.sessions.iter().filter(|s| s.grant.is_some()) {
+        violations.extend(
+            revival::revivals(s)
+                .into_iter()
+                .map(|(extension, expired)| Violation::Revived {
+                    session: Box::new(s.clone()),
+                    extension,
+                    expired,
+                }),
+        );
+    }
     violations.extend(evidence.leaked.iter().cloned().map(Violation::Leaked));
     violations.extend(orphan::orphans(evidence, &owners, &tried));
     check_hold_lives(evidence, &owners, &mut violations);
-    violations.extend(unbacked::violations(evidence));
+    let every_hold: Vec<Session> = evidence.sessions.iter().cloned().chain(covered).collect();
+    violations.extend(unbacked::violations(&Evidence {
+        sessions: &every_hold,
+        ..*evidence
+    }));
     Verdict { violations }
 }
 

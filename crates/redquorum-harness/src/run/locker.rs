@@ -45,6 +45,9 @@ pub struct Grant<H> {
     /// a long job, as such locks are used. The workload follows the
     /// deadline the renewal moves through [`Locker::deadline`].
     pub kept: Option<std::time::Duration>,
+    /// The other resources the hold covers, as the holder asked for them
+    /// (an all-of set), so the checker judges it on each of them.
+    pub also: Vec<String>,
 }
 
 impl<H> Grant<H> {
@@ -67,7 +70,23 @@ impl<H> Grant<H> {
             renews_itself: false,
             tokenless: false,
             kept: None,
+            also: Vec::new(),
         }
+    }
+
+    /// Says the hold covers these other resources too (see [`Grant::also`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let grant = redquorum_harness::Grant::new((), "o".into(), std::time::Instant::now())
+    ///     .covering(vec!["b".into()]);
+    /// assert_eq!(grant.also, ["b"]);
+    /// ```
+    #[must_use]
+    pub fn covering(mut self, also: Vec<String>) -> Self {
+        self.also = also;
+        self
     }
 
     /// Adds the lock's fencing token, which the checker then requires to increase.

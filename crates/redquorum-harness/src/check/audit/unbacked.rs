@@ -39,7 +39,9 @@
 //! expire (the read happened before its answer), so the audit's own lag
 //! and a loaded machine only make a node look better backed. A session
 //! whose hold the audit never saw on any node (a kind whose hold lives
-//! under another key, a permit's slot) is not judged.
+//! under another key, a permit's slot) is not judged; one of a set
+//! (`Session::also`, an all-of hold) whose hold the audit saw under the
+//! lock key of another name of the set is, on every name of it.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -143,12 +145,20 @@ pub(crate) fn unbacked(
     tracks: &[&HoldTrack],
 ) -> Option<Unbacked> {
     let grant = s.grant?;
-    let suffix = format!("{{{}}}", s.resource);
+    let lock_key = |name: &str| format!("{{{name}}}");
+    let suffix = lock_key(&s.resource);
     let mut on_node: HashMap<usize, &HoldTrack> = HashMap::new();
     for track in tracks.iter().filter(|t| t.key.ends_with(&suffix)) {
         on_node.insert(track.node, track);
     }
-    if on_node.is_empty() {
+    // Its kind keeps holds where the audit reads them: under the lock key
+    // of this resource, or of another of its set (then under each).
+    let seen = !on_node.is_empty()
+        || s.also.iter().any(|name| {
+            let other = lock_key(name);
+            tracks.iter().any(|t| t.key.ends_with(&other))
+        });
+    if !seen {
         return None;
     }
     let last = s.deadline()?.max(s.validity_end?);

@@ -199,6 +199,27 @@ fn a_session_whose_hold_the_audit_never_saw_is_not_judged() {
 }
 
 #[test]
+fn a_set_is_judged_on_every_name_once_the_audit_saw_it_under_one() {
+    // Owner `a`'s hold seen on every node, only under `lock:{r}`.
+    let held = backing(5, 30, |_, r| (r <= 18).then_some(920));
+    let mut on_r = session();
+    on_r.also = vec!["q".into()];
+    assert_eq!(judge(&on_r, &held, &[]), None);
+    // The set's other name, never seen: no node backs it.
+    let on_q = on_r.covered().next().unwrap();
+    assert_eq!(on_q.resource, "q");
+    let broken = judge(&on_q, &held, &[]).expect("a name of the set no node held");
+    assert_eq!(broken.nodes.len(), 5);
+    assert!(broken.nodes.iter().all(|n| n.expires.is_none()));
+    // Alone (not of a set), a name never seen is still not judged.
+    let alone = Session {
+        also: Vec::new(),
+        ..on_q
+    };
+    assert_eq!(judge(&alone, &held, &[]), None);
+}
+
+#[test]
 fn a_hold_renewed_out_of_sight_must_be_alive_on_a_majority_while_it_is_used() {
     // Used from 10 to 900 ms; its keys expire at 400 ms (renewed out of
     // sight until then): backed while they live, unbacked after.

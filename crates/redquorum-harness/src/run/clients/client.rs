@@ -142,6 +142,7 @@ impl<L: Locker> Client<L> {
             renews_itself,
             tokenless,
             kept,
+            also,
             ..
         } = grant;
         // A hold the lock keeps alive itself is a long job, whatever was drawn.
@@ -161,6 +162,7 @@ impl<L: Locker> Client<L> {
         session.kind = kind.to_owned();
         session.renews_itself = renews_itself;
         session.tokenless = tokenless;
+        session.also = also;
         // A holder that never asked for a token only reads a fenced store:
         // its unfenced write would not raise the store's token floor, so a
         // stale fenced holder's write would be accepted after it (a lost
