@@ -68,15 +68,15 @@ mod nodes;
 mod run;
 
 pub use check::{
-    Evidence, Exercised, LockDelayRule, NodeBacking, OperatorFault, Verdict, Violation, check,
-    check_evidence, inspections_naming_holders, ousted_holders, vanished_holders,
+    CounterShown, Evidence, Exercised, LockDelayRule, NodeBacking, OperatorFault, Verdict,
+    Violation, check, check_evidence, inspections_naming_holders, ousted_holders, vanished_holders,
 };
 pub use error::HarnessError;
 pub use evidence::{
-    AuditConfig, AuditRead, AuditRound, Backing, Dropped, Extension, History, HoldTrack, Holder,
-    KeyAudit, KeyLife, LAG_RECORDED, LAG_TICK, LeakedKey, LockKeys, OperatorAction, OperatorCall,
-    OperatorLog, Outcome, RuntimeLag, SAME_EXPIRY, Seen, Session, Share, find_leaks, leaks_after,
-    lock_keys_after,
+    AuditConfig, AuditRead, AuditRound, Backing, CounterTrack, Dropped, Extension, History,
+    HoldTrack, Holder, KeyAudit, KeyLife, LAG_RECORDED, LAG_TICK, LeakedKey, LockKeys,
+    OperatorAction, OperatorCall, OperatorLog, Outcome, RuntimeLag, SAME_EXPIRY, Seen, Session,
+    Share, find_leaks, leaks_after, lock_keys_after,
 };
 pub use faults::{
     ClientPauser, FaultEvent, FaultKind, FaultLog, FaultProxy, Nemesis, NemesisConfig, NodeProxies,

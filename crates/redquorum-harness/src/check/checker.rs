@@ -18,7 +18,9 @@
 //! its owner, and no hold came back on a node after it had gone
 //! (`hold_life.rs`), and (10) from the audit's rounds, while a client
 //! believed it held (grant or renewed extension to its deadline), a
-//! majority of the nodes backed it (`unbacked.rs`).
+//! majority of the nodes backed it (`unbacked.rs`), and (11) each
+//! fencing token handed out was held by a quorum's fence counters
+//! (`token_backing.rs`).
 //! Unfenced holders that write after their deadline (the assumption a
 //! paused client breaks) are flagged too. A hold of several resources (an
 //! all-of set, `Session::also`) is judged as a hold of each of them
@@ -32,7 +34,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use super::audit::hold_life::{HoldContext, came_back, removed};
-use super::audit::{orphan, unbacked};
+use super::audit::{orphan, token_backing, unbacked};
 use super::forced::ForceReleases;
 use super::lock_delay::early_grants;
 use super::operator::broken_promises;
@@ -160,6 +162,7 @@ pub fn check_evidence(evidence: &Evidence<'_>) -> Verdict {
         sessions: &every_hold,
         ..*evidence
     }));
+    violations.extend(token_backing::violations(evidence));
     Verdict { violations }
 }
 

@@ -35,7 +35,7 @@ mod sharing;
 mod verdict;
 mod violation;
 
-pub use audit::NodeBacking;
+pub use audit::{CounterShown, NodeBacking};
 pub use checker::{check, check_evidence};
 pub use exercised::Exercised;
 pub use lock_delay::{LockDelayRule, vanished_holders};

@@ -5,7 +5,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use super::audit::NodeBacking;
+use super::audit::{CounterShown, NodeBacking};
 use super::operator::OperatorFault;
 use crate::evidence::{Extension, KeyLife, LeakedKey, OperatorCall, Session};
 
@@ -146,13 +146,21 @@ pub enum Violation {
         /// The nodes that did not back it.
         nodes: Vec<NodeBacking>,
     },
+    /// `session`'s fencing token was not held by the fence counters of a
+    /// quorum of nodes after the lock handed it out (`audit/token_backing.rs`).
+    UnbackedToken {
+        /// The holder.
+        session: Box<Session>,
+        /// The nodes whose counters showed less, at their first read after the grant.
+        nodes: Vec<CounterShown>,
+    },
 }
 
 impl Violation {
     /// A short name for counting: `overlap`, `stale-write`, `lost-update`,
     /// `counter`, `leaked`, `fence`, `orphan-key`, `lock-delay`, `inspection`,
     /// `force-release`, `revived`, `hold-removed`, `hold-came-back`,
-    /// `unbacked`.
+    /// `unbacked`, `unbacked-token`.
     ///
     /// # Examples
     ///
@@ -185,6 +193,7 @@ impl Violation {
             Violation::HoldRemoved { .. } => "hold-removed",
             Violation::HoldCameBack { .. } => "hold-came-back",
             Violation::Unbacked { .. } => "unbacked",
+            Violation::UnbackedToken { .. } => "unbacked-token",
         }
     }
 
@@ -217,6 +226,7 @@ impl Violation {
             Violation::HoldRemoved { key, .. } => key.gone,
             Violation::HoldCameBack { key, .. } => Some(key.first_seen),
             Violation::Unbacked { at, .. } => Some(*at),
+            Violation::UnbackedToken { nodes, .. } => nodes.iter().map(|n| n.at).max(),
             Violation::CounterMismatch { .. } | Violation::Leaked(_) => None,
         }
     }
@@ -248,7 +258,8 @@ impl Violation {
             } => vec![vanished, early],
             Violation::Operator { session, .. }
             | Violation::Revived { session, .. }
-            | Violation::Unbacked { session, .. } => vec![session],
+            | Violation::Unbacked { session, .. }
+            | Violation::UnbackedToken { session, .. } => vec![session],
             Violation::HoldRemoved { owner, .. } | Violation::HoldCameBack { owner, .. } => {
                 vec![owner]
             }
@@ -371,6 +382,24 @@ impl fmt::Display for Violation {
                         Some(e) => write!(f, " node {} expires by {:.1} ms;", n.node, ms(e))?,
                         None => write!(f, " node {} missing;", n.node)?,
                     }
+                }
+                write!(f, "\n  holder: {session}")
+            }
+            Violation::UnbackedToken { session, nodes } => {
+                write!(
+                    f,
+                    "unbacked token on {:?}: token {} not in a quorum's fence counters:",
+                    session.resource,
+                    session.fence.unwrap_or_default()
+                )?;
+                for n in nodes {
+                    write!(
+                        f,
+                        " node {} counter {} at {:.1} ms;",
+                        n.node,
+                        n.value,
+                        n.at.as_secs_f64() * 1e3
+                    )?;
                 }
                 write!(f, "\n  holder: {session}")
             }

@@ -1,4 +1,6 @@
 local out = {}
+-- Fence counters (keys ending in the suffix): key, value, as read.
+local counters = {}
 local cursor = '0'
 local suffix = ARGV[2]
 local time = redis.call('TIME')
@@ -7,7 +9,12 @@ repeat
   local page = redis.call('SCAN', cursor, 'MATCH', ARGV[1], 'COUNT', 1000)
   cursor = page[1]
   for _, key in ipairs(page[2]) do
-    if suffix == '' or string.sub(key, -#suffix) ~= suffix then
+    if suffix ~= '' and string.sub(key, -#suffix) == suffix then
+      if redis.call('TYPE', key)['ok'] == 'string' then
+        table.insert(counters, key)
+        table.insert(counters, redis.call('GET', key))
+      end
+    else
       local kind = redis.call('TYPE', key)['ok']
       if kind == 'string' then
         table.insert(out, key)
@@ -34,4 +41,4 @@ repeat
     end
   end
 until cursor == '0'
-return out
+return {out, counters}

@@ -3,8 +3,8 @@
 //! life ends at the first good read of its voter that no longer shows it
 //! (`gone`), and a later sighting starts another (`back_after`). A voter
 //! that could not be read whole is skipped for the round, so it ends no life.
-//! Every round and every hold at any age also go to the [`Backing`]
-//! (`backing.rs`), for the premise rule.
+//! Every round, every hold at any age and every fence counter's value also
+//! go to the [`Backing`] (`backing.rs`), for the premise rules.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -35,13 +35,14 @@ pub(super) fn run(
         backing.begin_round(count);
         for node in 0..count {
             let sent = config.epoch.elapsed();
-            let Some(sightings) = voters.read(node, &config.keys) else {
+            let Some(read) = voters.read(node, &config.keys) else {
                 continue;
             };
             let at = config.epoch.elapsed();
-            backing.read(node, AuditRead { sent, at }, &sightings);
+            backing.read(node, AuditRead { sent, at }, &read.holds);
+            backing.counters(node, &read.counters);
             let mut present = HashSet::new();
-            for (key, owner, pttl) in sightings {
+            for (key, owner, pttl) in read.holds {
                 // A key without expiry (PTTL -1) is there, of no known age.
                 let left = u64::try_from(pttl).ok().map(Duration::from_millis);
                 let age = left.map(|left| config.ttl.saturating_sub(left));

@@ -25,6 +25,14 @@ const TIMEOUT: Duration = Duration::from_millis(100);
 /// A live hold as read: key, owner, time left in ms (−1: no expiry).
 pub(super) type Sighting = (String, String, i64);
 
+/// One good read of a voter: its live holds, and its fence counters (key,
+/// value; keys ending in the excluded suffix that hold a number).
+#[derive(Debug, Default)]
+pub(super) struct VoterRead {
+    pub(super) holds: Vec<Sighting>,
+    pub(super) counters: Vec<(String, u64)>,
+}
+
 /// The voters the audit reads, with a connection kept per server.
 #[derive(Debug)]
 pub(super) enum Voters {
@@ -63,9 +71,10 @@ impl Voters {
         }
     }
 
-    /// Voter `node`'s live holds now, or `None` when it could not be read
-    /// whole (down, paused, or, for a cluster master, any of its primaries).
-    pub(super) fn read(&mut self, node: usize, keys: &LockKeys) -> Option<Vec<Sighting>> {
+    /// Voter `node`'s live holds and fence counters now, or `None` when it
+    /// could not be read whole (down, paused, or, for a cluster master, any
+    /// of its primaries).
+    pub(super) fn read(&mut self, node: usize, keys: &LockKeys) -> Option<VoterRead> {
         match self {
             Self::Servers { cluster, conns } => {
                 let slot = &mut conns[node];
@@ -80,7 +89,7 @@ impl Voters {
                 read
             }
             Self::Sharded { sharded, conns } => {
-                let mut all = Vec::new();
+                let mut all = VoterRead::default();
                 for shard in 0..sharded.shards() {
                     let primary = sharded.primary_index(node, shard);
                     if !sharded.master(node).is_running(primary) {
@@ -94,7 +103,10 @@ impl Voters {
                         ),
                     };
                     match eval(conn, keys, true) {
-                        Some(holds) => all.extend(holds),
+                        Some(read) => {
+                            all.holds.extend(read.holds);
+                            all.counters.extend(read.counters);
+                        }
                         None => {
                             conns.remove(&port);
                             return None;
@@ -109,24 +121,30 @@ impl Voters {
 
 /// `audit.lua` on one server. On a cluster node, after `ASKING`: a slot's
 /// migration target then reads the keys it imports too.
-fn eval(conn: &mut RespConn, keys: &LockKeys, asking: bool) -> Option<Vec<Sighting>> {
+fn eval(conn: &mut RespConn, keys: &LockKeys, asking: bool) -> Option<VoterRead> {
     if asking && !matches!(conn.command(&["ASKING"]), Ok(Reply::Status(_))) {
         return None;
     }
     let reply = conn.command(&["EVAL", AUDIT_LUA, "0", &keys.pattern, &keys.exclude_suffix]);
-    let Ok(Reply::Array(Some(items))) = reply else {
+    let Ok(Reply::Array(Some(parts))) = reply else {
         return None;
     };
-    Some(
-        items
-            .chunks_exact(3)
-            .filter_map(|triple| {
-                Some((
-                    triple[0].as_text()?,
-                    triple[1].as_text()?,
-                    triple[2].as_int()?,
-                ))
-            })
-            .collect(),
-    )
+    let [Reply::Array(Some(holds)), Reply::Array(Some(counters))] = parts.as_slice() else {
+        return None;
+    };
+    let holds = holds
+        .chunks_exact(3)
+        .filter_map(|triple| {
+            Some((
+                triple[0].as_text()?,
+                triple[1].as_text()?,
+                triple[2].as_int()?,
+            ))
+        })
+        .collect();
+    let counters = counters
+        .chunks_exact(2)
+        .filter_map(|pair| Some((pair[0].as_text()?, pair[1].as_text()?.parse().ok()?)))
+        .collect();
+    Some(VoterRead { holds, counters })
 }

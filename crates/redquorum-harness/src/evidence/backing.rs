@@ -94,13 +94,46 @@ impl HoldTrack {
     }
 }
 
-/// Every round and every hold's track.
+/// One (voter, fence counter key)'s values, round by round: each change
+/// as the first round that showed it and the value then (0: no counter).
+///
+/// # Examples
+///
+/// ```
+/// let track = redquorum_harness::CounterTrack {
+///     node: 0, key: "lock:{r}:fence".into(), changes: vec![(2, 40), (7, 0)],
+/// };
+/// assert_eq!([1, 2, 6, 7].map(|round| track.at_round(round)), [0, 40, 40, 0]);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CounterTrack {
+    /// The voter's index.
+    pub node: usize,
+    /// The fence counter key.
+    pub key: String,
+    /// (round, value) at each change, in order.
+    pub changes: Vec<(u32, u64)>,
+}
+
+impl CounterTrack {
+    /// The value a good read of the voter at `round` showed (0: none).
+    #[must_use]
+    pub fn at_round(&self, round: u32) -> u64 {
+        let after = self.changes.partition_point(|(from, _)| *from <= round);
+        after.checked_sub(1).map_or(0, |i| self.changes[i].1)
+    }
+}
+
+/// Every round, every hold's track and every fence counter's.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Backing {
     /// The rounds, in order (a [`Seen`] names them by index).
     pub rounds: Vec<AuditRound>,
     /// Every hold seen, by first sighting.
     pub holds: Vec<HoldTrack>,
+    /// Every fence counter seen, by first sighting (empty in histories
+    /// from before they were read).
+    pub counters: Vec<CounterTrack>,
 }
 
 impl Backing {
@@ -108,6 +141,7 @@ impl Backing {
     pub const EMPTY: &'static Backing = &Backing {
         rounds: Vec::new(),
         holds: Vec::new(),
+        counters: Vec::new(),
     };
 }
 
@@ -119,6 +153,9 @@ pub(super) struct BackingLog {
     index: HashMap<(usize, String, String), usize>,
     /// Per voter: the round of its last good read.
     last_good: Vec<Option<u32>>,
+    counters: Vec<CounterTrack>,
+    /// Per voter: each counter key's track.
+    counter_index: Vec<HashMap<String, usize>>,
 }
 
 impl BackingLog {
@@ -128,6 +165,38 @@ impl BackingLog {
             reads: vec![None; voters],
         });
         self.last_good.resize(voters, None);
+        self.counter_index.resize_with(voters, HashMap::new);
+    }
+
+    /// The fence counters voter `node`'s good read in this round (after
+    /// [`Self::read`]) showed: a change starts an entry; a counter it
+    /// showed before and not now is 0 from here.
+    pub(super) fn counters(&mut self, node: usize, shown: &[(String, u64)]) {
+        let Some(round) = self.rounds.len().checked_sub(1) else {
+            return;
+        };
+        let round = round as u32;
+        let mut now: HashMap<String, u64> = shown.iter().cloned().collect();
+        for key in self.counter_index[node].keys() {
+            now.entry(key.clone()).or_insert(0);
+        }
+        for (key, value) in now {
+            let tracks = &mut self.counters;
+            let at = *self.counter_index[node]
+                .entry(key)
+                .or_insert_with_key(|key| {
+                    tracks.push(CounterTrack {
+                        node,
+                        key: key.clone(),
+                        changes: Vec::new(),
+                    });
+                    tracks.len() - 1
+                });
+            let changes = &mut self.counters[at].changes;
+            if changes.last().map_or(0, |(_, last)| *last) != value {
+                changes.push((round, value));
+            }
+        }
     }
 
     /// Voter `node`'s good read in this round, showing `holds`: (key,
@@ -179,6 +248,7 @@ impl BackingLog {
         Backing {
             rounds: self.rounds,
             holds: self.holds,
+            counters: self.counters,
         }
     }
 }
@@ -218,6 +288,22 @@ mod tests {
         assert_eq!((seen[1].from, seen[1].to), (4, 4));
         assert_eq!(seen[2].high, Duration::from_millis(2250));
         assert!(backing.holds[0].at_round(3).is_none());
+    }
+
+    #[test]
+    fn a_counter_is_a_change_per_new_value_and_zero_once_a_read_lacks_it() {
+        let mut log = BackingLog::default();
+        let counter = |value: u64| vec![("lock:{r}:fence".to_owned(), value)];
+        for shown in [counter(5), counter(5), counter(9), vec![], counter(3)] {
+            log.begin_round(2);
+            log.read(0, read(0), &[]);
+            log.counters(0, &shown);
+        }
+        let backing = log.finish();
+        assert_eq!(backing.counters.len(), 1);
+        let track = &backing.counters[0];
+        assert_eq!(track.changes, [(0, 5), (2, 9), (3, 0), (4, 3)]);
+        assert_eq!([0, 1, 2, 3, 4].map(|r| track.at_round(r)), [5, 5, 9, 0, 3]);
     }
 
     #[test]

@@ -31,7 +31,7 @@ mod share;
 
 pub use audit::KeyAudit;
 pub use audit_config::{AuditConfig, LockKeys};
-pub use backing::{AuditRead, AuditRound, Backing, HoldTrack, SAME_EXPIRY, Seen};
+pub use backing::{AuditRead, AuditRound, Backing, CounterTrack, HoldTrack, SAME_EXPIRY, Seen};
 pub use history::History;
 pub use key_life::KeyLife;
 pub(crate) use leaks::sharded_lock_keys_after;

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::check::Evidence;
 use crate::evidence::Session;
-use crate::evidence::{AuditRound, Backing, HoldTrack, KeyLife};
+use crate::evidence::{AuditRound, Backing, CounterTrack, HoldTrack, KeyLife};
 use crate::evidence::{LeakedKey, OperatorCall, RuntimeLag};
 use crate::faults::FaultEvent;
 
@@ -167,6 +167,7 @@ enum Line {
     Operator(OperatorCall),
     Round(AuditRound),
     Track(HoldTrack),
+    Counter(CounterTrack),
     Leaked(LeakedKey),
     Protected(BTreeMap<String, i64>),
     Lag(RuntimeLag),
@@ -243,6 +244,9 @@ impl HistoryFile {
         for t in &self.backing.holds {
             line(&Line::Track(t.clone()))?;
         }
+        for c in &self.backing.counters {
+            line(&Line::Counter(c.clone()))?;
+        }
         for l in &self.leaked {
             line(&Line::Leaked(l.clone()))?;
         }
@@ -301,6 +305,7 @@ impl HistoryFile {
                 Line::Operator(o) => run.operator.push(o),
                 Line::Round(r) => run.backing.rounds.push(r),
                 Line::Track(t) => run.backing.holds.push(t),
+                Line::Counter(c) => run.backing.counters.push(c),
                 Line::Leaked(l) => run.leaked.push(l),
                 Line::Protected(p) => run.protected.extend(p),
                 Line::Lag(lag) => run.lags.push(lag),

@@ -7,7 +7,9 @@
 //! tests in `hold_life_tests.rs`); while a client believes it holds, a
 //! majority of the nodes back it (`unbacked.rs`, the premise, tests in
 //! `unbacked_tests.rs`), and what a node showed of that hold
-//! ([`NodeBacking`], `node_backing.rs`).
+//! ([`NodeBacking`], `node_backing.rs`); a holder's fencing token is held
+//! by a quorum's fence counters (`token_backing.rs`, tests in
+//! `token_backing_tests.rs`).
 //!
 //! May import: the checker's frame (`verdict.rs`, `violation.rs`),
 //! `lock_delay.rs`'s clock allowances, `evidence` and `faults`. Must never
@@ -18,6 +20,8 @@ pub(super) mod excuse;
 pub(super) mod hold_life;
 mod node_backing;
 pub(super) mod orphan;
+pub(super) mod token_backing;
 pub(super) mod unbacked;
 
 pub use node_backing::NodeBacking;
+pub use token_backing::CounterShown;

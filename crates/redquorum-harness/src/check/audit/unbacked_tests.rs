@@ -53,6 +53,7 @@ fn backing(nodes: usize, rounds: u32, shows: impl Fn(usize, u32) -> Option<u64>)
     Backing {
         rounds: rounds_read,
         holds,
+        counters: Vec::new(),
     }
 }
 
