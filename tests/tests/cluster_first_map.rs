@@ -52,6 +52,30 @@ fn cluster_holds(cluster: &ShardedCluster, key: &str, owner: &str) -> bool {
         .is_some_and(|token| token == owner)
 }
 
+/// Whether `lock`'s hold shows on the cluster within what a loaded
+/// machine needs for something already sent to land.
+async fn lands_on_cluster(cluster: &ShardedCluster, lock: &redquorum::Lock) -> bool {
+    let owner = lock.owner().to_string();
+    common::eventually(common::LANDS_WITHIN, || {
+        let held = cluster_holds(cluster, lock.key(), &owner);
+        async move { held }
+    })
+    .await
+}
+
+/// Waits until no hold is left at `key` on the cluster (fails the test if
+/// one stays).
+async fn none_left_on_cluster(cluster: &ShardedCluster, key: &str) {
+    common::settles("no hold left on the cluster", 0, || {
+        cluster
+            .command_for_key(0, key, &["EXISTS", key])
+            .ok()
+            .and_then(|reply| reply.as_int())
+            .unwrap_or(-1)
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fresh_client_counts_a_healthy_cluster_masters_vote_in_its_first_acquire() {
     let cluster = one_cluster();
@@ -63,14 +87,8 @@ async fn a_fresh_client_counts_a_healthy_cluster_masters_vote_in_its_first_acqui
         // The two single servers make the quorum; the cluster's acquire,
         // entered in the same fan-out, must land there too.
         let lock = redlock.try_lock(&name).await.unwrap();
-        let owner = lock.owner().to_string();
-        let landed = common::eventually(common::LANDS_WITHIN, || {
-            let held = cluster_holds(&cluster, lock.key(), &owner);
-            async move { held }
-        })
-        .await;
         assert!(
-            landed,
+            lands_on_cluster(&cluster, &lock).await,
             "round {round}: the first acquire never reached the healthy cluster master; health: {:?}",
             redlock.health().await
         );
@@ -191,14 +209,7 @@ async fn a_release_made_while_the_first_map_is_read_lands_after_its_acquire() {
         "the acquire made while the first map was read was never sent"
     );
     // ...and the release after it: no hold left for its TTL.
-    common::settles("no hold left on the cluster", 0, || {
-        cluster
-            .command_for_key(0, &key, &["EXISTS", &key])
-            .ok()
-            .and_then(|reply| reply.as_int())
-            .unwrap_or(-1)
-    })
-    .await;
+    none_left_on_cluster(&cluster, &key).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -220,7 +231,6 @@ async fn a_first_acquire_lands_on_a_cluster_whose_map_came_after_the_node_timeou
         .build()
         .unwrap();
     let lock = redlock.try_lock("late-map").await.unwrap();
-    let owner = lock.owner().to_string();
     // Past the acquire's wait (a node timeout from when it was sent, before
     // the quorum answered) when the map comes: its caller counted the
     // cluster as timed out.
@@ -228,27 +238,15 @@ async fn a_first_acquire_lands_on_a_cluster_whose_map_came_after_the_node_timeou
     seed.heal();
     // The acquire was part of the lease's fan-out: it lands all the same,
     // as one on the wire when its caller stopped waiting would have.
-    let landed = common::eventually(common::LANDS_WITHIN, || {
-        let held = cluster_holds(&cluster, lock.key(), &owner);
-        async move { held }
-    })
-    .await;
     assert!(
-        landed,
+        lands_on_cluster(&cluster, &lock).await,
         "an acquire parked past its wait for the first map never reached the cluster; health: {:?}",
         redlock.health().await
     );
     // ...and the release after it takes it off.
     let key = lock.key().to_owned();
     lock.release().await.unwrap();
-    common::settles("no hold left on the cluster", 0, || {
-        cluster
-            .command_for_key(0, &key, &["EXISTS", &key])
-            .ok()
-            .and_then(|reply| reply.as_int())
-            .unwrap_or(-1)
-    })
-    .await;
+    none_left_on_cluster(&cluster, &key).await;
     redlock.shutdown().await;
 }
 
