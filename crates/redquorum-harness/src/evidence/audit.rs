@@ -18,11 +18,13 @@
 //! [`KeyLife`] (`key_life.rs`).
 //!
 //! The key layout is the library's business: the audit takes the pattern of
-//! lock keys and the suffix of keys to skip (fence counters). It reads the
-//! library's lock record, one hash per resource name at
-//! `<prefix>{<escaped name>}` whose `h:<token>` fields are the live holds and
-//! their expiries (the fence counter is at `<prefix>{<escaped name>}:fence`),
-//! and, for tests that plant keys by hand, a string key's value as its owner.
+//! lock keys and the suffix of the fence counters' keys, which it reads as
+//! counters, not holds (their values go to the [`Backing`], for the token
+//! premise). It reads the library's lock record, one hash per resource name
+//! at `<prefix>{<escaped name>}` whose `h:<token>` fields are the live holds
+//! and their expiries (the fence counter is at
+//! `<prefix>{<escaped name>}:fence`), and, for tests that plant keys by
+//! hand, a string key's value as its owner.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
