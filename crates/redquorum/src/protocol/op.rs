@@ -320,4 +320,19 @@ mod tests {
             assert!(!op(code, &[], &[]).must_run(), "{code:?}");
         }
     }
+
+    #[test]
+    fn only_the_read_only_functions_only_read() {
+        let reads = [Code::Inspect, Code::ForceRead, Code::Propose];
+        for &code in Code::ALL {
+            let op = op(code, &[], &[]);
+            assert_eq!(op.only_reads(), reads.contains(&code), "{code:?}");
+            if op.only_reads() {
+                assert!(
+                    !op.must_run() && !op.creates_hold() && !op.undoes(),
+                    "{code:?}"
+                );
+            }
+        }
+    }
 }
