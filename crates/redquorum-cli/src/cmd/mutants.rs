@@ -56,6 +56,11 @@ pub(crate) struct MutantsArgs {
     /// default run).
     #[arg(long)]
     recipes: bool,
+    /// Keep each run's history in this directory (`control-<mutant>.jsonl`,
+    /// `<mutant>.jsonl`), for `redquorum torture --recheck`: a control that
+    /// fails can then be explained.
+    #[arg(long, value_name = "DIR")]
+    histories: Option<std::path::PathBuf>,
 }
 
 /// One line of the table.
@@ -75,6 +80,12 @@ pub(crate) async fn run(args: MutantsArgs) -> ExitCode {
             "redquorum mutants: this build has the mutants' names but not their bugs: \
              build it with tests/mutants.sh (docs/torture.md, \"How planted bugs are built\")"
         );
+        return exit::USAGE.into();
+    }
+    if let Some(dir) = &args.histories
+        && let Err(e) = std::fs::create_dir_all(dir)
+    {
+        stderr_line!("redquorum mutants: --histories {}: {e}", dir.display());
         return exit::USAGE.into();
     }
     let chosen: Vec<Mutant> = if args.only.is_empty() {
@@ -117,6 +128,13 @@ pub(crate) async fn run(args: MutantsArgs) -> ExitCode {
                     return exit::UNAVAILABLE.into();
                 }
             };
+            if let Some(dir) = &args.histories {
+                let name = planted.map_or_else(|| format!("control-{mutant}"), |m| m.to_string());
+                let path = dir.join(format!("{name}.jsonl"));
+                if let Err(e) = ran.file.save(&path) {
+                    stderr_line!("redquorum mutants: --histories {}: {e}", path.display());
+                }
+            }
             let report = Report::new(&ran);
             let checks: Vec<String> = report
                 .violations
