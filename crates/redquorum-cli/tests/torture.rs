@@ -19,12 +19,8 @@ use redquorum_harness::Cluster;
 const SHORT_RUN_HOLDERS: &str = "brief=12,to-deadline=2,extending=1,paused=1";
 
 /// 6 clients on 2 resources, a 1 s TTL, stall, reset, latency and
-/// partition faults, the JSON report; `extra` adds the duration and more.
-fn short_run_under_network_faults(extra: &[&str]) -> (Output, String, String) {
-    short_run_with_holders(SHORT_RUN_HOLDERS, extra)
-}
-
-/// [`short_run_under_network_faults`] with the holder mix `holders`.
+/// partition faults, the holder mix `holders`, the JSON report; `extra`
+/// adds the duration and more.
 fn short_run_with_holders(holders: &str, extra: &[&str]) -> (Output, String, String) {
     let mut args = vec!["torture"];
     args.extend_from_slice(extra);
