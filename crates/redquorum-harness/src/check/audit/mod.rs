@@ -9,13 +9,15 @@
 //! `unbacked_tests.rs`), and what a node showed of that hold
 //! ([`NodeBacking`], `node_backing.rs`); a holder's fencing token is held
 //! by a quorum's fence counters (`token_backing.rs`, tests in
-//! `token_backing_tests.rs`).
+//! `token_backing_tests.rs`), and what a node's counter showed
+//! ([`CounterShown`], `counter_shown.rs`).
 //!
 //! May import: the checker's frame (`verdict.rs`, `violation.rs`),
 //! `lock_delay.rs`'s clock allowances, `evidence` and `faults`. Must never
 //! import `checker.rs` (it runs these rules) or the other session rules
 //! (`sharing.rs`, `operator.rs`, `revival.rs`).
 
+mod counter_shown;
 pub(super) mod excuse;
 pub(super) mod hold_life;
 mod node_backing;
@@ -23,5 +25,5 @@ pub(super) mod orphan;
 pub(super) mod token_backing;
 pub(super) mod unbacked;
 
+pub use counter_shown::CounterShown;
 pub use node_backing::NodeBacking;
-pub use token_backing::CounterShown;

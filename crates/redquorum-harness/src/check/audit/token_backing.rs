@@ -21,8 +21,7 @@
 //! clock fault, since the counter's floor is the node's clock). A history
 //! without counters (from before they were read) is not judged.
 
-use std::time::Duration;
-
+use super::counter_shown::CounterShown;
 use super::hold_life::LOSES_OR_AGES;
 use crate::check::verdict::Evidence;
 use crate::check::violation::Violation;
@@ -31,17 +30,6 @@ use crate::faults::{FaultEvent, FaultKind};
 
 /// The suffix of a resource's fence counter key after its lock key.
 const COUNTER_SUFFIX: &str = ":fence";
-
-/// One node's counter at the read that judged a token.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CounterShown {
-    /// The node.
-    pub node: usize,
-    /// The counter it showed (0: none).
-    pub value: u64,
-    /// When that read was answered.
-    pub at: Duration,
-}
 
 /// The nodes whose counters did not hold `s`'s token, when they are more
 /// than a quorum can spare.
