@@ -3,14 +3,15 @@
 //! What lives here: [`check`] / [`check_evidence`] (`checker.rs`, its
 //! tests in `checker_tests.rs`), the [`Evidence`] it reads and the
 //! [`Verdict`] it answers (`verdict.rs`) of [`Violation`]s
-//! (`violation.rs`), each further rule on the sessions in its own file
+//! (`violation.rs`; how each reads, `violation_text.rs`), each further rule on the sessions in its own file
 //! (`sharing.rs`: shared holds and fencing order; `lock_delay.rs`;
 //! `operator.rs`, tests in `operator_tests.rs`; `forced.rs`: the overlaps a
 //! force-release excuses; `revival.rs`), the rules
 //! on what the nodes held, judged from the key audit, in `audit/` (keys
 //! left after a release or unwind, holds removed by another or come back,
 //! the premise that a majority backs every believed hold, and what a node
-//! showed of it, [`NodeBacking`]), and [`Exercised`] (`exercised.rs`):
+//! showed of it, [`NodeBacking`]; the token premise, that a quorum's fence
+//! counters hold every token handed out, [`CounterShown`]), and [`Exercised`] (`exercised.rs`):
 //! whether a run tested anything at all.
 //!
 //! What it is for: judging a history, live or read back from a file, the
@@ -34,6 +35,7 @@ mod revival;
 mod sharing;
 mod verdict;
 mod violation;
+mod violation_text;
 
 pub use audit::{CounterShown, NodeBacking};
 pub use checker::{check, check_evidence};
