@@ -2,8 +2,8 @@
 //! fault log.
 //!
 //! What lives here: the [`History`] of [`Session`]s (`history.rs`,
-//! `session.rs`; a hold of a set as a hold of each name in
-//! `session_cover.rs`; how each ended and how its holder behaved in
+//! `session/`; a hold of a set as a hold of each name in
+//! `session/cover.rs`; how each ended and how its holder behaved in
 //! `outcome.rs`; the [`Share`] its hold declared in `share.rs`), the
 //! [`KeyAudit`] (lock keys read on the nodes during the run), the leak
 //! check after it ([`leaks_after`], [`LeakedKey`]) and the operator's calls
@@ -28,7 +28,6 @@ mod operator_log;
 mod outcome;
 mod runtime_lag;
 mod session;
-mod session_cover;
 mod share;
 
 pub use audit::KeyAudit;

@@ -1,8 +1,7 @@
 //! A hold of several resources at once (an all-of set, [`Session::also`])
 //! as a hold of each of them, for the checker.
 
-use super::outcome::Outcome;
-use super::session::Session;
+use super::{Outcome, Session};
 
 impl Session {
     /// Its hold on each other resource it covers ([`Session::also`]), as a

@@ -11,6 +11,8 @@ use super::outcome::{Dropped, Holder, Outcome};
 use super::share::Share;
 use crate::micros;
 
+mod cover;
+
 /// A successful extension: from when it was asked for to the new deadline.
 ///
 /// # Examples
@@ -147,7 +149,7 @@ pub struct Session {
     /// The other resources its hold covers ([`crate::Grant::covering`]: an
     /// all-of set, one hold of the same owner and lease on each name); the
     /// checker judges it as a hold of each of them too
-    /// ([`Session::covered`], in `session_cover.rs`). Empty for a hold of
+    /// ([`Session::covered`], in `session/cover.rs`). Empty for a hold of
     /// one resource.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub also: Vec<String>,
