@@ -382,3 +382,7 @@ fn check_hold_lives(
 #[cfg(test)]
 #[path = "checker_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "checker_set_tests.rs"]
+mod set_tests;

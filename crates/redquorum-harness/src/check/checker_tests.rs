@@ -9,11 +9,11 @@ use super::*;
 use crate::evidence::KeyLife;
 use crate::faults::FaultEvent;
 
-fn ms(n: u64) -> Duration {
+pub(super) fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
-fn values(pairs: &[(&str, i64)]) -> BTreeMap<String, i64> {
+pub(super) fn values(pairs: &[(&str, i64)]) -> BTreeMap<String, i64> {
     pairs.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect()
 }
 
@@ -80,31 +80,6 @@ fn different_resources_never_overlap() {
     let a = Session::granted(0, "r1", "a", ms(0), ms(1), ms(100));
     let b = Session::granted(1, "r2", "b", ms(0), ms(1), ms(100));
     assert!(check(&[a, b], &values(&[("r1", 1), ("r2", 1)]), &[]).is_ok());
-}
-
-#[test]
-fn a_hold_of_a_set_overlaps_on_each_of_its_names_and_counts_one_write() {
-    // `a` holds r1 and r2 (an all-of set), and wrote r1's counter once.
-    let mut a = Session::granted(0, "r1", "a", ms(0), ms(1), ms(100));
-    a.also = vec!["r2".into()];
-    let inside = Session::granted(1, "r2", "b", ms(10), ms(50), ms(200));
-    let verdict = check(
-        &[a.clone(), inside.clone()],
-        &values(&[("r1", 1), ("r2", 1)]),
-        &[],
-    );
-    let covered = a.covered().next().unwrap();
-    assert_eq!(
-        verdict.violations,
-        vec![Violation::Overlap {
-            first: Box::new(covered),
-            second: Box::new(inside)
-        }]
-    );
-    // After it, on either name: no overlap, and each counter is its writers'.
-    let after = Session::granted(1, "r2", "b", ms(100), ms(101), ms(200));
-    let verdict = check(&[a, after], &values(&[("r1", 1), ("r2", 1)]), &[]);
-    assert!(verdict.is_ok(), "{:?}", verdict.violations);
 }
 
 #[test]

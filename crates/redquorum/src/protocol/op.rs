@@ -118,9 +118,11 @@ pub(crate) struct Op {
 }
 
 impl Op {
-    /// Whether it can create a hold. Such an operation must never reach a
-    /// node after its attempt was decided: the attempt's unwind is ordered
-    /// after it on the connection, and a late copy would overtake that.
+    /// Whether it can create a hold. Such an operation must never be sent
+    /// again (a copy) after its attempt was decided: the attempt's unwind is
+    /// ordered after the original on the connection, and a late copy would
+    /// overtake that. The original itself may still go late, as long as it
+    /// goes before the unwind (a cluster's first map: cluster/first_map.rs).
     pub(crate) fn creates_hold(&self) -> bool {
         matches!(self.code, Code::Acquire | Code::PlainAcquire)
     }
