@@ -27,7 +27,7 @@
 //! (`Session::covered`), its write only on the resource it was drawn for.
 //!
 //! The rules are checked here and in the files they are named after; the
-//! [`Violation`]s are in `violation.rs`, the [`Evidence`] and the
+//! [`Violation`]s are in `violation/`, the [`Evidence`] and the
 //! [`Verdict`] in `verdict.rs`.
 
 use std::collections::{BTreeMap, HashMap};

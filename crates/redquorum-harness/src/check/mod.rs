@@ -3,7 +3,7 @@
 //! What lives here: [`check`] / [`check_evidence`] (`checker.rs`, its
 //! tests in `checker_tests.rs`), the [`Evidence`] it reads and the
 //! [`Verdict`] it answers (`verdict.rs`) of [`Violation`]s
-//! (`violation.rs`; how each reads, `violation_text.rs`), each further rule on the sessions in its own file
+//! (`violation/`; how each reads, `violation/text.rs`), each further rule on the sessions in its own file
 //! (`sharing.rs`: shared holds and fencing order; `lock_delay.rs`;
 //! `operator.rs`, tests in `operator_tests.rs`; `forced.rs`: the overlaps a
 //! force-release excuses; `revival.rs`), the rules
@@ -21,7 +21,7 @@
 //! May import: `evidence` (the records it judges), `faults` (a fault's
 //! kind and interval excuse what it causes) and the crate root. Must never
 //! import `nodes` (the checker does not touch Redis) or `run`. Inside,
-//! `audit/` imports the checker's frame (`verdict.rs`, `violation.rs`)
+//! `audit/` imports the checker's frame (`verdict.rs`, `violation/`)
 //! and `lock_delay.rs`'s clock allowances, never `checker.rs`, which
 //! runs its rules.
 
@@ -35,7 +35,6 @@ mod revival;
 mod sharing;
 mod verdict;
 mod violation;
-mod violation_text;
 
 pub use audit::{CounterShown, NodeBacking};
 pub use checker::{check, check_evidence};

@@ -1,6 +1,6 @@
 //! What a node's fence counter showed at the read that judged a token
 //! ([`CounterShown`]): found by the token premise (`token_backing.rs`),
-//! reported in its `Violation` (`violation.rs`).
+//! reported in its `Violation` (`violation/`).
 
 use std::time::Duration;
 

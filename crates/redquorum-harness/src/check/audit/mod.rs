@@ -12,7 +12,7 @@
 //! `token_backing_tests.rs`), and what a node's counter showed
 //! ([`CounterShown`], `counter_shown.rs`).
 //!
-//! May import: the checker's frame (`verdict.rs`, `violation.rs`),
+//! May import: the checker's frame (`verdict.rs`, `violation/`),
 //! `lock_delay.rs`'s clock allowances, `evidence` and `faults`. Must never
 //! import `checker.rs` (it runs these rules) or the other session rules
 //! (`sharing.rs`, `operator.rs`, `revival.rs`).

@@ -1,6 +1,6 @@
 //! What a node showed of a hold at the audit read that broke the premise
 //! ([`NodeBacking`]): found by the premise rule (`unbacked.rs`), reported in
-//! its `Violation` (`violation.rs`).
+//! its `Violation` (`violation/`).
 
 use std::time::Duration;
 

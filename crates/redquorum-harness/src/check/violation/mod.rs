@@ -1,12 +1,14 @@
 //! `Violation`: one broken promise the checker found, with the sessions
 //! (or keys, or operator call) involved, a short kind for counting, when
-//! the run first showed it; how it reads in a report is `violation_text.rs`.
+//! the run first showed it; how it reads in a report is `violation/text.rs`.
 
 use std::time::Duration;
 
 use super::audit::{CounterShown, NodeBacking};
 use super::operator::OperatorFault;
 use crate::evidence::{Extension, KeyLife, LeakedKey, OperatorCall, Session};
+
+mod text;
 
 /// One broken promise, with the sessions involved.
 ///

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use super::violation::Violation;
+use super::Violation;
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
