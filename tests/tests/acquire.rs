@@ -214,3 +214,31 @@ async fn with_options_refuses_a_zero_ttl() {
         .unwrap_err();
     assert!(matches!(err, redquorum::BuildError::ZeroTtl));
 }
+
+/// `granted_by` names the nodes that stored the hold: not a node another
+/// owner holds, nor a killed one; and exactly those nodes hold our token.
+#[tokio::test]
+async fn granted_by_names_the_nodes_that_stored_the_hold() {
+    let nodes = cluster(5);
+    let redlock = redlock(&nodes, Duration::from_secs(10));
+    let key = redlock.key("voters");
+    common::plant_holder(&nodes, 1, &key, "foreign", Duration::from_secs(60));
+    nodes.kill(3).unwrap();
+    let lock = redlock
+        .try_lock("voters")
+        .await
+        .expect("3 of 5 free and up");
+    let ids: Vec<_> = redlock.nodes().cloned().collect();
+    let granted = lock.granted_by();
+    assert_eq!(granted, [ids[0].clone(), ids[2].clone(), ids[4].clone()]);
+    let owner = lock.owner().to_string();
+    for (i, id) in ids.iter().enumerate().filter(|(i, _)| *i != 3) {
+        assert_eq!(
+            common::holds(&nodes, i, &key, &owner),
+            granted.contains(id),
+            "node {i}: {:?}",
+            values(&nodes, &key)
+        );
+    }
+    lock.release().await.expect("release");
+}

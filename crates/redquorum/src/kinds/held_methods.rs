@@ -78,6 +78,27 @@ macro_rules! held_methods {
                 self.held.deadline()
             }
 
+            /// The nodes whose votes granted this hold, in the order the
+            /// nodes were given: a quorum of them, at least. Nodes whose
+            /// answer came after the decision, or whose vote was refused (a
+            /// replica, a node restarted too recently), are not among them.
+            /// An extension renews the hold wherever it still is, so this
+            /// says where it was granted, not where it is now.
+            ///
+            /// # Examples
+            ///
+            /// ```no_run
+            #[doc = concat!("# fn demo(lock: &redquorum::", stringify!($ty), ") {")]
+            /// for node in lock.granted_by() {
+            ///     println!("granted by {node}");
+            /// }
+            /// # }
+            /// ```
+            #[must_use]
+            pub fn granted_by(&self) -> Vec<crate::node_id::NodeId> {
+                self.held.granted_by()
+            }
+
             /// Time left before the deadline (zero once passed, or once the
             /// lease was declared lost).
             ///

@@ -17,6 +17,7 @@ use crate::lease::registry::Registry;
 use crate::lease::state::{Lease, LostReason};
 use crate::lease::watch::LeaseWatch;
 use crate::lease::watchdog::{Extender, Watchdog};
+use crate::node_id::NodeId;
 use crate::options::WatchdogOptions;
 use crate::protocol::claim::Claim;
 use crate::protocol::fence::FenceToken;
@@ -33,6 +34,9 @@ pub(crate) struct Held {
     /// The running watchdog, if `auto_extend` was called.
     watchdog: Option<Watchdog>,
     fencing: Fencing,
+    /// Which nodes (by index) granted before the decision: the fencing
+    /// rounds count only them (protocol/fence.rs), and `granted_by` names them.
+    granted_by: Vec<bool>,
     /// The live holds of the `Redlock` this was taken with (for shutdown),
     /// and our entry in it.
     holds: Arc<Registry>,
@@ -48,8 +52,6 @@ enum Fencing {
     On {
         /// The highest proposal of the granting quorum, if a quorum proposed.
         proposal: Option<i64>,
-        /// The nodes that granted: the only ones the fencing rounds count.
-        granted_by: Vec<bool>,
         /// Set when the token is asked for: the handle's next acquires
         /// propose one.
         asked: Arc<AtomicBool>,
@@ -78,7 +80,6 @@ impl Held {
         let fencing = match fencing {
             Some(asked) => Fencing::On {
                 proposal: grant.proposal,
-                granted_by: grant.granted_by,
                 asked,
                 token: OnceCell::new(),
             },
@@ -91,6 +92,7 @@ impl Held {
             watchdog_options,
             watchdog: None,
             fencing,
+            granted_by: grant.granted_by,
             holds: Arc::clone(holds),
             registration,
             armed: true,
@@ -117,6 +119,15 @@ impl Held {
 
     pub(crate) fn deadline(&self) -> Instant {
         self.lease.deadline()
+    }
+
+    /// The nodes whose votes granted this hold, in the nodes' order.
+    pub(crate) fn granted_by(&self) -> Vec<NodeId> {
+        let ids = self.quorum.nodes.ids();
+        ids.zip(&self.granted_by)
+            .filter(|(_, granted)| **granted)
+            .map(|(id, _)| id.clone())
+            .collect()
     }
 
     pub(crate) fn lease(&self) -> LeaseWatch {
@@ -179,9 +190,9 @@ impl Held {
     /// back to a quorum, both owner-checked (protocol/fence.rs has why that
     /// is safe); then the same token.
     pub(crate) async fn fence(&self) -> Result<FenceToken, Error> {
+        let granted_by = &self.granted_by;
         let Fencing::On {
             proposal,
-            granted_by,
             asked,
             token,
         } = &self.fencing
