@@ -62,6 +62,18 @@ impl HeldKind {
         on_held!(self, held => held.deadline())
     }
 
+    /// The nodes whose votes granted it, as indices into `redlock`'s nodes
+    /// (the order the run gave them, the audit's order).
+    fn voters(&self, redlock: &Redlock) -> Vec<usize> {
+        let granted = on_held!(self, held => held.granted_by());
+        redlock
+            .nodes()
+            .enumerate()
+            .filter(|(_, id)| granted.contains(id))
+            .map(|(index, _)| index)
+            .collect()
+    }
+
     fn owner(&self) -> String {
         on_held!(self, held => held.owner().to_string())
     }
@@ -309,6 +321,7 @@ impl Locker for KindLocker {
             return Ok(Grant::new(held, String::new(), deadline));
         }
         let owner = held.owner();
+        let voters = held.voters(&self.redlock);
         // The one place a workload reads a lock's fencing token (the checker
         // requires tokens to increase in grant order, and the store refuses
         // stale ones). The write-back may fail (the lease ran out first, or
@@ -321,7 +334,8 @@ impl Locker for KindLocker {
             Grant::new(held, owner, deadline).without_token()
         }
         .with_kind(self.kind.name(), self.share())
-        .covering(also);
+        .covering(also)
+        .voted_by(voters);
         // A leadership's watchdog extends it in the background.
         Ok(if self.kind == LockKind::Election {
             grant.renewing_itself()

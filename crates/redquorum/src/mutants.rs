@@ -19,6 +19,7 @@
 //! - `quorum/validity.rs` (`validity`): validity-unreduced, long-lease,
 //!   validity-no-drift;
 //! - `quorum/tally.rs` (`quorum`): minority-quorum;
+//! - `quorum/vote.rs` (`vote`): timed-out-acquire-votes;
 //! - `quorum/coordinator.rs` (`acquire`: the unwind and its drop guard;
 //!   `commit`: the write-back): no-unwind, unwind-disarmed-early,
 //!   fence-without-write-back;
@@ -194,11 +195,14 @@ pub enum Mutant {
     /// still write after the next holder got the lock. Planted in the CLI
     /// (`exec/guarded.rs`, `left_behind`).
     ExecReleasesOrphans,
+    /// An acquire that timed out on a node counts as that node's vote (its
+    /// call may still land, the reasoning goes): a vote the node never cast.
+    TimedOutAcquireVotes,
 }
 
 impl Mutant {
     /// Every mutant, in the order `redquorum mutants` runs them.
-    pub const ALL: [Mutant; 33] = [
+    pub const ALL: [Mutant; 34] = [
         Mutant::ValidityUnreduced,
         Mutant::LongLease,
         Mutant::NoUnwind,
@@ -232,13 +236,14 @@ impl Mutant {
         Mutant::PlainExtendKeepsExpiry,
         Mutant::NewPrimaryDefaultVotes,
         Mutant::ExecReleasesOrphans,
+        Mutant::TimedOutAcquireVotes,
     ];
 
     /// The mutants of the bug classes only the mixed default run reaches
     /// (docs/torture.md): `redquorum mutants` runs them with the default
     /// `redquorum torture`, no recipe of their own.
-    /// They are the last sixteen of [`Mutant::ALL`].
-    pub const CLASSES: &[Mutant] = Mutant::ALL.split_at(Mutant::ALL.len() - 16).1;
+    /// They are the last seventeen of [`Mutant::ALL`].
+    pub const CLASSES: &[Mutant] = Mutant::ALL.split_at(Mutant::ALL.len() - 17).1;
 
     /// The kebab-case name.
     ///
@@ -284,6 +289,7 @@ impl Mutant {
             Mutant::PlainExtendKeepsExpiry => "plain-extend-keeps-expiry",
             Mutant::NewPrimaryDefaultVotes => "new-primary-default-votes",
             Mutant::ExecReleasesOrphans => "exec-releases-orphans",
+            Mutant::TimedOutAcquireVotes => "timed-out-acquire-votes",
         }
     }
 }

@@ -20,7 +20,8 @@
 //! believed it held (grant or renewed extension to its deadline), a
 //! majority of the nodes backed it (`unbacked.rs`), and (11) each
 //! fencing token handed out was held by a quorum's fence counters
-//! (`token_backing.rs`).
+//! (`token_backing.rs`), and (12) each node whose vote the lock counted
+//! for a grant held it to the granted deadline (`vote_backing.rs`).
 //! Unfenced holders that write after their deadline (the assumption a
 //! paused client breaks) are flagged too. A hold of several resources (an
 //! all-of set, `Session::also`) is judged as a hold of each of them
@@ -34,7 +35,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use super::audit::hold_life::{HoldContext, came_back, removed};
-use super::audit::{orphan, token_backing, unbacked};
+use super::audit::{orphan, token_backing, unbacked, vote_backing};
 use super::forced::ForceReleases;
 use super::lock_delay::early_grants;
 use super::operator::broken_promises;
@@ -158,10 +159,12 @@ pub fn check_evidence(evidence: &Evidence<'_>) -> Verdict {
     violations.extend(orphan::orphans(evidence, &owners, &tried));
     check_hold_lives(evidence, &owners, &mut violations);
     let every_hold: Vec<Session> = evidence.sessions.iter().cloned().chain(covered).collect();
-    violations.extend(unbacked::violations(&Evidence {
+    let every_hold = Evidence {
         sessions: &every_hold,
         ..*evidence
-    }));
+    };
+    violations.extend(unbacked::violations(&every_hold));
+    violations.extend(vote_backing::violations(&every_hold));
     violations.extend(token_backing::violations(evidence));
     Verdict { violations }
 }

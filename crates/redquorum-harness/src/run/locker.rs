@@ -48,6 +48,10 @@ pub struct Grant<H> {
     /// The other resources the hold covers, as the holder asked for them
     /// (an all-of set), so the checker judges it on each of them.
     pub also: Vec<String>,
+    /// The nodes (by index, in the order the run gave them) whose votes
+    /// the lock counted for this grant, when it says (empty: not said).
+    /// The checker requires each of them to have stored the hold.
+    pub voters: Vec<usize>,
 }
 
 impl<H> Grant<H> {
@@ -71,6 +75,7 @@ impl<H> Grant<H> {
             tokenless: false,
             kept: None,
             also: Vec::new(),
+            voters: Vec::new(),
         }
     }
 
@@ -86,6 +91,21 @@ impl<H> Grant<H> {
     #[must_use]
     pub fn covering(mut self, also: Vec<String>) -> Self {
         self.also = also;
+        self
+    }
+
+    /// Says which nodes' votes the lock counted (see [`Grant::voters`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let grant = redquorum_harness::Grant::new((), "o".into(), std::time::Instant::now())
+    ///     .voted_by(vec![0, 2, 4]);
+    /// assert_eq!(grant.voters, [0, 2, 4]);
+    /// ```
+    #[must_use]
+    pub fn voted_by(mut self, voters: Vec<usize>) -> Self {
+        self.voters = voters;
         self
     }
 

@@ -10,7 +10,8 @@
 //! ([`NodeBacking`], `node_backing.rs`); a holder's fencing token is held
 //! by a quorum's fence counters (`token_backing.rs`, tests in
 //! `token_backing_tests.rs`), and what a node's counter showed
-//! ([`CounterShown`], `counter_shown.rs`).
+//! ([`CounterShown`], `counter_shown.rs`); each node whose vote a grant
+//! counted holds it (`vote_backing.rs`, tests in `vote_backing_tests.rs`).
 //!
 //! May import: the checker's frame (`verdict.rs`, `violation/`),
 //! `lock_delay.rs`'s clock allowances, `evidence` and `faults`. Must never
@@ -24,6 +25,7 @@ mod node_backing;
 pub(super) mod orphan;
 pub(super) mod token_backing;
 pub(super) mod unbacked;
+pub(super) mod vote_backing;
 
 pub use counter_shown::CounterShown;
 pub use node_backing::NodeBacking;

@@ -51,7 +51,7 @@ use super::node_backing::NodeBacking;
 use crate::check::lock_delay::FIXED;
 use crate::check::verdict::Evidence;
 use crate::check::violation::Violation;
-use crate::evidence::{Backing, HoldTrack, OperatorAction, OperatorCall, Session};
+use crate::evidence::{AuditRound, Backing, HoldTrack, OperatorAction, OperatorCall, Session};
 use crate::faults::FaultEvent;
 
 /// What the rule reads besides the sessions.
@@ -89,6 +89,28 @@ pub(crate) fn tracks_by_owner(backing: &Backing) -> HashMap<&str, Vec<&HoldTrack
     by_owner
 }
 
+/// `s`'s audited holds under its resource's lock key, by node; `None`
+/// when its kind keeps holds where the audit does not read them (a
+/// permit's slot): the audit saw none under the lock key of this resource
+/// or of another of its set (an all-of hold is kept under each).
+pub(super) fn holds_on_nodes<'a>(
+    s: &Session,
+    tracks: &[&'a HoldTrack],
+) -> Option<HashMap<usize, &'a HoldTrack>> {
+    let lock_key = |name: &str| format!("{{{name}}}");
+    let suffix = lock_key(&s.resource);
+    let mut on_node: HashMap<usize, &HoldTrack> = HashMap::new();
+    for track in tracks.iter().filter(|t| t.key.ends_with(&suffix)) {
+        on_node.insert(track.node, track);
+    }
+    let seen = !on_node.is_empty()
+        || s.also.iter().any(|name| {
+            let other = lock_key(name);
+            tracks.iter().any(|t| t.key.ends_with(&other))
+        });
+    seen.then_some(on_node)
+}
+
 /// The deadline in force at `t`, and whether it is an extension's: the
 /// last extension known to have returned by `t` (recorded; in histories
 /// from before that record, a later step of the client came after it),
@@ -117,7 +139,7 @@ fn deadline_at(s: &Session, t: Duration) -> Option<(Duration, bool)> {
 
 impl PremiseContext<'_> {
     /// Whether `node` is unknown for `s` at a read answered at `at`.
-    fn unknown(&self, s: &Session, node: usize, at: Duration) -> bool {
+    pub(super) fn unknown(&self, s: &Session, node: usize, at: Duration) -> bool {
         self.clock_off.contains(&node)
             || self.faults.iter().any(|f| {
                 LOSES_OR_AGES.contains(&f.kind)
@@ -127,7 +149,7 @@ impl PremiseContext<'_> {
     }
 
     /// A force-release of `s`'s resource begun by `at` that may have found its hold.
-    fn forced(&self, s: &Session, at: Duration) -> bool {
+    pub(super) fn forced(&self, s: &Session, at: Duration) -> bool {
         self.operator.iter().any(|call| {
             matches!(call.action, OperatorAction::ForceRelease { .. })
                 && call.resource == s.resource
@@ -135,6 +157,28 @@ impl PremiseContext<'_> {
                 && s.start <= call.end
         })
     }
+}
+
+/// The audit rounds, with their index, that may read a premise from
+/// `grant` to `last`: from the first answered after the grant to the last
+/// before one whose reads were all sent after `last` (a round no node
+/// answered says nothing, and does not end it).
+pub(super) fn rounds_within(
+    backing: &Backing,
+    grant: Duration,
+    last: Duration,
+) -> impl Iterator<Item = (usize, &AuditRound)> {
+    let rounds = &backing.rounds;
+    // Rounds are in time order: skip those answered before the grant.
+    let first = rounds.partition_point(|r| r.reads.iter().flatten().all(|read| read.at < grant));
+    rounds
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take_while(move |(_, round)| {
+            let mut reads = round.reads.iter().flatten().peekable();
+            reads.peek().is_none() || !reads.all(|read| read.sent > last)
+        })
 }
 
 /// The first audit round at which a majority of the nodes did not back
@@ -145,32 +189,9 @@ pub(crate) fn unbacked(
     tracks: &[&HoldTrack],
 ) -> Option<Unbacked> {
     let grant = s.grant?;
-    let lock_key = |name: &str| format!("{{{name}}}");
-    let suffix = lock_key(&s.resource);
-    let mut on_node: HashMap<usize, &HoldTrack> = HashMap::new();
-    for track in tracks.iter().filter(|t| t.key.ends_with(&suffix)) {
-        on_node.insert(track.node, track);
-    }
-    // Its kind keeps holds where the audit reads them: under the lock key
-    // of this resource, or of another of its set (then under each).
-    let seen = !on_node.is_empty()
-        || s.also.iter().any(|name| {
-            let other = lock_key(name);
-            tracks.iter().any(|t| t.key.ends_with(&other))
-        });
-    if !seen {
-        return None;
-    }
+    let on_node = holds_on_nodes(s, tracks)?;
     let last = s.deadline()?.max(s.validity_end?);
-    let rounds = &ctx.backing.rounds;
-    // Rounds are in time order: skip those answered before the grant.
-    let first = rounds.partition_point(|r| r.reads.iter().flatten().all(|read| read.at < grant));
-    for (index, round) in rounds.iter().enumerate().skip(first) {
-        let mut reads = round.reads.iter().flatten().peekable();
-        // A round no node answered says nothing, and does not end the premise.
-        if reads.peek().is_some() && reads.all(|read| read.sent > last) {
-            break;
-        }
+    for (index, round) in rounds_within(ctx.backing, grant, last) {
         let majority = round.reads.len() / 2 + 1;
         let mut against = Vec::new();
         let mut deadline = None;
@@ -210,9 +231,13 @@ pub(crate) fn unbacked(
     None
 }
 
-/// Every granted session of `evidence` a majority did not back while it
-/// believed it held.
-pub(crate) fn violations(evidence: &Evidence<'_>) -> Vec<Violation> {
+/// Each session of `evidence` with an owner that `judge` finds against,
+/// given the audited holds of its owner (sessions the audit never saw a
+/// hold of are not judged), with what it found.
+pub(super) fn judge_each<'e, T>(
+    evidence: &Evidence<'e>,
+    judge: impl Fn(&PremiseContext<'_>, &Session, &[&HoldTrack]) -> Option<T>,
+) -> Vec<(&'e Session, T)> {
     let ctx = PremiseContext {
         backing: evidence.backing,
         faults: evidence.faults,
@@ -220,25 +245,32 @@ pub(crate) fn violations(evidence: &Evidence<'_>) -> Vec<Violation> {
         clock_off: evidence.clock_off,
     };
     let tracks = tracks_by_owner(evidence.backing);
-    let mut found = Vec::new();
-    for s in evidence.sessions.iter().filter(|s| !s.owner.is_empty()) {
-        let Some(broken) = tracks
-            .get(s.owner.as_str())
-            .and_then(|tracks| unbacked(&ctx, s, tracks))
-        else {
-            continue;
-        };
-        found.push(Violation::Unbacked {
+    evidence
+        .sessions
+        .iter()
+        .filter(|s| !s.owner.is_empty())
+        .filter_map(|s| {
+            let tracks = tracks.get(s.owner.as_str())?;
+            judge(&ctx, s, tracks).map(|found| (s, found))
+        })
+        .collect()
+}
+
+/// Every granted session of `evidence` a majority did not back while it
+/// believed it held.
+pub(crate) fn violations(evidence: &Evidence<'_>) -> Vec<Violation> {
+    judge_each(evidence, unbacked)
+        .into_iter()
+        .map(|(s, broken)| Violation::Unbacked {
             session: Box::new(s.clone()),
             at: broken.at,
             deadline: broken.deadline,
             extended: broken.extended,
             nodes: broken.nodes,
-        });
-    }
-    found
+        })
+        .collect()
 }
 
 #[cfg(test)]
 #[path = "unbacked_tests.rs"]
-mod tests;
+pub(super) mod tests;

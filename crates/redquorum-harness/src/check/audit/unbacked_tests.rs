@@ -4,14 +4,18 @@ use super::*;
 use crate::evidence::{AuditRead, AuditRound, Extension, Seen};
 use crate::faults::FaultKind;
 
-fn ms(ms: u64) -> Duration {
+pub(in crate::check::audit) fn ms(ms: u64) -> Duration {
     Duration::from_millis(ms)
 }
 
 /// Rounds every 50 ms from 0 on `nodes` nodes (node `n` read at `+n` ms,
 /// answered 1 ms later), each showing owner `a`'s hold on `lock:{r}` as
 /// `shows(node, round)` says: its expiry in ms, or `None` (not shown).
-fn backing(nodes: usize, rounds: u32, shows: impl Fn(usize, u32) -> Option<u64>) -> Backing {
+pub(in crate::check::audit) fn backing(
+    nodes: usize,
+    rounds: u32,
+    shows: impl Fn(usize, u32) -> Option<u64>,
+) -> Backing {
     let read = |node: usize, round: u32| {
         let sent = ms(u64::from(round) * 50 + node as u64);
         AuditRead {
@@ -58,7 +62,7 @@ fn backing(nodes: usize, rounds: u32, shows: impl Fn(usize, u32) -> Option<u64>)
 }
 
 /// Granted at 10 ms, deadline 900 ms, released at 950 ms.
-fn session() -> Session {
+pub(in crate::check::audit) fn session() -> Session {
     let mut s = Session::granted(0, "r", "a", ms(0), ms(10), ms(900));
     s.release = Some(ms(950));
     s

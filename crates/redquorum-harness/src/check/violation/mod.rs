@@ -155,13 +155,24 @@ pub enum Violation {
         /// The nodes whose counters showed less, at their first read after the grant.
         nodes: Vec<CounterShown>,
     },
+    /// A node whose vote the lock counted for `session`'s grant did not
+    /// hold it to the granted deadline at a read in between, with no fault
+    /// there to explain it (`audit/vote_backing.rs`): a vote it never cast.
+    UnbackedVote {
+        /// The holder.
+        session: Box<Session>,
+        /// When the read was answered.
+        at: Duration,
+        /// What the node showed.
+        node: NodeBacking,
+    },
 }
 
 impl Violation {
     /// A short name for counting: `overlap`, `stale-write`, `lost-update`,
     /// `counter`, `leaked`, `fence`, `orphan-key`, `lock-delay`, `inspection`,
     /// `force-release`, `revived`, `hold-removed`, `hold-came-back`,
-    /// `unbacked`, `unbacked-token`.
+    /// `unbacked`, `unbacked-token`, `unbacked-vote`.
     ///
     /// # Examples
     ///
@@ -195,6 +206,7 @@ impl Violation {
             Violation::HoldCameBack { .. } => "hold-came-back",
             Violation::Unbacked { .. } => "unbacked",
             Violation::UnbackedToken { .. } => "unbacked-token",
+            Violation::UnbackedVote { .. } => "unbacked-vote",
         }
     }
 
@@ -226,7 +238,7 @@ impl Violation {
             Violation::Revived { extension, .. } => Some(extension.at),
             Violation::HoldRemoved { key, .. } => key.gone,
             Violation::HoldCameBack { key, .. } => Some(key.first_seen),
-            Violation::Unbacked { at, .. } => Some(*at),
+            Violation::Unbacked { at, .. } | Violation::UnbackedVote { at, .. } => Some(*at),
             Violation::UnbackedToken { nodes, .. } => nodes.iter().map(|n| n.at).max(),
             Violation::CounterMismatch { .. } | Violation::Leaked(_) => None,
         }
@@ -260,7 +272,8 @@ impl Violation {
             Violation::Operator { session, .. }
             | Violation::Revived { session, .. }
             | Violation::Unbacked { session, .. }
-            | Violation::UnbackedToken { session, .. } => vec![session],
+            | Violation::UnbackedToken { session, .. }
+            | Violation::UnbackedVote { session, .. } => vec![session],
             Violation::HoldRemoved { owner, .. } | Violation::HoldCameBack { owner, .. } => {
                 vec![owner]
             }

@@ -123,6 +123,25 @@ impl fmt::Display for Violation {
                 }
                 write!(f, "\n  holder: {session}")
             }
+            Violation::UnbackedVote { session, at, node } => {
+                let ms = |d: Duration| d.as_secs_f64() * 1e3;
+                write!(
+                    f,
+                    "unbacked vote on {:?} at {:.1} ms: node {} was counted for the grant but ",
+                    session.resource,
+                    ms(*at),
+                    node.node
+                )?;
+                match node.expires {
+                    Some(e) => write!(f, "its hold expires by {:.1} ms", ms(e))?,
+                    None => write!(f, "does not hold it")?,
+                }
+                write!(
+                    f,
+                    ", before the granted deadline {:.1} ms\n  holder: {session}",
+                    ms(session.validity_end.unwrap_or_default())
+                )
+            }
             Violation::UnbackedToken { session, nodes } => {
                 write!(
                     f,

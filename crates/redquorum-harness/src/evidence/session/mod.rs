@@ -153,6 +153,11 @@ pub struct Session {
     /// one resource.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub also: Vec<String>,
+    /// The nodes (by index, in the run's node order) whose votes the lock
+    /// counted for the grant ([`crate::Grant::voters`]): each must have
+    /// stored the hold. Empty when the driver does not say.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub voters: Vec<usize>,
     /// How it ended.
     pub outcome: Outcome,
 }
@@ -204,6 +209,7 @@ impl Session {
             tokenless: false,
             deadline_unseen: false,
             also: Vec::new(),
+            voters: Vec::new(),
             outcome: Outcome::NotAcquired(why.to_owned()),
         }
     }

@@ -143,6 +143,7 @@ impl<L: Locker> Client<L> {
             tokenless,
             kept,
             also,
+            voters,
             ..
         } = grant;
         // A hold the lock keeps alive itself is a long job, whatever was drawn.
@@ -163,6 +164,7 @@ impl<L: Locker> Client<L> {
         session.renews_itself = renews_itself;
         session.tokenless = tokenless;
         session.also = also;
+        session.voters = voters;
         // A holder that never asked for a token only reads a fenced store:
         // its unfenced write would not raise the store's token floor, so a
         // stale fenced holder's write would be accepted after it (a lost
