@@ -1,7 +1,8 @@
 //! The workload against a fenced store: a holder without a fencing token
 //! (the lock's write-back failed) must not touch the store, since a fenced
 //! resource cannot check an unfenced write; one that never asked for a
-//! token only reads it.
+//! token only reads it. Sessions on names of their own
+//! (`WorkloadConfig::own_name_chance`) lock only their client's name.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -96,4 +97,49 @@ async fn a_holder_that_never_asked_for_a_token_only_reads_a_fenced_store() {
         assert_eq!(session.outcome, Outcome::ReadOnly, "{session:?}");
     }
     assert_eq!(value, 0);
+}
+
+#[tokio::test]
+async fn a_session_on_a_name_of_its_own_locks_only_its_clients_name() {
+    let cluster = Cluster::start(1).expect("store node");
+    let store = ProtectedStore::new(&cluster.host_port(0));
+    let config = WorkloadConfig {
+        clients: 2,
+        resources: vec!["r".into()],
+        duration: Duration::from_millis(300),
+        fenced_store: true,
+        own_name_chance: 0.5,
+        ..WorkloadConfig::default()
+    };
+    assert_eq!(config.names(), ["r", "own0", "own1"]);
+    for name in config.names() {
+        store.reset_blocking(&name).unwrap();
+    }
+    let locker = Arc::new(Granting {
+        tokens: true,
+        tokenless: false,
+        next: AtomicU64::new(0),
+    });
+    let sessions = run_workload(locker, store.clone(), &config)
+        .await
+        .sessions();
+    for name in config.names() {
+        let on_it: Vec<_> = sessions.iter().filter(|s| s.resource == name).collect();
+        assert!(!on_it.is_empty(), "no session on {name}");
+        if let Some(client) = name.strip_prefix("own") {
+            assert!(
+                on_it.iter().all(|s| s.client.to_string() == client),
+                "{on_it:?}"
+            );
+        }
+        let completed = on_it
+            .iter()
+            .filter(|s| s.outcome == Outcome::Completed)
+            .count();
+        assert_eq!(
+            store.read_blocking(&name).unwrap(),
+            completed as i64,
+            "{name}"
+        );
+    }
 }

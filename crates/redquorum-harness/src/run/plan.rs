@@ -107,6 +107,9 @@ pub struct TorturePlan<L> {
     pub lock: L,
     /// The chance that a client drops an acquire or release part-way.
     pub drop_chance: f64,
+    /// The chance that a session locks its client's own name
+    /// ([`WorkloadConfig::own_name_chance`]).
+    pub own_name_chance: f64,
     /// The lock's lock-delay (zero: none); the checker then holds it to it.
     pub lock_delay: Duration,
     /// How often an operator inspects and force-releases the resources.
@@ -182,6 +185,7 @@ impl<L> TorturePlan<L> {
             seed: 1,
             lock,
             drop_chance: 0.0,
+            own_name_chance: 0.0,
             lock_delay: Duration::ZERO,
             operator: OperatorPace::default(),
             quiet: true,
@@ -323,6 +327,7 @@ impl<L> TorturePlan<L> {
                 0.0
             },
             give_up_after: (self.node_timeout, self.ttl / 2),
+            own_name_chance: self.own_name_chance,
             seed: self.seed,
             ..WorkloadConfig::default()
         }

@@ -86,7 +86,7 @@ impl<L: TortureLock> TorturePlan<L> {
             .map_err(TortureStopped::Setup)?;
         let workload = self.workload();
         let store = ProtectedStore::new(&store_addr);
-        for resource in &workload.resources {
+        for resource in &workload.names() {
             store
                 .reset_blocking(resource)
                 .map_err(|e| TortureStopped::Setup(format!("protected store: {e}")))?;
@@ -191,7 +191,7 @@ impl<L: TortureLock> TorturePlan<L> {
         let group_ttls: Vec<Duration> = (0..self.groups).map(|g| L::group_ttl(self, g)).collect();
         date_keys(&mut keys_seen, &sessions, &group_ttls);
         let protected = store
-            .values(&workload.resources)
+            .values(&workload.names())
             .map_err(|e| TortureStopped::Setup(format!("protected store: {e}")))?;
         let mut info = self.info(masters.len(), self.lock.name());
         info.configurations = (0..self.groups)
@@ -254,11 +254,19 @@ impl<L: TortureLock> TorturePlan<L> {
     /// The line on stderr that says what is about to run.
     fn banner(&self, masters: &Masters) {
         eprintln!(
-            "torture: {}, {} clients in {} groups × {} resources, ttl {:?}, nemesis {}, for {:?}{}",
+            "torture: {}, {} clients in {} groups × {} resources{}, ttl {:?}, nemesis {}, for {:?}{}",
             masters.describe(),
             self.clients,
             self.groups,
             self.resources,
+            if self.own_name_chance > 0.0 {
+                format!(
+                    " (and a name of each client's own, {:.0}% of sessions)",
+                    self.own_name_chance * 100.0
+                )
+            } else {
+                String::new()
+            },
             self.ttl,
             if self.kinds.is_empty() {
                 "none".to_owned()

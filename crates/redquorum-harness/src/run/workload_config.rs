@@ -52,8 +52,44 @@ pub struct WorkloadConfig {
     pub give_up_chance: f64,
     /// That timeout's range (uniform). Default: 50–500 ms.
     pub give_up_after: (Duration, Duration),
+    /// The chance that a session locks its client's own name
+    /// ([`WorkloadConfig::own_name`]), which no other client locks: an
+    /// uncontended hold, as a service locking per-entity names takes many
+    /// at once on one connection (batched with its other operations).
+    /// Default: 0.
+    pub own_name_chance: f64,
     /// Random seed (clients use `seed + index`). Default: 1.
     pub seed: u64,
+}
+
+impl WorkloadConfig {
+    /// The name of `client`'s own: `own<client>`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(redquorum_harness::WorkloadConfig::own_name(3), "own3");
+    /// ```
+    #[must_use]
+    pub fn own_name(client: usize) -> String {
+        format!("own{client}")
+    }
+
+    /// Every name a session may lock: the shared resources, then each
+    /// client's own when sessions may draw it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let config = redquorum_harness::WorkloadConfig { clients: 2, own_name_chance: 0.5, ..Default::default() };
+    /// assert_eq!(config.names(), ["r0", "r1", "own0", "own1"]);
+    /// ```
+    #[must_use]
+    pub fn names(&self) -> Vec<String> {
+        let own = (self.own_name_chance > 0.0).then_some(0..self.clients);
+        let own = own.into_iter().flatten().map(Self::own_name);
+        self.resources.iter().cloned().chain(own).collect()
+    }
 }
 
 impl Default for WorkloadConfig {
@@ -73,6 +109,7 @@ impl Default for WorkloadConfig {
             drop_within: Duration::from_millis(50),
             give_up_chance: 0.0,
             give_up_after: (Duration::from_millis(50), Duration::from_millis(500)),
+            own_name_chance: 0.0,
             seed: 1,
         }
     }

@@ -101,6 +101,7 @@ pub(super) fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan)
         seed: args.seed,
         lock: Lock::One(LockKind::Plain),
         drop_chance: 0.0,
+        own_name_chance: 0.0,
         lock_delay: Duration::ZERO,
         operator: OperatorPace::default(),
         quiet: true,

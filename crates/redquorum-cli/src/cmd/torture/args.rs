@@ -313,6 +313,9 @@ pub(super) fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String>
         seed: args.seed,
         lock,
         drop_chance: if lock == Lock::Mixed { 0.08 } else { 0.0 },
+        // A quarter of the default run's sessions lock their client's own
+        // name: uncontended holds, batched with the group's other calls.
+        own_name_chance: if lock == Lock::Mixed { 0.25 } else { 0.0 },
         lock_delay: args.lock_delay.unwrap_or_default(),
         operator,
         quiet: false,

@@ -1,4 +1,5 @@
-//! One client of the workload: lock a random resource, use it as its
+//! One client of the workload: lock a random resource (or, now and then,
+//! a name of its own: `WorkloadConfig::own_name_chance`), use it as its
 //! holder kind says (a read-modify-write of the protected counter, pauses,
 //! extensions), release it, record the session, repeat until the end.
 
@@ -53,7 +54,12 @@ impl<L: Locker> Client<L> {
             rand::rngs::StdRng::seed_from_u64(config.seed.wrapping_add(self.client as u64));
         let total: u32 = config.holders.iter().map(|(_, w)| w).sum();
         while Instant::now() < self.until && !config.resources.is_empty() {
-            let resource = &config.resources[rng.gen_range(0..config.resources.len())];
+            let own = rng.gen_bool(config.own_name_chance.clamp(0.0, 1.0));
+            let resource = &if own {
+                WorkloadConfig::own_name(self.client)
+            } else {
+                config.resources[rng.gen_range(0..config.resources.len())].clone()
+            };
             let holder = pick(&config.holders, rng.gen_range(0..total.max(1)));
             if let Some(mut session) = self
                 .locker
