@@ -362,6 +362,7 @@ fn check_hold_lives(
         slack: evidence.slack,
         faults: evidence.faults,
         operator: evidence.operator,
+        clock_off: evidence.clock_off,
     };
     for key in evidence.keys {
         let Some(owner) = owners.get(key.owner.as_str()) else {

@@ -256,6 +256,8 @@ impl ExecHolder {
                 let owner = unused_hold_owner(&stderr).unwrap_or_default();
                 let mut session = Session::granted(0, resource, owner, start, exited, exited);
                 session.kind = KIND.to_owned();
+                // Held in `exec`'s own process, which ended with its release.
+                session.deadline_unseen = true;
                 (session.write_start, session.write_end) = (None, None);
                 session.outcome = Outcome::Abandoned;
                 session

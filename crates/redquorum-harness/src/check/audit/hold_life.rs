@@ -27,7 +27,9 @@
 //!   hold may be unwound, and set again), that long after it;
 //! - the TTL: a hold may be gone at its last sighting's time left, less
 //!   the clock error the lock allows (its drift factor and fixed 2 ms, and
-//!   the nemesis's clock faults, a hundredth of the TTL);
+//!   the nemesis's clock faults, a hundredth of the TTL); on a node whose
+//!   clock runs outside that allowance (`--fast-node`) its time left runs
+//!   out early, so a hold gone from it is not judged removed;
 //! - a fault on that node that takes holds off it or ages them (kill and
 //!   restart-majority lose what the log had not written, and bring back
 //!   what it had, a removal included; forget deletes; clock and strobe
@@ -68,6 +70,8 @@ pub(crate) struct HoldContext<'a> {
     pub faults: &'a [FaultEvent],
     /// The operator's calls.
     pub operator: &'a [OperatorCall],
+    /// Nodes whose clocks run outside the drift allowance.
+    pub clock_off: &'a [usize],
 }
 
 /// How much older than its recorded time an audit read may be: its time
@@ -193,7 +197,10 @@ pub(crate) fn removed(ctx: &HoldContext<'_>, life: &KeyLife, owner: &Session) ->
     if gone >= expires_from {
         return false;
     }
-    !(ctx.node_fault(&LOSES_OR_AGES, life.node, seen_from, gone)
+    // A fast clock (outside the drift allowance) runs its holds' time
+    // left down early; the lock refuses such a node's votes.
+    !(ctx.clock_off.contains(&life.node)
+        || ctx.node_fault(&LOSES_OR_AGES, life.node, seen_from, gone)
         || ctx.held_back_acquire(owner, life.node, seen_from)
         || ctx.forced(life, owner, gone))
 }

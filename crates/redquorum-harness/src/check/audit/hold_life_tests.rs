@@ -12,6 +12,7 @@ fn ctx<'a>(faults: &'a [FaultEvent], operator: &'a [OperatorCall]) -> HoldContex
         slack: ms(1000),
         faults,
         operator,
+        clock_off: &[],
     }
 }
 
@@ -51,6 +52,25 @@ fn a_live_hold_gone_before_its_release_and_its_ttl_is_removed() {
     ));
     // Still there when the audit stopped: nothing to say.
     assert!(!removed(&ctx(&[], &[]), &life(0, "a", 50, 1000, None), &a));
+}
+
+/// A node whose clock runs outside the drift allowance (`--fast-node`)
+/// expires its holds early: its time left is in its own, faster
+/// milliseconds. The lock refuses its votes; no one removed the hold.
+#[test]
+fn a_hold_gone_early_from_a_node_with_a_fast_clock_was_not_removed() {
+    let a = holder("a");
+    let gone_early = life(0, "a", 50, 1000, Some(1100));
+    let fast = HoldContext {
+        clock_off: &[0],
+        ..ctx(&[], &[])
+    };
+    assert!(!removed(&fast, &gone_early, &a));
+    let elsewhere = HoldContext {
+        clock_off: &[1],
+        ..ctx(&[], &[])
+    };
+    assert!(removed(&elsewhere, &gone_early, &a));
 }
 
 #[test]
