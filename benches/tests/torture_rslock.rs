@@ -22,10 +22,12 @@ async fn rslock_under_the_torture_is_granted_audited_and_judged() {
     plan.clients = 6;
     plan.groups = 2;
     plan.resources = 2;
+    // Renewing holders half the time: on a loaded machine a 3 s run has few
+    // sessions, and one of them must extend.
     plan.holders = vec![
-        (Holder::Brief, 2),
+        (Holder::Brief, 1),
         (Holder::ToDeadline, 1),
-        (Holder::Renewing, 1),
+        (Holder::Renewing, 2),
     ];
     let ran = plan.execute().await.expect("nodes and store start");
     let granted: HashSet<&str> = ran

@@ -54,7 +54,10 @@ impl<L: Locker> Client<L> {
             rand::rngs::StdRng::seed_from_u64(config.seed.wrapping_add(self.client as u64));
         let total: u32 = config.holders.iter().map(|(_, w)| w).sum();
         while Instant::now() < self.until && !config.resources.is_empty() {
-            let own = rng.gen_bool(config.own_name_chance.clamp(0.0, 1.0));
+            // Drawn only when asked for: a run without names of their own
+            // keeps the random sequence (and so the sessions) of its seed.
+            let own = config.own_name_chance > 0.0
+                && rng.gen_bool(config.own_name_chance.clamp(0.0, 1.0));
             let resource = &if own {
                 WorkloadConfig::own_name(self.client)
             } else {
