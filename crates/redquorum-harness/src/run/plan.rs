@@ -107,8 +107,7 @@ pub struct TorturePlan<L> {
     pub lock: L,
     /// The chance that a client drops an acquire or release part-way.
     pub drop_chance: f64,
-    /// The chance that a session locks its client's own name
-    /// ([`WorkloadConfig::own_name_chance`]).
+    /// [`WorkloadConfig::own_name_chance`]: sessions on their client's own name.
     pub own_name_chance: f64,
     /// The lock's lock-delay (zero: none); the checker then holds it to it.
     pub lock_delay: Duration,
