@@ -287,11 +287,7 @@ impl<L> TorturePlan<L> {
     /// The local nodes whose clocks run outside the drift allowance (1 %).
     pub(super) fn clock_off(&self) -> Vec<usize> {
         let off = |rate: Option<f64>| rate.is_some_and(|r| r > 1.0 + DRIFT_ALLOWED);
-        let all = if off(self.fast_clocks) {
-            self.node_count
-        } else {
-            0
-        };
+        let all = self.node_count * usize::from(off(self.fast_clocks));
         (0..all.max(usize::from(off(self.fast_node)))).collect()
     }
 

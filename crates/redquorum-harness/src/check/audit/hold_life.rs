@@ -223,3 +223,7 @@ pub(crate) fn came_back(ctx: &HoldContext<'_>, life: &KeyLife, owner: &Session) 
 #[cfg(test)]
 #[path = "hold_life_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "hold_life_back_tests.rs"]
+mod back_tests;

@@ -1,12 +1,12 @@
 use super::*;
 use crate::evidence::Dropped;
 
-fn ms(n: u64) -> Duration {
+pub(super) fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
 /// TTL 2 s, slack 1 s (the torture's defaults).
-fn ctx<'a>(faults: &'a [FaultEvent], operator: &'a [OperatorCall]) -> HoldContext<'a> {
+pub(super) fn ctx<'a>(faults: &'a [FaultEvent], operator: &'a [OperatorCall]) -> HoldContext<'a> {
     HoldContext {
         ttl: ms(2000),
         slack: ms(1000),
@@ -18,7 +18,13 @@ fn ctx<'a>(faults: &'a [FaultEvent], operator: &'a [OperatorCall]) -> HoldContex
 
 /// `owner`'s hold on `node`, seen until `last_seen` (set at `set`),
 /// first missed at `gone`.
-fn life(node: usize, owner: &str, set: u64, last_seen: u64, gone: Option<u64>) -> KeyLife {
+pub(super) fn life(
+    node: usize,
+    owner: &str,
+    set: u64,
+    last_seen: u64,
+    gone: Option<u64>,
+) -> KeyLife {
     KeyLife {
         node,
         key: "lock:{r}".into(),
@@ -35,7 +41,7 @@ fn life(node: usize, owner: &str, set: u64, last_seen: u64, gone: Option<u64>) -
 
 /// A to-deadline holder granted at 100 (hold set at 50), valid until
 /// 1900, released at 1898.
-fn holder(owner: &str) -> Session {
+pub(super) fn holder(owner: &str) -> Session {
     let mut s = Session::granted(0, "r", owner, ms(0), ms(100), ms(1900));
     s.release = Some(ms(1898));
     s
@@ -296,112 +302,4 @@ fn a_sharers_release_leaves_the_other_holds_judged_on_their_own() {
         &life(0, "b", 50, 1000, Some(1100)),
         &b
     ));
-}
-
-/// `owner`'s hold back on `node` at `back`, after a read at `absent`
-/// that did not show it.
-fn back(node: usize, owner: &str, absent: u64, back: u64) -> KeyLife {
-    KeyLife {
-        first_seen: ms(back),
-        last_seen: ms(back + 100),
-        age: ms(50),
-        left: None,
-        back_after: Some(ms(absent)),
-        gone: None,
-        ..life(node, owner, 0, 500, None)
-    }
-}
-
-/// A renewing holder granted at 100, extended at 1300 to 3200, released at 3100.
-fn renewing() -> Session {
-    let mut s = Session::granted(0, "r", "a", ms(0), ms(100), ms(1900));
-    s.extensions = vec![crate::evidence::Extension {
-        at: ms(1300),
-        until: ms(3200),
-    }];
-    s.release = Some(ms(3100));
-    s
-}
-
-#[test]
-fn a_hold_back_on_a_node_after_it_had_gone_there_is_caught() {
-    // Its hold expired on node 0 (the extension was late there) and the
-    // late extension set it again.
-    let a = renewing();
-    assert!(came_back(&ctx(&[], &[]), &back(0, "a", 2050, 2100), &a));
-    // Even after its release: nothing sets a released hold again.
-    assert!(came_back(&ctx(&[], &[]), &back(0, "a", 3150, 3200), &a));
-    // A first life is not a return.
-    assert!(!came_back(
-        &ctx(&[], &[]),
-        &life(0, "a", 50, 1000, None),
-        &a
-    ));
-}
-
-#[test]
-fn an_acquire_not_yet_decided_may_set_its_hold_again() {
-    // A waiting writer's attempts (one token) set, unwind and set again
-    // until the grant at 900; the sighting allowance covers a read
-    // taken before the grant but timed after it.
-    let mut w = Session::granted(0, "r", "w", ms(0), ms(900), ms(2700));
-    w.release = Some(ms(2600));
-    assert!(!came_back(&ctx(&[], &[]), &back(0, "w", 700, 800), &w));
-    assert!(!came_back(&ctx(&[], &[]), &back(0, "w", 1100, 1150), &w));
-    assert!(came_back(&ctx(&[], &[]), &back(0, "w", 1200, 1250), &w));
-    w.kind = "plain".into();
-    assert!(came_back(&ctx(&[], &[]), &back(0, "w", 1000, 1050), &w));
-}
-
-#[test]
-fn the_acquires_held_back_set_landing_at_the_heal_is_excused() {
-    let a = renewing();
-    let stall = [FaultEvent::new(FaultKind::Stall, vec![0], ms(50), ms(1400))];
-    assert!(!came_back(&ctx(&stall, &[]), &back(0, "a", 1450, 1500), &a));
-    // A plain lock's one attempt sets its hold once.
-    let mut plain = renewing();
-    plain.kind = "plain".into();
-    assert!(came_back(
-        &ctx(&stall, &[]),
-        &back(0, "a", 1450, 1500),
-        &plain
-    ));
-    // A stall that began after the grant held back an extension, not
-    // the acquire: that is the revival this rule is for.
-    let late = [FaultEvent::new(
-        FaultKind::Stall,
-        vec![0],
-        ms(1300),
-        ms(2060),
-    )];
-    assert!(came_back(&ctx(&late, &[]), &back(0, "a", 2050, 2100), &a));
-}
-
-#[test]
-fn a_restart_or_a_clock_jump_on_that_node_excuses_a_return() {
-    let a = renewing();
-    let returned = back(0, "a", 2050, 2100);
-    for kind in LOSES_OR_AGES {
-        let fault = [FaultEvent::new(kind, vec![0], ms(1990), ms(2000))];
-        assert!(!came_back(&ctx(&fault, &[]), &returned, &a), "{kind:?}");
-        let elsewhere = [FaultEvent::new(kind, vec![1], ms(1990), ms(2000))];
-        assert!(came_back(&ctx(&elsewhere, &[]), &returned, &a), "{kind:?}");
-    }
-}
-
-#[test]
-fn a_slow_reads_time_left_counts_from_when_the_read_was_sent() {
-    let mut a = holder("a");
-    a.release = Some(ms(5000));
-    // Set at 50 (expires at 2050). The read that saw it last was sent at
-    // 1100 and answered at 1800 with 900 ms left: the node ran it at 1150.
-    // Counted from the answer it would expire at 2700, and its going at
-    // 2100 looked like a removal; from the sending, at 2000: its TTL.
-    let mut slow = life(0, "a", 50, 1800, Some(2100));
-    (slow.last_sent, slow.left) = (Some(ms(1100)), Some(ms(900)));
-    assert!(!removed(&ctx(&[], &[]), &slow, &a));
-    // Answered at once: gone 650 ms before its expiry.
-    let mut quick = life(0, "a", 50, 1150, Some(1400));
-    (quick.last_sent, quick.left) = (Some(ms(1150)), Some(ms(900)));
-    assert!(removed(&ctx(&[], &[]), &quick, &a));
 }
