@@ -221,9 +221,9 @@ pub(crate) fn came_back(ctx: &HoldContext<'_>, life: &KeyLife, owner: &Session) 
 }
 
 #[cfg(test)]
-#[path = "hold_life_tests.rs"]
+#[path = "hold_life_tests/removed.rs"]
 mod tests;
 
 #[cfg(test)]
-#[path = "hold_life_back_tests.rs"]
+#[path = "hold_life_tests/came_back.rs"]
 mod back_tests;

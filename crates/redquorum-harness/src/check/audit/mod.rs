@@ -4,7 +4,7 @@
 //! (`orphan.rs`, `orphan-key`, tests in `orphan_tests.rs`; the faults that
 //! excuse it, in `excuse.rs`, which the inspection's promise shares); nobody but its owner takes a live hold off
 //! a node, and a hold gone from a node does not come back (`hold_life.rs`,
-//! tests in `hold_life_tests.rs` and `hold_life_back_tests.rs`); while a client believes it holds, a
+//! tests in `hold_life_tests/`); while a client believes it holds, a
 //! majority of the nodes back it (`unbacked.rs`, the premise, tests in
 //! `unbacked_tests.rs`), and what a node showed of that hold
 //! ([`NodeBacking`], `node_backing.rs`); a holder's fencing token is held

@@ -1,5 +1,5 @@
 //! The `hold-came-back` rule's tests (`hold_life.rs`, [`came_back`]), with
-//! the helpers of the `hold-removed` tests (`hold_life_tests.rs`).
+//! the helpers of the `hold-removed` tests (`removed.rs`).
 
 use super::tests::{ctx, holder, life, ms};
 use super::*;
