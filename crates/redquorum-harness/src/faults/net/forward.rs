@@ -15,6 +15,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
 use super::aim::{Aim, Aimed};
+use super::overtake::{OVERTAKE_WITHIN, Overtake};
 use super::script_tally::{ScriptTally, Watch};
 use super::side::SideConnection;
 
@@ -50,7 +51,9 @@ pub enum ProxyMode {
     /// answer reaches the client, the proxy loads back the script bodies
     /// clients sent it before (`SCRIPT LOAD`), as another client could: the
     /// calls the client sends next (an unwind after an acquire that said
-    /// NOSCRIPT) run at once, ahead of any late resend.
+    /// NOSCRIPT) run at once, ahead of any late resend. A batch's NOSCRIPT
+    /// answer also waits (at most 20 ms) until the client's next call has
+    /// gone out behind it (`overtake.rs`), so the client must split it.
     FlushScripts,
 }
 
@@ -96,17 +99,20 @@ async fn connection(
     let _ = server.set_nodelay(true);
     let (mut client_read, mut client_write) = client.into_split();
     let (mut server_read, mut server_write) = server.into_split();
+    let overtake = Arc::new(Overtake::default());
     let requests = Pump {
         mode: mode.clone(),
         replies: false,
         tally: tally.clone(),
         target,
+        overtake: overtake.clone(),
     };
     let replies = Pump {
         mode,
         replies: true,
         tally,
         target,
+        overtake,
     };
     let reset = tokio::select! {
         _ = requests.run(&mut client_read, &mut server_write) => false,
@@ -127,6 +133,9 @@ struct Pump {
     tally: Arc<ScriptTally>,
     /// The node, for the flushes of [`ProxyMode::FlushScripts`].
     target: SocketAddr,
+    /// The connection's batches a flush struck, and the calls after them
+    /// (shared by its two directions).
+    overtake: Arc<Overtake>,
 }
 
 impl Pump {
@@ -153,6 +162,9 @@ impl Pump {
                 && side.flush()
             {
                 self.tally.flushed(aimed == Aimed::Wide);
+                if aimed == Aimed::Wide {
+                    self.overtake.batch_flushed();
+                }
             }
             if seen.noscript && flushing {
                 // Held back until the node has the scripts again, and
@@ -161,9 +173,16 @@ impl Pump {
                 if side.load_back(&self.tally.bodies()).await {
                     self.tally.reloaded();
                 }
+                // A batch's answer also waits for the client's next call.
+                if let Some(passed) = self.overtake.overtaken(OVERTAKE_WITHIN).await {
+                    self.tally.batch_answer_held(passed);
+                }
             }
             self.apply_mode().await?;
             to.write_all(&buf[..n]).await?;
+            if !self.replies {
+                self.overtake.forwarded();
+            }
         }
     }
 

@@ -4,7 +4,8 @@
 //! one node; its forwarding and [`ProxyMode`] are in `forward.rs`, what
 //! the proxies see of scripts in `script_tally.rs`, which calls their
 //! script flushes aim at in `aim.rs` and their own connection to the node
-//! for those flushes in `side.rs`; per-group [`Proxies`] in
+//! for those flushes in `side.rs`, and the batch answers they hold until
+//! the client's next call has gone out in `overtake.rs`; per-group [`Proxies`] in
 //! `proxies.rs`.
 //!
 //! May import: `nodes` (per-group proxies stand in front of a
@@ -14,6 +15,7 @@
 
 mod aim;
 mod forward;
+mod overtake;
 mod proxies;
 mod proxy;
 mod script_body;

@@ -53,6 +53,10 @@ pub struct ScriptCounts {
     /// next calls, an unwind sent after an acquire that said NOSCRIPT among
     /// them, find the script and run, ahead of any late resend.
     pub reloads: u64,
+    /// NOSCRIPT answers to a batch a flush struck, held until the
+    /// client's next call had gone out behind it (`overtake.rs`): the
+    /// client must split the batch, resending only what cannot create a hold.
+    pub overtaken: u64,
     /// The longest the proxy held a NOSCRIPT answer back while it loaded
     /// the scripts back, in microseconds (every answer behind it waited too).
     pub longest_hold_us: u64,
@@ -69,6 +73,7 @@ impl ScriptCounts {
             flushes: self.flushes + other.flushes,
             wide: self.wide + other.wide,
             reloads: self.reloads + other.reloads,
+            overtaken: self.overtaken + other.overtaken,
             longest_hold_us: self.longest_hold_us.max(other.longest_hold_us),
         }
     }
@@ -78,13 +83,14 @@ impl fmt::Display for ScriptCounts {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} NOSCRIPT answers ({} after the proxy loaded the script back); {} calls sent again as EVAL, {} script loads with nothing sent again; {} flushes aimed at calls in flight ({} at calls carrying several calls' worth); answers held back {:.1} ms at most",
+            "{} NOSCRIPT answers ({} after the proxy loaded the script back); {} calls sent again as EVAL, {} script loads with nothing sent again; {} flushes aimed at calls in flight ({} at calls carrying several calls' worth, {} of whose answers reached the client after its next call); answers held back {:.1} ms at most",
             self.noscript,
             self.reloads,
             self.evals,
             self.loads,
             self.flushes,
             self.wide,
+            self.overtaken,
             self.longest_hold_us as f64 / 1000.0
         )
     }
@@ -117,6 +123,7 @@ pub(super) struct ScriptTally {
     flushes: AtomicU64,
     wide: AtomicU64,
     reloads: AtomicU64,
+    overtaken: AtomicU64,
     longest_hold_us: AtomicU64,
     /// The longest hold since the last [`ScriptTally::take_hold`].
     recent_hold_us: AtomicU64,
@@ -137,6 +144,7 @@ impl ScriptTally {
             flushes: get(&self.flushes),
             wide: get(&self.wide),
             reloads: get(&self.reloads),
+            overtaken: get(&self.overtaken),
             longest_hold_us: get(&self.longest_hold_us),
         }
     }
@@ -168,6 +176,13 @@ impl ScriptTally {
     /// One NOSCRIPT answer held back until the scripts were loaded back.
     pub(super) fn reloaded(&self) {
         self.reloads.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A batch's NOSCRIPT answer held for the client's next call
+    /// (`passed`: it went out before the answer did).
+    pub(super) fn batch_answer_held(&self, passed: bool) {
+        self.overtaken
+            .fetch_add(u64::from(passed), Ordering::Relaxed);
     }
 
     /// The script bodies clients sent (at most [`BODIES_KEPT`]).
