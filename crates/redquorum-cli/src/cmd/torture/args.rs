@@ -52,7 +52,8 @@ pub(crate) struct TortureArgs {
     /// --clock-ahead and --fast-node are not taken with it.
     #[arg(long, value_name = "S", value_parser = crate::arg_values::shards)]
     cluster: Option<u16>,
-    /// Each fault hits exactly N nodes (default: 1 to N/2 at random; more
+    /// Each fault hits exactly N nodes (default: 1 to N/2 at random, and a
+    /// script flush, which loses no key, 1 to N/2 + 1 where N/2 > 1; more
     /// than N/2 is outside the assumptions). With --cluster: the masters a
     /// lagging failover hits (default: 1 to N/2 + 1, within the
     /// assumptions); migrations and clean failovers hit 1 to N.

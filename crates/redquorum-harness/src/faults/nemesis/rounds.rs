@@ -131,8 +131,9 @@ pub(super) fn run(
 }
 
 /// A random set of distinct nodes from `pool`, sorted: 1 to `max_nodes`
-/// of them (a minority when `max_nodes` ≤ N/2), at least `min_nodes`; a
-/// bare majority for the majority faults (fence-loss chooses its own,
+/// of them (a minority when `max_nodes` ≤ N/2; up to a bare majority for
+/// a script flush), at least `min_nodes`; a bare majority for the majority
+/// faults (fence-loss chooses its own,
 /// `clock_leads.rs`).
 fn targets(
     rng: &mut StdRng,
@@ -140,7 +141,15 @@ fn targets(
     pool: &[usize],
     config: &NemesisConfig,
 ) -> Vec<usize> {
-    let most = config.max_nodes.clamp(1, pool.len());
+    let mut most = config.max_nodes.clamp(1, pool.len());
+    // A script flush loses no key, so a majority of them is within the
+    // assumptions; unless the count is fixed (`--fault-nodes`, or a single
+    // node on three), it may strike a bare majority, whose NOSCRIPT answers
+    // a quorum then needs: an answer the client gives the wrong operation
+    // can grant a hold.
+    if kind == FaultKind::ScriptFlush && config.min_nodes != config.max_nodes {
+        most = most.max(pool.len() / 2 + 1).min(pool.len());
+    }
     let count = if matches!(kind, FaultKind::SlowMajority | FaultKind::RestartMajority) {
         pool.len() / 2 + 1
     } else {
