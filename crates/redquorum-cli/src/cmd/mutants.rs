@@ -43,6 +43,13 @@ pub(crate) struct MutantsArgs {
     /// A mutant counts as caught only if its first violation showed within this.
     #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
     budget: Duration,
+    /// Run each mutant first for this long (the same run, cut short: its
+    /// faults and clients do not depend on the duration), and for the whole
+    /// `--duration` only if that found nothing. Most planted bugs are
+    /// caught in seconds, so a sweep takes half the time. Controls always
+    /// run the whole `--duration`.
+    #[arg(long, value_name = "D", value_parser = humantime::parse_duration)]
+    try_first: Option<Duration>,
     /// Also run each distinct run on the real library first, which must
     /// pass (once per run: the mutants that share the default run share
     /// its control).
@@ -112,22 +119,41 @@ pub(crate) async fn run(args: MutantsArgs) -> ExitCode {
                 "mutants: {} ({recipe})",
                 planted.map_or_else(|| format!("control for {mutant}"), |m| m.to_string())
             );
-            mutants::activate(planted);
             let started = Instant::now();
-            let result = plan.execute_until(crate::interrupt::received()).await;
-            mutants::activate(None);
-            let ran = match result {
-                Ok(ran) => ran,
-                Err(stopped @ TortureStopped::Interrupted { .. }) => {
-                    let signal = crate::interrupt::which();
-                    stderr_line!("mutants: {stopped} ({})", crate::interrupt::name(signal));
-                    return crate::interrupt::status(signal);
-                }
-                Err(TortureStopped::Setup(problem)) => {
-                    stderr_line!("redquorum mutants: {problem}");
-                    return exit::UNAVAILABLE.into();
-                }
+            // A mutant's short try first (if asked): a catch in it is a catch
+            // within the budget; otherwise the whole run decides.
+            let tries = match (planted, args.try_first) {
+                (Some(_), Some(first)) if first < plan.duration => vec![first, plan.duration],
+                _ => vec![plan.duration],
             };
+            let mut ran = None;
+            for duration in tries {
+                let plan = Plan {
+                    duration,
+                    ..plan.clone()
+                };
+                mutants::activate(planted);
+                let result = plan.execute_until(crate::interrupt::received()).await;
+                mutants::activate(None);
+                let this = match result {
+                    Ok(this) => this,
+                    Err(stopped @ TortureStopped::Interrupted { .. }) => {
+                        let signal = crate::interrupt::which();
+                        stderr_line!("mutants: {stopped} ({})", crate::interrupt::name(signal));
+                        return crate::interrupt::status(signal);
+                    }
+                    Err(TortureStopped::Setup(problem)) => {
+                        stderr_line!("redquorum mutants: {problem}");
+                        return exit::UNAVAILABLE.into();
+                    }
+                };
+                let found = Report::new(&this).violation_total() > 0;
+                ran = Some(this);
+                if found {
+                    break;
+                }
+            }
+            let Some(ran) = ran else { continue };
             if let Some(dir) = &args.histories {
                 let name = planted.map_or_else(|| format!("control-{mutant}"), |m| m.to_string());
                 let path = dir.join(format!("{name}.jsonl"));
