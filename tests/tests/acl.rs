@@ -1,6 +1,6 @@
 //! ACL users limited to what redquorum needs (docs/operations.md, "ACL
 //! user"), on plain nodes: every server of the matrix with ACL users
-//! (Redis 6 and later, Valkey) runs them, TLS or not (`tests/run.sh`).
+//! (Redis 6 and later, Valkey) runs them, TLS or not (`tests/extended.sh`).
 //! `tests/tests/tls.rs` logs in such a user over TLS.
 
 mod common;

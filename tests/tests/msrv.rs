@@ -4,7 +4,7 @@
 //! the getting-started guide state the same version.
 //!
 //! What this cannot see is the code's own use of newer language or library
-//! features: `tests/run.sh` compiles every target with a 1.88 toolchain for that.
+//! features: `tests/extended.sh` compiles every target with a 1.88 toolchain for that.
 
 use std::process::Command;
 

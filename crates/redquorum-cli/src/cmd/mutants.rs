@@ -11,7 +11,7 @@
 //! (a lock-delay, an operator, node clock monitoring, cluster masters)
 //! gets the default run with that feature turned on. `--recipes` runs
 //! instead the focused recipe each old mutant was written with (faster:
-//! CI's proof that the checker can fail). Everything stays within
+//! `tests/extended.sh`'s proof that the checker can fail). Everything stays within
 //! Redlock's assumptions, so `--controls` runs the same run on the real
 //! library and requires it to pass: the violation is the mutant's, not
 //! the experiment's.
