@@ -11,12 +11,13 @@ source tests/prepare.sh
 cargo install --locked --debug --path crates/redquorum-cli --root target/install --target-dir target
 export REDQUORUM_GUIDE_BIN="$PWD/target/install/bin/redquorum"
 took "cargo install"
-# Unit and integration (real nodes) tests of the whole workspace (the benches' one-repeat
-# runs are tests/extended.sh's); --no-fail-fast: a failing test still fails the run, but does
+# Unit and integration (real nodes) tests of the whole workspace (the examples are built and
+# run by crates/redquorum/tests/examples.rs; the benches' one-repeat runs are
+# tests/extended.sh's); --no-fail-fast: a failing test still fails the run, but does
 # not hide the results of the others. With cargo-nextest (on this project's machines), several
 # test binaries at once (.config/nextest.toml: most tests wait on servers and TTLs, the heavy
 # ones go one at a time); else cargo test, one binary after another.
-TARGETS=(--workspace --lib --bins --tests --examples --no-fail-fast)
+TARGETS=(--workspace --tests --no-fail-fast)
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run "${TARGETS[@]}"
 else
