@@ -21,7 +21,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use redquorum::mutants::{self, Mutant};
-use redquorum_harness::TortureStopped;
+use redquorum_harness::{TortureRun, TortureStopped};
 
 use crate::cmd::torture::lock::Plan;
 use crate::cmd::torture::report::Report;
@@ -122,38 +122,20 @@ pub(crate) async fn run(args: MutantsArgs) -> ExitCode {
             let started = Instant::now();
             // A mutant's short try first (if asked): a catch in it is a catch
             // within the budget; otherwise the whole run decides.
-            let tries = match (planted, args.try_first) {
-                (Some(_), Some(first)) if first < plan.duration => vec![first, plan.duration],
-                _ => vec![plan.duration],
+            let short = match (planted, args.try_first) {
+                (Some(_), Some(first)) if first < plan.duration => Some(first),
+                _ => None,
             };
-            let mut ran = None;
-            for duration in tries {
-                let plan = Plan {
-                    duration,
-                    ..plan.clone()
+            let mut ran = match run_once(&plan, short.unwrap_or(plan.duration), planted).await {
+                Ok(ran) => ran,
+                Err(code) => return code,
+            };
+            if short.is_some() && Report::new(&ran).violation_total() == 0 {
+                ran = match run_once(&plan, plan.duration, planted).await {
+                    Ok(ran) => ran,
+                    Err(code) => return code,
                 };
-                mutants::activate(planted);
-                let result = plan.execute_until(crate::interrupt::received()).await;
-                mutants::activate(None);
-                let this = match result {
-                    Ok(this) => this,
-                    Err(stopped @ TortureStopped::Interrupted { .. }) => {
-                        let signal = crate::interrupt::which();
-                        stderr_line!("mutants: {stopped} ({})", crate::interrupt::name(signal));
-                        return crate::interrupt::status(signal);
-                    }
-                    Err(TortureStopped::Setup(problem)) => {
-                        stderr_line!("redquorum mutants: {problem}");
-                        return exit::UNAVAILABLE.into();
-                    }
-                };
-                let found = Report::new(&this).violation_total() > 0;
-                ran = Some(this);
-                if found {
-                    break;
-                }
             }
-            let Some(ran) = ran else { continue };
             if let Some(dir) = &args.histories {
                 let name = planted.map_or_else(|| format!("control-{mutant}"), |m| m.to_string());
                 let path = dir.join(format!("{name}.jsonl"));
@@ -198,6 +180,33 @@ pub(crate) async fn run(args: MutantsArgs) -> ExitCode {
         println!("mutants: FAILED (a mutant escaped, or a control run failed)");
         ExitCode::from(1)
     }
+}
+
+/// One torture run of `plan` for `duration` with `planted` active; the exit
+/// code to stop with if it was interrupted or could not be set up.
+async fn run_once(
+    plan: &Plan,
+    duration: Duration,
+    planted: Option<Mutant>,
+) -> Result<TortureRun, ExitCode> {
+    let plan = Plan {
+        duration,
+        ..plan.clone()
+    };
+    mutants::activate(planted);
+    let result = plan.execute_until(crate::interrupt::received()).await;
+    mutants::activate(None);
+    result.map_err(|stopped| match stopped {
+        TortureStopped::Interrupted { .. } => {
+            let signal = crate::interrupt::which();
+            stderr_line!("mutants: {stopped} ({})", crate::interrupt::name(signal));
+            crate::interrupt::status(signal)
+        }
+        TortureStopped::Setup(problem) => {
+            stderr_line!("redquorum mutants: {problem}");
+            exit::UNAVAILABLE.into()
+        }
+    })
 }
 
 fn table(rows: &[Row], budget: Duration) -> String {

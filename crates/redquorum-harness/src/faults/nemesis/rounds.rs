@@ -148,7 +148,7 @@ fn targets(
     // a quorum then needs: an answer the client gives the wrong operation
     // can grant a hold.
     if kind == FaultKind::ScriptFlush && config.min_nodes != config.max_nodes {
-        most = most.max(pool.len() / 2 + 1).min(pool.len());
+        most = most.max(pool.len() / 2 + 1);
     }
     let count = if matches!(kind, FaultKind::SlowMajority | FaultKind::RestartMajority) {
         pool.len() / 2 + 1
