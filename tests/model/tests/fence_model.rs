@@ -671,7 +671,7 @@ fn the_chosen_design_keeps_tokens_increasing_when_a_node_loses_its_data() {
 }
 
 /// The larger bound, too slow for every CI run: run it by hand with
-/// `cargo test --release -p redquorum-tests --test fence_model -- --ignored`.
+/// `cargo test --release -p redquorum-model --test fence_model -- --ignored`.
 #[test]
 #[ignore = "minutes in a release build; run by hand"]
 fn the_chosen_design_keeps_tokens_increasing_with_three_attempts_and_a_crash() {
@@ -729,7 +729,7 @@ fn the_deferred_owner_checked_write_back_keeps_tokens_in_grant_order() {
 
 /// With a crash at any point: 42 million states, five minutes in a release
 /// build. Run it by hand with
-/// `cargo test --release -p redquorum-tests --test fence_model -- --ignored`.
+/// `cargo test --release -p redquorum-model --test fence_model -- --ignored`.
 #[test]
 #[ignore = "minutes in a release build; run by hand"]
 fn the_deferred_write_back_keeps_tokens_in_grant_order_when_a_node_loses_its_fence() {
@@ -778,7 +778,7 @@ fn a_deferred_write_back_without_the_owner_check_has_a_counterexample() {
 /// proposes, then writes back, both owner-checked and counting only the
 /// nodes that granted. Every reply a client waits for is counted when it
 /// arrives: 25 million states, two minutes in a release build. Run it by
-/// hand with `cargo test --release -p redquorum-tests --test fence_model -- --ignored`.
+/// hand with `cargo test --release -p redquorum-model --test fence_model -- --ignored`.
 #[test]
 #[ignore = "minutes in a release build; run by hand"]
 fn on_demand_owner_checked_proposals_keep_tokens_in_grant_order() {
