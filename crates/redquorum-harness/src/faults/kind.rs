@@ -36,7 +36,9 @@ pub enum FaultKind {
     Partition,
     /// The node's script cache is emptied (`SCRIPT FLUSH`) again and again,
     /// every 0–100 ms for the fault's length: calls answer NOSCRIPT, and
-    /// their resends race the script's reload by other calls.
+    /// their resends race the script's reload by other calls. Half the
+    /// flushes of a minority also slow the other nodes' replies (a
+    /// `SlowMajority` beside it), so the split answers count.
     ScriptFlush,
     /// The node's wall clock strobes: it jumps forward by up to the drift
     /// budget and back, many times (libfaketime; nodes with a controlled clock).

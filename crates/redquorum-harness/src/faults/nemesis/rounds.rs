@@ -98,6 +98,7 @@ pub(super) fn run(
             group: None,
             skipped: false,
             held_answers: None,
+            slowed: Vec::new(),
         };
         match striker.strike(kind, &mut hit, length) {
             Ok(()) if hit.skipped => {}
@@ -106,6 +107,15 @@ pub(super) fn run(
                 event.group = hit.group;
                 event.held_answers = hit.held_answers;
                 log.record(event);
+                if !hit.slowed.is_empty() {
+                    let slowed = FaultKind::SlowMajority;
+                    log.record(FaultEvent::new(
+                        slowed,
+                        hit.slowed,
+                        started,
+                        epoch.elapsed(),
+                    ));
+                }
             }
             Err(e) => log
                 .errors

@@ -32,6 +32,9 @@ pub(super) struct Hit {
     pub(super) skipped: bool,
     /// How long at most the fault held answers back (`script-flush`).
     pub(super) held_answers: Option<Duration>,
+    /// The other nodes, a majority, whose replies a minority's script
+    /// flush slowed meanwhile (logged as a `slow-majority` of its own).
+    pub(super) slowed: Vec<usize>,
 }
 
 /// The nemesis's hands: what it strikes with, its randomness, and what it
@@ -99,7 +102,8 @@ impl<'a> Striker<'a> {
             FaultKind::Clock => self.clock(targets),
             FaultKind::Partition => self.partition(hit, length),
             FaultKind::ScriptFlush => {
-                let flushed = self.script_flush(targets, length);
+                hit.slowed = self.slowed_beside_flush(targets);
+                let flushed = self.script_flush(targets, &hit.slowed, length);
                 hit.held_answers = Some(self.answers_held(targets));
                 flushed
             }

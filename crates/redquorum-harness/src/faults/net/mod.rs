@@ -23,6 +23,7 @@ mod script_tally;
 mod side;
 
 pub use forward::ProxyMode;
+pub(crate) use overtake::OVERTAKE_WITHIN;
 pub use proxies::{NodeProxies, Proxies};
 pub use proxy::FaultProxy;
 pub use script_tally::ScriptCounts;

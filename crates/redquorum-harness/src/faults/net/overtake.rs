@@ -21,7 +21,7 @@ use tokio::sync::watch;
 /// The longest a batch's NOSCRIPT answer waits for a later call: well
 /// inside a client's node timeout (100 ms in the torture), so the answer is
 /// late but not lost.
-pub(super) const OVERTAKE_WITHIN: Duration = Duration::from_millis(20);
+pub(crate) const OVERTAKE_WITHIN: Duration = Duration::from_millis(20);
 
 /// One connection's requests as its replies side sees them.
 #[derive(Debug)]
