@@ -140,6 +140,32 @@ impl MixedLocker {
         }
     }
 
+    /// The same, but no holder ever asks for a fencing token: the handle
+    /// then never proposes one, and a plain acquire alone in its call goes
+    /// to the node as `SET NX PX` (the lock users get who never call
+    /// `fence()`; a handle proposes once any of its locks asked).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// # let cluster = redquorum_harness::Cluster::start(3).unwrap();
+    /// use redquorum_adapter::{Locker, MixedLocker};
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build().unwrap();
+    /// let locker = MixedLocker::new(redlock, vec!["r".into()], 1).without_tokens();
+    /// let grant = locker.acquire("r").await.unwrap();
+    /// assert!(grant.fence.is_none());
+    /// locker.release(grant.held).await.unwrap();
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn without_tokens(self) -> Self {
+        let lockers = (self.lockers.into_iter())
+            .map(|(locker, kept, weight)| (locker.without_fence(), kept, weight))
+            .collect();
+        Self { lockers, ..self }
+    }
+
     /// One kind only (`redquorum torture --kind`), for a history.
     #[must_use]
     pub fn single(redlock: Redlock, kind: LockKind, resources: Vec<String>) -> Self {

@@ -81,7 +81,12 @@ impl TortureLock for Lock {
         let library = match plan.lock {
             Lock::One(kind) => MixedLocker::single(redlock, kind, resources),
             Lock::Mixed => {
-                MixedLocker::new(redlock, resources, plan.seed.wrapping_add(group as u64))
+                let mixed =
+                    MixedLocker::new(redlock, resources, plan.seed.wrapping_add(group as u64));
+                match Setup::of(plan, group) {
+                    Some(setup) if !setup.asks_tokens() => mixed.without_tokens(),
+                    _ => mixed,
+                }
             }
         };
         GroupLocker { library, exec }

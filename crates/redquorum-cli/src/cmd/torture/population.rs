@@ -1,7 +1,7 @@
 //! The client population of the default run: each client group builds the
 //! library its own way, side by side on the same names, as the services
-//! sharing a set of nodes do: the library's defaults (no `max_ttl`) with a
-//! longer TTL, the delayed-restart rule, owner information with a
+//! sharing a set of nodes do: the library's defaults (no `max_ttl`, and
+//! no fencing token ever asked) with a longer TTL, the delayed-restart rule, owner information with a
 //! lock-delay, a longer node timeout. The report gives a row per
 //! configuration.
 //!
@@ -29,7 +29,10 @@ use super::lock::{Lock, Plan};
 pub(crate) enum Setup {
     /// The library's defaults but for the TTL (five quarters of the run's:
     /// the longest lease, which its refusals must cover without `max_ttl`)
-    /// and wait: no `max_ttl`, its node timeout, retry pause and jitter.
+    /// and wait: no `max_ttl`, its node timeout, retry pause and jitter;
+    /// and no holder asks for a fencing token, as most users never do, so
+    /// its handle never proposes one and its plain acquires alone in their
+    /// call go as `SET NX PX` (`protocol/native.rs`).
     Defaults,
     /// The delayed-restart rule (`max_ttl` the longest lease), quick
     /// retries, and a watchdog tuned to extend less often: with a fifth of
@@ -66,7 +69,7 @@ impl Setup {
             .max_ttl(plan)
             .map_or("no max_ttl".to_owned(), |m| format!("max_ttl {} ms", ms(m)));
         match self {
-            Setup::Defaults => format!("defaults: {ttl}, {max_ttl}"),
+            Setup::Defaults => format!("defaults: {ttl}, {max_ttl}, no tokens asked"),
             Setup::MaxTtl => format!(
                 "{ttl}, {max_ttl}, watchdog at {} ms left",
                 ms(late_watchdog(plan).extend_before.unwrap_or_default())
@@ -80,6 +83,12 @@ impl Setup {
                 ms(plan.node_timeout * 5 / 2)
             ),
         }
+    }
+
+    /// Whether its holders ask for fencing tokens (the mix's own choice
+    /// per kind, `redquorum_adapter::MixedLocker`), or none ever does.
+    pub(crate) fn asks_tokens(self) -> bool {
+        self != Setup::Defaults
     }
 
     /// Its lease: the run's TTL, or the longest lease of the population.
