@@ -73,8 +73,8 @@ pub use check::{
 };
 pub use error::HarnessError;
 pub use evidence::{
-    AuditConfig, AuditRead, AuditRound, Backing, CounterTrack, Dropped, Extension, History,
-    HoldTrack, Holder, KeyAudit, KeyLife, LAG_RECORDED, LAG_TICK, LeakedKey, LockKeys,
+    AuditConfig, AuditNudge, AuditRead, AuditRound, Backing, CounterTrack, Dropped, Extension,
+    History, HoldTrack, Holder, KeyAudit, KeyLife, LAG_RECORDED, LAG_TICK, LeakedKey, LockKeys,
     OperatorAction, OperatorCall, OperatorLog, Outcome, RuntimeLag, SAME_EXPIRY, Seen, Session,
     Share, find_leaks, leaks_after, lock_keys_after,
 };

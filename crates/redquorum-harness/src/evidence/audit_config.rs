@@ -4,6 +4,8 @@
 
 use std::time::{Duration, Instant};
 
+use super::audit_nudge::AuditNudge;
+
 /// Which keys on the nodes are lock keys.
 ///
 /// # Examples
@@ -72,6 +74,10 @@ pub struct AuditConfig {
     pub min_age: Duration,
     /// Time between two reads of every node. Default: 50 ms.
     pub every: Duration,
+    /// Starts the next round early (at least 5 ms after the last): the
+    /// workload nudges it on each grant, so brief holds are read while
+    /// they last. Default: one nobody nudges.
+    pub nudge: AuditNudge,
     /// The history's epoch. Default: when the config was made.
     pub epoch: Instant,
 }
@@ -89,6 +95,7 @@ impl AuditConfig {
             ttl,
             min_age: ttl / 4,
             every: Duration::from_millis(50),
+            nudge: AuditNudge::default(),
             epoch: Instant::now(),
         }
     }

@@ -107,7 +107,7 @@ pub(super) fn run(
             last_read[node] = Some(at);
         }
         rounds.fetch_add(1, Ordering::SeqCst);
-        std::thread::sleep(config.every);
+        config.nudge.wait(config.every);
     }
     let mut lives: Vec<KeyLife> = seen.into_values().flatten().collect();
     lives.sort_by_key(|l| (l.first_seen, l.node));

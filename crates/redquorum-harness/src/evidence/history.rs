@@ -7,6 +7,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::audit_nudge::AuditNudge;
 use super::runtime_lag::RuntimeLag;
 use super::session::Session;
 
@@ -28,6 +29,8 @@ pub struct History {
     latest_release: Arc<Mutex<Option<String>>>,
     /// The client groups' runtimes' late wake-ups.
     lags: Arc<Mutex<Vec<RuntimeLag>>>,
+    /// Raised on each grant: the key audit's next round starts at once.
+    audit_nudge: AuditNudge,
 }
 
 impl Default for History {
@@ -51,7 +54,19 @@ impl History {
             sessions: Arc::default(),
             latest_release: Arc::default(),
             lags: Arc::default(),
+            audit_nudge: AuditNudge::default(),
         }
+    }
+
+    /// What asks the key audit for a round now (the workload, on each
+    /// grant; the torture run gives it to the audit).
+    ///
+    /// # Examples
+    ///
+    /// See [`AuditNudge`].
+    #[must_use]
+    pub fn audit_nudge(&self) -> &AuditNudge {
+        &self.audit_nudge
     }
 
     /// The instant all times are measured from.

@@ -19,6 +19,7 @@
 mod audit;
 mod audit_config;
 mod audit_lives;
+mod audit_nudge;
 mod audit_read;
 mod backing;
 mod history;
@@ -32,6 +33,7 @@ mod share;
 
 pub use audit::KeyAudit;
 pub use audit_config::{AuditConfig, LockKeys};
+pub use audit_nudge::AuditNudge;
 pub use backing::{AuditRead, AuditRound, Backing, CounterTrack, HoldTrack, SAME_EXPIRY, Seen};
 pub use history::History;
 pub use key_life::KeyLife;

@@ -104,6 +104,7 @@ impl<L: TortureLock> TorturePlan<L> {
         // a TTL / 4 (the lives are a few thousand a minute).
         audit_config.min_age = Duration::ZERO;
         audit_config.epoch = history.epoch();
+        audit_config.nudge = history.audit_nudge().clone();
         let audit = masters.audit(audit_config);
         let nemesis = (!self.kinds.is_empty())
             .then(|| masters.nemesis(self.nemesis(&keys, &prefix, &pauser, history.epoch())));

@@ -141,6 +141,8 @@ impl<L: Locker> Client<L> {
         hold: Duration,
     ) -> (Session, L::Held) {
         let (history, config) = (&self.history, &self.config);
+        // The audit reads the nodes now, while even a brief hold lasts.
+        history.audit_nudge().nudge();
         let Grant {
             mut held,
             owner,
