@@ -482,8 +482,29 @@ fn an_operator_inspecting_and_force_releasing_under_faults_passes_and_a_planted_
     let lie = serde_json::json!({"operator": {
         "resource": session["resource"], "start": after, "end": after + 1000,
         "call": "inspect", "holders": [session["owner"]], "answered": 5}});
+    // The low force-release comes after every grant, on a resource a
+    // holder had a token for, which is above it (a second after the lie's
+    // release, on its resource, it may follow only tokenless holds: 1 run
+    // in 8 beside two busy loops).
+    let sessions: Vec<serde_json::Value> = text
+        .lines()
+        .filter(|l| l.starts_with("{\"session\""))
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a session line"))
+        .collect();
+    let fenced = (sessions.iter())
+        .find(|l| l["session"]["fence"].is_u64())
+        .expect("no holder had a token: the low force-release would be below nothing");
+    let last = (sessions.iter())
+        .filter_map(|l| {
+            l["session"]["ended"]
+                .as_u64()
+                .or(l["session"]["release"].as_u64())
+        })
+        .max()
+        .expect("sessions");
+    let late = last.max(after) + 1_000_000;
     let low = serde_json::json!({"operator": {
-        "resource": session["resource"], "start": after, "end": after + 1000,
+        "resource": fenced["session"]["resource"], "start": late, "end": late + 1000,
         "call": "force-release", "fence": 1}});
     std::fs::write(&path, format!("{text}{lie}\n{low}\n")).expect("write history");
     let (out, found, _) = run(&["torture", "--recheck", path_text]);
