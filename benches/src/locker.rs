@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use fred::clients::Client;
+use fred::cmd;
 use fred::interfaces::ClientLike;
 use fred::prelude::{Config, ConnectionConfig, PerformanceConfig, ReconnectPolicy};
 use fred::types::Value;
@@ -13,10 +14,11 @@ use fred::types::scripts::Script;
 use redquorum_harness::{Grant, Locker, Refusal};
 
 /// The floor: exactly the commands of one cycle, sent concurrently to all N
-/// nodes with fred (one client per node, redquorum's settings): redquorum's
-/// lock script with the plain lock's acquire on all N (proposing no fencing
-/// token, as the default lock's acquire does until a token is asked for),
-/// then with its release on all N, one call per
+/// nodes with fred (one client per node, redquorum's settings): the plain
+/// lock's acquire as redquorum sends it to a single server (`SET NX PX
+/// GET`, proposing no fencing token, as the default lock's acquire does
+/// until a token is asked for) on all N, then redquorum's lock script with
+/// the plain lock's release on all N, one call per
 /// operation (no group commit). No quorum, validity, unwind or retry; it
 /// does not wait for a held resource.
 #[derive(Debug)]
@@ -106,20 +108,29 @@ impl Locker for Floor {
         let start = Instant::now();
         let token = format!("floor-{}", self.counter.fetch_add(1, Ordering::Relaxed));
         let key = format!("floor:{{{resource}}}");
-        // The plain lock's acquire (the lock script's `plain[OP_PLAIN_ACQUIRE]`, code `l`): 1 key
-        // (lock; no fence key: no proposal), 2 arguments: token, ttl.
-        let args = vec![
-            Value::from_static_str("l"),
-            Value::from(1),
-            Value::from(2),
-            Value::from(token.as_str()),
-            Value::from(self.ttl_ms),
-        ];
-        // Granted: 1; anything else means the arguments no longer match the
-        // script, and the floor measures nothing.
-        self.fan_out(vec![key.clone()], args, |answer| answer == 1)
-            .await
-            .map_err(|e| Refusal::new("unavailable", e))?;
+        // The plain lock's acquire as the library sends it to a single server
+        // (`protocol/native.rs`): `SET key token NX PX ttl GET`; granted: nil
+        // (nothing stood there).
+        let calls = self.clients.iter().map(|client| {
+            let args: Vec<Value> = vec![
+                key.as_str().into(),
+                token.as_str().into(),
+                "NX".into(),
+                "PX".into(),
+                self.ttl_ms.into(),
+                "GET".into(),
+            ];
+            client.custom::<Value, Value>(cmd!("SET"), args)
+        });
+        for reply in futures::future::join_all(calls).await {
+            match reply {
+                Ok(Value::Null) => {}
+                other => {
+                    let why = format!("unexpected answer {other:?} to the floor's SET");
+                    return Err(Refusal::new("unavailable", why));
+                }
+            }
+        }
         let deadline = start + self.ttl;
         Ok(Grant::new((key, token.clone()), token, deadline))
     }
@@ -137,7 +148,7 @@ impl Locker for Floor {
     }
 
     fn client_commands(&self) -> &'static [&'static str] {
-        &["evalsha", "eval", "script|load", "ping"]
+        &["set", "evalsha", "eval", "script|load", "ping"]
     }
 }
 

@@ -58,13 +58,13 @@ async fn operations_queued_behind_a_paused_node_go_out_in_one_call_in_order() {
     // hold: on nodes 1 and 2 (node 0 answers after them, if at all).
     let counts: Vec<usize> = released.into_iter().map(Result::unwrap).collect();
     assert!(counts.iter().all(|&n| n >= 2), "{counts:?}");
-    // Node 0 ran the two acquires sent before, then the ten releases in one
-    // call; the abandoned acquires were never sent (each acquire of a free
-    // lock writes its record with one SET). The first two releases also
-    // deleted the key their acquire had set on node 0 (they ran after it).
+    // Node 0 ran the two acquires sent before (each alone on the
+    // connection: a native SET), then the ten releases in one script call;
+    // the abandoned acquires were never sent (each acquire of a free lock
+    // writes its record with one SET). The first two releases also deleted
+    // the key their acquire had set on node 0 (they ran after it).
     let ran = eventually(Duration::from_secs(10), || async {
-        calls(&nodes, 0, "evalsha") == IN_FLIGHT as u64 + 1
-            && calls(&nodes, 0, "del") == IN_FLIGHT as u64
+        calls(&nodes, 0, "evalsha") == 1 && calls(&nodes, 0, "del") == IN_FLIGHT as u64
     })
     .await;
     assert!(
@@ -122,9 +122,12 @@ async fn a_key_of_another_type_fails_only_its_own_operation_in_a_batch() {
         nodes.resume(i).unwrap();
     }
     let (bad, good) = (bad.await.unwrap(), good.await.unwrap());
-    // Node 0 ran the two early acquires, then "bad" and "good" in one call,
-    // then bad's unwind (one call each without group commit: 5).
-    assert_eq!(calls(&nodes, 0, "evalsha"), 4);
+    // Node 0 ran the two early acquires (each alone: a native SET), then
+    // "bad" and "good" in one script call, then bad's unwind (a script call
+    // each without group commit: 3). Four SETs: the early two, bad's
+    // (refused by the list) and good's.
+    assert_eq!(calls(&nodes, 0, "evalsha"), 2);
+    assert_eq!(calls(&nodes, 0, "set"), 4);
     for lock in early {
         lock.await.unwrap().unwrap().release().await.unwrap();
     }
@@ -166,19 +169,15 @@ async fn a_local_hand_off_sends_the_release_and_the_next_acquire_in_one_call() {
     let redlock = redlock_on(&nodes.urls()).with_options(&waits).unwrap();
     let held = redlock.lock("hand-off").await.unwrap();
     let key = held.key().to_owned();
-    let evalsha =
-        |nodes: &redquorum_harness::Cluster| -> Vec<u64> { vec![calls(nodes, 0, "evalsha")] };
-    let before = evalsha(&nodes);
+    // Each attempt runs one SET (alone: the native acquire; or in the script).
+    let attempts = |nodes: &redquorum_harness::Cluster| calls(nodes, 0, "set");
+    let before = attempts(&nodes);
     let waiter = redlock.clone();
     let waiting = tokio::spawn(async move { waiter.lock("hand-off").await });
     // The waiter tries, subscribes, tries once more (a release may have come
     // before its subscription), then sleeps until woken.
     let parked = eventually(Duration::from_secs(5), || async {
-        common::subscribers(&nodes, 0, &key) == 1
-            && evalsha(&nodes)
-                .iter()
-                .zip(&before)
-                .all(|(now, was)| now - was == 2)
+        common::subscribers(&nodes, 0, &key) == 1 && attempts(&nodes) - before == 2
     })
     .await;
     assert!(parked, "the waiter never subscribed and retried");
@@ -188,14 +187,16 @@ async fn a_local_hand_off_sends_the_release_and_the_next_acquire_in_one_call() {
     // it into the window (1 run in 12 released too early without this).
     // Sleeping lets the runtime read the answer that is already there.
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let before = evalsha(&nodes);
+    let (before, scripts) = (attempts(&nodes), calls(&nodes, 0, "evalsha"));
     let published = calls(&nodes, 0, "publish");
 
     assert_eq!(held.release().await.unwrap(), 1);
     let lock = waiting.await.unwrap().expect("woken by the release");
     // One call carried both the release and the winning acquire, and
-    // announced nothing: the lock was never free.
-    assert_eq!(evalsha(&nodes)[0] - before[0], 1);
+    // announced nothing: the lock was never free (alone, the release would
+    // have announced it, and the acquire gone as a native SET).
+    assert_eq!(calls(&nodes, 0, "evalsha") - scripts, 1);
+    assert_eq!(attempts(&nodes) - before, 1);
     assert_eq!(calls(&nodes, 0, "publish"), published);
     let owner = lock.owner().to_string();
     assert_eq!(common::held_on(&nodes, &key, &owner), 1);

@@ -2,7 +2,8 @@
 //! is one `SET NX PX` string, every other kind a hash, and each kind's
 //! operations read both, so that one name is still one lock. Also what an
 //! older client (hash records only) and this one do on one name, and the
-//! fence counter a plain acquire no longer creates. Real nodes.
+//! fence counter a plain acquire no longer creates, and the native `SET`
+//! that is the default acquire on a single server. Real nodes.
 
 mod common;
 
@@ -246,4 +247,46 @@ async fn a_plain_acquire_creates_no_fence_counter_and_the_write_back_stores_the_
     let second = redlock.try_lock("counted").await.unwrap();
     assert!(second.fence().await.unwrap() > token);
     second.release().await.unwrap();
+}
+
+/// The default lock's acquire on a single server is the native `SET key
+/// token NX PX ttl GET` (`protocol/native.rs`), no call of the lock script;
+/// its release is the script's. A lock record at the name (a hash) is the
+/// script's to judge: see the test on expired holds above.
+#[tokio::test]
+async fn the_default_acquire_is_one_native_set_per_node_and_no_script() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(10));
+    common::warm_up(&redlock).await;
+    common::settles("warm-up released", vec![None; 3], || {
+        common::values(&nodes, "lock:{warm-up}")
+    })
+    .await;
+    let count =
+        |name: &str| -> Vec<u64> { (0..3).map(|i| common::calls(&nodes, i, name)).collect() };
+    let (scripts, sets) = (count("evalsha"), count("set"));
+    let lock = redlock.try_lock("native").await.unwrap();
+    common::assert_held_on(&nodes, &lock, 3).await;
+    assert_eq!(count("evalsha"), scripts, "the acquire called the script");
+    let set: Vec<u64> = count("set")
+        .iter()
+        .zip(&sets)
+        .map(|(after, before)| after - before)
+        .collect();
+    assert_eq!(set, vec![1; 3], "SETs per node");
+    lock.release().await.unwrap();
+    common::settles("released", vec![None; 3], || {
+        common::values(&nodes, "lock:{native}")
+    })
+    .await;
+    let released: Vec<u64> = count("evalsha")
+        .iter()
+        .zip(&scripts)
+        .map(|(after, before)| after - before)
+        .collect();
+    assert_eq!(
+        released,
+        vec![1; 3],
+        "script calls per node for the release"
+    );
 }

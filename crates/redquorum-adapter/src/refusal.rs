@@ -24,8 +24,10 @@ pub fn refusal_kind(error: &Error) -> &'static str {
     }
 }
 
-/// The commands redquorum itself sends, whatever the lock kind.
+/// The commands redquorum itself sends, whatever the lock kind (`set`:
+/// the default lock's acquire, a native command on a single server).
 pub const REDQUORUM_COMMANDS: &[&str] = &[
+    "set",
     "evalsha",
     "eval",
     "script|load",

@@ -1,7 +1,8 @@
 //! The Redlock protocol as data and the wire, with no I/O, no tasks and no
 //! counting of votes: a hold as data and the operations of each kind
 //! (`claim.rs`), one operation as data and its wire form (`op.rs`), the key
-//! layout (`keys.rs`), the Lua script every operation runs in (its parts
+//! layout (`keys.rs`), the one operation a server runs natively, without the
+//! script (`native.rs`), the Lua script every operation runs in (its parts
 //! in `scripts/ops/`, one concern each, joined at build time by
 //! `node/script.rs` after the form's prelude, `scripts/single_prelude.lua`
 //! or `scripts/cluster_prelude.lua`; and `scripts/fenced_write.lua` for
@@ -21,6 +22,7 @@
 pub(crate) mod claim;
 pub(crate) mod fence;
 pub(crate) mod keys;
+pub(crate) mod native;
 pub(crate) mod op;
 pub(crate) mod owner_info;
 pub(crate) mod token;

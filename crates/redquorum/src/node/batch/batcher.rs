@@ -7,7 +7,10 @@
 //! here; when a call returns, everything waiting goes out together as ONE
 //! call of `protocol/scripts/ops/`, which runs the operations in order and
 //! answers each one separately. An idle node gets the operation at once,
-//! so there is no added latency when there is no load.
+//! so there is no added latency when there is no load; a call of one
+//! operation that has a native form (`protocol/native.rs`: the default
+//! lock's acquire) goes as that command instead of the script, on single
+//! servers.
 //!
 //! Each operation keeps its own result, timeout and unwind:
 //! - its answer is its own: one that fails (OOM, a key of another type)
@@ -27,6 +30,7 @@
 //! again (a late copy could land after their unwind), and only its other
 //! operations go again.
 
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
@@ -57,6 +61,9 @@ pub(crate) struct Batcher {
     script: &'static LockScript,
     /// Told when the last call in flight ends (see [`Batcher::drained`]).
     idle: Notify,
+    /// The server refused a native command's syntax (older than Redis
+    /// 7.0): every operation goes as the script (`protocol/native.rs`).
+    script_only: AtomicBool,
 }
 
 /// One call of the lock script, owning its operations, answering each.
@@ -77,6 +84,7 @@ impl Batcher {
             link,
             state: Mutex::default(),
             idle: Notify::new(),
+            script_only: AtomicBool::new(false),
         }
     }
 

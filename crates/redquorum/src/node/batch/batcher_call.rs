@@ -1,5 +1,9 @@
 //! One call of the lock script on a node's connection (node/batch/batcher.rs): sent,
-//! answered, and sent again after a NOSCRIPT answer.
+//! answered, and sent again after a NOSCRIPT answer. A call of one
+//! operation with a native form (`protocol/native.rs`) goes as that
+//! command; when the server leaves the decision to the script (a lock
+//! record at the key, or a server too old for the syntax) the operation
+//! goes again as the script, by the rule of a NOSCRIPT answer.
 //!
 //! A call carrying an operation that must run (a release, an unwind, an
 //! extend: [`Op::must_run`]) is followed to its end even after its caller
@@ -18,6 +22,7 @@
 //! gave up is better never sent.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
@@ -28,6 +33,7 @@ use fred::types::{ClusterHash, CustomCommand, Key, Value};
 
 use super::Batcher;
 use crate::node::script;
+use crate::protocol::native::{self, Native};
 use crate::protocol::op::{self, Op, Reply};
 
 impl Batcher {
@@ -59,15 +65,51 @@ impl Batcher {
         }
     }
 
-    /// Sends `ops` as one EVALSHA and reads each one's answer; `patient`:
-    /// without fred's timeout (see the module's doc).
+    /// Sends `ops` as their native command (one operation that has one,
+    /// on a single server) or as one EVALSHA, and reads each one's answer;
+    /// `patient`: without fred's timeout (see the module's doc).
     async fn run(&self, seq: u64, ops: &[Op], patient: bool) -> Vec<Reply> {
+        let native = match ops {
+            [op] if !self.script.is_cluster_form() && !self.script_only.load(Ordering::Relaxed) => {
+                native::set_args(op)
+            }
+            _ => None,
+        };
+        let Some(set) = native else {
+            return self.run_script(seq, ops, patient).await;
+        };
+        let set_command = CustomCommand::new_static("SET", ClusterHash::FirstKey, false);
+        let answer = (self.client.with_options(&Self::options(patient)))
+            .custom::<Value, Value>(set_command, set)
+            .await;
+        match native::answer(&ops[0], answer) {
+            Native::Answered(reply) => {
+                if matches!(&reply, Err(error) if error.kind() == &ErrorKind::Timeout) {
+                    self.link.stopped_answering();
+                }
+                vec![reply]
+            }
+            Native::NeedsScript {
+                otherwise,
+                unsupported,
+            } => {
+                if unsupported {
+                    self.script_only.store(true, Ordering::Relaxed);
+                }
+                self.again(seq, ops, otherwise, Again::BySha, patient).await
+            }
+        }
+    }
+
+    /// Sends `ops` as one EVALSHA of the lock script (see [`Batcher::run`]).
+    async fn run_script(&self, seq: u64, ops: &[Op], patient: bool) -> Vec<Reply> {
         let (keys, args) = self.script.encode(ops);
         let sha = Value::from(self.script.script.sha1().to_string());
         match self.command("EVALSHA", sha, keys, args, patient).await {
             Ok(answer) => op::decode(answer, ops.len()),
             Err(error) if script::is_noscript(&error) => {
-                self.after_noscript(seq, ops, error, patient).await
+                self.again(seq, ops, Err(error), Again::WithBody, patient)
+                    .await
             }
             Err(error) => {
                 if error.kind() == &ErrorKind::Timeout {
@@ -88,11 +130,7 @@ impl Batcher {
         args: Vec<Value>,
         patient: bool,
     ) -> Result<Value, FredError> {
-        let options = Options {
-            // Zero: no timeout, so fred never drops the command unwritten.
-            timeout: patient.then_some(Duration::ZERO),
-            ..Options::default()
-        };
+        let options = Self::options(patient);
         let mut all = Vec::with_capacity(2 + keys.len() + args.len());
         all.push(script);
         all.push(Value::from(keys.len() as i64));
@@ -105,20 +143,32 @@ impl Batcher {
             .await
     }
 
-    /// The call found no script on the node. If nothing was sent on the
-    /// connection after it, all of it goes again as EVAL, still ahead of
-    /// anything later (an unwind). Otherwise operations that can create a
-    /// hold fail with the NOSCRIPT error and are never sent again, and the
-    /// others go again. EVAL also caches the script; with nothing to send
-    /// again, the script is loaded for the next calls.
-    async fn after_noscript(
+    /// A command's options: `patient`, without fred's timeout.
+    fn options(patient: bool) -> Options {
+        Options {
+            // Zero: no timeout, so fred never drops the command unwritten.
+            timeout: patient.then_some(Duration::ZERO),
+            ..Options::default()
+        }
+    }
+
+    /// The call did nothing on the node: it found no script there
+    /// (`WithBody`), or its native command left the decision to the script
+    /// (`BySha`). If nothing was sent on the connection after it, all of it
+    /// goes again as the script, still ahead of anything later (an unwind).
+    /// Otherwise operations that can create a hold answer `otherwise` and
+    /// are never sent again, and the others go again. EVAL also caches the
+    /// script; after a NOSCRIPT with nothing to send again, the script is
+    /// loaded for the next calls.
+    async fn again(
         &self,
         seq: u64,
         ops: &[Op],
-        noscript: FredError,
+        otherwise: Reply,
+        how: Again,
         patient: bool,
     ) -> Vec<Reply> {
-        let mut replies = vec![Err(noscript); ops.len()];
+        let mut replies = vec![otherwise; ops.len()];
         let again = {
             let mut state = self.lock();
             let last = state.sent == seq;
@@ -128,8 +178,12 @@ impl Batcher {
             if !again.is_empty() {
                 state.sent += 1;
                 let (keys, args) = self.script.encode(again.iter().map(|&i| &ops[i]));
-                let body = Value::from(script::body(&self.script.script));
-                let mut eval = Box::pin(self.command("EVAL", body, keys, args, patient));
+                let (command, script) = match how {
+                    Again::WithBody => ("EVAL", script::body(&self.script.script)),
+                    // Cached (a NOSCRIPT answer then fails what went again).
+                    Again::BySha => ("EVALSHA", self.script.script.sha1().to_string()),
+                };
+                let mut eval = Box::pin(self.command(command, script.into(), keys, args, patient));
                 // Polled under the lock: on the connection before anything later.
                 let first = eval.as_mut().poll(&mut Context::from_waker(Waker::noop()));
                 Some((again, eval, first))
@@ -138,8 +192,10 @@ impl Batcher {
             }
         };
         let Some((again, eval, first)) = again else {
-            if let Err(error) = self.script.script.load(&self.client).await {
-                tracing::debug!(%error, "script load after NOSCRIPT failed");
+            if matches!(how, Again::WithBody) {
+                if let Err(error) = self.script.script.load(&self.client).await {
+                    tracing::debug!(%error, "script load after NOSCRIPT failed");
+                }
             }
             return replies;
         };
@@ -157,4 +213,13 @@ impl Batcher {
         }
         replies
     }
+}
+
+/// How a call that did nothing goes again ([`Batcher::again`]).
+#[derive(Debug, Clone, Copy)]
+enum Again {
+    /// As EVAL with the script's body (the node has no script cached).
+    WithBody,
+    /// As the script by its digest (a native command left the decision to it).
+    BySha,
 }

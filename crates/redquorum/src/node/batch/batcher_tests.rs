@@ -133,8 +133,10 @@ async fn an_overtaken_call_that_found_no_script_never_sends_its_acquire_again() 
     let claim = plain_claim("overtaken-acquire");
     nodes.command(0, &["SCRIPT", "FLUSH"]).unwrap();
     let seq = numbered(&batcher, true);
+    // Proposing a token: the script's (an acquire alone that proposes none
+    // is a native SET: see the tests below).
     let replies = Arc::clone(&batcher)
-        .call(seq, vec![claim.acquire(false)])
+        .call(seq, vec![claim.acquire(true)])
         .await;
     let error = replies[0]
         .as_ref()
@@ -199,4 +201,73 @@ async fn a_call_nothing_overtook_goes_again_whole_after_noscript() {
         .collect();
     assert_eq!(answers, [0, 1], "contended acquire refused, release done");
     assert!(!exists(&nodes, &ours.keys.lock));
+}
+
+/// Whether `claim`'s hold is in the lock record at its key on node 0.
+fn holds(nodes: &redquorum_harness::Cluster, claim: &crate::protocol::claim::Claim) -> bool {
+    let key = claim.keys.lock.as_str().unwrap().to_owned();
+    let field = format!("h:{}", claim.token);
+    nodes
+        .command(0, &["HEXISTS", &key, &field])
+        .unwrap()
+        .as_int()
+        == Some(1)
+}
+
+/// A lock record left with only expired holds at `claim`'s key on node 0
+/// (a reader's, expired a second ago; the key lives a minute more): the
+/// native `SET` refuses it (WRONGTYPE) and only the script's full acquire
+/// finds it free.
+fn expired_record(nodes: &redquorum_harness::Cluster, claim: &crate::protocol::claim::Claim) {
+    let key = claim.keys.lock.as_str().unwrap().to_owned();
+    let Ok(redquorum_harness::Reply::Array(Some(time))) = nodes.command(0, &["TIME"]) else {
+        panic!("TIME did not answer an array");
+    };
+    let now_s: i64 = time[0].as_text().unwrap().parse().unwrap();
+    let expired = (now_s * 1000 - 1000).to_string();
+    nodes
+        .command(0, &["HSET", &key, "kind", "read", "h:gone", &expired])
+        .unwrap();
+    nodes.command(0, &["PEXPIRE", &key, "60000"]).unwrap();
+}
+
+/// The default acquire is one native `SET` (protocol/native.rs); when it
+/// meets a lock record and nothing was sent after it on the connection, it
+/// goes again as the script, whose full acquire judges the record: here
+/// granted, its holds having all expired. Real node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_native_acquire_that_met_a_lock_record_goes_again_as_the_script() {
+    let nodes = redquorum_harness::Cluster::start(1).unwrap();
+    let batcher = batcher_on(&nodes).await;
+    let claim = plain_claim("record-left");
+    expired_record(&nodes, &claim);
+    let seq = numbered(&batcher, false);
+    let replies = Arc::clone(&batcher)
+        .call(seq, vec![claim.acquire(false)])
+        .await;
+    assert_eq!(crate::protocol::op::integer(replies[0].clone()).unwrap(), 1);
+    assert!(
+        holds(&nodes, &claim),
+        "the full acquire did not take the record"
+    );
+}
+
+/// A native acquire that met a lock record after something else went out
+/// on the connection (an unwind of its attempt, maybe) is never sent again:
+/// it answers taken and the record is as it was. Real node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_overtaken_native_acquire_is_never_sent_again() {
+    let nodes = redquorum_harness::Cluster::start(1).unwrap();
+    let batcher = batcher_on(&nodes).await;
+    let claim = plain_claim("record-overtaken");
+    expired_record(&nodes, &claim);
+    let seq = numbered(&batcher, true);
+    let replies = Arc::clone(&batcher)
+        .call(seq, vec![claim.acquire(false)])
+        .await;
+    assert_eq!(crate::protocol::op::integer(replies[0].clone()).unwrap(), 0);
+    assert!(
+        !holds(&nodes, &claim),
+        "the overtaken acquire was sent again"
+    );
 }
