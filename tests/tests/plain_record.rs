@@ -290,3 +290,41 @@ async fn the_default_acquire_is_one_native_set_per_node_and_no_script() {
         "script calls per node for the release"
     );
 }
+
+/// A plain hold whose token was written back (its string record made a
+/// lock record on the nodes the write-back reached) is released by the
+/// lock script's full release at once: one script call per node, not the
+/// plain release's own script first.
+#[tokio::test]
+async fn a_plain_hold_with_a_token_is_released_in_one_call_per_node() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(30));
+    let lock = redlock.try_lock("fenced-release").await.unwrap();
+    lock.fence().await.unwrap();
+    let count = || -> Vec<u64> {
+        (0..3)
+            .map(|i| common::calls(&nodes, i, "evalsha"))
+            .collect()
+    };
+    // The write-back lands on every node (it may be dropped on the last
+    // one while queued; then that node is not judged).
+    let hashed = || (0..3).filter(|&i| matches!(record(&nodes, i, lock.key()), Record::Hash(_)));
+    common::eventually(common::LANDS_WITHIN, || async { hashed().count() == 3 }).await;
+    let promoted: Vec<usize> = hashed().collect();
+    assert!(promoted.len() >= 2, "the write-back reached {promoted:?}");
+    let before = count();
+    let key = lock.key().to_owned();
+    lock.release().await.unwrap();
+    common::settles("released", vec![None; 3], || common::values(&nodes, &key)).await;
+    let calls: Vec<u64> = count()
+        .iter()
+        .zip(&before)
+        .map(|(after, was)| after - was)
+        .collect();
+    for i in promoted {
+        assert_eq!(
+            calls[i], 1,
+            "script calls on node {i} for the release: {calls:?}"
+        );
+    }
+}

@@ -28,6 +28,11 @@ pub(crate) struct LockScript {
     pub(crate) script: Script,
     /// The cluster form: KEYS declares the first operation's first key only.
     cluster: bool,
+    /// The plain release alone on a connection (`protocol/alone.rs`), in
+    /// the single-server form only (operations alone on a cluster master's
+    /// shard go as the lock script, which treats a key the shard does not
+    /// serve as a redirection).
+    pub(crate) plain_release: Option<Script>,
 }
 
 impl LockScript {
@@ -96,6 +101,9 @@ macro_rules! ops_body {
 pub(crate) static OPS: LazyLock<LockScript> = LazyLock::new(|| LockScript {
     script: Script::from_lua(single_form()),
     cluster: false,
+    plain_release: Some(Script::from_lua(include_str!(
+        "../protocol/scripts/plain_release.lua"
+    ))),
 });
 
 /// [`OPS`] for a cluster master's shard primaries (Redis 7.0 or later):
@@ -108,6 +116,7 @@ pub(crate) static OPS_CLUSTER: LazyLock<LockScript> = LazyLock::new(|| LockScrip
         ops_body!()
     )),
     cluster: true,
+    plain_release: None,
 });
 
 /// The single-server form's text: announces by `PUBLISH` (the cluster form,
@@ -156,11 +165,13 @@ where
     }
 }
 
-/// Loads the lock script into the node's cache; an error is left to the
-/// NOSCRIPT handling of the calls.
+/// Loads the lock script (and the plain release's) into the node's cache;
+/// an error is left to the NOSCRIPT handling of the calls.
 pub(crate) async fn load(client: &Client, node: &NodeId, script: &LockScript) {
-    if let Err(error) = script.script.load(client).await {
-        tracing::debug!(%node, %error, "script load failed");
+    for script in std::iter::once(&script.script).chain(&script.plain_release) {
+        if let Err(error) = script.load(client).await {
+            tracing::debug!(%node, %error, "script load failed");
+        }
     }
 }
 

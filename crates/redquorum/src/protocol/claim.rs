@@ -5,6 +5,7 @@
 //! does the rest, all or nothing on each node). This is the only place
 //! that knows what a kind sends.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use fred::types::{Key, Value};
@@ -79,6 +80,11 @@ pub(crate) struct Claim {
     /// lock-delay or owner group): its operations are the lock script's plain ones,
     /// on a string record.
     plain: bool,
+    /// A fencing token's write-back was sent: on the nodes it reached, a
+    /// plain hold's string record is now a lock record (a hash), whose
+    /// release is the lock script's full one (the plain release alone
+    /// reads only the string: protocol/alone.rs).
+    committed: AtomicBool,
     /// Encoded once: sent with every operation.
     token_value: Value,
     ttl_value: Value,
@@ -93,6 +99,7 @@ impl Claim {
         ttl: Duration,
     ) -> Self {
         Self {
+            committed: AtomicBool::new(false),
             resource: resource.to_owned(),
             locks: vec![(keys.lock.clone(), kind)],
             fences: vec![keys.fence.clone()],
@@ -224,6 +231,7 @@ impl Claim {
 
     /// Owner-checked: raise the fence counters to `token` while we hold.
     pub(crate) fn commit(&self, token: FenceToken) -> Op {
+        self.committed.store(true, Ordering::Relaxed);
         Op {
             code: Code::Commit,
             keys: self.locks_and_fences(),
@@ -258,7 +266,7 @@ impl Claim {
     }
 
     fn give_back(&self, drop_intent: bool) -> Op {
-        if self.plain {
+        if self.plain && !self.committed.load(Ordering::Relaxed) {
             return Op {
                 code: Code::PlainRelease,
                 keys: self.lock_keys().collect(),

@@ -1,8 +1,10 @@
 //! The Redlock protocol as data and the wire, with no I/O, no tasks and no
 //! counting of votes: a hold as data and the operations of each kind
 //! (`claim.rs`), one operation as data and its wire form (`op.rs`), the key
-//! layout (`keys.rs`), the one operation a server runs natively, without the
-//! script (`native.rs`), the Lua script every operation runs in (its parts
+//! layout (`keys.rs`), the forms of an operation alone on a connection that cost
+//! a node less than the lock script (`alone.rs`: a native `SET`, a small
+//! release script, `scripts/plain_release.lua`), the Lua script every
+//! operation runs in (its parts
 //! in `scripts/ops/`, one concern each, joined at build time by
 //! `node/script.rs` after the form's prelude, `scripts/single_prelude.lua`
 //! or `scripts/cluster_prelude.lua`; and `scripts/fenced_write.lua` for
@@ -19,10 +21,10 @@
 //! above), nor `error/`, `metrics.rs` or `options.rs`, which sit above it
 //! (`error/mod.rs` names a [`FenceToken`]).
 
+pub(crate) mod alone;
 pub(crate) mod claim;
 pub(crate) mod fence;
 pub(crate) mod keys;
-pub(crate) mod native;
 pub(crate) mod op;
 pub(crate) mod owner_info;
 pub(crate) mod token;

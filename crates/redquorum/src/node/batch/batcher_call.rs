@@ -33,7 +33,7 @@ use fred::types::{ClusterHash, CustomCommand, Key, Value};
 
 use super::Batcher;
 use crate::node::script;
-use crate::protocol::native::{self, Native};
+use crate::protocol::alone::{self, Alone, Answer};
 use crate::protocol::op::{self, Op, Reply};
 
 impl Batcher {
@@ -65,31 +65,50 @@ impl Batcher {
         }
     }
 
-    /// Sends `ops` as their native command (one operation that has one,
-    /// on a single server) or as one EVALSHA, and reads each one's answer;
-    /// `patient`: without fred's timeout (see the module's doc).
+    /// Sends `ops` in their form alone on the connection (one operation
+    /// that has one, on a single server: `protocol/alone.rs`) or as one
+    /// EVALSHA of the lock script, and reads each one's answer; `patient`:
+    /// without fred's timeout (see the module's doc).
     async fn run(&self, seq: u64, ops: &[Op], patient: bool) -> Vec<Reply> {
-        let native = match ops {
-            [op] if !self.script.is_cluster_form() && !self.script_only.load(Ordering::Relaxed) => {
-                native::set_args(op)
-            }
+        let alone = match ops {
+            [op] if !self.script.is_cluster_form() => alone::form(op),
             _ => None,
         };
-        let Some(set) = native else {
-            return self.run_script(seq, ops, patient).await;
+        let answer = match alone {
+            Some(Alone::Set(set)) if !self.script_only.load(Ordering::Relaxed) => {
+                let set_command = CustomCommand::new_static("SET", ClusterHash::FirstKey, false);
+                let answer = (self.client.with_options(&Self::options(patient)))
+                    .custom::<Value, Value>(set_command, set)
+                    .await;
+                alone::set_answer(&ops[0], answer)
+            }
+            Some(Alone::Release(keys, args)) => {
+                let Some(release) = &self.script.plain_release else {
+                    return self.run_script(seq, ops, patient).await;
+                };
+                let sha = Value::from(release.sha1().to_string());
+                match self.command("EVALSHA", sha, keys, args, patient).await {
+                    Ok(answer) => alone::release_answer(answer),
+                    // Not cached: it goes again as EVAL, as any operation
+                    // that creates no hold may (which caches it).
+                    Err(error) if script::is_noscript(&error) => {
+                        return self
+                            .again(seq, ops, Err(error), Again::ReleaseBody, patient)
+                            .await;
+                    }
+                    Err(error) => Answer::Answered(Err(error)),
+                }
+            }
+            _ => return self.run_script(seq, ops, patient).await,
         };
-        let set_command = CustomCommand::new_static("SET", ClusterHash::FirstKey, false);
-        let answer = (self.client.with_options(&Self::options(patient)))
-            .custom::<Value, Value>(set_command, set)
-            .await;
-        match native::answer(&ops[0], answer) {
-            Native::Answered(reply) => {
+        match answer {
+            Answer::Answered(reply) => {
                 if matches!(&reply, Err(error) if error.kind() == &ErrorKind::Timeout) {
                     self.link.stopped_answering();
                 }
                 vec![reply]
             }
-            Native::NeedsScript {
+            Answer::NeedsScript {
                 otherwise,
                 unsupported,
             } => {
@@ -168,6 +187,9 @@ impl Batcher {
         how: Again,
         patient: bool,
     ) -> Vec<Reply> {
+        // The answer may have come within the call's first poll, which
+        // `Batcher::start` makes under the queue's lock: out of it first.
+        tokio::task::yield_now().await;
         let mut replies = vec![otherwise; ops.len()];
         let again = {
             let mut state = self.lock();
@@ -177,11 +199,20 @@ impl Batcher {
                 .collect();
             if !again.is_empty() {
                 state.sent += 1;
-                let (keys, args) = self.script.encode(again.iter().map(|&i| &ops[i]));
+                let (mut keys, mut args) = self.script.encode(again.iter().map(|&i| &ops[i]));
                 let (command, script) = match how {
                     Again::WithBody => ("EVAL", script::body(&self.script.script)),
                     // Cached (a NOSCRIPT answer then fails what went again).
                     Again::BySha => ("EVALSHA", self.script.script.sha1().to_string()),
+                    Again::ReleaseBody => {
+                        match (self.script.plain_release.as_ref(), alone::form(&ops[0])) {
+                            (Some(release), Some(Alone::Release(release_keys, release_args))) => {
+                                (keys, args) = (release_keys, release_args);
+                                ("EVAL", script::body(release))
+                            }
+                            _ => ("EVAL", script::body(&self.script.script)),
+                        }
+                    }
                 };
                 let mut eval = Box::pin(self.command(command, script.into(), keys, args, patient));
                 // Polled under the lock: on the connection before anything later.
@@ -203,9 +234,22 @@ impl Batcher {
             Poll::Ready(answer) => answer,
             Poll::Pending => eval.await,
         };
-        let answers = match answer {
-            Ok(answer) => op::decode(answer, again.len()),
-            Err(error) => vec![Err(error); again.len()],
+        let answers = match (answer, how) {
+            (Ok(answer), Again::ReleaseBody) => match alone::release_answer(answer) {
+                Answer::Answered(reply) => vec![reply],
+                // A lock record there (seldom after a flush): the lock
+                // script's release, by its digest.
+                Answer::NeedsScript { .. } => {
+                    let (keys, args) = self.script.encode(ops);
+                    let sha = Value::from(self.script.script.sha1().to_string());
+                    match self.command("EVALSHA", sha, keys, args, patient).await {
+                        Ok(answer) => op::decode(answer, ops.len()),
+                        Err(error) => vec![Err(error); ops.len()],
+                    }
+                }
+            },
+            (Ok(answer), _) => op::decode(answer, again.len()),
+            (Err(error), _) => vec![Err(error); again.len()],
         };
         // Each answer goes back to its own operation's slot.
         for (index, reply) in again.into_iter().zip(answers) {
@@ -220,6 +264,8 @@ impl Batcher {
 enum Again {
     /// As EVAL with the script's body (the node has no script cached).
     WithBody,
-    /// As the script by its digest (a native command left the decision to it).
+    /// As the script by its digest (a form alone left the decision to it).
     BySha,
+    /// The plain release alone, as EVAL of its own script's body.
+    ReleaseBody,
 }

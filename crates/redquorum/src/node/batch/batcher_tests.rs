@@ -271,3 +271,52 @@ async fn an_overtaken_native_acquire_is_never_sent_again() {
         "the overtaken acquire was sent again"
     );
 }
+
+/// A plain release alone runs its own small script; when that finds a lock
+/// record (a hash: our string was made one by a token's write-back) it
+/// leaves the release to the lock script, which removes our hold there.
+/// Real node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_release_alone_leaves_a_lock_record_to_the_lock_script() {
+    let nodes = redquorum_harness::Cluster::start(1).unwrap();
+    let batcher = batcher_on(&nodes).await;
+    let claim = plain_claim("promoted");
+    let key = claim.keys.lock.as_str().unwrap().to_owned();
+    let field = format!("h:{}", claim.token);
+    nodes
+        .command(0, &["HSET", &key, "kind", "lock", &field, "99999999999999"])
+        .unwrap();
+    nodes.command(0, &["PEXPIRE", &key, "60000"]).unwrap();
+    let seq = numbered(&batcher, false);
+    let replies = Arc::clone(&batcher).call(seq, vec![claim.release()]).await;
+    assert_eq!(crate::protocol::op::integer(replies[0].clone()).unwrap(), 1);
+    assert!(!exists(&nodes, &claim.keys.lock), "the hold is still there");
+}
+
+/// After a script flush, a plain release alone goes again as its own
+/// script's body, which caches that script again for the next releases.
+/// Real node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_release_alone_after_a_flush_caches_its_script_again() {
+    let nodes = redquorum_harness::Cluster::start(1).unwrap();
+    let batcher = batcher_on(&nodes).await;
+    let claim = plain_claim("flushed-release");
+    let taken = Arc::clone(&batcher)
+        .call(1, vec![claim.acquire(false)])
+        .await;
+    assert_eq!(crate::protocol::op::integer(taken[0].clone()).unwrap(), 1);
+    nodes.command(0, &["SCRIPT", "FLUSH"]).unwrap();
+    let seq = numbered(&batcher, true);
+    let replies = Arc::clone(&batcher).call(seq, vec![claim.release()]).await;
+    assert_eq!(crate::protocol::op::integer(replies[0].clone()).unwrap(), 1);
+    assert!(!exists(&nodes, &claim.keys.lock), "the release did not run");
+    let sha = (crate::node::script::OPS.plain_release.as_ref())
+        .expect("the single form has it")
+        .sha1()
+        .to_string();
+    let cached = nodes.command(0, &["SCRIPT", "EXISTS", &sha]).unwrap();
+    assert!(
+        matches!(&cached, redquorum_harness::Reply::Array(Some(v)) if v[0].as_int() == Some(1)),
+        "{cached:?}"
+    );
+}
