@@ -1,5 +1,5 @@
 //! The floor behind the harness's one [`Locker`] trait: a raw fred fan-out
-//! of redquorum's script, no lock logic (the library's own adapter is the
+//! of redquorum's commands, no lock logic (the library's own adapter is the
 //! `redquorum-adapter` crate's `KindLocker`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,10 +15,10 @@ use redquorum_harness::{Grant, Locker, Refusal};
 
 /// The floor: exactly the commands of one cycle, sent concurrently to all N
 /// nodes with fred (one client per node, redquorum's settings): the plain
-/// lock's acquire as redquorum sends it to a single server (`SET NX PX
-/// GET`, proposing no fencing token, as the default lock's acquire does
-/// until a token is asked for) on all N, then redquorum's lock script with
-/// the plain lock's release on all N, one call per
+/// lock's acquire as redquorum sends it alone to a single server (`SET NX
+/// PX GET`, proposing no fencing token, as the default lock's acquire does
+/// until a token is asked for) on all N, then its release alone (the plain
+/// release's own script) on all N, one call per
 /// operation (no group commit). No quorum, validity, unwind or retry; it
 /// does not wait for a held resource.
 #[derive(Debug)]
@@ -29,9 +29,9 @@ pub struct Floor {
     counter: AtomicU64,
 }
 
-/// redquorum's script for every lock operation, here always with one operation per call.
-static OPS: std::sync::LazyLock<Script> =
-    std::sync::LazyLock::new(|| Script::from_lua(redquorum::LOCK_SCRIPT_FOR_BENCHMARKS));
+/// redquorum's plain release alone on a connection (its own small script).
+static RELEASE: std::sync::LazyLock<Script> =
+    std::sync::LazyLock::new(|| Script::from_lua(redquorum::PLAIN_RELEASE_SCRIPT_FOR_BENCHMARKS));
 
 impl Floor {
     /// Connects one client per URL and loads the two scripts.
@@ -67,7 +67,7 @@ impl Floor {
                 .init()
                 .await
                 .map_err(|e| format!("{}: {e}", redact(url)))?;
-            OPS.load(&client).await.map_err(|e| e.to_string())?;
+            RELEASE.load(&client).await.map_err(|e| e.to_string())?;
             clients.push(client);
         }
         Ok(Self {
@@ -89,11 +89,10 @@ impl Floor {
         let calls = self
             .clients
             .iter()
-            .map(|c| OPS.evalsha::<Vec<Value>, _, _, _>(c, keys.clone(), args.clone()));
+            .map(|c| RELEASE.evalsha::<Value, _, _, _>(c, keys.clone(), args.clone()));
         for reply in futures::future::join_all(calls).await {
-            let answers = reply.map_err(|e| e.to_string())?;
-            match answers.as_slice() {
-                [Value::Integer(answer)] if expected(*answer) => {}
+            match reply.map_err(|e| e.to_string())? {
+                Value::Integer(answer) if expected(answer) => {}
                 other => return Err(format!("unexpected answer {other:?} from the floor's call")),
             }
         }
@@ -109,7 +108,7 @@ impl Locker for Floor {
         let token = format!("floor-{}", self.counter.fetch_add(1, Ordering::Relaxed));
         let key = format!("floor:{{{resource}}}");
         // The plain lock's acquire as the library sends it to a single server
-        // (`protocol/native.rs`): `SET key token NX PX ttl GET`; granted: nil
+        // (`protocol/alone.rs`): `SET key token NX PX ttl GET`; granted: nil
         // (nothing stood there).
         let calls = self.clients.iter().map(|client| {
             let args: Vec<Value> = vec![
@@ -136,13 +135,8 @@ impl Locker for Floor {
     }
 
     async fn release(&self, (key, token): (String, String)) -> Result<(), String> {
-        // The plain lock's release (`plain.u`): code, 1 key, 1 argument (token).
-        let args = vec![
-            Value::from_static_str("u"),
-            Value::from(1),
-            Value::from(1),
-            Value::from(token),
-        ];
+        // The plain lock's release alone (`protocol/scripts/plain_release.lua`): 1 key, the token.
+        let args = vec![Value::from(token)];
         // 1: the hold was there and is removed.
         self.fan_out(vec![key], args, |answer| answer == 1).await
     }

@@ -160,9 +160,9 @@ struct OperationsGuide;
 #[doc = include_str!("../README.md")]
 struct CrateReadme;
 
-/// The lock script's joined body on single servers (`protocol/scripts/ops/`,
-/// joined at build time), for the benchmarks' floor, which sends it with
-/// none of the library's logic around it. Not part of the API: it may
-/// change in any release.
+/// The plain release's own script (`protocol/scripts/plain_release.lua`),
+/// which a release alone on a single server's connection runs, for the
+/// benchmarks' floor. Not part of the API: it may change in any release.
 #[doc(hidden)]
-pub const LOCK_SCRIPT_FOR_BENCHMARKS: &str = node::script::single_form();
+pub const PLAIN_RELEASE_SCRIPT_FOR_BENCHMARKS: &str =
+    include_str!("protocol/scripts/plain_release.lua");

@@ -101,9 +101,7 @@ macro_rules! ops_body {
 pub(crate) static OPS: LazyLock<LockScript> = LazyLock::new(|| LockScript {
     script: Script::from_lua(single_form()),
     cluster: false,
-    plain_release: Some(Script::from_lua(include_str!(
-        "../protocol/scripts/plain_release.lua"
-    ))),
+    plain_release: Some(Script::from_lua(crate::PLAIN_RELEASE_SCRIPT_FOR_BENCHMARKS)),
 });
 
 /// [`OPS`] for a cluster master's shard primaries (Redis 7.0 or later):

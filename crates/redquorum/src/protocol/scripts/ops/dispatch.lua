@@ -1,10 +1,11 @@
 -- One operation's answer entry by the plain lock's version of its code, on
--- its string record; nil when its code has none, or when that found a lock
--- record there (having written nothing: the full operation decides).
-local function run_plain(code, keys, args)
+-- its string record (its `count` keys from KEYS[k], its arguments from
+-- ARGV[a]); nil when its code has none, or when that found a lock record
+-- there (having written nothing: the full operation decides).
+local function run_plain(code, k, count, a)
   local run = plain[code]
   if run then
-    local ok, answer = pcall(run, keys, args)
+    local ok, answer = pcall(run, k, count, a)
     if not ok or answer ~= nil then
       return answer_of(ok, answer)
     end
@@ -21,7 +22,7 @@ local pending = nil
 -- defined (the batch's bookkeeping costs a single operation more than the
 -- operation itself). Any other single operation goes on to the full ones.
 if #ARGV == 3 + tonumber(ARGV[3]) then
-  local entry = run_plain(ARGV[1], KEYS, { ARGV[4], ARGV[5] })
+  local entry = run_plain(ARGV[1], 1, tonumber(ARGV[2]), 4)
   if entry then
     publish()
     return { entry }
@@ -48,11 +49,13 @@ local function run_operations(full)
     if pending then
       op_keys, op_args, pending = pending[1], pending[2], nil
     else
-      op_keys = { unpack(KEYS, next_key, next_key + key_count - 1) }
-      op_args = { unpack(ARGV, next_arg + 3, next_arg + 2 + arg_count) }
-      entry = run_plain(code, op_keys, op_args)
+      entry = run_plain(code, next_key, key_count, next_arg + 3)
     end
     if not entry then
+      if not op_keys then
+        op_keys = { unpack(KEYS, next_key, next_key + key_count - 1) }
+        op_args = { unpack(ARGV, next_arg + 3, next_arg + 2 + arg_count) }
+      end
       if not full then
         pending = { op_keys, op_args }
         return false

@@ -1,35 +1,37 @@
 -- The plain lock's operations, on a string record. Each answers nil,
 -- having written nothing, when its key holds a hash: the full operation
--- of the same code (below) then decides.
+-- of the same code (below) then decides. Each reads its keys in place,
+-- from KEYS[k] (`count` of them), and its arguments from ARGV[a]: a batch
+-- of them makes no table per operation.
 local plain = {}
 
--- Plain acquire: KEYS lock [, fence]; ARGV token, ttl. What the full
+-- Plain acquire: keys lock [, fence]; arguments token, ttl. What the full
 -- acquire answers for one lock of kind 'lock' (0 taken, 1 granted, P >= 1024
 -- granted with the fence proposal P when the fence key is given, -2
 -- granted but the fence key does not hold a number). Our own hold, asked
 -- again (a retried acquire), is granted again and refreshed.
-plain[OP_PLAIN_ACQUIRE] = function(keys, args)
-  local lock, token = keys[1], args[1]
-  if not redis.call('set', lock, token, 'NX', 'PX', args[2]) then
+plain[OP_PLAIN_ACQUIRE] = function(k, count, a)
+  local lock, token, ttl = KEYS[k], ARGV[a], ARGV[a + 1]
+  if not redis.call('set', lock, token, 'NX', 'PX', ttl) then
     local holder = redis.pcall('get', lock)
     if type(holder) ~= 'string' then
       return nil -- a lock record (or gone meanwhile): the full acquire reads it
     elseif holder ~= token then
       return 0
     end
-    redis.call('pexpire', lock, args[2])
+    redis.call('pexpire', lock, ttl)
   end
   -- Taken again in this call: it was never free.
   announce[lock] = nil
-  if not keys[2] then
+  if count < 2 then
     return 1
   end
-  return peek(keys[2]) or -2
+  return peek(KEYS[k + 1]) or -2
 end
 
--- Plain release: KEYS lock; ARGV token. 1 removed, 0 not there.
-plain[OP_PLAIN_RELEASE] = function(keys, args)
-  local lock, token = keys[1], args[1]
+-- Plain release: keys lock; arguments token. 1 removed, 0 not there.
+plain[OP_PLAIN_RELEASE] = function(k, _, a)
+  local lock, token = KEYS[k], ARGV[a]
   local holder = redis.pcall('get', lock)
   if type(holder) == 'table' then
     return nil
@@ -41,16 +43,16 @@ plain[OP_PLAIN_RELEASE] = function(keys, args)
   return 1
 end
 
--- Plain renew: KEYS lock; ARGV token, ttl. 1 when our hold was live and
--- now lasts ttl more, 0 when not.
-plain[OP_PLAIN_EXTEND] = function(keys, args)
-  local holder = redis.pcall('get', keys[1])
+-- Plain renew: keys lock; arguments token, ttl. 1 when our hold was live
+-- and now lasts ttl more, 0 when not.
+plain[OP_PLAIN_EXTEND] = function(k, _, a)
+  local holder = redis.pcall('get', KEYS[k])
   if type(holder) == 'table' then
     return nil
-  elseif holder ~= args[1] then
+  elseif holder ~= ARGV[a] then
     return 0
   end
-  redis.call('pexpire', keys[1], args[2])
+  redis.call('pexpire', KEYS[k], ARGV[a + 1])
   return 1
 end
 
