@@ -32,7 +32,8 @@ use std::time::{Duration, Instant};
 use redquorum::{LockOptions, Redlock};
 use redquorum_adapter::{KindLocker, LockKind};
 use redquorum_benches::{
-    CommandStats, Fairness, Floor, Grant, Locker, Refusal, Sample, Workload, median, round3, run,
+    CommandStats, Fairness, Floor, Grant, Locker, OwnCalls, Refusal, Sample, Workload, median,
+    round3, run,
 };
 use redquorum_harness::Cluster;
 
@@ -184,6 +185,10 @@ static ONLY: std::sync::OnceLock<Option<Vec<String>>> = std::sync::OnceLock::new
 /// The libraries named by `--libs floor,redquorum,rslock` (all when absent).
 static LIBS: std::sync::OnceLock<Option<Vec<String>>> = std::sync::OnceLock::new();
 
+/// The calls redquorum counts itself (its lock calls: the servers would
+/// count a batched script's inner `SET` as a request of its own).
+static OWN_CALLS: std::sync::OnceLock<Option<OwnCalls>> = std::sync::OnceLock::new();
+
 fn lib_selected(lib: &str) -> bool {
     match LIBS.get().and_then(Option::as_ref) {
         Some(libs) => libs.iter().any(|l| l == lib),
@@ -236,6 +241,11 @@ async fn measure<L: Locker>(
     let commands = locker.client_commands();
     // B's 64 tasks would blur the requests per cycle; the CPU is counted for all.
     let count_requests = !matches!(workload, Workload::Parallel { .. });
+    // redquorum's lock calls are its own count; its other commands (the
+    // subscriptions) the servers'.
+    let own =
+        (OWN_CALLS.get().and_then(Option::as_ref)).filter(|_| !matches!(lib, "floor" | "rslock"));
+    let own_before = own.map_or(0, OwnCalls::total);
     let before = match stats {
         Some(stats) if count_requests => stats.calls(commands).await.ok(),
         _ => None,
@@ -256,7 +266,8 @@ async fn measure<L: Locker>(
     if let (Some(stats), Some(before)) = (stats, before)
         && let Ok(after) = stats.calls(commands).await
     {
-        let requests = after.saturating_sub(before) as f64 / sample.cycles.max(1) as f64;
+        let own = own.map_or(0, OwnCalls::total) - own_before;
+        let requests = (after.saturating_sub(before) + own) as f64 / sample.cycles.max(1) as f64;
         cell.requests.push(requests);
     }
     if let (Some(stats), Some(before)) = (stats, cpu_before)
@@ -852,6 +863,8 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .map(|list| list.split(',').map(str::to_owned).collect());
     let _ = LIBS.set(libs);
+    // Before any Redlock is built.
+    let _ = OWN_CALLS.set(OwnCalls::install());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

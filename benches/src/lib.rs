@@ -15,7 +15,9 @@
 //! - `locker.rs`: [`Floor`] (the same script through fred, no lock logic),
 //!   behind the harness's [`Locker`] trait (re-exported here). redquorum
 //!   itself is driven through its adapter, the `redquorum-adapter` crate.
-//! - `redis_stats.rs`: [`CommandStats`] (requests from `INFO commandstats`).
+//! - `redis_stats.rs`: [`CommandStats`] (requests from `INFO commandstats`);
+//!   `own_calls.rs`: [`OwnCalls`] (the calls redquorum counts itself:
+//!   the servers count a script's inner `SET` as a request too).
 //! - `fairness.rs`: [`Fairness`] (how a contended run's critical
 //!   sections were shared among its clients).
 //! - `cpu.rs`: [`process_cpu`] (`getrusage`); `stats.rs`: [`Latencies`]
@@ -27,6 +29,7 @@
 mod cpu;
 mod fairness;
 mod locker;
+mod own_calls;
 mod redis_stats;
 mod stats;
 mod workload;
@@ -34,6 +37,7 @@ mod workload;
 pub use cpu::process_cpu;
 pub use fairness::Fairness;
 pub use locker::Floor;
+pub use own_calls::OwnCalls;
 pub use redis_stats::CommandStats;
 pub use redquorum_harness::{Grant, Locker, Refusal};
 pub use stats::{Latencies, median};

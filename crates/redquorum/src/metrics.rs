@@ -19,6 +19,7 @@
 //! | `redquorum_release_total` | counter | `kind`, `result` = `released`, `not_held`, `unavailable` | one per release |
 //! | `redquorum_vote_refused_total` | counter | `node`, `reason` = `replica`, `recent_restart`, `unverified`, `unknown_uptime`, `same_server` | votes not counted (health rules) |
 //! | `redquorum_node_eligible` | gauge | `node` | 1 when the node's votes count, 0 when refused, after each probe |
+//! | `redquorum_node_calls_total` | counter | `command` = `evalsha`, `eval`, `set` | calls of the lock's operations sent to the nodes (a batch is one call; `set`: the default acquire alone on a single server) |
 //!
 //! `kind` is the lock kind: `lock`, `write`, `read` or `reentrant`.
 //! Histograms are in seconds; their buckets are the exporter's choice
@@ -60,6 +61,8 @@ pub(crate) const WAITING_LOCKS: &str = "redquorum_waiting_locks";
 pub(crate) const HELD_LOCKS: &str = "redquorum_held_locks";
 /// How long holds lasted, by kind.
 pub(crate) const HOLD_SECONDS: &str = "redquorum_hold_seconds";
+/// Calls sent to the nodes, by command.
+pub(crate) const NODE_CALLS_TOTAL: &str = "redquorum_node_calls_total";
 
 /// Registers every metric's description and unit with the installed
 /// recorder (exporters show them as `# HELP` lines). Called by each
@@ -127,10 +130,20 @@ pub(crate) fn describe() {
         NODE_UP,
         "0 while the node is down (its connection failed, or it left a call unanswered for the node timeout) and operations skip it; 1 once it answers again"
     );
+    describe_counter!(
+        NODE_CALLS_TOTAL,
+        Unit::Count,
+        "Calls of the lock's operations sent to the nodes (a batch of operations is one call), by command: evalsha, eval, set"
+    );
     describe_gauge!(
         NODE_ELIGIBLE,
         "1 when the node's votes count, 0 when the health rules refuse them; set after each probe"
     );
+}
+
+/// A call of `command` sent to a node (node/batch/batcher_call.rs).
+pub(crate) fn node_call(command: &'static str) {
+    metrics::counter!(NODE_CALLS_TOTAL, "command" => command).increment(1);
 }
 
 /// The `result` label of an acquire, extend or release, in its metrics and

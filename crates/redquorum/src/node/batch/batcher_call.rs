@@ -77,6 +77,7 @@ impl Batcher {
         let answer = match alone {
             Some(Alone::Set(set)) if !self.script_only.load(Ordering::Relaxed) => {
                 let set_command = CustomCommand::new_static("SET", ClusterHash::FirstKey, false);
+                crate::metrics::node_call("set");
                 let answer = (self.client.with_options(&Self::options(patient)))
                     .custom::<Value, Value>(set_command, set)
                     .await;
@@ -150,6 +151,7 @@ impl Batcher {
         patient: bool,
     ) -> Result<Value, FredError> {
         let options = Self::options(patient);
+        crate::metrics::node_call(if command == "EVAL" { "eval" } else { "evalsha" });
         let mut all = Vec::with_capacity(2 + keys.len() + args.len());
         all.push(script);
         all.push(Value::from(keys.len() as i64));
