@@ -73,7 +73,8 @@
 //!    `url_problem.rs` (what is wrong with a node URL), and its `mod.rs`,
 //!    the runtime [`Error`].
 //! 8. `protocol/`: the protocol as data and the wire, no I/O: claims,
-//!    operations, keys, the lock script (`scripts/ops/`), tokens.
+//!    operations (and the cheaper forms of one alone on a connection,
+//!    `alone.rs`), keys, the lock script (`scripts/ops/`), tokens.
 //! 9. `outcome.rs`, then `node_error.rs`: what each node answered.
 //! 10. `health/`: node health as rules and data (never talks to a node).
 //! 11. `node_id.rs`, `sync.rs`, and `mutants.rs` (with `mutants/`, the script text it changes): planted bugs for testing
@@ -164,5 +165,4 @@ struct CrateReadme;
 /// which a release alone on a single server's connection runs, for the
 /// benchmarks' floor. Not part of the API: it may change in any release.
 #[doc(hidden)]
-pub const PLAIN_RELEASE_SCRIPT_FOR_BENCHMARKS: &str =
-    include_str!("protocol/scripts/plain_release.lua");
+pub const PLAIN_RELEASE_SCRIPT_FOR_BENCHMARKS: &str = node::script::PLAIN_RELEASE_BODY;

@@ -97,11 +97,15 @@ macro_rules! ops_body {
     };
 }
 
+/// The plain release's own script, for a release alone on a single
+/// server's connection (`protocol/alone.rs`).
+pub(crate) const PLAIN_RELEASE_BODY: &str = include_str!("../protocol/scripts/plain_release.lua");
+
 /// Every lock operation of every kind, one or several per call.
 pub(crate) static OPS: LazyLock<LockScript> = LazyLock::new(|| LockScript {
     script: Script::from_lua(single_form()),
     cluster: false,
-    plain_release: Some(Script::from_lua(crate::PLAIN_RELEASE_SCRIPT_FOR_BENCHMARKS)),
+    plain_release: Some(Script::from_lua(PLAIN_RELEASE_BODY)),
 });
 
 /// [`OPS`] for a cluster master's shard primaries (Redis 7.0 or later):
