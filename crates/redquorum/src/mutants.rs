@@ -38,6 +38,9 @@
 //! - `admin/operator.rs` (`force_release`): stale-force-fence;
 //! - `node/cluster/map.rs` (`refresh`, `taint_takers`; the second without
 //!   `max_ttl` only): new-primary-votes-at-once, new-primary-default-votes;
+//! - `protocol/alone.rs` (the forms alone on a connection: `set_answer`,
+//!   and `form` with `protocol/scripts/plain_release.lua`):
+//!   alone-acquire-misreads-get, alone-release-unchecked;
 //! - the lock script, its parts in `protocol/scripts/ops/`: `protocol/op.rs`
 //!   (`planted_wire`, added by the first of these patches) sends an
 //!   upper-case code while the mutant is active, and the patch's Lua at the
@@ -59,7 +62,7 @@
 //! (every kind on the same names, majority faults and lost fence counters
 //! within the assumptions, fast clocks within the drift budget), with the
 //! one feature a mutant's bug lives in turned on (a lock-delay, a fast
-//! node, an operator, cluster masters). The last seventeen ([`Mutant::CLASSES`]) are the bug
+//! node, an operator, cluster masters). The last nineteen ([`Mutant::CLASSES`]) are the bug
 //! classes that have no focused recipe of their own (`mutants --recipes`).
 
 use std::fmt;
@@ -198,11 +201,20 @@ pub enum Mutant {
     /// An acquire that timed out on a node counts as that node's vote (its
     /// call may still land, the reasoning goes): a vote the node never cast.
     TimedOutAcquireVotes,
+    /// The native acquire (`SET key token NX PX ttl GET`, the default
+    /// acquire alone on a connection) reads its answer as `SET ... GET`
+    /// without `NX` gives it: an old value means the record was replaced,
+    /// so a grant, though `NX` left the other holder's record in place.
+    AloneAcquireMisreadsGet,
+    /// The plain release alone on a connection (its own script) deletes the
+    /// string record whoever holds it: it checks that one exists, not
+    /// whose it is.
+    AloneReleaseUnchecked,
 }
 
 impl Mutant {
     /// Every mutant, in the order `redquorum mutants` runs them.
-    pub const ALL: [Mutant; 34] = [
+    pub const ALL: [Mutant; 36] = [
         Mutant::ValidityUnreduced,
         Mutant::LongLease,
         Mutant::NoUnwind,
@@ -237,13 +249,15 @@ impl Mutant {
         Mutant::NewPrimaryDefaultVotes,
         Mutant::ExecReleasesOrphans,
         Mutant::TimedOutAcquireVotes,
+        Mutant::AloneAcquireMisreadsGet,
+        Mutant::AloneReleaseUnchecked,
     ];
 
     /// The mutants of the bug classes only the mixed default run reaches
     /// (docs/torture.md): `redquorum mutants` runs them with the default
     /// `redquorum torture`, no recipe of their own.
-    /// They are the last seventeen of [`Mutant::ALL`].
-    pub const CLASSES: &[Mutant] = Mutant::ALL.split_at(Mutant::ALL.len() - 17).1;
+    /// They are the last nineteen of [`Mutant::ALL`].
+    pub const CLASSES: &[Mutant] = Mutant::ALL.split_at(Mutant::ALL.len() - 19).1;
 
     /// The kebab-case name.
     ///
@@ -290,6 +304,8 @@ impl Mutant {
             Mutant::NewPrimaryDefaultVotes => "new-primary-default-votes",
             Mutant::ExecReleasesOrphans => "exec-releases-orphans",
             Mutant::TimedOutAcquireVotes => "timed-out-acquire-votes",
+            Mutant::AloneAcquireMisreadsGet => "alone-acquire-misreads-get",
+            Mutant::AloneReleaseUnchecked => "alone-release-unchecked",
         }
     }
 }
