@@ -4,7 +4,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -15,7 +15,13 @@ fn example(name: &str) -> PathBuf {
 }
 
 fn run(name: &str, cluster: &Cluster, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let output = Command::new(example(name))
+    run_built(&example(name), cluster, args, env)
+}
+
+/// Runs the example built at `binary` (from [`example`]), which must succeed.
+fn run_built(binary: &Path, cluster: &Cluster, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let name = binary.display();
+    let output = Command::new(binary)
         .args(args)
         .env("REDQUORUM_NODES", cluster.urls().join(","))
         .envs(env.iter().copied())
@@ -60,12 +66,21 @@ fn leader_election_epochs_grow_from_term_to_term() {
 
 #[test]
 fn cron_guard_runs_once_per_window() {
+    // Built once, before the first run: a second `cargo build` can wait on
+    // the target directory's lock (other tests build too) past the window.
+    let binary = example("cron_guard");
     let cluster = Cluster::start(3).expect("3 nodes");
     let job = format!("report-{}", std::process::id());
-    let first = stdout(&run("cron_guard", &cluster, &[&job, "60s"], &[]));
+    let first = stdout(&run_built(&binary, &cluster, &[&job, "60s"], &[]));
     assert!(first.contains(&format!("{job}: ran")), "{first}");
     // A second host firing within the window: the job does not run again.
-    let second = stdout(&run("cron_guard", &cluster, &[&job, "60s"], &[]));
+    let first_ended = Instant::now();
+    let second = stdout(&run_built(&binary, &cluster, &[&job, "60s"], &[]));
+    assert!(
+        first_ended.elapsed() < Duration::from_secs(60),
+        "the second run ended {:?} after the first: past the window, so running again was right",
+        first_ended.elapsed()
+    );
     assert!(second.contains("skipped"), "{second}");
     assert!(!second.contains("running"), "{second}");
 }
