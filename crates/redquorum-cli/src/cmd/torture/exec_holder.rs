@@ -356,6 +356,8 @@ fn record_steps(session: &mut Session, steps: &[Line], history: &History) {
 fn refused(resource: &str, start: Duration, why: &str, ended: Duration) -> Session {
     let mut session = Session::refused(0, resource, start, why);
     session.kind = KIND.to_owned();
+    // Tried in `exec`'s own process, which ended with its unwinds.
+    session.deadline_unseen = true;
     session.ended = Some(ended);
     session
 }

@@ -21,8 +21,9 @@
 //!   excuses the key only until the slack after the fault ended; a key
 //!   still there later was dropped, not delayed — unless the holder ran
 //!   in a process of its own that ended with its release
-//!   ([`Session::deadline_unseen`]: `redquorum exec`): what it still owed
-//!   a delayed node ended with it, so there the delay loses the command;
+//!   ([`Session::deadline_unseen`]: `redquorum exec`), granted or not,
+//!   that ended with its release or unwind: what it still owed a delayed
+//!   node ended with it, so there the delay loses the command;
 //! - a key set (by its age) after its owner's last write could be sent
 //!   (its release, deadline, or its process's exit) is a write the fault
 //!   held back, landed as the fault healed or within the slack after: it
@@ -62,29 +63,40 @@ use crate::evidence::{KeyLife, Session};
 /// time); the history does not say which one did. Empty without an
 /// `ended` recorded, or for a resource name the key does not show as
 /// `{name}` (a lock's record and a semaphore's slot do).
-fn attempt_ends(key: &KeyLife, refused: &RefusedByResource, slack: Duration) -> Vec<Duration> {
+fn attempt_ends(
+    key: &KeyLife,
+    refused: &RefusedByResource,
+    slack: Duration,
+) -> Vec<(Duration, Sender)> {
     let set_at = key.last_seen.saturating_sub(key.age);
     let read = slack / 10;
     refused
         .iter()
         .filter(|(name, _)| key.key.contains(name.as_str()))
         .flat_map(|(_, attempts)| attempts.iter())
-        .filter(|(start, end)| *start <= set_at + read && *end > set_at)
-        .map(|&(_, end)| end)
+        .filter(|(start, end, _)| *start <= set_at + read && *end > set_at)
+        .map(|&(_, end, sender)| (end, sender))
         .collect()
 }
 
-/// The ended attempts (start, end) by `{resource}`, built once per check:
-/// a soak's keys and sessions are both in the tens of thousands.
-type RefusedByResource = HashMap<String, Vec<(Duration, Duration)>>;
+/// The ended attempts (start, end, who sent their unwinds) by
+/// `{resource}`, built once per check: a soak's keys and sessions are both
+/// in the tens of thousands.
+type RefusedByResource = HashMap<String, Vec<(Duration, Duration, Sender)>>;
 
 fn refused_by_resource(sessions: &[Session]) -> RefusedByResource {
     let mut by: RefusedByResource = HashMap::new();
     for s in sessions.iter().filter(|s| s.grant.is_none()) {
         if let Some(end) = s.ended {
+            // An attempt in a process of its own (`exec`) unwinds as it
+            // exits: what it still owed a delayed node ended with it.
+            let sender = Sender {
+                gone: s.deadline_unseen,
+                group: None,
+            };
             by.entry(format!("{{{}}}", s.resource))
                 .or_default()
-                .push((s.start, end));
+                .push((s.start, end, sender));
         }
     }
     by
@@ -125,12 +137,12 @@ fn outlived_every_attempt(
     excused: &impl Fn(&KeyLife, (Duration, Duration), Sender, bool) -> bool,
 ) -> bool {
     let ends = attempt_ends(key, refused, slack);
-    match ends.iter().max() {
-        Some(&latest) => {
+    match ends.iter().map(|&(end, _)| end).max() {
+        Some(latest) => {
             key.surely_there_at() > latest + slack
                 && !ends
                     .iter()
-                    .any(|&end| excused(key, (end, end), Sender::default(), false))
+                    .any(|&(end, sender)| excused(key, (end, end), sender, false))
         }
         None => {
             let set_at = key.last_seen.saturating_sub(key.age);

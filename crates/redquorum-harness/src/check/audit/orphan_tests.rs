@@ -305,3 +305,40 @@ fn a_granted_holders_write_a_fault_held_back_past_its_last_write_lives_its_ttl()
     expiring.release = None;
     assert_eq!(found(&expiring, 2000, &[stall(0, 1500)]), 1);
 }
+
+#[test]
+fn an_untold_attempt_in_a_process_of_its_own_owes_a_held_back_node_no_more_than_its_exit() {
+    // `redquorum exec` tried from 50 ms and exited refused at 1000 ms; its
+    // attempt's key, set at 100 ms on node 0, lived its TTL there, while a
+    // script flush held node 0's answers back around its exit: the unwind
+    // it owed that node was cut when it exited (bounded by the node
+    // timeout), as for a granted hold of its own. Its tokens are not told.
+    let flush = || {
+        let mut flush = FaultEvent::new(FaultKind::ScriptFlush, vec![0], ms(600), ms(1100));
+        flush.held_answers = Some(ms(200));
+        flush
+    };
+    let found = |in_own_process: bool, faults: &[FaultEvent]| {
+        let mut attempt = refused("r", 50, Some(1000));
+        attempt.deadline_unseen = in_own_process;
+        let (keys, protected) = ([unwound(100, 2600)], std::collections::BTreeMap::new());
+        let sessions = [attempt];
+        let evidence = Evidence {
+            keys: &keys,
+            faults,
+            ..Evidence::new(&sessions, &protected)
+        };
+        orphans(
+            &evidence,
+            &HashMap::new(),
+            &attempts_by_token(evidence.sessions),
+        )
+        .len()
+    };
+    assert_eq!(found(true, &[flush()]), 0);
+    // A client in the harness's process sends its unwind again after the
+    // NOSCRIPT: held back only the longest hold after the flush healed.
+    assert_eq!(found(false, &[flush()]), 1);
+    // No fault: the process's exit is no excuse.
+    assert_eq!(found(true, &[]), 1);
+}

@@ -144,6 +144,8 @@ pub struct Session {
     /// The hold was renewed out of the harness's sight (another process,
     /// `redquorum exec`, whose watchdog extends it): the use is known, not
     /// the deadline the lock gave, so `validity_end` is when the use ended.
+    /// On a refused attempt: it ran in such a process, which ended with its
+    /// unwind (at [`Session::ended`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub deadline_unseen: bool,
     /// The other resources its hold covers ([`crate::Grant::covering`]: an
