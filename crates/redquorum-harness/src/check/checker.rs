@@ -170,7 +170,7 @@ pub fn check_evidence(evidence: &Evidence<'_>) -> Verdict {
 }
 
 /// Every granted session by its owner token.
-fn granted_owners(sessions: &[Session]) -> HashMap<&str, &Session> {
+pub(crate) fn granted_owners(sessions: &[Session]) -> HashMap<&str, &Session> {
     sessions
         .iter()
         .filter(|s| s.grant.is_some() && !s.owner.is_empty())

@@ -1,5 +1,5 @@
 use super::*;
-use crate::check::checker::attempts_by_token;
+use crate::check::checker::{attempts_by_token, granted_owners};
 use crate::faults::{FaultEvent, FaultKind};
 
 fn ms(ms: u64) -> Duration {
@@ -29,19 +29,24 @@ fn refused(resource: &str, start: u64, ended: Option<u64>) -> Session {
     session
 }
 
-fn orphan_count(key: KeyLife, sessions: &[Session]) -> usize {
-    let protected = std::collections::BTreeMap::new();
-    let keys = [key];
+/// The orphan-key violations of `key`, judged as the checker judges it
+/// among `sessions` (granted ones by their owner token) under `faults`.
+fn orphans_of(key: KeyLife, sessions: &[Session], faults: &[FaultEvent]) -> Vec<Violation> {
+    let (keys, protected) = ([key], std::collections::BTreeMap::new());
     let evidence = Evidence {
         keys: &keys,
+        faults,
         ..Evidence::new(sessions, &protected)
     };
     orphans(
         &evidence,
-        &HashMap::new(),
+        &granted_owners(evidence.sessions),
         &attempts_by_token(evidence.sessions),
     )
-    .len()
+}
+
+fn orphan_count(key: KeyLife, sessions: &[Session]) -> usize {
+    orphans_of(key, sessions, &[]).len()
 }
 
 #[test]
@@ -92,20 +97,7 @@ fn a_fault_around_the_end_of_any_attempt_that_may_have_set_the_key_excuses_it() 
     // one ended (starved) at 1500 ms, long after the reset.
     let attempts = [refused("r", 50, Some(200)), refused("r", 60, Some(1500))];
     let reset = FaultEvent::new(FaultKind::Reset, vec![0], ms(150), ms(250));
-    let (keys, protected) = ([unwound(100, 2600)], std::collections::BTreeMap::new());
-    let found = |faults: &[FaultEvent]| {
-        let evidence = Evidence {
-            keys: &keys,
-            faults,
-            ..Evidence::new(&attempts, &protected)
-        };
-        orphans(
-            &evidence,
-            &HashMap::new(),
-            &attempts_by_token(evidence.sessions),
-        )
-        .len()
-    };
+    let found = |faults: &[FaultEvent]| orphans_of(unwound(100, 2600), &attempts, faults).len();
     assert_eq!(found(&[reset]), 0);
     // Without the reset it outlived both attempts: never unwound.
     assert_eq!(found(&[]), 1);
@@ -130,16 +122,7 @@ fn key_of_x(seen: u64) -> KeyLife {
 
 #[test]
 fn a_hold_in_a_process_of_its_own_is_due_to_go_when_that_process_exited() {
-    let found = |owner: &Session, key: KeyLife| {
-        let (keys, protected) = ([key], std::collections::BTreeMap::new());
-        let sessions = [owner.clone()];
-        let evidence = Evidence {
-            keys: &keys,
-            ..Evidence::new(&sessions, &protected)
-        };
-        let owners = [("x", owner)].into_iter().collect();
-        orphans(&evidence, &owners, &attempts_by_token(evidence.sessions)).len()
-    };
+    let found = |owner: &Session, key: KeyLife| orphan_count(key, std::slice::from_ref(owner));
     // `exec` releases after its command's last step: by its exit.
     let exec = used_until_1000_ended_at_2000(true);
     assert_eq!(found(&exec, key_of_x(2900)), 0);
@@ -152,20 +135,7 @@ fn a_hold_in_a_process_of_its_own_is_due_to_go_when_that_process_exited() {
 #[test]
 fn a_key_counts_as_seen_when_the_read_that_saw_it_was_sent() {
     let local = used_until_1000_ended_at_2000(false);
-    let found = |key: KeyLife| {
-        let (keys, protected) = ([key], std::collections::BTreeMap::new());
-        let sessions = [local.clone()];
-        let evidence = Evidence {
-            keys: &keys,
-            ..Evidence::new(&sessions, &protected)
-        };
-        orphans(
-            &evidence,
-            &[("x", &local)].into_iter().collect(),
-            &attempts_by_token(evidence.sessions),
-        )
-        .len()
-    };
+    let found = |key: KeyLife| orphan_count(key, std::slice::from_ref(&local));
     // Answered at 2600 ms, more than the slack after the release at
     // 1000 ms, by a read sent at 1900 ms: it may have gone at 1901.
     let slow_read = KeyLife {
@@ -225,20 +195,8 @@ fn a_retried_attempts_key_is_due_by_the_grant_that_followed() {
 fn a_fault_around_a_told_attempts_end_excuses_its_key_as_long_as_it_can() {
     let mut own = refused("r", 50, Some(200));
     own.tried = vec!["t".into()];
-    let sessions = [own];
-    let (keys, protected) = ([key_of_t(100, 2000)], std::collections::BTreeMap::new());
-    let found = |faults: &[FaultEvent]| {
-        let evidence = Evidence {
-            keys: &keys,
-            faults,
-            ..Evidence::new(&sessions, &protected)
-        };
-        orphans(
-            &evidence,
-            &HashMap::new(),
-            &attempts_by_token(evidence.sessions),
-        )
-    };
+    let found =
+        |faults: &[FaultEvent]| orphans_of(key_of_t(100, 2000), std::slice::from_ref(&own), faults);
     // A reset of its node as it ended may have lost the unwind: the key lives to its TTL.
     let reset = FaultEvent::new(FaultKind::Reset, vec![0], ms(150), ms(250));
     assert!(found(&[reset]).is_empty());
@@ -277,15 +235,7 @@ fn a_granted_holders_write_a_fault_held_back_past_its_last_write_lives_its_ttl()
             owner: "x".into(),
             ..unwound(set, 4100)
         };
-        let (keys, protected) = ([key], std::collections::BTreeMap::new());
-        let sessions = [owner.clone()];
-        let evidence = Evidence {
-            keys: &keys,
-            faults,
-            ..Evidence::new(&sessions, &protected)
-        };
-        let owners = [("x", owner)].into_iter().collect();
-        orphans(&evidence, &owners, &attempts_by_token(evidence.sessions)).len()
+        orphans_of(key, std::slice::from_ref(owner), faults).len()
     };
     let stall = |node, end| FaultEvent::new(FaultKind::Stall, vec![node], ms(5), ms(end));
     for owner in [holder(true), holder(false)] {
@@ -321,19 +271,7 @@ fn an_untold_attempt_in_a_process_of_its_own_owes_a_held_back_node_no_more_than_
     let found = |in_own_process: bool, faults: &[FaultEvent]| {
         let mut attempt = refused("r", 50, Some(1000));
         attempt.deadline_unseen = in_own_process;
-        let (keys, protected) = ([unwound(100, 2600)], std::collections::BTreeMap::new());
-        let sessions = [attempt];
-        let evidence = Evidence {
-            keys: &keys,
-            faults,
-            ..Evidence::new(&sessions, &protected)
-        };
-        orphans(
-            &evidence,
-            &HashMap::new(),
-            &attempts_by_token(evidence.sessions),
-        )
-        .len()
+        orphans_of(unwound(100, 2600), &[attempt], faults).len()
     };
     assert_eq!(found(true, &[flush()]), 0);
     // A client in the harness's process sends its unwind again after the

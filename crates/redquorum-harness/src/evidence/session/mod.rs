@@ -12,6 +12,7 @@ use super::share::Share;
 use crate::micros;
 
 mod cover;
+mod display;
 
 /// A successful extension: from when it was asked for to the new deadline.
 ///
@@ -360,43 +361,5 @@ impl Session {
             }
             _ => false,
         }
-    }
-}
-
-impl std::fmt::Display for Session {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let ms = |t: Option<Duration>| {
-            t.map_or_else(
-                || "-".to_owned(),
-                |t| format!("{:.1}", t.as_secs_f64() * 1e3),
-            )
-        };
-        write!(
-            f,
-            "client {} {} {:?} owner {} fence {} start {} grant {} valid-until {} write {}..{} release {} ({:?})",
-            self.client,
-            // The kind says which holds may share (an overlap of a reader
-            // and a writer is one; older histories have none).
-            if self.kind.is_empty() {
-                "-"
-            } else {
-                &self.kind
-            },
-            self.resource,
-            if self.owner.is_empty() {
-                "-"
-            } else {
-                &self.owner
-            },
-            self.fence.map_or_else(|| "-".to_owned(), |t| t.to_string()),
-            ms(Some(self.start)),
-            ms(self.grant),
-            ms(self.validity_end),
-            ms(self.write_start),
-            ms(self.write_end),
-            ms(self.release),
-            self.outcome
-        )?;
-        f.write_str(" (times in ms)")
     }
 }
