@@ -3,7 +3,7 @@
 //!
 //! What lives here: the [`History`] of [`Session`]s (`history.rs`,
 //! `session/`; a hold of a set as a hold of each name in
-//! `session/cover.rs`; how each ended and how its holder behaved in
+//! `session/cover.rs`, its report line in `session/display.rs`; how each ended and how its holder behaved in
 //! `outcome.rs`; the [`Share`] its hold declared in `share.rs`), the
 //! [`KeyAudit`] (lock keys read on the nodes during the run), the leak
 //! check after it ([`leaks_after`], [`LeakedKey`]) and the operator's calls
