@@ -147,6 +147,46 @@ fn a_fast_clock_node_expires_keys_early() {
     );
 }
 
+/// Node `index`'s clock minus this process's wall clock, in ms.
+fn clock_lead_ms(cluster: &Cluster, index: usize) -> f64 {
+    let Reply::Array(Some(reply)) = cluster.command(index, &["TIME"]).unwrap() else {
+        panic!("TIME answers an array");
+    };
+    let parts: Vec<f64> = reply
+        .iter()
+        .map(|part| part.as_text().unwrap().parse().unwrap())
+        .collect();
+    let node_ms = parts[0] * 1e3 + parts[1] / 1e3;
+    let real = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    node_ms - real.unwrap().as_secs_f64() * 1e3
+}
+
+#[test]
+fn a_restarted_fast_clock_node_keeps_its_lead() {
+    // A machine's clock does not go back when Redis restarts: a fast node's
+    // clock counts from when the cluster started, not from its process's
+    // start, so a restart does not turn it back by its lead.
+    if let Err(why) = faketime_support() {
+        if std::env::var_os("REDQUORUM_REQUIRE_FAKETIME").is_some() {
+            panic!("REDQUORUM_REQUIRE_FAKETIME is set but {why}");
+        }
+        eprintln!("SKIPPED a_restarted_fast_clock_node_keeps_its_lead: {why}");
+        return;
+    }
+    let cluster = Cluster::builder(1).fast_clock(0, 2.0).start().unwrap();
+    std::thread::sleep(Duration::from_millis(500)); // a lead of about 500 ms
+    let before = clock_lead_ms(&cluster, 0);
+    assert!(before > 300.0, "the fast clock leads by {before} ms");
+    cluster.restart(0).unwrap();
+    // The lead only grows; a clock counted from the new process's start
+    // would lead by the few ms since the restart.
+    let after = clock_lead_ms(&cluster, 0);
+    assert!(
+        after >= before - 5.0,
+        "lead {before} ms before the restart, {after} ms after"
+    );
+}
+
 #[test]
 fn a_flushed_call_answers_noscript_after_the_proxy_loaded_the_script_back() {
     let cluster = Cluster::start(1).unwrap();

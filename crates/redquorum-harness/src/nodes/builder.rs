@@ -211,6 +211,7 @@ impl ClusterBuilder {
         })?;
         let root = NodesDir::new(root);
         let mut nodes = Vec::with_capacity(self.n);
+        let anchor = std::time::Instant::now();
         for index in 0..self.n {
             let dir = root.path().join(format!("node{index}"));
             std::fs::create_dir_all(&dir).map_err(|source| HarnessError::Io {
@@ -221,6 +222,7 @@ impl ClusterBuilder {
             let clock = FastClock::for_node(
                 index,
                 &dir,
+                anchor,
                 &self.clocks,
                 &self.controlled,
                 support.as_ref(),

@@ -55,7 +55,7 @@ impl LocalNode {
         index: usize,
         server: &ServerConfig,
     ) -> Result<(), HarnessError> {
-        let mut command = match &self.clock {
+        let mut command = match &mut self.clock {
             None => redis_command(
                 &server.binary,
                 self.port,
@@ -63,7 +63,7 @@ impl LocalNode {
                 server.persistence,
                 server.debug_flag,
             ),
-            Some(clock) => clock.command(self.port, &self.dir, server.persistence),
+            Some(clock) => clock.command(index, self.port, &self.dir, server.persistence)?,
         };
         command.args(&server.extra_args);
         let child = started::spawn(&mut command).map_err(|source| HarnessError::Io {
@@ -183,11 +183,11 @@ impl LocalNode {
 
     /// Sets the node's wall clock to real time plus `offset_ms`.
     pub(super) fn set_clock_offset(
-        &self,
+        &mut self,
         index: usize,
         offset_ms: i64,
     ) -> Result<(), HarnessError> {
-        match &self.clock {
+        match &mut self.clock {
             Some(clock) => clock.set_offset(index, offset_ms),
             None => Err(uncontrolled(index)),
         }

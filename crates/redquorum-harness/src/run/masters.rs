@@ -151,14 +151,6 @@ impl Masters {
         }
     }
 
-    /// How a leak on local node `index` names its node (`None` on cluster masters).
-    pub(super) fn leak_node(&self, index: usize) -> Option<String> {
-        match self {
-            Self::Servers { cluster, .. } => Some(cluster.host_port(index)),
-            Self::Sharded { .. } => None,
-        }
-    }
-
     /// What the banner says of them.
     pub(super) fn describe(&self) -> String {
         match self {

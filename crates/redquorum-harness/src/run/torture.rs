@@ -180,26 +180,10 @@ impl<L: TortureLock> TorturePlan<L> {
         .map_err(|e| TortureStopped::Setup(e.to_string()))?;
         notes.extend(restarted);
         let mut unchecked = None;
-        let mut leaked = leaked.unwrap_or_else(|e| {
+        let leaked = leaked.unwrap_or_else(|e| {
             unchecked = Some(format!("the leak check could not read every node: {e}"));
             Vec::new()
         });
-        // A node whose clock runs outside the drift allowance (`--fast-node`)
-        // starts it again from real time when restarted (libfaketime counts
-        // its speed-up from the process's start): its clock turns back by
-        // (rate - 1) x its uptime, and a key set before lives that much
-        // longer. Its keys are not judged as leaks.
-        let fast: Vec<String> = (self.clock_off().into_iter())
-            .filter_map(|index| masters.leak_node(index))
-            .collect();
-        let before = leaked.len();
-        leaked.retain(|leak| !fast.contains(&leak.node));
-        if leaked.len() < before {
-            notes.push(format!(
-                "{} lock keys left on a node whose clock runs outside the drift allowance, not judged as leaks (a restart turns its clock back)",
-                before - leaked.len()
-            ));
-        }
         let (mut keys_seen, backing) =
             tokio::task::spawn_blocking(move || audit.stop_with_backing())
                 .await

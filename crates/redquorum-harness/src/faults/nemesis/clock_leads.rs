@@ -11,12 +11,11 @@
 //! offset is at the mark (within a tolerance), whose own clock is ahead of
 //! every token issued before, or a node that kept its counter
 //! ([`fence_loss_targets`]). Leading in the default run: the fast
-//! majority, minus a fast node a restart put back at real time; without
-//! clock faults, every node. A fast node
-//! that lost its counter and is then restarted comes back at real time, and
-//! its votes are refused for the longest lease (the delayed-restart rule),
-//! so fence-loss also waits while the mark is a whole `clock_window` (the
-//! TTL) ahead of real time.
+//! majority, whose clocks run alike from the cluster's start (a restart
+//! keeps a fast node's lead: the harness's fast clocks are the machine's,
+//! not the process's); without clock faults, every node. A node whose
+//! clock came back behind its old readings (a strobe's step back) leads
+//! again only once real time has passed them: the mark remembers them.
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -57,21 +56,12 @@ impl ClockLeads {
 
     /// The nodes of `offsets` (node, offset in ms, all measured at `now`)
     /// that lead: at the mark within [`TOLERANCE_MS`], after the mark has
-    /// taken them in. Empty while the mark is `window` or more ahead of real
-    /// time (a leading node restarted would come back that far behind).
-    pub(super) fn leading(
-        &mut self,
-        offsets: &[(usize, f64)],
-        now: Instant,
-        window: Duration,
-    ) -> Vec<usize> {
+    /// taken them in.
+    pub(super) fn leading(&mut self, offsets: &[(usize, f64)], now: Instant) -> Vec<usize> {
         for &(_, offset) in offsets {
             self.observe(offset, now);
         }
         let mark = self.mark_at(now);
-        if mark >= window.as_secs_f64() * 1e3 {
-            return Vec::new();
-        }
         offsets
             .iter()
             .filter(|(_, offset)| *offset >= mark - TOLERANCE_MS)

@@ -4,14 +4,12 @@ use proptest::prelude::*;
 
 use super::{ClockLeads, TOLERANCE_MS};
 
-const WINDOW: Duration = Duration::from_secs(2);
-
 #[test]
 fn the_fast_majority_leads_and_the_slow_nodes_do_not() {
     let now = Instant::now();
     let mut leads = ClockLeads::default();
     let offsets = [(0, 0.3), (1, -0.2), (2, 450.0), (3, 449.1), (4, 451.0)];
-    assert_eq!(leads.leading(&offsets, now, WINDOW), vec![2, 3, 4]);
+    assert_eq!(leads.leading(&offsets, now), vec![2, 3, 4]);
 }
 
 #[test]
@@ -20,10 +18,10 @@ fn a_node_restarted_behind_its_old_lead_does_not_lead_until_real_time_passes_it(
     let mut leads = ClockLeads::default();
     // Node 0 led by 30 ms, then came back at real time (a restart).
     leads.observe(30.0, t0);
-    assert!(leads.leading(&[(0, 0.0)], t0, WINDOW).is_empty());
+    assert!(leads.leading(&[(0, 0.0)], t0).is_empty());
     // 31 ms later every reading it made is behind real time.
     let later = t0 + Duration::from_millis(31);
-    assert_eq!(leads.leading(&[(0, 0.0)], later, WINDOW), vec![0]);
+    assert_eq!(leads.leading(&[(0, 0.0)], later), vec![0]);
 }
 
 #[test]
@@ -34,30 +32,28 @@ fn a_strobe_step_holds_fence_loss_back_for_the_step() {
     let now = [(0, 0.0), (1, 0.1), (2, -0.1)];
     assert!(
         leads
-            .leading(&now, t0 + Duration::from_millis(10), WINDOW)
+            .leading(&now, t0 + Duration::from_millis(10))
             .is_empty()
     );
     assert_eq!(
-        leads.leading(&now, t0 + Duration::from_millis(25), WINDOW),
+        leads.leading(&now, t0 + Duration::from_millis(25)),
         vec![0, 1, 2]
     );
 }
 
 #[test]
-fn clocks_a_whole_window_ahead_hold_fence_loss_back() {
+fn clocks_far_ahead_still_lead() {
+    // A fast clock's lead grows without bound in a long run; a restart
+    // keeps it (the harness's fast clocks count from the cluster's start).
     let now = Instant::now();
     let mut leads = ClockLeads::default();
-    assert!(
-        leads
-            .leading(&[(0, 0.0), (1, 2_500.0)], now, WINDOW)
-            .is_empty()
-    );
+    assert_eq!(leads.leading(&[(0, 0.0), (1, 9_500.0)], now), vec![1]);
 }
 
 proptest! {
     /// Whatever was seen, a node named leading is at the mark within the
     /// tolerance, the mark is at least every offset seen at that instant,
-    /// and the highest node of a sample leads unless the window says no.
+    /// and the highest node of a sample leads.
     #[test]
     fn leading_nodes_are_at_the_decayed_mark(
         history in prop::collection::vec((0_u64..5_000, -50.0_f64..1_000.0), 0..20),
@@ -72,7 +68,7 @@ proptest! {
         }
         let now = at + Duration::from_millis(1);
         let sample: Vec<(usize, f64)> = offsets.iter().copied().enumerate().collect();
-        let chosen = leads.leading(&sample, now, WINDOW);
+        let chosen = leads.leading(&sample, now);
         let mark = leads.mark_at(now);
         for &(_, offset) in &sample {
             prop_assert!(mark >= offset);
@@ -81,7 +77,7 @@ proptest! {
             prop_assert!(sample[*n].1 >= mark - TOLERANCE_MS);
         }
         let top = sample.iter().map(|s| s.1).fold(f64::NEG_INFINITY, f64::max);
-        if mark < WINDOW.as_secs_f64() * 1e3 && top >= mark {
+        if top >= mark {
             prop_assert!(!chosen.is_empty());
         }
     }

@@ -73,7 +73,7 @@ pub(super) fn run(
         }
         let leading = if fence_loss {
             let offsets = clock_leads::offsets(cluster, &nodes);
-            leads.leading(&offsets, Instant::now(), config.clock_window)
+            leads.leading(&offsets, Instant::now())
         } else {
             Vec::new()
         };
@@ -133,7 +133,7 @@ pub(super) fn run(
     }
     if held_back > 0 {
         log.notes.push(format!(
-            "fence-loss held back {held_back} times: no running node's clock was shown at or past every earlier reading (within {} ms), or the clocks led real time by a TTL",
+            "fence-loss held back {held_back} times: no running node's clock was shown at or past every earlier reading (within {} ms)",
             clock_leads::TOLERANCE_MS
         ));
     }

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::persistence::Persistence;
 use super::{major_version, redis_command};
@@ -135,65 +135,68 @@ pub fn faketime_support() -> Result<FaketimeSupport, HarnessError> {
 /// How a fast-clock node is started: which binary, which preload, which
 /// rate, and for a node whose clock the harness moves at run time, the
 /// libfaketime timestamp file it rewrites.
+///
+/// A fast clock is the machine's, not the process's: it counts from the
+/// cluster's start (`anchor`), so a restarted node comes back as far ahead
+/// as it was. (libfaketime counts its speed-up from the process's start: a
+/// restart would turn the clock back by its lead, so each start is given
+/// the lead built since the anchor as an offset.)
 #[derive(Debug, Clone)]
 pub(in crate::nodes) struct FastClock {
     support: FaketimeSupport,
     rate: f64,
-    /// Set for a controlled clock (read on every clock call: FAKETIME_NO_CACHE).
-    file: Option<PathBuf>,
+    /// When the cluster was built: the lead at a process's start is
+    /// `(rate − 1) × anchor.elapsed()`.
+    anchor: Instant,
+    /// The lead (s) given to the running process at its start.
+    lead_at_start: f64,
+    /// Set for a controlled clock (read on every clock call:
+    /// FAKETIME_NO_CACHE), with the offset (s) it was last moved to.
+    controlled: Option<(PathBuf, f64)>,
 }
 
 impl FastClock {
     /// Node `index`'s clock as a builder asked for it (the last rate and
     /// the last controlled offset given for it win), its timestamp file in
-    /// `dir`; `None` for a real clock. `support` is found when any node
-    /// asked for one.
+    /// `dir`, counting from `anchor`; `None` for a real clock. `support` is
+    /// found when any node asked for one.
     pub(in crate::nodes) fn for_node(
         index: usize,
         dir: &Path,
+        anchor: Instant,
         rates: &[(usize, f64)],
         controlled: &[(usize, Duration)],
         support: Option<&FaketimeSupport>,
     ) -> Result<Option<Self>, HarnessError> {
-        let mut clock = rates
-            .iter()
-            .rev()
-            .find(|(i, _)| *i == index)
-            .zip(support)
-            .map(|((_, rate), support)| FastClock {
-                support: support.clone(),
-                rate: *rate,
-                file: None,
-            });
-        if let Some((_, offset)) = controlled.iter().rev().find(|(i, _)| *i == index) {
-            let support = support.cloned().ok_or_else(|| {
-                HarnessError::FaketimeUnavailable("no libfaketime for a controlled clock".into())
-            })?;
-            let file = dir.join("faketime");
-            let rate = clock.as_ref().map_or(1.0, |c| c.rate);
-            write_clock_file(&file, offset.as_secs_f64(), rate).map_err(|source| {
-                HarnessError::Io {
-                    node: index,
-                    action: "write the faketime file",
-                    source,
-                }
-            })?;
-            clock = Some(FastClock {
-                support,
-                rate,
-                file: Some(file),
-            });
+        let rate = rates.iter().rev().find(|(i, _)| *i == index).map(|r| r.1);
+        let offset = controlled.iter().rev().find(|(i, _)| *i == index);
+        if rate.is_none() && offset.is_none() {
+            return Ok(None);
         }
-        Ok(clock)
+        let support = support.cloned().ok_or_else(|| {
+            HarnessError::FaketimeUnavailable(
+                "no libfaketime for a fast or controlled clock".into(),
+            )
+        })?;
+        Ok(Some(FastClock {
+            support,
+            rate: rate.unwrap_or(1.0),
+            anchor,
+            lead_at_start: 0.0,
+            controlled: offset.map(|(_, offset)| (dir.join("faketime"), offset.as_secs_f64())),
+        }))
     }
 
-    /// The command line of a node on `port` with its data in `dir`, under this clock.
+    /// The command line of a node on `port` with its data in `dir`, under
+    /// this clock, which it starts ahead by the lead built since the anchor
+    /// (node `index`'s, for errors).
     pub(in crate::nodes) fn command(
-        &self,
+        &mut self,
+        index: usize,
         port: u16,
         dir: &Path,
         persistence: Persistence,
-    ) -> Command {
+    ) -> Result<Command, HarnessError> {
         let binary = &self.support.redis_server;
         let mut command = redis_command(binary, port, dir, persistence, major_version(binary) >= 7);
         // Under libfaketime every clock call can read a file, so
@@ -204,41 +207,55 @@ impl FastClock {
             .args(["--auto-aof-rewrite-min-size", "1mb"])
             .env("LD_PRELOAD", &self.support.library)
             .env("FAKETIME_DONT_RESET", "1");
-        match &self.file {
-            None => command.env("FAKETIME", format!("+0 x{}", self.rate)),
+        // From here libfaketime adds (rate − 1) × the process's uptime.
+        self.lead_at_start = self.anchor.elapsed().as_secs_f64() * (self.rate - 1.0);
+        match &self.controlled {
+            None => command.env("FAKETIME", clock_spec(self.lead_at_start, self.rate)),
             // Re-read on every call, so an offset written later takes
             // effect at once; monotonic time stays real (Redis's
             // timers), only the wall clock that expiry uses moves.
-            Some(file) => command
-                .env("FAKETIME_TIMESTAMP_FILE", file)
-                .env("FAKETIME_NO_CACHE", "1")
-                .env("FAKETIME_DONT_FAKE_MONOTONIC", "1"),
+            Some((file, offset)) => {
+                write_clock_file(
+                    index,
+                    file,
+                    &clock_spec(offset + self.lead_at_start, self.rate),
+                )?;
+                command
+                    .env("FAKETIME_TIMESTAMP_FILE", file)
+                    .env("FAKETIME_NO_CACHE", "1")
+                    .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
+            }
         };
-        command
+        Ok(command)
     }
 
     /// True when the clock can be moved at run time.
     pub(in crate::nodes) fn is_controlled(&self) -> bool {
-        self.file.is_some()
+        self.controlled.is_some()
     }
 
-    /// Moves a controlled clock to real time plus `offset_ms` (node `index`'s, for errors).
+    /// Moves a controlled clock to `offset_ms` ahead of where its rate has
+    /// taken it (real time for a clock at rate 1; node `index`'s, for errors).
     pub(in crate::nodes) fn set_offset(
-        &self,
+        &mut self,
         index: usize,
         offset_ms: i64,
     ) -> Result<(), HarnessError> {
-        let Some(file) = &self.file else {
+        let Some((file, offset)) = &mut self.controlled else {
             return Err(uncontrolled(index));
         };
-        write_clock_file(file, offset_ms as f64 / 1e3, self.rate).map_err(|source| {
-            HarnessError::Io {
-                node: index,
-                action: "write the faketime file",
-                source,
-            }
-        })
+        *offset = offset_ms as f64 / 1e3;
+        write_clock_file(
+            index,
+            file,
+            &clock_spec(*offset + self.lead_at_start, self.rate),
+        )
     }
+}
+
+/// libfaketime's clock: `offset_s` ahead, then `rate` times as fast.
+fn clock_spec(offset_s: f64, rate: f64) -> String {
+    format!("{offset_s:+.3} x{rate}")
 }
 
 /// The error for moving the clock of node `index`, which is not controlled.
@@ -248,10 +265,15 @@ pub(in crate::nodes) fn uncontrolled(index: usize) -> HarnessError {
     ))
 }
 
-/// Writes a libfaketime timestamp file: an offset in seconds and a rate.
-fn write_clock_file(file: &Path, offset_s: f64, rate: f64) -> std::io::Result<()> {
+/// Writes node `index`'s libfaketime timestamp file.
+fn write_clock_file(index: usize, file: &Path, spec: &str) -> Result<(), HarnessError> {
     // Written whole and renamed, so the node never reads half a line.
     let temp = file.with_extension("tmp");
-    std::fs::write(&temp, format!("{offset_s:+.3} x{rate}\n"))?;
-    std::fs::rename(&temp, file)
+    std::fs::write(&temp, format!("{spec}\n"))
+        .and_then(|()| std::fs::rename(&temp, file))
+        .map_err(|source| HarnessError::Io {
+            node: index,
+            action: "write the faketime file",
+            source,
+        })
 }
