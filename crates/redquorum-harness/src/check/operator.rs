@@ -121,9 +121,8 @@ pub(crate) fn broken_promises<'a>(
             OperatorAction::Inspect { holders, answered } => {
                 for token in holders {
                     let lives = lives.get(token.as_str()).map_or(&[][..], Vec::as_slice);
-                    if dropped_by_quorum(lives, call, nodes, (faults, slack))
-                        && let Some(session) =
-                            owners.get(token.as_str()).or(tried.get(token.as_str()))
+                    if let Some(session) = owners.get(token.as_str()).or(tried.get(token.as_str()))
+                        && dropped_by_quorum(lives, session, call, nodes, (faults, slack))
                     {
                         broken.push((call, *session, OperatorFault::NamedDropped));
                         continue;
@@ -188,9 +187,14 @@ pub(crate) fn broken_promises<'a>(
 /// not written, a clock jumping back over the hold's expiry:
 /// [`LOSES_OR_AGES`]) struck that node from the slack before it ended to
 /// the call's end: a hold does not come back by itself, and one that came
-/// back is a later life, unless it was back only between two reads.
+/// back is a later life, unless it was back only between two reads. Nor
+/// does a node count where the hold was gone before its `session`'s acquire
+/// stopped trying its token ([`Session::unwind_due`]: the grant, or the
+/// end of an acquire never granted): a waiting acquire sends the same token
+/// again, and a retry may put it back between two of the audit's reads.
 fn dropped_by_quorum(
     lives: &[&KeyLife],
+    session: &Session,
     call: &OperatorCall,
     nodes: usize,
     (faults, slack): (&[FaultEvent], Duration),
@@ -204,9 +208,10 @@ fn dropped_by_quorum(
     };
     let mut ended_on: HashMap<usize, bool> = HashMap::new();
     for life in lives {
-        let ended = life
-            .gone
-            .is_some_and(|gone| gone <= call.start && !brought_back(life.node, gone));
+        let tried_after = |gone: Duration| session.unwind_due().is_none_or(|due| gone < due);
+        let ended = life.gone.is_some_and(|gone| {
+            gone <= call.start && !tried_after(gone) && !brought_back(life.node, gone)
+        });
         *ended_on.entry(life.node).or_insert(true) &= ended;
     }
     let dropped = ended_on.values().filter(|ended| **ended).count();

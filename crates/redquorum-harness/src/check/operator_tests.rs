@@ -330,3 +330,30 @@ fn naming_a_hold_a_quorum_had_dropped_breaks_the_promise_whoever_held_it() {
     }
     assert!(faults_with_keys(&sessions, &call, &[], &elsewhere).is_empty());
 }
+
+#[test]
+fn an_attempt_still_retried_may_be_back_on_a_quorum_the_audit_saw_it_leave() {
+    // A waiting acquire retries one token until it gives up at 2000 ms
+    // (a 20-minute soak's control run: `w` was seen gone from every node,
+    // then an inspection at 1631 ms named it, truly: a retry had put it
+    // back on a quorum between two of the audit's reads).
+    let mut waiting = Session::refused(2, "r", ms(600), "contended");
+    waiting.ended = Some(ms(2000));
+    waiting.tried = vec!["w".into(), "w".into(), "w".into()];
+    let gone: Vec<KeyLife> = (0..3).map(|n| life(n, "w", 850, Some(870))).collect();
+    let call = [inspect(900, &["w"], 3)];
+    assert!(faults_with_keys(&[waiting.clone()], &call, &[], &gone).is_empty());
+    // Gone after the tries ended (the unwind), and named later: dropped.
+    let after: Vec<KeyLife> = (0..3).map(|n| life(n, "w", 2050, Some(2070))).collect();
+    let late_call = [inspect(2100, &["w"], 3)];
+    assert_eq!(
+        faults_with_keys(&[waiting.clone()], &late_call, &[], &after),
+        [OperatorFault::NamedDropped]
+    );
+    // A granted token's tries end at its grant: gone before it says
+    // nothing (the granting write may be what the inspection saw).
+    let mut granted = Session::granted(3, "r", "c", ms(600), ms(950), ms(3000));
+    granted.tried = vec!["c".into()];
+    let before_grant: Vec<KeyLife> = (0..3).map(|n| life(n, "c", 850, Some(870))).collect();
+    assert!(faults_with_keys(&[granted], &[inspect(960, &["c"], 3)], &[], &before_grant).is_empty());
+}
