@@ -6,6 +6,8 @@
 //! with its interval on the history's clock ([`OperatorLog`](crate::OperatorLog)); the checker
 //! then requires, per resource:
 //!
+//! - an inspection names only holders that a quorum of its own answers held
+//!   (the per-node answers it names them from: a slip in its counting);
 //! - an inspection never names a holder whose release a quorum had
 //!   confirmed before the inspection began (a long-gone holder), nor an
 //!   attempt never granted whose unwind was due more than half the slack
@@ -51,6 +53,9 @@ pub enum OperatorFault {
     /// An inspection named a hold the key audit saw gone from more nodes
     /// than a quorum can spare before the inspection began.
     NamedDropped,
+    /// An inspection named a holder that fewer than a quorum of its own
+    /// answers held.
+    NamedMinority,
     /// An inspection did not name a holder that certainly held.
     Missed,
     /// An inspection named an attempt, never granted, that the lock had
@@ -69,6 +74,9 @@ impl fmt::Display for OperatorFault {
             OperatorFault::LongGone => "named a holder whose release a quorum had confirmed",
             OperatorFault::NamedDropped => {
                 "named a hold that too many nodes had dropped to leave a quorum"
+            }
+            OperatorFault::NamedMinority => {
+                "named a holder that fewer than a quorum of its own answers held"
             }
             OperatorFault::Missed => "did not name a certain holder",
             OperatorFault::NamedUnwound => "named an attempt the lock had unwound",
@@ -118,10 +126,24 @@ pub(crate) fn broken_promises<'a>(
         .collect();
     for call in calls.iter().filter(|c| c.resource == resource) {
         match &call.action {
-            OperatorAction::Inspect { holders, answered } => {
+            OperatorAction::Inspect {
+                holders,
+                answered,
+                reported,
+            } => {
                 for token in holders {
+                    let session = owners.get(token.as_str()).or(tried.get(token.as_str()));
+                    // Its own answers: fewer than a quorum held the token.
+                    let held_by = reported.get(token).copied().unwrap_or(0);
+                    if !reported.is_empty()
+                        && held_by < nodes / 2 + 1
+                        && let Some(session) = session
+                    {
+                        broken.push((call, *session, OperatorFault::NamedMinority));
+                        continue;
+                    }
                     let lives = lives.get(token.as_str()).map_or(&[][..], Vec::as_slice);
-                    if let Some(session) = owners.get(token.as_str()).or(tried.get(token.as_str()))
+                    if let Some(session) = session
                         && dropped_by_quorum(lives, session, call, nodes, (faults, slack))
                     {
                         broken.push((call, *session, OperatorFault::NamedDropped));
@@ -323,7 +345,7 @@ pub fn ousted_holders(sessions: &[Session], calls: &[OperatorCall]) -> usize {
 /// use std::time::Duration;
 /// use redquorum_harness::{OperatorAction, OperatorCall, inspections_naming_holders};
 /// let call = OperatorCall { resource: "r".into(), start: Duration::ZERO, end: Duration::ZERO,
-///     action: OperatorAction::Inspect { holders: vec!["a".into()], answered: 3 } };
+///     action: OperatorAction::Inspect { holders: vec!["a".into()], answered: 3, reported: Default::default() } };
 /// assert_eq!(inspections_naming_holders(&[call]), 1);
 /// ```
 #[must_use]

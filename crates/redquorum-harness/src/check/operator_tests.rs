@@ -17,6 +17,7 @@ pub(in crate::check) fn inspect(start: u64, holders: &[&str], answered: usize) -
         action: OperatorAction::Inspect {
             holders: holders.iter().map(|h| (*h).to_owned()).collect(),
             answered,
+            reported: std::collections::BTreeMap::new(),
         },
     }
 }
@@ -355,5 +356,36 @@ fn an_attempt_still_retried_may_be_back_on_a_quorum_the_audit_saw_it_leave() {
     let mut granted = Session::granted(3, "r", "c", ms(600), ms(950), ms(3000));
     granted.tried = vec!["c".into()];
     let before_grant: Vec<KeyLife> = (0..3).map(|n| life(n, "c", 850, Some(870))).collect();
-    assert!(faults_with_keys(&[granted], &[inspect(960, &["c"], 3)], &[], &before_grant).is_empty());
+    assert!(
+        faults_with_keys(&[granted], &[inspect(960, &["c"], 3)], &[], &before_grant).is_empty()
+    );
+}
+
+#[test]
+fn naming_a_holder_fewer_than_a_quorum_of_its_answers_held_breaks_the_promise() {
+    // `a` holds 10..500 on three nodes; an inspection within it.
+    let sessions = two_holders();
+    let with_reports = |counts: &[(&str, usize)]| {
+        let mut call = inspect(100, &["a"], 3);
+        if let OperatorAction::Inspect { reported, .. } = &mut call.action {
+            for (token, count) in counts {
+                reported.insert((*token).to_owned(), *count);
+            }
+        }
+        [call]
+    };
+    // Held by two answers of three: a quorum, a true name.
+    assert!(faults_of(&sessions, &with_reports(&[("a", 2)]), &[]).is_empty());
+    // By one (the straggler of a release, a partial attempt): not a holder.
+    assert_eq!(
+        faults_of(&sessions, &with_reports(&[("a", 1), ("b", 2)]), &[]),
+        [OperatorFault::NamedMinority]
+    );
+    // By none of its answers at all.
+    assert_eq!(
+        faults_of(&sessions, &with_reports(&[("b", 3)]), &[]),
+        [OperatorFault::NamedMinority]
+    );
+    // A history written before the answers were recorded is not judged so.
+    assert!(faults_of(&sessions, &with_reports(&[]), &[]).is_empty());
 }

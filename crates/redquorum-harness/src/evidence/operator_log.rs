@@ -4,6 +4,7 @@
 //! history's clock. What the checker holds them to is in
 //! `check/operator.rs`.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -21,7 +22,11 @@ pub(crate) const OPERATOR_GROUP: usize = 0;
 /// # Examples
 ///
 /// ```
-/// let inspect = redquorum_harness::OperatorAction::Inspect { holders: vec![], answered: 5 };
+/// let inspect = redquorum_harness::OperatorAction::Inspect {
+///     holders: vec![],
+///     answered: 5,
+///     reported: Default::default(),
+/// };
 /// assert_eq!(inspect.name(), "inspect");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,6 +39,11 @@ pub enum OperatorAction {
         holders: Vec<String>,
         /// How many nodes answered.
         answered: usize,
+        /// Every token an answer held, with how many answers held it (the
+        /// inspection's own evidence for `holders`). Empty in histories
+        /// written before it was recorded.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        reported: BTreeMap<String, usize>,
     },
     /// Released the resource whoever held it.
     ForceRelease {
@@ -110,7 +120,9 @@ impl fmt::Display for OperatorCall {
             self.end.as_secs_f64()
         )?;
         match &self.action {
-            OperatorAction::Inspect { holders, answered } => {
+            OperatorAction::Inspect {
+                holders, answered, ..
+            } => {
                 write!(f, ": {answered} nodes answered, holders {holders:?}")
             }
             OperatorAction::ForceRelease { fence: Some(fence) } => write!(f, ": fence {fence}"),
@@ -131,7 +143,7 @@ impl fmt::Display for OperatorCall {
 ///     resource: "r".into(),
 ///     start: Duration::ZERO,
 ///     end: Duration::from_millis(1),
-///     action: OperatorAction::Inspect { holders: vec![], answered: 3 },
+///     action: OperatorAction::Inspect { holders: vec![], answered: 3, reported: Default::default() },
 /// });
 /// assert_eq!(log.calls().len(), 1);
 /// ```

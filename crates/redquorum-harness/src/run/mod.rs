@@ -39,7 +39,7 @@ mod workload_config;
 pub use clients::note_attempt;
 pub use history_file::{HistoryFile, RunInfo};
 pub use locker::{Grant, Locker, Refusal};
-pub use operator::{NoOperator, TortureOperator};
+pub use operator::{Inspected, NoOperator, TortureOperator};
 pub use plan::{OperatorPace, TorturePlan};
 pub use store::ProtectedStore;
 pub use torture_lock::TortureLock;

@@ -6,22 +6,30 @@
 //! it holds them to).
 
 use redquorum::Redlock;
-use redquorum_harness::TortureOperator;
+use redquorum_harness::{Inspected, TortureOperator};
 
 /// The library's operator calls, on its own lock handle.
 #[derive(Debug)]
 pub(crate) struct Operator(pub(crate) Redlock);
 
 impl TortureOperator for Operator {
-    async fn inspect(&self, resource: &str) -> Option<(Vec<String>, usize)> {
+    async fn inspect(&self, resource: &str) -> Option<Inspected> {
         let redlock = &self.0;
         let inspection = redlock.inspect(resource).await.ok()?;
-        let answered = inspection.nodes().filter(|(_, view)| view.is_ok()).count();
+        let mut inspected = Inspected::default();
+        for (_, view) in inspection.nodes() {
+            let Ok(view) = view else { continue };
+            inspected.answered += 1;
+            for hold in view.holds() {
+                *inspected
+                    .reported
+                    .entry(hold.token().to_owned())
+                    .or_default() += 1;
+            }
+        }
         let holders = inspection.holders(redlock.quorum());
-        Some((
-            holders.into_iter().map(|(_, token)| token).collect(),
-            answered,
-        ))
+        inspected.holders = holders.into_iter().map(|(_, token)| token).collect();
+        Some(inspected)
     }
 
     async fn force_release(&self, resource: &str) -> Option<u64> {

@@ -10,6 +10,7 @@
 //! has the promises it holds them to). The calls themselves are the lock's
 //! ([`TortureOperator`]).
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,12 +20,25 @@ use super::stuck::Sightings;
 use crate::evidence::{History, OperatorAction, OperatorCall, OperatorLog};
 use crate::run::plan::OperatorPace;
 
+/// What an inspection answered: the holders it names, how many nodes
+/// answered, and its evidence for the names (every token an answer held,
+/// with how many answers held it).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Inspected {
+    /// The owner tokens it names as holders (a quorum's).
+    pub holders: Vec<String>,
+    /// How many nodes answered.
+    pub answered: usize,
+    /// Every token an answer held, with how many answers held it.
+    pub reported: BTreeMap<String, usize>,
+}
+
 /// An operator's calls on the lock under test.
 pub trait TortureOperator: Send + Sync + 'static {
     /// Who holds `resource`, as the lock reports it: the owner tokens it
-    /// names (a quorum's holders) and how many nodes answered; `None` when
-    /// the inspection failed (it is not recorded).
-    fn inspect(&self, resource: &str) -> impl Future<Output = Option<(Vec<String>, usize)>> + Send;
+    /// names (a quorum's holders), how many nodes answered, and what each
+    /// answer held; `None` when the inspection failed (it is not recorded).
+    fn inspect(&self, resource: &str) -> impl Future<Output = Option<Inspected>> + Send;
 
     /// Releases `resource` whoever holds it; the fencing token it returned,
     /// `None` when it failed (it may still have freed the resource on some
@@ -38,7 +52,7 @@ pub trait TortureOperator: Send + Sync + 'static {
 pub enum NoOperator {}
 
 impl TortureOperator for NoOperator {
-    async fn inspect(&self, _resource: &str) -> Option<(Vec<String>, usize)> {
+    async fn inspect(&self, _resource: &str) -> Option<Inspected> {
         match *self {}
     }
 
@@ -65,7 +79,12 @@ pub(crate) async fn operate<O: TortureOperator>(
         async move {
             let resource = aimed.unwrap_or(in_turn);
             let start = history.now();
-            let Some((holders, answered)) = operator.inspect(&resource).await else {
+            let Some(Inspected {
+                holders,
+                answered,
+                reported,
+            }) = operator.inspect(&resource).await
+            else {
                 return;
             };
             sightings.saw(&resource, &holders, start);
@@ -73,7 +92,11 @@ pub(crate) async fn operate<O: TortureOperator>(
                 resource,
                 start,
                 end: history.now(),
-                action: OperatorAction::Inspect { holders, answered },
+                action: OperatorAction::Inspect {
+                    holders,
+                    answered,
+                    reported,
+                },
             });
         }
     });
