@@ -193,14 +193,10 @@ impl Violation {
             Violation::OrphanKey { .. } => "orphan-key",
             Violation::EarlyGrant { .. } => "lock-delay",
             Violation::Operator {
-                fault:
-                    OperatorFault::LongGone
-                    | OperatorFault::NamedDropped
-                    | OperatorFault::Missed
-                    | OperatorFault::NamedUnwound,
+                fault: OperatorFault::FenceNotAbove | OperatorFault::FenceNotBelow,
                 ..
-            } => "inspection",
-            Violation::Operator { .. } => "force-release",
+            } => "force-release",
+            Violation::Operator { .. } => "inspection",
             Violation::Revived { .. } => "revived",
             Violation::HoldRemoved { .. } => "hold-removed",
             Violation::HoldCameBack { .. } => "hold-came-back",
