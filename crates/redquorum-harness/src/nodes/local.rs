@@ -181,7 +181,8 @@ impl LocalNode {
         self.clock.as_ref().is_some_and(FastClock::is_controlled)
     }
 
-    /// Sets the node's wall clock to real time plus `offset_ms`.
+    /// Sets the node's wall clock `offset_ms` ahead of where its rate has
+    /// taken it (real time at rate 1).
     pub(super) fn set_clock_offset(
         &mut self,
         index: usize,

@@ -165,7 +165,9 @@ impl Cluster {
 
     /// Sets node `index`'s wall clock to real time plus `offset_ms` (negative:
     /// behind), at once: a clock jump, forward or back, as NTP stepping or a
-    /// strobing clock does. Only for a node started with a controlled clock.
+    /// strobing clock does. Only for a node started with a controlled clock;
+    /// one that also runs fast ([`ClusterBuilder::fast_clock`](crate::ClusterBuilder::fast_clock))
+    /// is set `offset_ms` ahead of where its rate has taken it.
     ///
     /// # Errors
     ///
