@@ -134,9 +134,10 @@ pub(crate) fn broken_promises<'a>(
                 for token in holders {
                     let session = owners.get(token.as_str()).or(tried.get(token.as_str()));
                     // Its own answers: fewer than a quorum held the token.
-                    let held_by = reported.get(token).copied().unwrap_or(0);
-                    if !reported.is_empty()
-                        && held_by < nodes / 2 + 1
+                    let held_by = reported
+                        .as_ref()
+                        .map(|reported| reported.get(token).copied().unwrap_or(0));
+                    if held_by.is_some_and(|held_by| held_by < nodes / 2 + 1)
                         && let Some(session) = session
                     {
                         broken.push((call, *session, OperatorFault::NamedMinority));
@@ -228,9 +229,9 @@ fn dropped_by_quorum(
                 && f.overlaps(gone.saturating_sub(slack), call.end)
         })
     };
+    let tried_after = |gone: Duration| session.unwind_due().is_none_or(|due| gone < due);
     let mut ended_on: HashMap<usize, bool> = HashMap::new();
     for life in lives {
-        let tried_after = |gone: Duration| session.unwind_due().is_none_or(|due| gone < due);
         let ended = life.gone.is_some_and(|gone| {
             gone <= call.start && !tried_after(gone) && !brought_back(life.node, gone)
         });
@@ -345,7 +346,7 @@ pub fn ousted_holders(sessions: &[Session], calls: &[OperatorCall]) -> usize {
 /// use std::time::Duration;
 /// use redquorum_harness::{OperatorAction, OperatorCall, inspections_naming_holders};
 /// let call = OperatorCall { resource: "r".into(), start: Duration::ZERO, end: Duration::ZERO,
-///     action: OperatorAction::Inspect { holders: vec!["a".into()], answered: 3, reported: Default::default() } };
+///     action: OperatorAction::Inspect { holders: vec!["a".into()], answered: 3, reported: None } };
 /// assert_eq!(inspections_naming_holders(&[call]), 1);
 /// ```
 #[must_use]

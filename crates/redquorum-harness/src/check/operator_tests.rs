@@ -17,7 +17,7 @@ pub(in crate::check) fn inspect(start: u64, holders: &[&str], answered: usize) -
         action: OperatorAction::Inspect {
             holders: holders.iter().map(|h| (*h).to_owned()).collect(),
             answered,
-            reported: std::collections::BTreeMap::new(),
+            reported: None,
         },
     }
 }
@@ -368,9 +368,10 @@ fn naming_a_holder_fewer_than_a_quorum_of_its_answers_held_breaks_the_promise() 
     let with_reports = |counts: &[(&str, usize)]| {
         let mut call = inspect(100, &["a"], 3);
         if let OperatorAction::Inspect { reported, .. } = &mut call.action {
-            for (token, count) in counts {
-                reported.insert((*token).to_owned(), *count);
-            }
+            let counts = counts
+                .iter()
+                .map(|(token, count)| ((*token).to_owned(), *count));
+            *reported = Some(counts.collect());
         }
         [call]
     };
@@ -386,6 +387,11 @@ fn naming_a_holder_fewer_than_a_quorum_of_its_answers_held_breaks_the_promise() 
         faults_of(&sessions, &with_reports(&[("b", 3)]), &[]),
         [OperatorFault::NamedMinority]
     );
+    // No answer held anything, yet it named a holder.
+    assert_eq!(
+        faults_of(&sessions, &with_reports(&[]), &[]),
+        [OperatorFault::NamedMinority]
+    );
     // A history written before the answers were recorded is not judged so.
-    assert!(faults_of(&sessions, &with_reports(&[]), &[]).is_empty());
+    assert!(faults_of(&sessions, &[inspect(100, &["a"], 3)], &[]).is_empty());
 }

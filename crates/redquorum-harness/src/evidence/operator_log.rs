@@ -25,7 +25,7 @@ pub(crate) const OPERATOR_GROUP: usize = 0;
 /// let inspect = redquorum_harness::OperatorAction::Inspect {
 ///     holders: vec![],
 ///     answered: 5,
-///     reported: Default::default(),
+///     reported: None,
 /// };
 /// assert_eq!(inspect.name(), "inspect");
 /// ```
@@ -40,10 +40,10 @@ pub enum OperatorAction {
         /// How many nodes answered.
         answered: usize,
         /// Every token an answer held, with how many answers held it (the
-        /// inspection's own evidence for `holders`). Empty in histories
-        /// written before it was recorded.
-        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-        reported: BTreeMap<String, usize>,
+        /// inspection's own evidence for `holders`; empty when no answer
+        /// held any). `None` in histories written before it was recorded.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reported: Option<BTreeMap<String, usize>>,
     },
     /// Released the resource whoever held it.
     ForceRelease {
@@ -143,7 +143,7 @@ impl fmt::Display for OperatorCall {
 ///     resource: "r".into(),
 ///     start: Duration::ZERO,
 ///     end: Duration::from_millis(1),
-///     action: OperatorAction::Inspect { holders: vec![], answered: 3, reported: Default::default() },
+///     action: OperatorAction::Inspect { holders: vec![], answered: 3, reported: None },
 /// });
 /// assert_eq!(log.calls().len(), 1);
 /// ```

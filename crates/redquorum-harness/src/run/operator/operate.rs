@@ -95,7 +95,7 @@ pub(crate) async fn operate<O: TortureOperator>(
                 action: OperatorAction::Inspect {
                     holders,
                     answered,
-                    reported,
+                    reported: Some(reported),
                 },
             });
         }

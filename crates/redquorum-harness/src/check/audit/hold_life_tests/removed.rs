@@ -246,7 +246,7 @@ fn an_operators_force_release_of_the_resource_excuses_it() {
         action: OperatorAction::Inspect {
             holders: vec![],
             answered: 5,
-            reported: std::collections::BTreeMap::new(),
+            reported: None,
         },
         ..force("r")
     };
