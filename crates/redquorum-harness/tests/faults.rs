@@ -124,13 +124,22 @@ fn a_paused_node_answers_after_resume_and_external_nodes_refuse_process_faults()
     );
 }
 
+/// Whether libfaketime is here for `test`; says it is skipped when not,
+/// and fails when `REDQUORUM_REQUIRE_FAKETIME` is set (CI has it).
+fn has_faketime(test: &str) -> bool {
+    let Err(why) = faketime_support() else {
+        return true;
+    };
+    if std::env::var_os("REDQUORUM_REQUIRE_FAKETIME").is_some() {
+        panic!("REDQUORUM_REQUIRE_FAKETIME is set but {why}");
+    }
+    eprintln!("SKIPPED {test}: {why}");
+    false
+}
+
 #[test]
 fn a_fast_clock_node_expires_keys_early() {
-    if let Err(why) = faketime_support() {
-        if std::env::var_os("REDQUORUM_REQUIRE_FAKETIME").is_some() {
-            panic!("REDQUORUM_REQUIRE_FAKETIME is set but {why}");
-        }
-        eprintln!("SKIPPED a_fast_clock_node_expires_keys_early: {why}");
+    if !has_faketime("a_fast_clock_node_expires_keys_early") {
         return;
     }
     let cluster = Cluster::builder(1).fast_clock(0, 10.0).start().unwrap();
@@ -147,18 +156,23 @@ fn a_fast_clock_node_expires_keys_early() {
     );
 }
 
-/// Node `index`'s clock minus this process's wall clock, in ms.
+/// Node `index`'s clock minus this process's wall clock, in ms (at the
+/// midpoint of the `TIME` round trip).
 fn clock_lead_ms(cluster: &Cluster, index: usize) -> f64 {
+    let wall_ms = || {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+        now.unwrap().as_secs_f64() * 1e3
+    };
+    let before = wall_ms();
     let Reply::Array(Some(reply)) = cluster.command(index, &["TIME"]).unwrap() else {
         panic!("TIME answers an array");
     };
+    let after = wall_ms();
     let parts: Vec<f64> = reply
         .iter()
         .map(|part| part.as_text().unwrap().parse().unwrap())
         .collect();
-    let node_ms = parts[0] * 1e3 + parts[1] / 1e3;
-    let real = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-    node_ms - real.unwrap().as_secs_f64() * 1e3
+    parts[0] * 1e3 + parts[1] / 1e3 - (before + after) / 2.0
 }
 
 #[test]
@@ -166,11 +180,7 @@ fn a_restarted_fast_clock_node_keeps_its_lead() {
     // A machine's clock does not go back when Redis restarts: a fast node's
     // clock counts from when the cluster started, not from its process's
     // start, so a restart does not turn it back by its lead.
-    if let Err(why) = faketime_support() {
-        if std::env::var_os("REDQUORUM_REQUIRE_FAKETIME").is_some() {
-            panic!("REDQUORUM_REQUIRE_FAKETIME is set but {why}");
-        }
-        eprintln!("SKIPPED a_restarted_fast_clock_node_keeps_its_lead: {why}");
+    if !has_faketime("a_restarted_fast_clock_node_keeps_its_lead") {
         return;
     }
     let cluster = Cluster::builder(1).fast_clock(0, 2.0).start().unwrap();
