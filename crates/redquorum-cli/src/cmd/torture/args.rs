@@ -134,9 +134,9 @@ pub(crate) struct TortureArgs {
     #[arg(long, value_parser = humantime::parse_duration)]
     lock_delay: Option<Duration>,
     /// An operator inspects a resource (in turn) every D, e.g. 20ms: the
-    /// checker then requires that no inspection names a holder whose
-    /// release a quorum confirmed, and that one every node answered names
-    /// every certain holder. Not with `--fast-node` [default: 200ms, none with
+    /// checker then requires that an inspection names only holders a quorum
+    /// of its own answers held and none whose release a quorum confirmed,
+    /// and that one every node answered names every certain holder. Not with `--fast-node` [default: 200ms, none with
     /// --fast-node or when --force-release-every alone is given].
     #[arg(long, value_name = "D", value_parser = humantime::parse_duration)]
     inspect_every: Option<Duration>,
