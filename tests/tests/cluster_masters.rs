@@ -219,6 +219,12 @@ async fn a_release_mid_migration_follows_ask_to_the_moved_key() {
     let key = redlock.key("asked");
     let slot = slot_of(&key);
     let from = masters.shard_of_slot(0, slot);
+    // The acquire returns once a quorum answered: the third write may
+    // still be on its way, and this test moves the key on every master.
+    common::settles("held everywhere", vec![vec![key.clone()]; 3], || {
+        lock_keys(&masters)
+    })
+    .await;
     let migrations: Vec<_> = (0..3)
         .map(|m| {
             let migration = masters.begin_migration(m, slot, 1 - from).unwrap();
