@@ -143,8 +143,15 @@ async fn concurrent_locks_on_names_of_every_shard_are_batched_and_all_granted() 
     assert_eq!(shards.len(), 3, "the names spread over every shard");
     let locks = futures::future::join_all(names.iter().map(|name| redlock.try_lock(name))).await;
     let locks: Vec<_> = locks.into_iter().map(Result::unwrap).collect();
-    for m in 0..3 {
-        assert_eq!(lock_keys(&masters)[m].len(), 300, "master {m}");
+    // Each grant is on a quorum of the masters. (Not on every one: an
+    // acquire still queued for the third when its quorum decided is
+    // never sent.)
+    let keys = lock_keys(&masters);
+    for lock in &locks {
+        let on = keys
+            .iter()
+            .filter(|k| k.iter().any(|key| key == lock.key()));
+        assert!(on.count() >= 2, "{}: {keys:?}", lock.key());
     }
     futures::future::join_all(locks.into_iter().map(|lock| lock.release()))
         .await
@@ -487,6 +494,9 @@ async fn an_acl_user_with_the_documented_cluster_commands_locks_and_follows_ask(
         let key = redlock.key(&name);
         let slot = slot_of(&key);
         let from = masters.shard_of_slot(0, slot);
+        let left = |m: usize| masters.keys(m, &key).unwrap().len();
+        // The acquire returns at a quorum: the third write may be on its way.
+        common::settles("held everywhere", vec![1; 3], || (0..3).map(left).collect()).await;
         let migrations: Vec<_> = (0..3)
             .map(|m| {
                 let migration = masters.begin_migration(m, slot, 1 - from).unwrap();
@@ -498,7 +508,6 @@ async fn an_acl_user_with_the_documented_cluster_commands_locks_and_follows_ask(
         // A key in an importing slot is visible only after ASKING: read
         // once the migration is done.
         migrations.into_iter().for_each(|m| m.finish().unwrap());
-        let left = |m: usize| masters.keys(m, &key).unwrap().len();
         if follows {
             released.unwrap();
             common::settles("released through ASK", vec![0; 3], || {

@@ -34,6 +34,19 @@ fn hold_on(cluster: &TlsCluster, index: usize, key: &str, owner: Option<&str>) -
     field.ok().and_then(|r| r.as_int()) == Some(1)
 }
 
+/// Waits until every node holds `owner`'s lock at `key`: the lock returns
+/// once a quorum answered, and the last node's write may be on its way.
+async fn held_everywhere(cluster: &TlsCluster, key: &str, owner: &str) {
+    let everywhere = common::eventually(Duration::from_secs(5), || async {
+        (0..cluster.len()).all(|i| hold_on(cluster, i, key, Some(owner)))
+    })
+    .await;
+    let on: Vec<bool> = (0..cluster.len())
+        .map(|i| hold_on(cluster, i, key, Some(owner)))
+        .collect();
+    assert!(everywhere, "not held on every node: {on:?}");
+}
+
 #[tokio::test]
 async fn locks_over_tls_with_a_private_ca() {
     let cluster = tls_cluster(3);
@@ -42,10 +55,7 @@ async fn locks_over_tls_with_a_private_ca() {
         .build()
         .unwrap();
     let lock = redlock.lock("tls-job").await.expect("lock over TLS");
-    let owner = lock.owner().to_string();
-    for i in 0..cluster.len() {
-        assert!(hold_on(&cluster, i, lock.key(), Some(&owner)), "node {i}");
-    }
+    held_everywhere(&cluster, lock.key(), &lock.owner().to_string()).await;
     let key = lock.key().to_owned();
     assert!(lock.release().await.unwrap() >= 2);
     let gone = common::eventually(Duration::from_secs(5), || async {
@@ -128,10 +138,7 @@ async fn an_acl_user_with_only_the_documented_commands_locks_over_tls() {
         .build()
         .unwrap();
     let mut lock = redlock.lock("acl-job").await.expect("lock as locker");
-    let owner = lock.owner().to_string();
-    for i in 0..cluster.len() {
-        assert!(hold_on(&cluster, i, lock.key(), Some(&owner)), "node {i}");
-    }
+    held_everywhere(&cluster, lock.key(), &lock.owner().to_string()).await;
     lock.extend().await.expect("extend as locker");
     assert!(lock.release().await.unwrap() >= 2);
 }
