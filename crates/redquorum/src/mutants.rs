@@ -26,7 +26,7 @@
 //! - `quorum/settle.rs` (`settle`): validity-from-replies, extend-below-quorum;
 //! - `protocol/claim.rs` (`extend`: sent as an acquire) and `lease/state.rs`
 //!   (`check_expired`, `extended`: expiry is not final): reviving-extend;
-//! - `node/batch/batcher_call.rs` (`after_noscript`): noscript-after-unwind,
+//! - `node/batch/batcher_call.rs` (`again`): noscript-after-unwind,
 //!   noscript-answers-shifted;
 //! - `node/batch/queue.rs` (`Queued::wanted`): queued-release-dropped;
 //! - `kinds/semaphore.rs` (`try_acquire`): permit-without-slot;

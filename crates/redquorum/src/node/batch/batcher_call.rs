@@ -30,6 +30,7 @@ use fred::error::{Error as FredError, ErrorKind};
 use fred::interfaces::ClientLike;
 use fred::types::config::Options;
 use fred::types::{ClusterHash, CustomCommand, Key, Value};
+use futures::future::BoxFuture;
 
 use super::Batcher;
 use crate::node::script;
@@ -174,11 +175,16 @@ impl Batcher {
     }
 
     /// The call did nothing on the node: it found no script there
-    /// (`WithBody`), or its native command left the decision to the script
-    /// (`BySha`). If nothing was sent on the connection after it, all of it
-    /// goes again as the script, still ahead of anything later (an unwind).
-    /// Otherwise operations that can create a hold answer `otherwise` and
-    /// are never sent again, and the others go again. EVAL also caches the
+    /// (`WithBody`, `ReleaseBody`), or its native command left the decision
+    /// to the script (`BySha`). If nothing was sent on the connection after
+    /// it, all of it goes again as the script, still ahead of anything
+    /// later (an unwind). Otherwise operations that can create a hold
+    /// answer `otherwise` and are never sent again, and the others go
+    /// again. A resend that did nothing either goes again by the same rule,
+    /// numbered as the resend: the plain release meeting a lock record goes
+    /// as the lock script by its digest, and that digest answering NOSCRIPT
+    /// (flushed meanwhile) goes with the body, which always runs. So what
+    /// must run (a release) is never lost to a flush. EVAL also caches the
     /// script; after a NOSCRIPT with nothing to send again, the script is
     /// loaded for the next calls.
     async fn again(
@@ -193,72 +199,116 @@ impl Batcher {
         // `Batcher::start` makes under the queue's lock: out of it first.
         tokio::task::yield_now().await;
         let mut replies = vec![otherwise; ops.len()];
-        let again = {
-            let mut state = self.lock();
-            let last = state.sent == seq;
-            let again: Vec<usize> = (0..ops.len())
-                .filter(|&i| last || !ops[i].creates_hold())
-                .collect();
-            if !again.is_empty() {
-                state.sent += 1;
-                let (mut keys, mut args) = self.script.encode(again.iter().map(|&i| &ops[i]));
-                let (command, script) = match how {
-                    Again::WithBody => ("EVAL", script::body(&self.script.script)),
-                    // Cached (a NOSCRIPT answer then fails what went again).
-                    Again::BySha => ("EVALSHA", self.script.script.sha1().to_string()),
-                    Again::ReleaseBody => {
-                        match (self.script.plain_release.as_ref(), alone::form(&ops[0])) {
-                            (Some(release), Some(Alone::Release(release_keys, release_args))) => {
-                                (keys, args) = (release_keys, release_args);
-                                ("EVAL", script::body(release))
-                            }
-                            _ => ("EVAL", script::body(&self.script.script)),
-                        }
+        let (mut seq, mut how) = (seq, how);
+        let mut pending: Vec<usize> = (0..ops.len()).collect();
+        // At most ReleaseBody, then BySha, then WithBody, which ends it.
+        loop {
+            let Some(resent) = self.send_again(seq, ops, &pending, how, patient) else {
+                if matches!(how, Again::WithBody) {
+                    if let Err(error) = self.script.script.load(&self.client).await {
+                        tracing::debug!(%error, "script load after NOSCRIPT failed");
                     }
-                };
-                let mut eval = Box::pin(self.command(command, script.into(), keys, args, patient));
-                // Polled under the lock: on the connection before anything later.
-                let first = eval.as_mut().poll(&mut Context::from_waker(Waker::noop()));
-                Some((again, eval, first))
-            } else {
-                None
-            }
-        };
-        let Some((again, eval, first)) = again else {
-            if matches!(how, Again::WithBody) {
-                if let Err(error) = self.script.script.load(&self.client).await {
-                    tracing::debug!(%error, "script load after NOSCRIPT failed");
                 }
+                return replies;
+            };
+            let Resent {
+                again,
+                seq: resent_seq,
+                call,
+                first,
+            } = resent;
+            seq = resent_seq;
+            let answer = match first {
+                Poll::Ready(answer) => answer,
+                Poll::Pending => call.await,
+            };
+            let answers = match (answer, how) {
+                (Ok(answer), Again::ReleaseBody) => match alone::release_answer(answer) {
+                    Answer::Answered(reply) => vec![reply],
+                    // A lock record there (seldom after a flush): the lock
+                    // script's release, by its digest.
+                    Answer::NeedsScript { otherwise, .. } => {
+                        again.iter().for_each(|&i| replies[i] = otherwise.clone());
+                        (pending, how) = (again, Again::BySha);
+                        continue;
+                    }
+                },
+                // Flushed since: with the body, if it still may go.
+                (Err(error), Again::BySha) if script::is_noscript(&error) => {
+                    (pending, how) = (again, Again::WithBody);
+                    continue;
+                }
+                (Ok(answer), _) => op::decode(answer, again.len()),
+                (Err(error), _) => vec![Err(error); again.len()],
+            };
+            // Each answer goes back to its own operation's slot.
+            for (index, reply) in again.into_iter().zip(answers) {
+                replies[index] = reply;
             }
             return replies;
-        };
-        let answer = match first {
-            Poll::Ready(answer) => answer,
-            Poll::Pending => eval.await,
-        };
-        let answers = match (answer, how) {
-            (Ok(answer), Again::ReleaseBody) => match alone::release_answer(answer) {
-                Answer::Answered(reply) => vec![reply],
-                // A lock record there (seldom after a flush): the lock
-                // script's release, by its digest.
-                Answer::NeedsScript { .. } => {
-                    let (keys, args) = self.script.encode(ops);
-                    let sha = Value::from(self.script.script.sha1().to_string());
-                    match self.command("EVALSHA", sha, keys, args, patient).await {
-                        Ok(answer) => op::decode(answer, ops.len()),
-                        Err(error) => vec![Err(error); ops.len()],
-                    }
-                }
-            },
-            (Ok(answer), _) => op::decode(answer, again.len()),
-            (Err(error), _) => vec![Err(error); again.len()],
-        };
-        // Each answer goes back to its own operation's slot.
-        for (index, reply) in again.into_iter().zip(answers) {
-            replies[index] = reply;
         }
-        replies
     }
+
+    /// Puts the `pending` operations of `ops` that may go again (all of
+    /// them when nothing was sent after call `seq`, else those that create
+    /// no hold) on the connection as one call `how`, numbered and polled
+    /// once under the queue's lock; `None` when none may.
+    fn send_again(
+        &self,
+        seq: u64,
+        ops: &[Op],
+        pending: &[usize],
+        how: Again,
+        patient: bool,
+    ) -> Option<Resent<'_>> {
+        let mut state = self.lock();
+        let last = state.sent == seq;
+        let again: Vec<usize> = (pending.iter().copied())
+            .filter(|&i| last || !ops[i].creates_hold())
+            .collect();
+        if again.is_empty() {
+            return None;
+        }
+        state.sent += 1;
+        let (mut keys, mut args) = self.script.encode(again.iter().map(|&i| &ops[i]));
+        let (command, script) = match how {
+            Again::WithBody => ("EVAL", script::body(&self.script.script)),
+            Again::BySha => ("EVALSHA", self.script.script.sha1().to_string()),
+            Again::ReleaseBody => {
+                match (
+                    self.script.plain_release.as_ref(),
+                    alone::form(&ops[again[0]]),
+                ) {
+                    (Some(release), Some(Alone::Release(release_keys, release_args))) => {
+                        (keys, args) = (release_keys, release_args);
+                        ("EVAL", script::body(release))
+                    }
+                    _ => ("EVAL", script::body(&self.script.script)),
+                }
+            }
+        };
+        let mut call: BoxFuture<'_, Result<Value, FredError>> =
+            Box::pin(self.command(command, script.into(), keys, args, patient));
+        // Polled under the lock: on the connection before anything later.
+        let first = call.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+        Some(Resent {
+            again,
+            seq: state.sent,
+            call,
+            first,
+        })
+    }
+}
+
+/// A call sent again ([`Batcher::send_again`]).
+struct Resent<'a> {
+    /// Which operations of the first call it carries.
+    again: Vec<usize>,
+    /// Its number on the connection.
+    seq: u64,
+    call: BoxFuture<'a, Result<Value, FredError>>,
+    /// Its first poll, made under the queue's lock.
+    first: Poll<Result<Value, FredError>>,
 }
 
 /// How a call that did nothing goes again ([`Batcher::again`]).

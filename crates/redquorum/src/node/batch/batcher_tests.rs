@@ -118,7 +118,7 @@ fn exists(nodes: &redquorum_harness::Cluster, key: &fred::types::Key) -> bool {
     nodes.command(0, &["EXISTS", &key]).unwrap().as_int() == Some(1)
 }
 
-/// The NOSCRIPT interleavings of `after_noscript`, each made to happen
+/// The NOSCRIPT interleavings of `again`, each made to happen
 /// deterministically: the node's scripts are flushed before the call, and
 /// the call counts as overtaken (something was sent on the connection after
 /// it) by numbering it before the last one sent. Real node.
@@ -319,4 +319,62 @@ async fn a_plain_release_alone_after_a_flush_caches_its_script_again() {
         matches!(&cached, redquorum_harness::Reply::Array(Some(v)) if v[0].as_int() == Some(1)),
         "{cached:?}"
     );
+}
+
+/// A lock record holding `claim` at its key on node 0 (its string made a
+/// hash by a token's write-back), living a minute.
+fn record_of(nodes: &redquorum_harness::Cluster, claim: &crate::protocol::claim::Claim) {
+    let key = claim.keys.lock.as_str().unwrap().to_owned();
+    let field = format!("h:{}", claim.token);
+    nodes
+        .command(0, &["HSET", &key, "kind", "lock", &field, "99999999999999"])
+        .unwrap();
+    nodes.command(0, &["PEXPIRE", &key, "60000"]).unwrap();
+}
+
+/// After a flush, a plain release alone that meets a lock record finds
+/// neither its own script nor the lock script cached: it must still run
+/// (the lock script's body goes), not end at the second NOSCRIPT and leave
+/// the hold for its TTL. It may, overtaken or not: a release creates no
+/// hold. Real node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_release_that_meets_a_lock_record_after_a_flush_still_runs() {
+    let nodes = redquorum_harness::Cluster::start(1).unwrap();
+    let batcher = batcher_on(&nodes).await;
+    for overtaken in [false, true] {
+        let claim = plain_claim(&format!("flushed-record-{overtaken}"));
+        record_of(&nodes, &claim);
+        nodes.command(0, &["SCRIPT", "FLUSH"]).unwrap();
+        let seq = numbered(&batcher, overtaken);
+        let replies = Arc::clone(&batcher).call(seq, vec![claim.release()]).await;
+        assert_eq!(
+            crate::protocol::op::integer(replies[0].clone()).ok(),
+            Some(1),
+            "overtaken {overtaken}: {replies:?}"
+        );
+        assert!(!holds(&nodes, &claim), "overtaken {overtaken}: still held");
+    }
+}
+
+/// After a flush, a native acquire that meets a lock record goes again as
+/// the script by its digest, which is not cached either: nothing was sent
+/// after it, so it goes again with the script's body and is judged by the
+/// full acquire (granted: the record's holds expired). Overtaken, it is
+/// never sent again. Real node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_native_acquire_that_meets_a_lock_record_after_a_flush_goes_with_the_body() {
+    let nodes = redquorum_harness::Cluster::start(1).unwrap();
+    let batcher = batcher_on(&nodes).await;
+    for overtaken in [false, true] {
+        let claim = plain_claim(&format!("flushed-left-{overtaken}"));
+        expired_record(&nodes, &claim);
+        nodes.command(0, &["SCRIPT", "FLUSH"]).unwrap();
+        let seq = numbered(&batcher, overtaken);
+        let replies = Arc::clone(&batcher)
+            .call(seq, vec![claim.acquire(false)])
+            .await;
+        let granted = crate::protocol::op::integer(replies[0].clone()).ok() == Some(1);
+        assert_eq!(granted, !overtaken, "overtaken {overtaken}: {replies:?}");
+        assert_eq!(holds(&nodes, &claim), !overtaken, "overtaken {overtaken}");
+    }
 }
