@@ -134,7 +134,7 @@ pub use kinds::{
     Election, Leader, Leadership, Lock, MultiLock, Permit, ReadLock, ReentrantLock, ReentrantOwner,
     Semaphore, WriteLock,
 };
-pub use lease::{AtRisk, LeaseWatch, LostReason};
+pub use lease::{AtRisk, LeaseWatch, LostReason, Ticket, TicketError};
 pub use node_error::NodeError;
 pub use node_id::NodeId;
 pub use options::{LockOptions, WatchdogOptions};

@@ -3,6 +3,7 @@
 use crate::error::Error;
 use crate::kinds::held_methods::held_methods;
 use crate::lease::held::Held;
+use crate::lease::ticket::Ticket;
 use crate::protocol::claim::Kind;
 use crate::redlock::Redlock;
 
@@ -33,6 +34,63 @@ pub struct Lock {
 }
 
 held_methods!(Lock);
+
+impl Lock {
+    /// This lock as a [`Ticket`] another task or process can take it over
+    /// with ([`Redlock::adopt`]); this handle keeps holding (and extending)
+    /// until then, and learns of the move as a loss
+    /// ([`LostReason::Moved`](crate::LostReason::Moved) at once when the
+    /// adopter is this `Redlock` or a clone; otherwise its next extension
+    /// fails). A ticket is a capability: keep it out of logs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+    /// let lock = redlock.lock("deploy").await?;
+    /// let ticket = lock.ticket();
+    /// let adopted = redlock.adopt(&ticket).await?;
+    /// assert_eq!(lock.lease().lost().await, redquorum::LostReason::Moved);
+    /// adopted.release().await?;
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn ticket(&self) -> Ticket {
+        let held = &self.held;
+        Ticket::new(
+            held.resource(),
+            held.owner(),
+            held.issued_fence(),
+            held.validity(),
+        )
+    }
+
+    /// Hands the lock over: its [`Ticket`], this handle gone without
+    /// releasing (its watchdog stops). The lease runs until the adopter
+    /// takes it over, or expires at its deadline.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+    /// let ticket = redlock.lock("deploy").await?.into_ticket();
+    /// // In another step of the pipeline (the ticket passed as a string):
+    /// let ticket: redquorum::Ticket = ticket.to_string().parse()?;
+    /// let lock = redlock.adopt(&ticket).await?;
+    /// lock.release().await?;
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn into_ticket(mut self) -> Ticket {
+        let ticket = self.ticket();
+        self.held.forget();
+        ticket
+    }
+}
 
 impl Redlock {
     /// Makes one attempt to take `resource` on a quorum.
@@ -126,6 +184,51 @@ impl Redlock {
     pub async fn lock(&self, resource: &str) -> Result<Lock, Error> {
         self.waiting(resource, true, || self.try_lock(resource))
             .await
+    }
+
+    /// Takes over the lock a [`Ticket`] hands over, from another task or
+    /// process: on each node, owner-checked, the ticket's hold becomes a new
+    /// owner's (atomically), lasting this handle's TTL from now; a quorum
+    /// must move it. The fencing token, if the ticket has one, carries over
+    /// ([`Lock::fence`] returns it without a round trip). The old handle
+    /// loses the lock ([`Lock::ticket`] says when it learns). Of two
+    /// adopters of one ticket at most one wins.
+    ///
+    /// The lock is this handle's: its TTL, watchdog, owner information and
+    /// lock-delay, its node timeouts. Only a [`Lock`]'s ticket exists so far.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::NotHeld`]: the ticket's hold is gone from a quorum
+    ///   (released, expired, adopted already, or never real: a forged owner
+    ///   token changes nothing anywhere).
+    /// - [`Error::Unavailable`], [`Error::Expired`], [`Error::Shutdown`]:
+    ///   as [`try_lock`](Self::try_lock).
+    ///
+    /// Where the move landed without a quorum, it is undone by releasing
+    /// the hold there before the error returns (so a failed adoption can
+    /// cost the old holder those nodes).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+    /// let lock = redlock.lock("ledger").await?;
+    /// let token = lock.fence().await?;
+    /// let adopted = redlock.adopt(&lock.into_ticket()).await?;
+    /// assert_eq!(adopted.fence().await?, token);
+    /// // A ticket whose hold is gone changes nothing.
+    /// let stale = adopted.ticket();
+    /// adopted.release().await?;
+    /// assert!(matches!(redlock.adopt(&stale).await, Err(redquorum::Error::NotHeld { .. })));
+    /// # Ok(()) }
+    /// ```
+    pub async fn adopt(&self, ticket: &Ticket) -> Result<Lock, Error> {
+        Ok(Lock {
+            held: self.adopt_hold(Kind::Lock, ticket).await?,
+        })
     }
 }
 

@@ -261,6 +261,28 @@ impl Held {
         released
     }
 
+    /// Carries `token` over from the hold this one was moved from (a lease
+    /// ticket): the same fencing token, issued already, with no round.
+    pub(crate) fn carry_fence(&mut self, token: FenceToken) {
+        let asked = match &self.fencing {
+            Fencing::On { asked, .. } => Arc::clone(asked),
+            Fencing::Off => Arc::new(AtomicBool::new(true)),
+        };
+        self.fencing = Fencing::On {
+            proposal: None,
+            asked,
+            token: OnceCell::new_with(Some(token)),
+        };
+    }
+
+    /// The fencing token, if it was issued (asked for) already.
+    pub(crate) fn issued_fence(&self) -> Option<FenceToken> {
+        match &self.fencing {
+            Fencing::On { token, .. } => token.get().copied(),
+            Fencing::Off => None,
+        }
+    }
+
     /// Leaves the hold to expire; the watchdog (if any) stops at its next pause.
     pub(crate) fn forget(&mut self) {
         self.disarm();

@@ -40,6 +40,16 @@ impl Registry {
         }
     }
 
+    /// The holds of `owner` (a lease ticket's, just adopted) are lost:
+    /// the lock moved. They stay registered until their handles go.
+    pub(crate) fn moved(&self, owner: crate::protocol::token::OwnerToken) {
+        for ((claim, lease), _) in lock(&self.holds).values() {
+            if claim.token == owner {
+                lease.declare_lost(crate::lease::state::LostReason::Moved);
+            }
+        }
+    }
+
     /// Every live hold, leaving none registered.
     pub(crate) fn take_all(&self) -> Vec<Hold> {
         let holds: Vec<(Hold, Instant)> = lock(&self.holds).drain().map(|(_, hold)| hold).collect();

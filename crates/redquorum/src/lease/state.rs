@@ -48,6 +48,10 @@ pub enum LostReason {
     /// shut its `Redlock` down).
     #[error("the lock was released by its holder")]
     Released,
+    /// The lock moved to another owner: its lease ticket was adopted
+    /// ([`Redlock::adopt`](crate::Redlock::adopt)).
+    #[error("the lock was moved to the adopter of its lease ticket")]
+    Moved,
 }
 
 /// Why a lease is at risk: see [`LeaseWatch::at_risk`](crate::LeaseWatch::at_risk).

@@ -256,6 +256,28 @@ impl Claim {
         }
     }
 
+    /// Owner-checked on `old`: the hold of `old` on our lock (of our kind)
+    /// becomes ours, lasting our TTL (a lease ticket adopted).
+    pub(crate) fn move_from(&self, old: OwnerToken) -> Op {
+        Op {
+            code: Code::Move,
+            keys: vec![self.keys.lock.clone()],
+            args: vec![
+                Value::from(old.to_string()),
+                self.token_value.clone(),
+                self.ttl_value.clone(),
+                Value::from_static_str(self.kind.name()),
+            ],
+        }
+    }
+
+    /// The hold is a lock record (a hash) on the nodes, as after a
+    /// fencing token's write-back: its release is the full one.
+    pub(crate) fn committed(self) -> Self {
+        self.committed.store(true, Ordering::Relaxed);
+        self
+    }
+
     /// Owner-checked: store `meta` as the hold's owner information.
     pub(crate) fn set_meta(&self, meta: &str) -> Op {
         Op {

@@ -41,6 +41,9 @@ macro_rules! code_table {
             PlainRelease = "u" as PLAIN_RELEASE,
             /// The plain lock's extend: `Extend` on a string record.
             PlainExtend = "n" as PLAIN_EXTEND,
+            /// Owner-checked on the old token: the hold becomes a new
+            /// owner's (a lease ticket adopted).
+            Move = "v" as MOVE,
         }
     };
 }
@@ -124,7 +127,7 @@ impl Op {
     /// overtake that. The original itself may still go late, as long as it
     /// goes before the unwind (a cluster's first map: cluster/first_map.rs).
     pub(crate) fn creates_hold(&self) -> bool {
-        matches!(self.code, Code::Acquire | Code::PlainAcquire)
+        matches!(self.code, Code::Acquire | Code::PlainAcquire | Code::Move)
     }
 
     /// Whether it must be sent even when nobody waits for its answer any

@@ -34,6 +34,11 @@ impl OwnerToken {
     pub fn random() -> Self {
         Self(rand::random())
     }
+
+    /// The token whose string form is `value`'s 32 hex digits (a lease ticket's).
+    pub(crate) fn from_u128(value: u128) -> Self {
+        Self(value)
+    }
 }
 
 impl fmt::Display for OwnerToken {

@@ -21,6 +21,7 @@ use crate::node_id::NodeId;
 use crate::protocol::claim::Claim;
 use crate::protocol::fence::FenceToken;
 use crate::protocol::op::Op;
+use crate::protocol::token::OwnerToken;
 use crate::quorum::drop_guard::DropGuard;
 use crate::quorum::fan_out::{self, Until};
 use crate::quorum::fence_choice;
@@ -121,9 +122,38 @@ impl Quorum {
         claim: &Arc<Claim>,
         fenced: bool,
     ) -> Result<Grant, Error> {
+        self.take(claim, claim.acquire(fenced), fenced).await
+    }
+
+    /// Moves the hold of `old` to `claim` on a quorum (a lease ticket
+    /// adopted), as an acquisition whose operation is the owner-checked
+    /// move: decided early, validity checked, unwound everywhere on failure
+    /// (where it moved, the hold is then released). Of two adopters of one
+    /// hold, at most one moves it on a quorum. A hold `old` no longer has
+    /// on a quorum is `NotHeld`.
+    #[tracing::instrument(name = "redquorum.adopt", skip_all, fields(resource = %claim.resource, kind = claim.kind.name(), nodes = self.nodes.len(), result, elapsed_ms))]
+    pub(crate) async fn adopt(
+        self: &Arc<Self>,
+        claim: &Arc<Claim>,
+        old: OwnerToken,
+    ) -> Result<Grant, Error> {
+        match self.take(claim, claim.move_from(old), false).await {
+            Err(Error::Contended { resource, outcomes }) => {
+                Err(Error::NotHeld { resource, outcomes })
+            }
+            taken => taken,
+        }
+    }
+
+    /// Takes `claim` with `op` (an acquire, or a move): see [`Quorum::acquire`].
+    async fn take(
+        self: &Arc<Self>,
+        claim: &Arc<Claim>,
+        op: Op,
+        fenced: bool,
+    ) -> Result<Grant, Error> {
         self.check_open()?;
         self.nodes.first_connect().await;
-        let op = claim.acquire(fenced);
         if let Some((node, shards)) = self.nodes.cross_shard(&op) {
             return Err(Error::CrossShard {
                 resource: claim.resource.clone(),

@@ -12,6 +12,7 @@ use crate::attempt::{Attempt, AttemptObserver};
 use crate::error::Error;
 use crate::lease::held::Held;
 use crate::lease::registry::Registry;
+use crate::lease::ticket::Ticket;
 use crate::node_id::NodeId;
 use crate::options::{LockOptions, WatchdogOptions};
 use crate::protocol::claim::{Claim, Kind};
@@ -255,6 +256,27 @@ impl Redlock {
         let grant = self.quorum.acquire(&claim, proposing).await?;
         let (quorum, holds, options) = (&self.quorum, &self.holds, self.watchdog);
         Ok(Held::new(quorum, holds, claim, grant, fencing, options))
+    }
+
+    /// Moves the hold of `ticket`'s owner to a fresh claim on a quorum (see
+    /// [`Redlock::adopt`]): the hold, with the ticket's fencing token
+    /// carried over; this handle's holds of the old owner are lost.
+    pub(crate) async fn adopt_hold(&self, kind: Kind, ticket: &Ticket) -> Result<Held, Error> {
+        let mut claim = self.claim(kind, ticket.resource())?;
+        if ticket.fence().is_some() {
+            // The old holder's write-back made the record a hash.
+            claim = claim.committed();
+        }
+        let claim = Arc::new(claim);
+        let grant = self.quorum.adopt(&claim, ticket.owner).await?;
+        self.holds.moved(ticket.owner);
+        let fencing = self.options.fencing.then(|| Arc::clone(&self.tokens_asked));
+        let (quorum, holds, options) = (&self.quorum, &self.holds, self.watchdog);
+        let mut held = Held::new(quorum, holds, claim, grant, fencing, options);
+        if let Some(token) = ticket.fence() {
+            held.carry_fence(token);
+        }
+        Ok(held)
     }
 
     /// One attempt at a fresh claim of `kind` on `resource`.

@@ -1,0 +1,267 @@
+//! Lease tickets on real nodes: a lock handed to another client (as to
+//! another process: a `Redlock` of its own) with its fencing token, the old
+//! holder losing it; two adopters of one ticket, one winner; a ticket of a
+//! killed holder, of an expired hold, a forged one; adoption with a node
+//! down and with a majority down.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{cluster, eventually, held_on, redlock};
+use redquorum::{Error, LostReason, Ticket};
+
+/// Whether any node (of those running) has a key at `key`.
+fn on_any_node(nodes: &redquorum_harness::Cluster, key: &str) -> bool {
+    (0..nodes.len()).any(|i| {
+        let exists = nodes.command(i, &["EXISTS", key]).ok();
+        exists.and_then(|reply| reply.as_int()) == Some(1)
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lock_handed_to_another_client_keeps_its_fence_and_its_old_holder_loses_it() {
+    let nodes = cluster(3);
+    let (holder, adopter) = (
+        redlock(&nodes, Duration::from_secs(2)),
+        redlock(&nodes, Duration::from_secs(2)),
+    );
+    common::warm_up(&adopter).await;
+    let mut lock = holder.lock("deploy").await.unwrap();
+    lock.auto_extend();
+    let token = lock.fence().await.unwrap();
+    let old = lock.owner().to_string();
+    // Through its string form, as between two steps of a pipeline.
+    let ticket: Ticket = lock.ticket().to_string().parse().unwrap();
+    assert_eq!(ticket.fence(), Some(token));
+
+    let adopted = adopter.adopt(&ticket).await.expect("adopted");
+    assert_eq!(
+        adopted.fence().await.unwrap(),
+        token,
+        "the fence carried over"
+    );
+    assert_ne!(adopted.owner(), lock.owner());
+    let (new, key) = (adopted.owner().to_string(), adopted.key().to_owned());
+    let moved = eventually(common::LANDS_WITHIN, || async {
+        held_on(&nodes, adopted.key(), &new) == 3 && held_on(&nodes, lock.key(), &old) == 0
+    })
+    .await;
+    assert!(moved, "not moved on every node");
+
+    // The old holder's watchdog finds the lock gone at its next extension.
+    let lost = tokio::time::timeout(Duration::from_secs(3), lock.lease().lost()).await;
+    assert_eq!(lost, Ok(LostReason::NotHeld));
+    let err = lock.release().await.unwrap_err();
+    assert!(
+        matches!(err, Error::NotHeld { .. } | Error::Lost { .. }),
+        "{err}"
+    );
+    assert_eq!(
+        held_on(&nodes, adopted.key(), &new),
+        3,
+        "the old release took it"
+    );
+    // The adopter's lease is its own: renewed and released by it.
+    let mut adopted = adopted;
+    adopted.extend().await.expect("the adopter extends");
+    assert!(adopted.release().await.unwrap() >= 2);
+    let gone = eventually(common::LANDS_WITHIN, || async {
+        !on_any_node(&nodes, &key)
+    })
+    .await;
+    assert!(gone, "the adopter's release left a key");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_handle_learns_at_once_that_its_lock_moved() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(30));
+    let lock = redlock.lock("in-process").await.unwrap();
+    let adopted = redlock.adopt(&lock.ticket()).await.unwrap();
+    // No extension needed: the adopter is this handle.
+    let lost = tokio::time::timeout(Duration::from_millis(100), lock.lease().lost()).await;
+    assert_eq!(lost, Ok(LostReason::Moved));
+    assert!(!lock.is_valid());
+    drop(lock); // its release on drop is owner-checked: the adopter keeps it
+    let owner = adopted.owner().to_string();
+    let kept = eventually(Duration::from_millis(500), || async {
+        held_on(&nodes, adopted.key(), &owner) < 2
+    })
+    .await;
+    assert!(!kept, "the old handle's drop released the adopted lock");
+    adopted.release().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_two_adopters_of_one_ticket_exactly_one_wins() {
+    let nodes = cluster(5);
+    let holder = redlock(&nodes, Duration::from_secs(30));
+    let (a, b) = (
+        redlock(&nodes, Duration::from_secs(30)),
+        redlock(&nodes, Duration::from_secs(30)),
+    );
+    for adopter in [&holder, &a, &b] {
+        common::warm_up(adopter).await;
+    }
+    for round in 0..20 {
+        let ticket = holder
+            .lock(&format!("race-{round}"))
+            .await
+            .unwrap()
+            .into_ticket();
+        let (first, second) = tokio::join!(a.adopt(&ticket), b.adopt(&ticket));
+        let won: Vec<_> = [first, second].into_iter().filter_map(Result::ok).collect();
+        assert_eq!(won.len(), 1, "round {round}");
+        let owner = won[0].owner().to_string();
+        assert!(held_on(&nodes, won[0].key(), &owner) >= 3, "round {round}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_holders_ticket_is_adopted_within_its_ttl() {
+    let nodes = cluster(3);
+    let adopter = redlock(&nodes, Duration::from_secs(5));
+    let ticket = {
+        // A holder that hands its ticket on and is gone, unreleased (its
+        // Redlock dropped with its connections: as a killed process).
+        let holder = redlock(&nodes, Duration::from_secs(5));
+        holder.lock("handed-on").await.unwrap().into_ticket()
+    };
+    let mut adopted = adopter.adopt(&ticket).await.expect("adopted");
+    adopted.auto_extend();
+    // Kept past the old lease by the adopter's watchdog.
+    tokio::time::sleep_until((std::time::Instant::now() + Duration::from_secs(6)).into()).await;
+    assert!(adopted.is_valid());
+    let taken = redlock(&nodes, Duration::from_secs(5))
+        .try_lock("handed-on")
+        .await;
+    assert!(matches!(taken, Err(Error::Contended { .. })), "{taken:?}");
+    adopted.release().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_or_forged_ticket_is_not_held_and_changes_nothing() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_millis(600));
+    let lock = redlock.lock("short").await.unwrap();
+    let key = lock.key().to_owned();
+    let expired = lock.into_ticket();
+    let gone = eventually(Duration::from_secs(5), || async {
+        !on_any_node(&nodes, &key)
+    })
+    .await;
+    assert!(gone, "the hold never expired");
+    let err = redlock.adopt(&expired).await.unwrap_err();
+    assert!(matches!(err, Error::NotHeld { .. }), "{err}");
+    assert!(!on_any_node(&nodes, &key), "a failed adoption left a key");
+
+    // Forged: the resource is held, the owner token is not its holder's.
+    let long = redlock.with_options(&redquorum::LockOptions {
+        ttl: Duration::from_secs(30),
+        ..Default::default()
+    });
+    let held = long.unwrap().lock("held").await.unwrap();
+    let owner = held.owner().to_string();
+    let real = held.ticket().to_string();
+    let forged: Ticket = format!("rq1:lock:{}{}", "0".repeat(32), &real[41..])
+        .parse()
+        .unwrap();
+    assert_eq!(forged.resource(), "held");
+    let err = redlock.adopt(&forged).await.unwrap_err();
+    assert!(matches!(err, Error::NotHeld { .. }), "{err}");
+    assert_eq!(
+        held_on(&nodes, held.key(), &owner),
+        3,
+        "the forged adoption moved it"
+    );
+    held.release().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adoption_needs_a_quorum_and_undoes_a_minority_move() {
+    let nodes = cluster(3);
+    let holder = redlock(&nodes, Duration::from_secs(30));
+    let adopter = redlock(&nodes, Duration::from_secs(30));
+    common::warm_up(&adopter).await;
+    // One node down: two of three move it.
+    let ticket = holder.lock("one-down").await.unwrap().into_ticket();
+    nodes.kill(2).unwrap();
+    let adopted = adopter.adopt(&ticket).await.expect("a quorum moves it");
+    let owner = adopted.owner().to_string();
+    assert_eq!(held_on(&nodes, adopted.key(), &owner), 2);
+    adopted.release().await.unwrap();
+    nodes.restart(2).unwrap();
+    common::wait_connected(&adopter, &nodes).await;
+    common::wait_connected(&holder, &nodes).await;
+
+    // A majority down: no quorum; the node that moved it releases it.
+    let lock = holder.lock("two-down").await.unwrap();
+    let (key, old) = (lock.key().to_owned(), lock.owner().to_string());
+    let ticket = lock.into_ticket();
+    nodes.kill(1).unwrap();
+    nodes.kill(2).unwrap();
+    let err = adopter.adopt(&ticket).await.unwrap_err();
+    assert!(matches!(err, Error::Unavailable { .. }), "{err}");
+    // Node 0 has the old holder's hold (not moved), or nothing (moved,
+    // then released by the unwind): never the failed adopter's.
+    let old_or_none = common::holds(&nodes, 0, &key, &old) || !on_any_node(&nodes, &key);
+    assert!(
+        old_or_none,
+        "the minority move was not undone: {:?}",
+        common::values(&nodes, &key)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lock_record_moves_with_its_owner_information_delay_and_fence() {
+    let nodes = cluster(3);
+    let holder = redlock(&nodes, Duration::from_secs(30))
+        .with_options(&redquorum::LockOptions {
+            ttl: Duration::from_secs(30),
+            lock_delay: Duration::from_secs(1),
+            ..Default::default()
+        })
+        .unwrap()
+        .with_owner_info(redquorum::OwnerInfo::here("first step"));
+    let lock = holder.lock("recorded").await.unwrap();
+    let token = lock.fence().await.unwrap();
+    let (key, old) = (lock.key().to_owned(), lock.owner().to_string());
+    let everywhere = eventually(common::LANDS_WITHIN, || async {
+        (0..3).all(|i| field(&nodes, i, &key, &format!("f:{old}")).is_some())
+    })
+    .await;
+    assert!(everywhere, "the write-back did not reach every node");
+    let adopted = redlock(&nodes, Duration::from_secs(30))
+        .adopt(&lock.into_ticket())
+        .await
+        .unwrap();
+    let new = adopted.owner().to_string();
+    let moved = eventually(common::LANDS_WITHIN, || async {
+        held_on(&nodes, &key, &new) == 3
+    })
+    .await;
+    assert!(moved, "{:?}", common::values(&nodes, &key));
+    for i in 0..3 {
+        let fields = |token: &str| {
+            ["h", "m", "d", "f"].map(|prefix| field(&nodes, i, &key, &format!("{prefix}:{token}")))
+        };
+        assert_eq!(
+            fields(&old),
+            [None, None, None, None],
+            "node {i}: the old owner kept fields"
+        );
+        let [hold, meta, delay, fence] = fields(&new);
+        assert!(hold.is_some(), "node {i}");
+        assert!(meta.is_some_and(|m| m.contains("first step")), "node {i}");
+        assert_eq!(delay.as_deref(), Some("1000"), "node {i}");
+        assert_eq!(fence, Some(token.get().to_string()), "node {i}");
+    }
+    adopted.release().await.unwrap();
+}
+
+/// The value of `field` in the lock record at `key` on node `i`.
+fn field(nodes: &redquorum_harness::Cluster, i: usize, key: &str, field: &str) -> Option<String> {
+    let value = nodes.command(i, &["HGET", key, field]).ok()?;
+    value.as_text()
+}
