@@ -16,4 +16,5 @@ pub(crate) mod mutants;
 pub(crate) mod nodes;
 pub(crate) mod release;
 pub(crate) mod status;
+pub(crate) mod ticket;
 pub(crate) mod torture;

@@ -63,6 +63,12 @@ enum Command {
     Elect(cmd::elect::ElectArgs),
     /// Show who leads an election, once or (--watch) as it changes.
     Leader(cmd::leader::LeaderArgs),
+    /// Take a lock, print its lease ticket and exit, leaving it held for --ttl: redquorum lock NAME --ttl D
+    Lock(cmd::ticket::LockArgs),
+    /// Renew the lock of a lease ticket (from `redquorum lock`) and print the ticket again.
+    Extend(cmd::ticket::ExtendArgs),
+    /// Release the lock of a lease ticket (from `redquorum lock`).
+    Unlock(cmd::ticket::TicketArgs),
     /// Force-release a resource whoever holds it, and raise its fence counter (needs --force).
     Release(cmd::release::ReleaseArgs),
     /// List the resources held under a name prefix.
@@ -220,6 +226,9 @@ fn main() -> ExitCode {
                 cmd::elect::run(&nodes, args).await
             }
             Command::Leader(args) => cmd::leader::run(&nodes, args).await,
+            Command::Lock(args) => cmd::ticket::lock(&nodes, args).await,
+            Command::Extend(args) => cmd::ticket::extend(&nodes, args).await,
+            Command::Unlock(args) => cmd::ticket::unlock(&nodes, args).await,
             Command::Release(args) => cmd::release::run(&nodes, args).await,
             Command::List(args) => cmd::list::run(&nodes, args).await,
             Command::Status(args) => cmd::status::run(&nodes, args).await,

@@ -230,6 +230,40 @@ impl Redlock {
             held: self.adopt_hold(Kind::Lock, ticket).await?,
         })
     }
+
+    /// Carries on the lock a [`Ticket`] names as its owner, without moving
+    /// it: for a step that continues a hold whose holder has gone (a later
+    /// step of a pipeline, a restarted process). The hold is confirmed and
+    /// renewed for this handle's TTL by an owner-checked extension on a
+    /// quorum; the fencing token carries over. Unlike
+    /// [`adopt`](Self::adopt), a holder still running keeps holding too (the
+    /// same owner in two places): resume only a ticket whose holder has let
+    /// go ([`Lock::into_ticket`]) or is gone.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotHeld`] when the hold is gone from a quorum (nothing is
+    /// changed); otherwise as [`Lock::extend`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+    /// let ticket = redlock.lock("nightly").await?.into_ticket();
+    /// let lock = redlock.resume(&ticket).await?;
+    /// // The same owner (the ticket's third field).
+    /// assert_eq!(Some(lock.owner().to_string().as_str()), ticket.to_string().split(':').nth(2));
+    /// lock.release().await?;
+    /// assert!(matches!(redlock.resume(&ticket).await, Err(redquorum::Error::NotHeld { .. })));
+    /// # Ok(()) }
+    /// ```
+    pub async fn resume(&self, ticket: &Ticket) -> Result<Lock, Error> {
+        Ok(Lock {
+            held: self.resume_hold(Kind::Lock, ticket).await?,
+        })
+    }
 }
 
 #[cfg(test)]

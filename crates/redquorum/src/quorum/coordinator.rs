@@ -205,6 +205,27 @@ impl Quorum {
             .settle(Operation::Extend, claim, decision, votes, start, elapsed)
     }
 
+    /// An owner-checked extension that makes a hold of `claim` (a lease
+    /// ticket's, resumed by a new handle): its deadline, counted from before
+    /// the first send, and the nodes that confirmed it (the fencing rounds
+    /// count only them).
+    pub(crate) async fn resume(&self, claim: &Claim) -> Result<Grant, Error> {
+        self.check_open()?;
+        self.nodes.first_connect().await;
+        let start = Instant::now();
+        let op = claim.extend();
+        let (decision, votes) = fan_out::gather(&self.nodes, || op.clone(), Until::Decided).await;
+        let elapsed = start.elapsed();
+        let granted_by = votes.iter().map(|v| v.outcome.is_acquired()).collect();
+        let deadline =
+            (self.settling()).settle(Operation::Extend, claim, decision, votes, start, elapsed)?;
+        Ok(Grant {
+            deadline,
+            proposal: None,
+            granted_by,
+        })
+    }
+
     /// Owner-checked release on every node; returns on how many nodes our
     /// hold was removed by the time it returned: once a quorum confirmed
     /// it, the release returns, and the rest completes in the background,

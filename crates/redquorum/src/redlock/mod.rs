@@ -279,6 +279,25 @@ impl Redlock {
         Ok(held)
     }
 
+    /// A handle on the hold of `ticket`'s owner, as that owner (see
+    /// [`Redlock::resume`]), confirmed and renewed by an owner-checked
+    /// extension on a quorum.
+    pub(crate) async fn resume_hold(&self, kind: Kind, ticket: &Ticket) -> Result<Held, Error> {
+        let mut claim = self.claim_with(kind, ticket.resource(), ticket.owner)?;
+        if ticket.fence().is_some() {
+            claim = claim.committed();
+        }
+        let claim = Arc::new(claim);
+        let grant = self.quorum.resume(&claim).await?;
+        let fencing = self.options.fencing.then(|| Arc::clone(&self.tokens_asked));
+        let (quorum, holds, options) = (&self.quorum, &self.holds, self.watchdog);
+        let mut held = Held::new(quorum, holds, claim, grant, fencing, options);
+        if let Some(token) = ticket.fence() {
+            held.carry_fence(token);
+        }
+        Ok(held)
+    }
+
     /// One attempt at a fresh claim of `kind` on `resource`.
     pub(crate) async fn hold(&self, kind: Kind, resource: &str) -> Result<Held, Error> {
         self.take(self.claim(kind, resource)?).await

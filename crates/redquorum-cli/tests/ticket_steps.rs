@@ -1,0 +1,115 @@
+//! `redquorum lock`, `extend` and `unlock` as the steps of a pipeline, run
+//! by `sh` against real nodes: the lock outlives the step that took it, a
+//! later step renews and releases it with the ticket; the exit statuses of
+//! a contended lock (75), a gone hold (70) and a malformed ticket (64).
+
+mod common;
+
+use std::process::Output;
+
+use common::{cluster, lock_key};
+
+/// Runs `script` under `sh -c` with the nodes in `REDQUORUM_NODES` and the
+/// binary as `$RQ`.
+fn sh(nodes: &redquorum_harness::Cluster, script: &str) -> Output {
+    std::process::Command::new("sh")
+        .args(["-c", script])
+        .env("REDQUORUM_NODES", nodes.urls().join(","))
+        .env_remove("REDQUORUM_TICKET")
+        .env("RQ", common::BIN)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("sh runs")
+}
+
+/// The owner of `resource`'s plain hold on each node (None where absent).
+fn owners(nodes: &redquorum_harness::Cluster, resource: &str) -> Vec<Option<String>> {
+    (0..nodes.len())
+        .map(|i| {
+            let value = nodes.command(i, &["GET", &lock_key(resource)]).unwrap();
+            value.as_text()
+        })
+        .collect()
+}
+
+#[test]
+fn a_lock_taken_in_one_step_is_extended_and_released_in_later_ones() {
+    let nodes = cluster(3);
+    // Step 1 takes the lock and exits; it stays held, so a second `lock`
+    // is contended (75, nothing printed).
+    let out = sh(
+        &nodes,
+        r#"T=$("$RQ" lock deploy --ttl 20s) || exit 1
+           "$RQ" lock deploy --ttl 20s; echo "second=$?" >&2
+           printf '%s' "$T""#,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("second=75"), "{stderr}");
+    let ticket = String::from_utf8(out.stdout).unwrap();
+    assert!(ticket.starts_with("rq1:lock:"), "{ticket:?}");
+    assert!(
+        !stderr.contains(&ticket),
+        "the ticket was printed on stderr"
+    );
+    let held = owners(&nodes, "deploy");
+    assert!(held.iter().filter(|o| o.is_some()).count() >= 2, "{held:?}");
+
+    // Step 2 renews it (the ticket again on stdout: same owner); step 3
+    // releases it through REDQUORUM_TICKET.
+    let out = sh(
+        &nodes,
+        &format!(
+            r#"T=$("$RQ" extend --ttl 40s '{ticket}') || exit 1
+               REDQUORUM_TICKET="$T" "$RQ" unlock || exit 2
+               "$RQ" unlock "$T"; echo "again=$?" >&2"#
+        ),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // Released already: the hold is gone, nothing removed (70).
+    assert!(stderr.contains("again=70"), "{stderr}");
+    assert_eq!(owners(&nodes, "deploy"), vec![None; 3]);
+}
+
+#[test]
+fn an_extension_keeps_the_lock_past_its_first_ttl() {
+    let nodes = cluster(3);
+    let out = sh(
+        &nodes,
+        r#"T=$("$RQ" lock job --ttl 1s) || exit 1
+           T=$("$RQ" extend --ttl 30s "$T") || exit 2
+           printf '%s' "$T""#,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pttl = |i| {
+        nodes
+            .command(i, &["PTTL", &lock_key("job")])
+            .unwrap()
+            .as_int()
+    };
+    // Renewed to 30 s: far past the first 1 s TTL on every node that has it.
+    let renewed = (0..3)
+        .filter(|&i| pttl(i).is_some_and(|ms| ms > 20_000))
+        .count();
+    assert!(renewed >= 2, "{:?}", (0..3).map(pttl).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_malformed_ticket_is_a_usage_error_that_touches_nothing() {
+    let nodes = cluster(3);
+    let out = sh(
+        &nodes,
+        r#""$RQ" lock kept --ttl 20s >/dev/null || exit 1
+           "$RQ" unlock 'rq1:lock:not-a-token:-:0:kept'; echo "code=$?" >&2"#,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("code=64"), "{stderr}");
+    assert!(stderr.contains("not a lease ticket"), "{stderr}");
+    let held = owners(&nodes, "kept");
+    assert!(held.iter().filter(|o| o.is_some()).count() >= 2, "{held:?}");
+}
