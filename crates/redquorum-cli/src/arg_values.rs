@@ -96,6 +96,19 @@ pub(crate) fn shards(text: &str) -> Result<u16, String> {
     }
 }
 
+/// A signal `exec`'s guard forwards to its command, by name, with or
+/// without `SIG`: `TERM`, `SIGINT`, `hup` (USR1 and USR2 are the guard's own).
+pub(crate) fn forwarded_signal(text: &str) -> Result<nix::sys::signal::Signal, String> {
+    use nix::sys::signal::Signal;
+    let upper = text.to_ascii_uppercase();
+    match upper.strip_prefix("SIG").unwrap_or(&upper) {
+        "TERM" => Ok(Signal::SIGTERM),
+        "INT" => Ok(Signal::SIGINT),
+        "HUP" => Ok(Signal::SIGHUP),
+        _ => Err(format!("{text:?} is not one of TERM, INT, HUP")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

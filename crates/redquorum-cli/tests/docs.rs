@@ -154,7 +154,9 @@ fn the_bench_json_sample_has_the_fields_bench_prints() {
 }
 
 /// The subcommands whose flags cli.md documents.
-const COMMANDS: [&str; 6] = ["exec", "status", "nodes", "demo", "bench", "torture"];
+const COMMANDS: [&str; 10] = [
+    "exec", "status", "nodes", "demo", "bench", "torture", "release", "lock", "extend", "unlock",
+];
 
 /// `(command, --flag)` pairs of one `## \`redquorum SUB...\`` section: flags
 /// in backticks and on `redquorum ...` command lines, each given to the

@@ -50,11 +50,15 @@ enum End {
     Exited(std::process::ExitStatus),
     /// The lease is at risk or lost: the command must stop now.
     AtRisk(AtRisk),
+    /// Asked to let go (`--on-ask`), the command did not end within the grace.
+    AskGraceOver,
 }
 
 pub(crate) async fn run(nodes: &NodesArg, args: ExecArgs) -> ExitCode {
     let runner = match Runner::new(nodes, &args.lease, "exec") {
-        Ok(runner) => runner.with_min_hold(args.min_hold),
+        Ok(runner) => runner
+            .with_min_hold(args.min_hold)
+            .with_on_ask(args.on_ask.map(|signal| (signal, args.ask_grace))),
         Err(code) => return code,
     };
     let redlock = match runner.waiting(args.wait) {
@@ -102,6 +106,8 @@ pub(crate) struct Runner {
     name: &'static str,
     /// Keep the hold this long after it was acquired (`exec --min-hold`).
     min_hold: Option<Duration>,
+    /// Asked to let go: the signal for the command and its grace (`exec --on-ask`).
+    on_ask: Option<(Signal, Duration)>,
 }
 
 impl Runner {
@@ -142,7 +148,14 @@ impl Runner {
             quiet: args.quiet,
             name,
             min_hold: None,
+            on_ask: None,
         })
+    }
+
+    /// Forwards an ask to let go to the command as `signal`, and stops it
+    /// `grace` later if it still runs.
+    pub(crate) fn with_on_ask(self, on_ask: Option<(Signal, Duration)>) -> Self {
+        Self { on_ask, ..self }
     }
 
     /// Keeps each hold at least `min_hold` after it was acquired.
@@ -237,8 +250,17 @@ impl Runner {
                 return exit::SOFTWARE.into();
             }
         };
-        let code = match self.supervise(&mut guarded, &lease).await {
+        let supervised = self.supervise(&mut guarded, &lease, hold.release_asked());
+        let code = match supervised.await {
             Ok(End::Exited(status)) => exit::shell_status(status.code(), status.signal()),
+            Ok(End::AskGraceOver) => {
+                stderr_line!(
+                    "redquorum {name}: asked to release {:?}, the command did not end in time; stopping it",
+                    hold.resource()
+                );
+                self.stop(&mut guarded, lease.deadline()).await;
+                exit::SOFTWARE
+            }
             Ok(End::AtRisk(risk)) => {
                 stderr_line!(
                     "redquorum {name}: lease on {:?} at risk ({risk}); stopping the command",
@@ -298,8 +320,14 @@ impl Runner {
 
     /// Waits for the guard, forwarding SIGINT, SIGTERM and SIGHUP to it and
     /// sending it the stop times of every new deadline, until it exits or
-    /// the lease is at risk.
-    async fn supervise(&self, guarded: &mut Guarded, lease: &LeaseWatch) -> std::io::Result<End> {
+    /// the lease is at risk. With `--on-ask`, an ask to let go (`asked`) is
+    /// forwarded once as its signal, and the grace then runs.
+    async fn supervise(
+        &self,
+        guarded: &mut Guarded,
+        lease: &LeaseWatch,
+        asked: impl std::future::Future<Output = ()>,
+    ) -> std::io::Result<End> {
         let mut interrupt = signal(SignalKind::interrupt())?;
         let mut terminate = signal(SignalKind::terminate())?;
         let mut hangup = signal(SignalKind::hangup())?;
@@ -309,6 +337,9 @@ impl Runner {
         let mut sent = lease.deadline();
         let at_risk = lease.at_risk();
         tokio::pin!(at_risk);
+        tokio::pin!(asked);
+        // Set once asked: when the command's grace ends.
+        let mut grace_over: Option<tokio::time::Instant> = None;
         // Bounded by the command's life: every branch but the signal and
         // renewal ones ends the loop; signals arrive only as fast as someone
         // sends them, renewals every RENEWAL_CHECK.
@@ -321,6 +352,21 @@ impl Runner {
                 Some(()) = interrupt.recv() => Signal::SIGINT,
                 Some(()) = terminate.recv() => Signal::SIGTERM,
                 Some(()) = hangup.recv() => Signal::SIGHUP,
+                () = &mut asked, if self.on_ask.is_some() && grace_over.is_none() => {
+                    let Some((signal, grace)) = self.on_ask else { continue };
+                    grace_over = Some(tokio::time::Instant::now() + grace);
+                    if !self.quiet {
+                        stderr_line!(
+                            "redquorum {}: asked to release the lock; sending {signal} to the command ({} to end)",
+                            self.name,
+                            humantime::format_duration(grace)
+                        );
+                    }
+                    signal
+                }
+                () = tokio::time::sleep_until(grace_over.unwrap_or_else(tokio::time::Instant::now)), if grace_over.is_some() => {
+                    return Ok(End::AskGraceOver);
+                }
                 _ = renewals.tick() => {
                     let deadline = lease.deadline();
                     if deadline != sent {

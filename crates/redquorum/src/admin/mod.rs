@@ -12,6 +12,7 @@
 //! Must never import: `kinds/` (it imports this: a `Leader` is read from an
 //! inspection), `setup/`, `lease/` (no hold here), `node/` directly.
 
+mod ask;
 mod hold_view;
 pub(crate) mod inspect;
 mod operator;

@@ -67,6 +67,35 @@ impl Lock {
         )
     }
 
+    /// Resolves when someone asks this lock's holder to let go
+    /// ([`Redlock::ask_release`], `redquorum release --ask`): the holder
+    /// may then finish up and release. Listening starts at the first poll
+    /// (a subscription on a quorum of the nodes); an asker that waits asks
+    /// every second, so one missed while not listening is heard again.
+    /// Asking never takes the lock away: [`Redlock::force_release`] does.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// # let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+    /// use std::time::Duration;
+    /// let lock = redlock.lock("batch").await?;
+    /// # let asker = redlock.clone();
+    /// # let asking = tokio::spawn(async move { asker.ask_release("batch", Duration::from_secs(10)).await });
+    /// tokio::select! {
+    ///     () = lock.release_asked() => { /* checkpoint the work, then let go */ }
+    ///     () = tokio::time::sleep(Duration::from_secs(30)) => { /* the work */ }
+    /// }
+    /// lock.release().await?;
+    /// # assert!(asking.await??);
+    /// # Ok(()) }
+    /// ```
+    pub async fn release_asked(&self) {
+        self.held.release_asked().await;
+    }
+
     /// Hands the lock over: its [`Ticket`], this handle gone without
     /// releasing (its watchdog stops). The lease runs until the adopter
     /// takes it over, or expires at its deadline.

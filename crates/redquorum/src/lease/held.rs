@@ -283,6 +283,11 @@ impl Held {
         }
     }
 
+    /// Resolves when someone asks this hold's holders to let go.
+    pub(crate) async fn release_asked(&self) {
+        self.quorum.ask_heard(self.key()).await;
+    }
+
     /// Leaves the hold to expire; the watchdog (if any) stops at its next pause.
     pub(crate) fn forget(&mut self) {
         self.disarm();

@@ -90,7 +90,7 @@ macro_rules! ops_body {
             include_str!("../protocol/scripts/ops/fence.lua"),
             include_str!("../protocol/scripts/ops/hold.lua"),
             include_str!("../protocol/scripts/ops/release.lua"),
-            include_str!("../protocol/scripts/ops/move.lua"),
+            include_str!("../protocol/scripts/ops/handover.lua"),
             include_str!("../protocol/scripts/ops/force.lua"),
             include_str!("../protocol/scripts/ops/inspect.lua"),
             include_str!("../protocol/scripts/ops/finish.lua"),

@@ -336,6 +336,16 @@ pub(crate) fn inspect(keys: &ResourceKeys) -> Op {
     }
 }
 
+/// Asks the holders of the resource of `keys` to let go, tagged `tag`
+/// (`Redlock::ask_release`): announced on the lock's ask channel.
+pub(crate) fn ask(keys: &ResourceKeys, tag: &str) -> Op {
+    Op {
+        code: Code::Ask,
+        keys: vec![keys.lock.clone()],
+        args: vec![Value::from(tag)],
+    }
+}
+
 /// Read-only, a force-release's first round: what it may remove from the
 /// resource of `keys` on a node (the lock script's `g`: one entry per hold, a
 /// writer's intent, a lock-delay).

@@ -109,6 +109,12 @@ pub(crate) fn channel(lock_key: &str) -> String {
     format!("{CHANNEL_PREFIX}{lock_key}")
 }
 
+/// The line (and, by [`channel`], the channel) on which a lock's holders
+/// hear that someone asks them to let go (`Redlock::ask_release`).
+pub(crate) fn ask(lock_key: &str) -> String {
+    format!("{lock_key}:ask")
+}
+
 /// The line (and, by [`channel`], the channel) of a lock's news: a new
 /// leader or a leader's new value (`protocol/scripts/ops/`), which free nothing,
 /// so only an election's observers wait on it. Lock keys end with `}`, so

@@ -44,6 +44,9 @@ macro_rules! code_table {
             /// Owner-checked on the old token: the hold becomes a new
             /// owner's (a lease ticket adopted).
             Move = "v" as MOVE,
+            /// Asks the holders to let go (announced on the lock's ask
+            /// channel); changes nothing.
+            Ask = "k" as ASK,
         }
     };
 }

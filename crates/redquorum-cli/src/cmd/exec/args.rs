@@ -59,6 +59,15 @@ pub(crate) struct ExecArgs {
     /// docs/cli.md, `--min-hold`) [default: release when the command ends].
     #[arg(long, value_parser = arg_values::duration)]
     pub(super) min_hold: Option<Duration>,
+    /// When someone asks for the lock (`redquorum release --ask`), send
+    /// this signal (TERM, INT or HUP) to the command; if it has not ended
+    /// --ask-grace later, stop it as when the lease is lost
+    /// [default: asks are ignored]. Not with -n.
+    #[arg(long, value_name = "SIGNAL", value_parser = arg_values::forwarded_signal, conflicts_with = "permits")]
+    pub(super) on_ask: Option<nix::sys::signal::Signal>,
+    /// How long a command asked to let go (--on-ask) may take to end.
+    #[arg(long, default_value = "30s", value_parser = arg_values::duration, requires = "on_ask")]
+    pub(super) ask_grace: Duration,
     /// The resource to lock.
     #[arg(value_parser = arg_values::non_empty)]
     pub(super) resource: String,

@@ -31,6 +31,10 @@ pub(crate) trait Hold: Sized {
     /// Stops the watchdog and leaves the keys to expire with their TTL.
     fn forget(self);
 
+    /// Resolves when someone asks the holder to let go (never, for a kind
+    /// that cannot be asked).
+    async fn release_asked(&self);
+
     /// Variables the command sees besides `REDQUORUM_RESOURCE`,
     /// `REDQUORUM_OWNER` and `REDQUORUM_FENCE`.
     fn extra_env(&self) -> Vec<(&'static str, String)>;
@@ -43,6 +47,9 @@ macro_rules! hold {
         hold!($ty, |_: &$ty| Vec::new());
     };
     ($ty:ident, $extra_env:expr) => {
+        hold!($ty, $extra_env, |_: &$ty| std::future::pending());
+    };
+    ($ty:ident, $extra_env:expr, $asked:expr) => {
         impl Hold for $ty {
             fn resource(&self) -> &str {
                 $ty::resource(self)
@@ -76,11 +83,16 @@ macro_rules! hold {
                 let extra_env: fn(&$ty) -> Vec<(&'static str, String)> = $extra_env;
                 extra_env(self)
             }
+
+            async fn release_asked(&self) {
+                ($asked)(self).await
+            }
         }
     };
 }
 
-hold!(Lock);
+// Only a lock can be asked to let go (`Lock::release_asked`).
+hold!(Lock, |_: &Lock| Vec::new(), Lock::release_asked);
 // The slot tells commands sharing a semaphore apart (0..K): a work queue
 // shard, a port offset.
 hold!(Permit, |permit: &Permit| vec![(

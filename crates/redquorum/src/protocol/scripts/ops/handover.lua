@@ -1,4 +1,7 @@
 
+-- A hold handed over (a lease ticket adopted: `move`) or asked to be
+-- (`ask`).
+
 -- Move a hold to a new owner (a lease ticket adopted: lease/ticket.rs),
 -- owner-checked on the old token. KEYS lock; ARGV old token, new token,
 -- ttl, kind. The old token's live hold, when the lock is of `kind`,
@@ -40,4 +43,14 @@ ops[OP_MOVE] = function(keys, args)
   end
   hold(lock, new, ttl, state.delays[old])
   return 1
+end
+
+-- Ask the holders to let go (Redlock::ask_release): KEYS lock; ARGV tag.
+-- Announces the tag on the lock's ask channel ('redquorum:released:' ..
+-- key .. ':ask', wait/notify.rs), where its holders listen; changes
+-- nothing. Returns 1 when the lock holds a live hold here, 0 when not.
+ops[OP_ASK] = function(keys, args)
+  local state = load(keys[1])
+  redis.pcall(PUBLISH, 'redquorum:released:' .. keys[1] .. ':ask', args[1])
+  return state.count > 0 and 1 or 0
 end
