@@ -113,3 +113,30 @@ fn a_malformed_ticket_is_a_usage_error_that_touches_nothing() {
     let held = owners(&nodes, "kept");
     assert!(held.iter().filter(|o| o.is_some()).count() >= 2, "{held:?}");
 }
+
+#[test]
+fn exec_runs_a_command_under_a_tickets_lock_and_spends_the_ticket() {
+    let nodes = cluster(3);
+    let out = sh(
+        &nodes,
+        r#"T=$("$RQ" lock deploy --ttl 20s) || exit 1
+           "$RQ" exec --ticket "$T" other -- true; echo "other=$?" >&2
+           "$RQ" exec --ticket "$T" deploy -- sh -c 'echo "ran on $REDQUORUM_RESOURCE"' || exit 2
+           "$RQ" unlock "$T"; echo "spent=$?" >&2
+           "$RQ" exec --ticket "$T" deploy -- sh -c 'echo "ran again"'; echo "stale=$?" >&2
+           "$RQ" exec --ticket 'rq1:lock:zz' deploy -- true; echo "malformed=$?" >&2"#,
+    );
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout.trim(), "ran on deploy", "{stderr}");
+    // exec released it when its command ended: the ticket's hold is gone,
+    // and a command under the stale ticket never runs.
+    assert!(stderr.contains("spent=70"), "{stderr}");
+    assert!(stderr.contains("stale=70"), "{stderr}");
+    assert!(stderr.contains("malformed=64"), "{stderr}");
+    assert!(stderr.contains("other=64"), "{stderr}");
+    assert_eq!(owners(&nodes, "deploy"), vec![None; 3]);
+}

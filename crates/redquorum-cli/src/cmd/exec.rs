@@ -67,15 +67,34 @@ pub(crate) async fn run(nodes: &NodesArg, args: ExecArgs) -> ExitCode {
     };
     let command = &args.command.command;
     let resource = &args.resource;
-    let code = match args.permits {
-        None => {
+    let code = match (&args.ticket, args.permits) {
+        (Some(ticket), _) => match ticket.parse::<redquorum::Ticket>() {
+            // The message says what is wrong, never the ticket (a capability).
+            Err(error) => {
+                stderr_line!("redquorum exec: {error}");
+                exit::USAGE.into()
+            }
+            Ok(ticket) if ticket.resource() != resource => {
+                stderr_line!(
+                    "redquorum exec: the ticket is for {:?}, not {resource:?}",
+                    ticket.resource()
+                );
+                exit::USAGE.into()
+            }
+            Ok(ticket) => {
+                runner
+                    .run_acquired(redlock.adopt(&ticket).await, command)
+                    .await
+            }
+        },
+        (None, None) => {
             let lock = match args.wait {
                 None => redlock.try_lock(resource).await,
                 Some(_) => redlock.lock(resource).await,
             };
             runner.run_acquired(lock, command).await
         }
-        Some(permits) => {
+        (None, Some(permits)) => {
             let semaphore = match redlock.semaphore(resource, permits) {
                 Ok(semaphore) => semaphore,
                 Err(error) => return runner.not_acquired(&error),

@@ -68,6 +68,12 @@ pub(crate) struct ExecArgs {
     /// How long a command asked to let go (--on-ask) may take to end.
     #[arg(long, default_value = "30s", value_parser = arg_values::duration, requires = "on_ask")]
     pub(super) ask_grace: Duration,
+    /// Run under the lock of this lease ticket (`redquorum lock` printed it)
+    /// instead of taking one: the hold moves to this `exec` (the ticket is
+    /// then spent) and is released when the command ends. RESOURCE must be
+    /// the ticket's. Not with -n or --wait.
+    #[arg(long, value_name = "TICKET", conflicts_with_all = ["permits", "wait"])]
+    pub(super) ticket: Option<String>,
     /// The resource to lock.
     #[arg(value_parser = arg_values::non_empty)]
     pub(super) resource: String,
