@@ -297,6 +297,19 @@ pub async fn settles<T: PartialEq + std::fmt::Debug>(
     }
 }
 
+/// Waits until a majority of the nodes have a subscriber on the channel of
+/// the line `line` (`redquorum:released:<line>`; a lock key, or one with
+/// `:lost`, `:ask`, `:news`).
+pub async fn subscribed(cluster: &Cluster, line: &str) {
+    let on = || {
+        (0..cluster.len())
+            .filter(|&i| subscribers(cluster, i, line) >= 1)
+            .count()
+    };
+    let reached = eventually(LANDS_WITHIN, || async { on() > cluster.len() / 2 }).await;
+    assert!(reached, "no majority subscribed to {line}'s channel");
+}
+
 /// `calls=` of `cmdstat_<name>` on node `i` (0 when never called). Commands
 /// run inside scripts count too (`set`, `del`).
 /// Subscribers of the release channel of `key` (`redquorum:released:<key>`)

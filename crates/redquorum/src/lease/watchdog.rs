@@ -1,10 +1,14 @@
 //! The lease watchdog: a task that extends a held lock before its lease
 //! runs out, retries failed extensions while validity remains, and declares
 //! the lease lost when it cannot (lease/state.rs has the state it moves).
+//! It also extends at once when a force-release or a move of a hold of its
+//! lock is announced (the lock's lost channel): a refusal then declares the
+//! loss within a round trip of the announcement.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures::StreamExt;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -78,6 +82,10 @@ async fn run(
     mut stop: oneshot::Receiver<()>,
 ) {
     let extend_before = options.extend_before_for(extender.claim.ttl);
+    // A force-release or a move of a hold of this lock is announced: extend
+    // at once, so a loss is found in one round trip, not at the next turn.
+    let losses = extender.quorum.losses(extender.claim.keys.lock_str());
+    let mut losses = std::pin::pin!(losses);
     // Bounded in time by `max_hold` when set; otherwise this is the point of
     // the watchdog: it runs while the lock is held, and every exit path below
     // (stop, loss) ends it.
@@ -95,6 +103,9 @@ async fn run(
             _ = &mut stop => return,
             _ = changed.changed() => continue,
             () = tokio::time::sleep_until(extend_at.into()) => {}
+            Some(()) = losses.next() => {
+                tracing::debug!(resource = %shared.resource, "a loss announced on this lock: extending at once");
+            }
         }
         if let Some(reason) = limit_reached(&options, &shared, extender.claim.ttl) {
             shared.declare_lost(reason);

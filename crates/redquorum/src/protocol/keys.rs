@@ -115,6 +115,13 @@ pub(crate) fn ask(lock_key: &str) -> String {
     format!("{lock_key}:ask")
 }
 
+/// The line (and, by [`channel`], the channel) on which a lock's holders
+/// hear that holds were taken from their holders (a force-release, a move):
+/// their watchdogs then extend at once (lease/watchdog.rs).
+pub(crate) fn lost(lock_key: &str) -> String {
+    format!("{lock_key}:lost")
+}
+
 /// The line (and, by [`channel`], the channel) of a lock's news: a new
 /// leader or a leader's new value (`protocol/scripts/ops/`), which free nothing,
 /// so only an election's observers wait on it. Lock keys end with `}`, so

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
+use futures::Stream;
 use tokio::runtime::Handle;
 
 use crate::error::Error;
@@ -346,6 +347,27 @@ impl Quorum {
         let never = Instant::now() + NEVER;
         let mut waiter = self.notifier.waiter(&[&line], false, never).await;
         waiter.wait(NEVER, never).await;
+    }
+
+    /// Every announcement that holds of `lock_key` were taken from their
+    /// holders (a force-release, a move): a stream that subscribes at its
+    /// first poll (on a quorum of the subscriber connections) and yields
+    /// once per announcement heard (and after a subscriber reconnected, when
+    /// one may have been missed).
+    pub(crate) fn losses(&self, lock_key: &str) -> impl Stream<Item = ()> + Send + 'static + use<> {
+        let (notifier, line) = (Arc::clone(&self.notifier), keys::lost(lock_key));
+        futures::stream::unfold(None, move |waiter| {
+            let (notifier, line) = (Arc::clone(&notifier), line.clone());
+            async move {
+                let never = Instant::now() + NEVER;
+                let mut waiter = match waiter {
+                    Some(waiter) => waiter,
+                    None => notifier.waiter(&[&line], false, never).await,
+                };
+                waiter.wait(NEVER, never).await;
+                Some(((), Some(waiter)))
+            }
+        })
     }
 
     /// Waits until `lock_key` is announced released, or `pause`, or

@@ -1,5 +1,7 @@
 //! Release notifications: the subscriber connections that wake local
-//! waiters (wait/waiters.rs) when a holder releases, whatever the lock kind.
+//! waiters (wait/waiters.rs) when a holder releases, whatever the lock kind;
+//! and on the same lines, keyed `<lock key>:<what>`, an election's news, a
+//! lock's losses (`:lost`, which watchdogs hear) and asks (`:ask`).
 //!
 //! The release operation publishes the hold's token on
 //! `redquorum:released:<lock key>` on every node where the lock became free
@@ -36,8 +38,9 @@ const LINGER: Duration = Duration::from_secs(1);
 
 /// Every node's subscriber connection and the lines of local waiters.
 ///
-/// The connections are opened on first contention only: a `Redlock` that
-/// never waits never opens them.
+/// The connections are opened on first use only (a waiter, a watchdog
+/// listening for its lock's loss, a holder listening for asks): a
+/// `Redlock` that does none of these never opens them.
 pub(crate) struct Notifier {
     shared: Arc<Shared>,
     /// Taken by the subscription task when the connections are first opened.

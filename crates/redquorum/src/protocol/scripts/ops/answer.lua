@@ -7,6 +7,11 @@ local announce = {}
 -- observers subscribe to: '+' .. token (a new leader) or
 -- '~' .. token .. ':' .. value (a leader's new value).
 local news = {}
+-- Lock key -> tag: holds taken from their holders (a force-release, a hold
+-- moved to a ticket's adopter), announced on the key's lost channel
+-- ('redquorum:released:' .. key .. ':lost'), where the holders' watchdogs
+-- listen to extend at once, and learn of the loss in one round trip.
+local lost = {}
 
 -- An operation's entry in the call's answer: its result, or 'E' and its
 -- error (`ok` and `result` as pcall gives them).
@@ -27,6 +32,9 @@ local function publish()
   end
   for lock, tag in pairs(news) do
     redis.pcall(PUBLISH, 'redquorum:released:' .. lock .. ':news', tag)
+  end
+  for lock, tag in pairs(lost) do
+    redis.pcall(PUBLISH, 'redquorum:released:' .. lock .. ':lost', tag)
   end
 end
 

@@ -64,6 +64,7 @@ ops[OP_FORCE_RELEASE] = function(keys, args)
   if freed then
     -- Tagged apart from any earlier force-release, whose tag waiters remember.
     announce[lock] = 'forced:' .. clock()
+    lost[lock] = announce[lock]
   end
   local proposal = propose(fence)
   if not proposal then

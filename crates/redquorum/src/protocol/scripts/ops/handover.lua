@@ -9,8 +9,8 @@
 -- information, lock-delay and committed fencing token (and a waiting
 -- writer's intent); the old token holds nothing after. Returns 1 moved
 -- (or moved already: the new token holds, refreshed as by an extend), 0
--- when the old token does not hold here. A move announces nothing: the
--- lock never became free.
+-- when the old token does not hold here. A move announces no release (the
+-- lock never became free), only the old holder's loss (`lost`).
 ops[OP_MOVE] = function(keys, args)
   local lock, old, new, ttl, kind = keys[1], args[1], args[2], tonumber(args[3]), args[4]
   local state = load(lock)
@@ -22,6 +22,7 @@ ops[OP_MOVE] = function(keys, args)
       return 0
     end
     redis.call('set', lock, new, 'PX', ttl)
+    lost[lock] = old
     return 1
   end
   if state.holds[new] then
@@ -42,6 +43,7 @@ ops[OP_MOVE] = function(keys, args)
     redis.call('hset', lock, 'intent', new)
   end
   hold(lock, new, ttl, state.delays[old])
+  lost[lock] = old
   return 1
 end
 
