@@ -71,11 +71,7 @@ pub(crate) async fn run(nodes: &NodesArg, args: ReleaseArgs) -> ExitCode {
                 "redquorum release: {:?} may still be held: {error}",
                 args.resource
             );
-            ExitCode::from(match error {
-                Error::Unavailable { .. } => exit::UNAVAILABLE,
-                Error::EmptyResource => exit::USAGE,
-                _ => exit::SOFTWARE,
-            })
+            failure(&error)
         }
     };
     redlock.shutdown().await;
@@ -104,13 +100,18 @@ async fn ask(nodes: &NodesArg, args: ReleaseArgs) -> ExitCode {
         }
         Err(error) => {
             stderr_line!("redquorum release: cannot ask for {resource:?}: {error}");
-            ExitCode::from(match error {
-                Error::Unavailable { .. } => exit::UNAVAILABLE,
-                Error::EmptyResource => exit::USAGE,
-                _ => exit::SOFTWARE,
-            })
+            failure(&error)
         }
     };
     redlock.shutdown().await;
     code
+}
+
+/// The exit status of a failed force-release or ask (docs/cli.md).
+fn failure(error: &Error) -> ExitCode {
+    ExitCode::from(match error {
+        Error::Unavailable { .. } => exit::UNAVAILABLE,
+        Error::EmptyResource => exit::USAGE,
+        _ => exit::SOFTWARE,
+    })
 }

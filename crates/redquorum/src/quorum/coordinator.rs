@@ -200,14 +200,7 @@ impl Quorum {
     /// counted from before the first send.
     #[tracing::instrument(name = "redquorum.extend", skip_all, fields(resource = %claim.resource, kind = claim.kind.name(), nodes = self.nodes.len(), result, elapsed_ms))]
     pub(crate) async fn extend(&self, claim: &Claim) -> Result<Instant, Error> {
-        self.check_open()?;
-        self.nodes.first_connect().await;
-        let start = Instant::now();
-        let op = claim.extend();
-        let (decision, votes) = fan_out::gather(&self.nodes, || op.clone(), Until::Decided).await;
-        let elapsed = start.elapsed();
-        self.settling()
-            .settle(Operation::Extend, claim, decision, votes, start, elapsed)
+        self.resume(claim).await.map(|grant| grant.deadline)
     }
 
     /// An owner-checked extension that makes a hold of `claim` (a lease

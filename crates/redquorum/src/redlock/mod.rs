@@ -18,7 +18,7 @@ use crate::options::{LockOptions, WatchdogOptions};
 use crate::protocol::claim::{Claim, Kind};
 use crate::protocol::keys::{self, ResourceKeys};
 use crate::protocol::token::OwnerToken;
-use crate::quorum::coordinator::Quorum;
+use crate::quorum::coordinator::{Grant, Quorum};
 use crate::wait::notify::Notifier;
 use crate::wait::retry::Wait;
 
@@ -262,40 +262,42 @@ impl Redlock {
     /// [`Redlock::adopt`]): the hold, with the ticket's fencing token
     /// carried over; this handle's holds of the old owner are lost.
     pub(crate) async fn adopt_hold(&self, kind: Kind, ticket: &Ticket) -> Result<Held, Error> {
-        let mut claim = self.claim(kind, ticket.resource())?;
-        if ticket.fence().is_some() {
-            // The old holder's write-back made the record a hash.
-            claim = claim.committed();
-        }
-        let claim = Arc::new(claim);
+        let claim = Arc::new(self.ticket_claim(kind, ticket, OwnerToken::random())?);
         let grant = self.quorum.adopt(&claim, ticket.owner).await?;
         self.holds.moved(ticket.owner);
-        let fencing = self.options.fencing.then(|| Arc::clone(&self.tokens_asked));
-        let (quorum, holds, options) = (&self.quorum, &self.holds, self.watchdog);
-        let mut held = Held::new(quorum, holds, claim, grant, fencing, options);
-        if let Some(token) = ticket.fence() {
-            held.carry_fence(token);
-        }
-        Ok(held)
+        Ok(self.ticket_held(claim, grant, ticket))
     }
 
     /// A handle on the hold of `ticket`'s owner, as that owner (see
     /// [`Redlock::resume`]), confirmed and renewed by an owner-checked
     /// extension on a quorum.
     pub(crate) async fn resume_hold(&self, kind: Kind, ticket: &Ticket) -> Result<Held, Error> {
-        let mut claim = self.claim_with(kind, ticket.resource(), ticket.owner)?;
-        if ticket.fence().is_some() {
-            claim = claim.committed();
-        }
-        let claim = Arc::new(claim);
+        let claim = Arc::new(self.ticket_claim(kind, ticket, ticket.owner)?);
         let grant = self.quorum.resume(&claim).await?;
+        Ok(self.ticket_held(claim, grant, ticket))
+    }
+
+    /// A claim of `kind` on `ticket`'s resource with `token`: a lock
+    /// record's if the ticket carries a fencing token (the old holder's
+    /// write-back made the record a hash).
+    fn ticket_claim(&self, kind: Kind, ticket: &Ticket, token: OwnerToken) -> Result<Claim, Error> {
+        let claim = self.claim_with(kind, ticket.resource(), token)?;
+        Ok(if ticket.fence().is_some() {
+            claim.committed()
+        } else {
+            claim
+        })
+    }
+
+    /// The hold `grant`ed for `claim`, with `ticket`'s fencing token carried over.
+    fn ticket_held(&self, claim: Arc<Claim>, grant: Grant, ticket: &Ticket) -> Held {
         let fencing = self.options.fencing.then(|| Arc::clone(&self.tokens_asked));
         let (quorum, holds, options) = (&self.quorum, &self.holds, self.watchdog);
         let mut held = Held::new(quorum, holds, claim, grant, fencing, options);
         if let Some(token) = ticket.fence() {
             held.carry_fence(token);
         }
-        Ok(held)
+        held
     }
 
     /// One attempt at a fresh claim of `kind` on `resource`.

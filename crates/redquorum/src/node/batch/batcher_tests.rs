@@ -281,12 +281,7 @@ async fn a_plain_release_alone_leaves_a_lock_record_to_the_lock_script() {
     let nodes = redquorum_harness::Cluster::start(1).unwrap();
     let batcher = batcher_on(&nodes).await;
     let claim = plain_claim("promoted");
-    let key = claim.keys.lock.as_str().unwrap().to_owned();
-    let field = format!("h:{}", claim.token);
-    nodes
-        .command(0, &["HSET", &key, "kind", "lock", &field, "99999999999999"])
-        .unwrap();
-    nodes.command(0, &["PEXPIRE", &key, "60000"]).unwrap();
+    record_of(&nodes, &claim);
     let seq = numbered(&batcher, false);
     let replies = Arc::clone(&batcher).call(seq, vec![claim.release()]).await;
     assert_eq!(crate::protocol::op::integer(replies[0].clone()).unwrap(), 1);
