@@ -296,7 +296,9 @@ async fn deliver(
         match message {
             Ok(message) => {
                 if let Some(key) = message.channel.strip_prefix(CHANNEL_PREFIX) {
-                    shared.lines.released(key, message.value.as_bytes());
+                    shared
+                        .lines
+                        .released(key, once_per(key, message.value.as_bytes()));
                 }
             }
             // Messages were dropped: any line may have missed its release.
@@ -304,6 +306,16 @@ async fn deliver(
             Err(RecvError::Closed) => return,
         }
     }
+}
+
+/// The tag by which the copies of one announcement (one per node) wake a
+/// line once: a release's token. A loss or an ask wakes its line at every
+/// node's copy (`None`): a watchdog that extended at the first copy (the
+/// other nodes not reached yet, so the extension succeeded) must hear the
+/// next ones, which carry the same tag.
+fn once_per<'a>(line: &str, tag: Option<&'a [u8]>) -> Option<&'a [u8]> {
+    let each_copy = line.ends_with(":lost") || line.ends_with(":ask");
+    tag.filter(|_| !each_copy)
 }
 
 /// After a reconnection: wake every line (a release may have been missed
@@ -339,5 +351,19 @@ async fn after_reconnect(
                 tracing::debug!(error = %e, "resubscribe after reconnect failed");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::once_per;
+
+    #[test]
+    fn releases_wake_once_per_token_losses_and_asks_at_every_copy() {
+        let tag: &[u8] = b"0123";
+        assert_eq!(once_per("lock:{a}", Some(tag)), Some(tag));
+        assert_eq!(once_per("lock:{a}:news", Some(tag)), Some(tag));
+        assert_eq!(once_per("lock:{a}:lost", Some(tag)), None);
+        assert_eq!(once_per("lock:{a}:ask", Some(tag)), None);
     }
 }
