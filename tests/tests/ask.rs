@@ -39,6 +39,7 @@ async fn asking_takes_nothing_from_a_holder_that_does_not_listen() {
         redlock(&nodes, Duration::from_secs(30)),
     );
     let lock = holder.lock("kept").await.unwrap();
+    common::assert_held_on(&nodes, &lock, 3).await;
     let owner = lock.owner().to_string();
     let free = asker.ask_release("kept", Duration::from_millis(500)).await;
     assert!(!free.unwrap(), "free while its holder holds it");

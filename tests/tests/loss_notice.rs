@@ -38,6 +38,8 @@ async fn a_holder_whose_ticket_was_adopted_elsewhere_learns_of_it_at_once() {
     let nodes = cluster(3);
     let (holder, adopter) = (redlock(&nodes, TTL), redlock(&nodes, TTL));
     let mut lock = holder.lock("handed").await.unwrap();
+    // Everywhere before it moves: a late acquire would keep its node.
+    common::assert_held_on(&nodes, &lock, 3).await;
     lock.auto_extend();
     common::subscribed(&nodes, &format!("{}:lost", lock.key())).await;
     let lost = lock.lease().lost();
@@ -95,8 +97,15 @@ async fn each_nodes_announcement_of_a_move_is_heard() {
     common::warm_up(&adopter).await;
     let holder = redlock(&nodes, TTL);
     let mut lock = holder.lock("moved-late").await.unwrap();
+    common::assert_held_on(&nodes, &lock, 3).await;
     lock.auto_extend();
-    common::subscribed(&nodes, &format!("{}:lost", lock.key())).await;
+    // Node 0's announcement must reach it: subscribed on every node.
+    let line = format!("{}:lost", lock.key());
+    let everywhere = common::eventually(common::LANDS_WITHIN, || async {
+        (0..3).all(|i| common::subscribers(&nodes, i, &line) >= 1)
+    })
+    .await;
+    assert!(everywhere, "the watchdog did not subscribe on every node");
     proxies.iter().for_each(|p| p.set_mode(ProxyMode::Stall));
     let adopting = tokio::spawn({
         let ticket = lock.ticket();

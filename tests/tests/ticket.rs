@@ -28,6 +28,8 @@ async fn a_lock_handed_to_another_client_keeps_its_fence_and_its_old_holder_lose
     );
     common::warm_up(&adopter).await;
     let mut lock = holder.lock("deploy").await.unwrap();
+    // Everywhere before it moves: a late acquire would keep its node.
+    common::assert_held_on(&nodes, &lock, 3).await;
     lock.auto_extend();
     let token = lock.fence().await.unwrap();
     let old = lock.owner().to_string();
@@ -105,11 +107,10 @@ async fn of_two_adopters_of_one_ticket_exactly_one_wins() {
         common::warm_up(adopter).await;
     }
     for round in 0..20 {
-        let ticket = holder
-            .lock(&format!("race-{round}"))
-            .await
-            .unwrap()
-            .into_ticket();
+        let lock = holder.lock(&format!("race-{round}")).await.unwrap();
+        // On every node first: moves racing a late acquire could split.
+        common::assert_held_on(&nodes, &lock, 5).await;
+        let ticket = lock.into_ticket();
         let (first, second) = tokio::join!(a.adopt(&ticket), b.adopt(&ticket));
         let won: Vec<_> = [first, second].into_iter().filter_map(Result::ok).collect();
         assert_eq!(won.len(), 1, "round {round}");
@@ -162,6 +163,7 @@ async fn an_expired_or_forged_ticket_is_not_held_and_changes_nothing() {
         ..Default::default()
     });
     let held = long.unwrap().lock("held").await.unwrap();
+    common::assert_held_on(&nodes, &held, 3).await;
     let owner = held.owner().to_string();
     let real = held.ticket().to_string();
     let forged: Ticket = format!("rq1:lock:{}{}", "0".repeat(32), &real[41..])
@@ -185,7 +187,10 @@ async fn adoption_needs_a_quorum_and_undoes_a_minority_move() {
     let adopter = redlock(&nodes, Duration::from_secs(30));
     common::warm_up(&adopter).await;
     // One node down: two of three move it.
-    let ticket = holder.lock("one-down").await.unwrap().into_ticket();
+    let lock = holder.lock("one-down").await.unwrap();
+    // The acquire returns at a quorum: the move must find it on node 0 too.
+    common::assert_held_on(&nodes, &lock, 3).await;
+    let ticket = lock.into_ticket();
     nodes.kill(2).unwrap();
     let adopted = adopter.adopt(&ticket).await.expect("a quorum moves it");
     let owner = adopted.owner().to_string();

@@ -88,7 +88,9 @@ fn a_holder_that_does_not_listen_keeps_the_lock() {
     let (code, stderr) = ask(&nodes, "1s");
     assert_eq!(code, Some(75), "{stderr}");
     assert!(stderr.contains("still held"), "{stderr}");
-    assert_eq!(held(&nodes), 3);
+    // Asking took nothing: held on a quorum still (the third node's write
+    // may have come after the grant, or not at all).
+    assert!(held(&nodes) >= 2);
     // SIGTERM: exec stops its command and releases.
     let term = std::process::Command::new("kill")
         .args(["-TERM", &exec.id().to_string()])
