@@ -59,6 +59,9 @@ struct Line {
     head: Notify,
     /// Wakes every listener on a release.
     listeners: Notify,
+    /// Wakes so far: a listener that was not waiting when one came (busy
+    /// between two waits) sees it by this count at its next wait.
+    wakes: AtomicUsize,
     /// Set when the head won the lock: the next head then waits for that
     /// holder's release instead of trying at once against a held key.
     handed_over: AtomicBool,
@@ -93,12 +96,14 @@ impl Line {
             head: Notify::new(),
             listeners: Notify::new(),
             handed_over: AtomicBool::new(false),
+            wakes: AtomicUsize::new(0),
             recent: Mutex::new(Recent::default()),
             idle_since: Mutex::new(None),
         }
     }
 
     fn wake(&self) {
+        self.wakes.fetch_add(1, Ordering::AcqRel);
         self.head.notify_one();
         self.listeners.notify_waiters();
     }
@@ -190,6 +195,8 @@ impl Lines {
 pub(crate) struct Waiter {
     lines: Arc<Lines>,
     joined: Vec<Arc<Line>>,
+    /// Each joined line's wakes when this listener last looked.
+    seen: Vec<usize>,
     exclusive: bool,
     /// The head's permit, while this waiter is the head of its line.
     turn: Option<OwnedSemaphorePermit>,
@@ -210,7 +217,7 @@ impl Waiter {
     /// lines were opened now (to subscribe to). Exclusive waits are on one key.
     pub(crate) fn join(lines: &Arc<Lines>, keys: &[&str], exclusive: bool) -> (Self, Vec<String>) {
         let mut opened = Vec::new();
-        let joined = keys
+        let joined: Vec<Arc<Line>> = keys
             .iter()
             .map(|key| {
                 let (line, new) = lines.join(key);
@@ -222,6 +229,10 @@ impl Waiter {
             .collect();
         let waiter = Self {
             lines: Arc::clone(lines),
+            seen: joined
+                .iter()
+                .map(|line: &Arc<Line>| line.wakes.load(Ordering::Acquire))
+                .collect(),
             joined,
             exclusive: exclusive && keys.len() == 1,
             turn: None,
@@ -236,15 +247,24 @@ impl Waiter {
     /// won the lock (then it waits for that holder's release).
     pub(crate) async fn wait(&mut self, pause: Duration, deadline: Instant) {
         if !self.exclusive {
-            let woken = self
-                .joined
-                .iter()
-                .map(|line| Box::pin(line.listeners.notified()));
+            let lines = self.joined.clone();
+            let mut woken: Vec<_> = (lines.iter())
+                .map(|line| Box::pin(line.listeners.notified()))
+                .collect();
+            // Registered before the count is read: a wake in between is
+            // seen by one or the other.
+            woken.iter_mut().for_each(|n| {
+                n.as_mut().enable();
+            });
+            if self.take_wakes() {
+                return;
+            }
             let any = futures::future::select_all(woken);
             tokio::select! {
                 _ = any => {}
                 () = tokio::time::sleep(pause) => {}
             }
+            self.take_wakes();
             return;
         }
         let line = &self.joined[0];
@@ -265,6 +285,18 @@ impl Waiter {
             () = line.head.notified() => {}
             () = tokio::time::sleep(pause) => {}
         }
+    }
+
+    /// Whether any joined line woke since this listener last looked; marks
+    /// those wakes seen.
+    fn take_wakes(&mut self) -> bool {
+        let mut woke = false;
+        for (line, seen) in self.joined.iter().zip(&mut self.seen) {
+            let now = line.wakes.load(Ordering::Acquire);
+            woke |= now != *seen;
+            *seen = now;
+        }
+        woke
     }
 
     /// The waiter got the lock: as head, it hands the turn to the next
@@ -318,6 +350,30 @@ mod tests {
         assert!(lines.remove_idle(Duration::ZERO).is_empty());
         drop(second);
         assert_eq!(lines.remove_idle(Duration::ZERO), ["k"]);
+    }
+
+    /// A listener busy between two waits (a watchdog extending on the
+    /// first node's announcement) must not miss the next ones: a wake that
+    /// came while nobody waited ends the next wait at once.
+    #[tokio::test]
+    async fn a_wake_while_the_listener_was_not_waiting_ends_its_next_wait() {
+        let lines = Arc::new(Lines::default());
+        let (mut listener, _) = Waiter::join(&lines, &["k:lost"], false);
+        lines.released("k:lost", None);
+        let far = Instant::now() + Duration::from_secs(60);
+        let woke = tokio::time::timeout(
+            Duration::from_secs(5),
+            listener.wait(Duration::from_secs(60), far),
+        )
+        .await;
+        assert!(woke.is_ok(), "the wake between two waits was lost");
+        // Taken: the wait after it waits for a new one.
+        let again = tokio::time::timeout(
+            Duration::from_millis(50),
+            listener.wait(Duration::from_secs(60), far),
+        )
+        .await;
+        assert!(again.is_err(), "one wake ended two waits");
     }
 
     #[tokio::test]
