@@ -12,12 +12,15 @@
 //! `exec` cannot (`stop_times.rs`). The lock is released only when the guard
 //! exited, having reaped everything below it; never after the guard was
 //! killed (`guarded::Left`).
+//! `supervise.rs` waits on the guard, the lease, forwarded signals and an
+//! ask to let go (`--on-ask`).
 
 mod args;
 mod exit_codes;
 mod guarded;
 mod hold;
 mod stop_plan;
+mod supervise;
 
 pub(crate) use args::{ExecArgs, LeaseArgs};
 use exit_codes::{acquire_exit_code, fence_exit_code};
@@ -28,8 +31,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
-use redquorum::{AtRisk, Error, LeaseWatch, LockOptions, Redlock};
-use tokio::signal::unix::{SignalKind, signal};
+use redquorum::{Error, LockOptions, Redlock};
 
 use crate::cmd::{common, min_hold};
 use crate::exit;
@@ -38,21 +40,7 @@ use crate::stop_times::StopTimes;
 use guarded::{GuardEnd, Guarded, Left, Stopped};
 use hold::Hold;
 use stop_plan::StopPlan;
-
-/// How often `exec` looks for a deadline moved by an extension, to send the
-/// guard its stop times: well inside the time between an extension (half the
-/// TTL left) and the stop margin (at most a quarter of it, by default).
-const RENEWAL_CHECK: Duration = Duration::from_millis(50);
-
-/// How the command's run ended.
-enum End {
-    /// The guard exited: the command and everything it started are gone.
-    Exited(std::process::ExitStatus),
-    /// The lease is at risk or lost: the command must stop now.
-    AtRisk(AtRisk),
-    /// Asked to let go (`--on-ask`), the command did not end within the grace.
-    AskGraceOver,
-}
+use supervise::End;
 
 pub(crate) async fn run(nodes: &NodesArg, args: ExecArgs) -> ExitCode {
     let runner = match Runner::new(nodes, &args.lease, "exec") {
@@ -335,68 +323,6 @@ impl Runner {
     fn stop_times(&self, deadline: Instant) -> std::io::Result<StopTimes> {
         let (term, kill) = self.plan.stop_instants(deadline);
         StopTimes::at(term, kill)
-    }
-
-    /// Waits for the guard, forwarding SIGINT, SIGTERM and SIGHUP to it and
-    /// sending it the stop times of every new deadline, until it exits or
-    /// the lease is at risk. With `--on-ask`, an ask to let go (`asked`) is
-    /// forwarded once as its signal, and the grace then runs.
-    async fn supervise(
-        &self,
-        guarded: &mut Guarded,
-        lease: &LeaseWatch,
-        asked: impl std::future::Future<Output = ()>,
-    ) -> std::io::Result<End> {
-        let mut interrupt = signal(SignalKind::interrupt())?;
-        let mut terminate = signal(SignalKind::terminate())?;
-        let mut hangup = signal(SignalKind::hangup())?;
-        let mut renewals = tokio::time::interval(RENEWAL_CHECK);
-        // After a stall (a stopped `exec`), one look is enough, not a burst.
-        renewals.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut sent = lease.deadline();
-        let at_risk = lease.at_risk();
-        tokio::pin!(at_risk);
-        tokio::pin!(asked);
-        // Set once asked: when the command's grace ends.
-        let mut grace_over: Option<tokio::time::Instant> = None;
-        // Bounded by the command's life: every branch but the signal and
-        // renewal ones ends the loop; signals arrive only as fast as someone
-        // sends them, renewals every RENEWAL_CHECK.
-        loop {
-            let forward = tokio::select! {
-                // The risk wins a tie with the guard's exit: the run was not covered to its end.
-                biased;
-                risk = &mut at_risk => return Ok(End::AtRisk(risk)),
-                status = guarded.wait() => return status.map(End::Exited),
-                Some(()) = interrupt.recv() => Signal::SIGINT,
-                Some(()) = terminate.recv() => Signal::SIGTERM,
-                Some(()) = hangup.recv() => Signal::SIGHUP,
-                () = &mut asked, if self.on_ask.is_some() && grace_over.is_none() => {
-                    let Some((signal, grace)) = self.on_ask else { continue };
-                    grace_over = Some(tokio::time::Instant::now() + grace);
-                    if !self.quiet {
-                        stderr_line!(
-                            "redquorum {}: asked to release the lock; sending {signal} to the command ({} to end)",
-                            self.name,
-                            humantime::format_duration(grace)
-                        );
-                    }
-                    signal
-                }
-                () = tokio::time::sleep_until(grace_over.unwrap_or_else(tokio::time::Instant::now)), if grace_over.is_some() => {
-                    return Ok(End::AskGraceOver);
-                }
-                _ = renewals.tick() => {
-                    let deadline = lease.deadline();
-                    if deadline != sent {
-                        sent = deadline;
-                        guarded.renew(self.stop_times(deadline)?);
-                    }
-                    continue;
-                }
-            };
-            guarded.send(forward);
-        }
     }
 
     /// Stops the command's tree: SIGTERM now, SIGKILL per the plan, a slack

@@ -2,8 +2,10 @@
 //! it ([`Redlock::inspect`](crate::Redlock::inspect), read-only), and the
 //! resources held under a prefix and their forced release
 //! ([`Redlock::list`](crate::Redlock::list),
-//! [`Redlock::force_release`](crate::Redlock::force_release)). For tools
-//! such as `redquorum status`: none of this takes or holds a lock.
+//! [`Redlock::force_release`](crate::Redlock::force_release)), and asking
+//! a lock's holders to let go ([`Redlock::ask_release`](crate::Redlock::ask_release),
+//! `ask.rs`). For tools such as `redquorum status`: none of this takes or
+//! holds a lock.
 //!
 //! May import: `redlock/`, `quorum/` (the quorum arithmetic:
 //! `tally.rs`), `protocol/` (the keys, the inspect and force-release

@@ -3,7 +3,8 @@
 //! an operation to every node and collects votes to a decision
 //! (`fan_out.rs`), settling a decision and its votes into a result
 //! (`settle.rs`), an operator's force-release (`force_release.rs`), and the
-//! drop guard that makes it cancel safe (`drop_guard.rs`); and the pure
+//! drop guard that makes it cancel safe (`drop_guard.rs`), listening on a
+//! lock's announcements (`listen.rs`: losses, asks, releases); and the pure
 //! arithmetic they run, no I/O: a node's answer read as a vote
 //! (`vote.rs`), the quorum size and the decision (`tally.rs`), the lease
 //! maths (`validity.rs`) and the fencing proposal's choice
@@ -23,6 +24,7 @@ pub(crate) mod drop_guard;
 mod fan_out;
 mod fence_choice;
 mod force_release;
+mod listen;
 mod settle;
 pub(crate) mod tally;
 mod validity;
