@@ -233,6 +233,28 @@ fn an_extension_inside_another_holders_window_is_an_overlap() {
     assert_eq!(verdict.count("overlap"), 1, "{:?}", verdict.violations);
 }
 
+#[test]
+fn a_renewal_counted_from_before_the_grant_opens_no_window_before_it() {
+    // As a watchdog told of a loss (or of a subscriber's reconnect) at once
+    // gives: the renewal's deadline is counted from its send less the drift
+    // allowance, which may come before the grant the workload recorded, and
+    // before the previous holder's release. The holder believes it holds
+    // from its grant only.
+    let mut a = Session::granted(0, "r", "a", ms(0), ms(10), ms(2400));
+    a.release = Some(ms(100));
+    let mut b = Session::granted(1, "r", "b", ms(108), ms(124), ms(2565));
+    b.extensions.push(crate::evidence::Extension {
+        at: ms(92),
+        until: ms(2592),
+    });
+    let verdict = check(&[a.clone(), b.clone()], &values(&[("r", 2)]), &[]);
+    assert!(verdict.is_ok(), "{:?}", verdict.violations);
+    // Granted inside a's window, it still overlaps.
+    b.grant = Some(ms(99));
+    let verdict = check(&[a, b], &values(&[("r", 2)]), &[]);
+    assert_eq!(verdict.count("overlap"), 1, "{:?}", verdict.violations);
+}
+
 fn life(node: usize, owner: &str, last_seen: u64, age: u64) -> KeyLife {
     KeyLife {
         node,

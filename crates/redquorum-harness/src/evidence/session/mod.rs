@@ -267,7 +267,8 @@ impl Session {
 
     /// The intervals in which this session may assume it holds the lock
     /// alone: from the grant to the first deadline, then from each
-    /// extension's request to its new deadline, each cut at the release.
+    /// extension's request (not before the grant) to its new deadline,
+    /// each cut at the release.
     /// Empty if not granted.
     ///
     /// # Examples
@@ -292,8 +293,12 @@ impl Session {
         if let Some(end) = self.validity_end {
             windows.push((grant, cut(end)));
         }
+        // A renewal's deadline is counted from its send less the drift
+        // allowance, which may lie before the grant the workload recorded
+        // (a watchdog renewing at once, told of a loss or a reconnect): the
+        // holder believes it holds from its grant only.
         for e in &self.extensions {
-            windows.push((e.at, cut(e.until)));
+            windows.push((e.at.max(grant), cut(e.until)));
         }
         windows.retain(|(from, until)| until > from);
         windows
