@@ -6,6 +6,8 @@ pub(crate) const USAGE: u8 = 64;
 pub(crate) const UNAVAILABLE: u8 = 69;
 /// Internal failure, or the lease was lost while the child ran.
 pub(crate) const SOFTWARE: u8 = 70;
+/// Output could not be written (`redquorum lock`'s ticket: the hold is released).
+pub(crate) const IOERR: u8 = 74;
 /// The lock was not acquired within `--wait`.
 pub(crate) const TEMPFAIL: u8 = 75;
 

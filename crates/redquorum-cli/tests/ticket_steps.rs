@@ -1,7 +1,8 @@
 //! `redquorum lock`, `extend` and `unlock` as the steps of a pipeline, run
 //! by `sh` against real nodes: the lock outlives the step that took it, a
 //! later step renews and releases it with the ticket; the exit statuses of
-//! a contended lock (75), a gone hold (70) and a malformed ticket (64).
+//! a contended lock (75), a gone hold (70), a malformed ticket (64) and a
+//! ticket that could not be written (74).
 
 mod common;
 
@@ -70,6 +71,23 @@ fn a_lock_taken_in_one_step_is_extended_and_released_in_later_ones() {
     // Released already: the hold is gone, nothing removed (70).
     assert!(stderr.contains("again=70"), "{stderr}");
     assert_eq!(owners(&nodes, "deploy"), vec![None; 3]);
+}
+
+#[test]
+fn a_ticket_that_cannot_be_written_leaves_no_hold_behind() {
+    let nodes = cluster(3);
+    // stdout fails every write (ENOSPC): nobody could learn the ticket, so
+    // the hold is released and the exit says so (74); the next `lock`
+    // takes the lock at once instead of waiting out the 20 s.
+    let out = sh(
+        &nodes,
+        r#""$RQ" lock deploy --ttl 20s >/dev/full; echo "first=$?" >&2
+           "$RQ" lock deploy --ttl 20s >/dev/null; echo "next=$?" >&2"#,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("first=74"), "{stderr}");
+    assert!(stderr.contains("lock released"), "{stderr}");
+    assert!(stderr.contains("next=0"), "{stderr}");
 }
 
 #[test]

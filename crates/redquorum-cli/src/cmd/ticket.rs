@@ -67,17 +67,13 @@ pub(crate) async fn lock(nodes: &NodesArg, args: LockArgs) -> ExitCode {
     };
     let code = match taken {
         Ok(lock) => {
-            let ticket = lock.into_ticket();
             stderr_line!(
                 "redquorum lock: {:?} held for {}; its ticket is on stdout (`redquorum unlock` \
                  releases it)",
                 args.resource,
                 humantime::format_duration(args.ttl)
             );
-            match common::print_line("lock", &ticket.to_string()) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(code) => code,
-            }
+            hand_over("lock", lock).await
         }
         Err(error) => {
             stderr_line!("redquorum lock: {:?} not locked: {error}", args.resource);
@@ -86,6 +82,24 @@ pub(crate) async fn lock(nodes: &NodesArg, args: LockArgs) -> ExitCode {
     };
     redlock.shutdown().await;
     code
+}
+
+/// Prints `lock`'s ticket on stdout and leaves the hold to it; when the
+/// ticket cannot be written (stdout closed or failing), nobody could use
+/// or release the hold, so it is released here instead of living on to
+/// its TTL, and the exit is 74.
+async fn hand_over(command: &str, lock: Lock) -> ExitCode {
+    if common::print_line(command, &lock.ticket().to_string()).is_ok() {
+        let _left_to_the_ticket = lock.into_ticket();
+        return ExitCode::SUCCESS;
+    }
+    match lock.release().await {
+        Ok(_) => stderr_line!("redquorum {command}: the ticket was not written; lock released"),
+        Err(error) => stderr_line!(
+            "redquorum {command}: the ticket was not written, and the hold may live to its TTL: {error}"
+        ),
+    }
+    exit::IOERR.into()
 }
 
 /// `redquorum extend`: renews the ticket's hold for `--ttl` and prints the
@@ -98,6 +112,8 @@ pub(crate) async fn extend(nodes: &NodesArg, args: ExtendArgs) -> ExitCode {
         args.ticket,
         Some(args.ttl),
         |lock, resource| async move {
+            // The ticket printed before stays good (the same owner): a
+            // failure to print this one leaves the hold as it is.
             let ticket = lock.into_ticket();
             let until = humantime::format_rfc3339_millis(ticket.valid_until());
             stderr_line!("redquorum extend: {resource:?} held until {until}");
