@@ -133,6 +133,23 @@ impl Op {
         matches!(self.code, Code::Acquire | Code::PlainAcquire | Code::Move)
     }
 
+    /// The owner token it may create a hold for (see [`Op::creates_hold`]).
+    pub(crate) fn hold_token(&self) -> Option<&Value> {
+        match self.code {
+            Code::Acquire | Code::PlainAcquire => self.args.first(),
+            Code::Move => self.args.get(1),
+            _ => None,
+        }
+    }
+
+    /// The owner token whose hold it removes: a release's (an unwind's).
+    pub(crate) fn released_token(&self) -> Option<&Value> {
+        match self.code {
+            Code::Release | Code::PlainRelease => self.args.first(),
+            _ => None,
+        }
+    }
+
     /// Whether it must be sent even when nobody waits for its answer any
     /// more: a release undoes what earlier operations did (so does an
     /// operator's force-release), and an extend keeps the hold alive on the

@@ -27,8 +27,9 @@
 //! it. A NOSCRIPT answer keeps that promise: the call goes again as EVAL
 //! (which also re-caches the script) only if nothing was sent on the
 //! connection after it; otherwise its acquires fail and are never sent
-//! again (a late copy could land after their unwind), and only its other
-//! operations go again.
+//! again (a late copy could land after their unwind), nor its releases of
+//! a token a later call took a hold for (a waiting writer's next attempt:
+//! `holds_sent.rs`), and only its other operations go again.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
@@ -210,8 +211,7 @@ impl Batcher {
     /// returns, numbered in the order of the connection, and nothing that
     /// enters later (say, the unwind of an acquire in it) can overtake it.
     fn start(self: &Arc<Self>, state: &mut State, ops: Vec<Op>) -> (Call, Poll<Vec<Reply>>) {
-        state.sent += 1;
-        let (batcher, seq) = (Arc::clone(self), state.sent);
+        let (batcher, seq) = (Arc::clone(self), state.number(&ops));
         let mut call: Call = Box::pin(batcher.call(seq, ops));
         let first = call.as_mut().poll(&mut Context::from_waker(Waker::noop()));
         (call, first)

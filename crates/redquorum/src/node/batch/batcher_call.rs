@@ -179,8 +179,9 @@ impl Batcher {
     /// to the script (`BySha`). If nothing was sent on the connection after
     /// it, all of it goes again as the script, still ahead of anything
     /// later (an unwind). Otherwise operations that can create a hold
-    /// answer `otherwise` and are never sent again, and the others go
-    /// again. A resend that did nothing either goes again by the same rule,
+    /// answer `otherwise` and are never sent again, nor are releases of a
+    /// token that a later call took a hold for (`holds_sent.rs`); the
+    /// others go again. A resend that did nothing either goes again by the same rule,
     /// numbered as the resend: the plain release meeting a lock record goes
     /// as the lock script by its digest, and that digest answering NOSCRIPT
     /// (flushed meanwhile) goes with the body, which always runs. So what
@@ -251,8 +252,9 @@ impl Batcher {
 
     /// Puts the `pending` operations of `ops` that may go again (all of
     /// them when nothing was sent after call `seq`, else those that create
-    /// no hold) on the connection as one call `how`, numbered and polled
-    /// once under the queue's lock; `None` when none may.
+    /// no hold and release none a later call took) on the connection as
+    /// one call `how`, numbered and polled once under the queue's lock;
+    /// `None` when none may.
     fn send_again(
         &self,
         seq: u64,
@@ -263,13 +265,20 @@ impl Batcher {
     ) -> Option<Resent<'_>> {
         let mut state = self.lock();
         let last = state.sent == seq;
+        // Overtaken: no acquire goes again (it could land after its
+        // unwind), nor a release of a token a later call took a hold for
+        // (a waiting writer's next attempt: it would remove that hold).
+        let may_go_after = |op: &Op| {
+            !op.creates_hold()
+                && !(op.released_token()).is_some_and(|token| state.holds_sent.after(seq, token))
+        };
         let again: Vec<usize> = (pending.iter().copied())
-            .filter(|&i| last || !ops[i].creates_hold())
+            .filter(|&i| last || may_go_after(&ops[i]))
             .collect();
         if again.is_empty() {
             return None;
         }
-        state.sent += 1;
+        state.number(again.iter().map(|&i| &ops[i]));
         let (mut keys, mut args) = self.script.encode(again.iter().map(|&i| &ops[i]));
         let (command, script) = match how {
             Again::WithBody => ("EVAL", script::body(&self.script.script)),

@@ -104,10 +104,9 @@ fn plain_claim(resource: &str) -> crate::protocol::claim::Claim {
 /// `overtaken`, one more was sent after it; else it is the last one sent.
 fn numbered(batcher: &Batcher, overtaken: bool) -> u64 {
     let mut state = batcher.lock();
-    state.sent += 1;
-    let seq = state.sent;
+    let seq = state.number(&[]);
     if overtaken {
-        state.sent += 1;
+        state.number(&[]);
     }
     seq
 }
@@ -372,4 +371,41 @@ async fn a_native_acquire_that_meets_a_lock_record_after_a_flush_goes_with_the_b
         assert_eq!(granted, !overtaken, "overtaken {overtaken}: {replies:?}");
         assert_eq!(holds(&nodes, &claim), !overtaken, "overtaken {overtaken}");
     }
+}
+
+/// A waiting writer's next attempt takes a hold with the same token while
+/// the last attempt's unwind still waits for its NOSCRIPT answer: sent again
+/// then, the unwind would land after that acquire and remove the hold its
+/// holder believes it has (a torture's `hold-removed`). It is not sent again.
+/// Real node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unwind_overtaken_by_the_next_attempt_of_its_token_is_not_sent_again() {
+    let nodes = redquorum_harness::Cluster::start(1).unwrap();
+    let batcher = batcher_on(&nodes).await;
+    let claim = plain_claim("next-attempt");
+    // The first attempt's hold (proposing a token: the script's record).
+    let taken = Arc::clone(&batcher)
+        .call(1, vec![claim.acquire(true)])
+        .await;
+    assert!(crate::protocol::op::integer(taken[0].clone()).unwrap() >= 1024);
+    nodes.command(0, &["SCRIPT", "FLUSH"]).unwrap();
+    // Its unwind goes out; before its NOSCRIPT answer is read, the next
+    // attempt's acquire (the same token) goes out and takes the hold again.
+    let unwind_seq = numbered(&batcher, false);
+    let next = claim.acquire(true);
+    let next_seq = batcher.lock().number([&next]);
+    let again = Arc::clone(&batcher).call(next_seq, vec![next]).await;
+    assert!(
+        crate::protocol::op::integer(again[0].clone()).unwrap() >= 1024,
+        "{again:?}"
+    );
+    let replies = Arc::clone(&batcher)
+        .call(unwind_seq, vec![claim.unwind()])
+        .await;
+    assert!(replies[0].is_err(), "the unwind ran: {replies:?}");
+    // Nobody else locks this name: the key is the next attempt's hold.
+    assert!(
+        exists(&nodes, &claim.keys.lock),
+        "the unwind was sent again after the next attempt and removed its hold"
+    );
 }

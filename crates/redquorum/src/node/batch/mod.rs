@@ -2,8 +2,9 @@
 //! sends what its callers entered while calls are in flight as one call of
 //! the lock script, over its queue (`queue.rs`: the calls in flight and
 //! the operations waiting, as pure state); one call, sent, answered and
-//! resent after NOSCRIPT, in `batcher_call.rs`; tests on a real node in
-//! `batcher_tests.rs`.
+//! resent after NOSCRIPT, in `batcher_call.rs`, which a release's resend
+//! must not overtake a later hold of its token (`holds_sent.rs`); tests on
+//! a real node in `batcher_tests.rs`.
 //!
 //! May import: `link.rs` (whether the node is up), `script.rs` (the
 //! script cache), `protocol/` (an operation as data), and the root
@@ -11,6 +12,7 @@
 //! anything above a node.
 
 mod batcher;
+mod holds_sent;
 mod queue;
 
 pub(crate) use batcher::Batcher;

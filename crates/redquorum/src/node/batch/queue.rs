@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 
 use tokio::sync::oneshot;
 
+use super::holds_sent::HoldsSent;
 use crate::protocol::op::{Op, Reply};
 
 /// Calls of ours a node may have in flight before operations queue. Two,
@@ -38,8 +39,11 @@ pub(crate) struct State {
     pub(crate) queue: VecDeque<Queued>,
     /// Open hand-off windows (`Batcher::hold`): everything queues meanwhile.
     pub(crate) held: usize,
-    /// Calls put on the connection so far: each call's sequence number.
+    /// Calls put on the connection so far: each call's sequence number
+    /// (given by [`State::number`]).
     pub(crate) sent: u64,
+    /// The tokens the recent calls made holds for.
+    pub(crate) holds_sent: HoldsSent,
     /// Calls that outlived their caller's timeout and still run in the
     /// background (a release's resend after NOSCRIPT): owed, like calls in
     /// flight, to whoever waits for the node to drain.
@@ -47,6 +51,15 @@ pub(crate) struct State {
 }
 
 impl State {
+    /// The number of a call of `ops` put on the connection now; the holds
+    /// it makes are remembered.
+    pub(crate) fn number<'a>(&mut self, ops: impl IntoIterator<Item = &'a Op>) -> u64 {
+        self.sent += 1;
+        let tokens = ops.into_iter().filter_map(Op::hold_token).cloned();
+        self.holds_sent.record(self.sent, tokens.collect());
+        self.sent
+    }
+
     /// Whether an operation may take a slot now: one is free, nothing waits
     /// (it would go first), and no hand-off window is open.
     pub(crate) fn may_send(&self) -> bool {
