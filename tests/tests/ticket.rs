@@ -270,3 +270,45 @@ fn field(nodes: &redquorum_harness::Cluster, i: usize, key: &str, field: &str) -
     let value = nodes.command(i, &["HGET", key, field]).ok()?;
     value.as_text()
 }
+
+/// A node the adopter knows is down (it stopped answering) still gets the
+/// move, which lands when it answers again: the old holder's hold does not
+/// stay there, nobody's, to its TTL. Real nodes, one stopped (SIGSTOP).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_reaches_a_node_known_down_once_it_answers_again() {
+    let nodes = cluster(3);
+    let holder = redlock(&nodes, Duration::from_secs(30));
+    let adopter = redlock(&nodes, Duration::from_secs(30));
+    common::warm_up(&adopter).await;
+    let lock = holder.lock("stopped-node").await.unwrap();
+    common::assert_held_on(&nodes, &lock, 3).await;
+    let (key, old) = (lock.key().to_owned(), lock.owner().to_string());
+    let ticket = lock.into_ticket();
+    nodes.pause(2).unwrap();
+    // A call node 2 leaves unanswered for the node timeout: down to the adopter.
+    let _ = adopter.try_lock("elsewhere").await;
+    let down = eventually(Duration::from_secs(5), || async {
+        adopter.health().await[2].1.down().is_some()
+    })
+    .await;
+    assert!(down, "node 2 never went down for the adopter");
+    let adopted = adopter.adopt(&ticket).await.expect("two of three move it");
+    let new = adopted.owner().to_string();
+    assert!(common::holds(&nodes, 0, &key, &new) || common::holds(&nodes, 1, &key, &new));
+    nodes.resume(2).unwrap();
+    let moved = eventually(Duration::from_secs(10), || async {
+        common::holds(&nodes, 2, &key, &new)
+    })
+    .await;
+    assert!(
+        moved,
+        "node 2 kept the old holder's hold: {:?} (old {old})",
+        common::values(&nodes, &key)
+    );
+    adopted.release().await.unwrap();
+    let gone = eventually(common::LANDS_WITHIN, || async {
+        !on_any_node(&nodes, &key)
+    })
+    .await;
+    assert!(gone, "{:?}", common::values(&nodes, &key));
+}

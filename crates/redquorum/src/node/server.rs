@@ -121,7 +121,8 @@ impl Server {
     /// Starts one operation now (sent, or queued: see [`Batcher::enter`])
     /// and returns its answer to come; or, on a node known to be down
     /// (node/link.rs), says why without waiting. What undoes earlier operations
-    /// (a release, an unwind) is still sent to a down node, and completes in
+    /// (a release, an unwind), and a move ([`Op::reaches_down_nodes`]), is
+    /// still sent to a down node, and completes in
     /// the background: a stopped node that resumes applies it after the
     /// operations sent before it on the same connection. Anything else is
     /// not sent at all, which is always safe.
@@ -130,7 +131,7 @@ impl Server {
         op: Op,
     ) -> Result<impl Future<Output = Reply> + Send + use<>, FredError> {
         if let Some(cause) = self.link.down() {
-            if op.undoes() {
+            if op.reaches_down_nodes() {
                 drop(self.batcher.enter(op));
             }
             return Err(cause);

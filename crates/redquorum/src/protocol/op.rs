@@ -154,7 +154,9 @@ impl Op {
     /// more: a release undoes what earlier operations did (so does an
     /// operator's force-release), and an extend keeps the hold alive on the
     /// nodes that answered after the quorum (or it lapses there, and one
-    /// node failure later the lease is lost).
+    /// node failure later the lease is lost); a move (a ticket adopted)
+    /// takes the old holder's hold off the nodes that answered after the
+    /// quorum (unsent, it would stay there to its TTL, nobody's).
     /// Anything else nobody waits for is dropped unsent (nothing to undo).
     pub(crate) fn must_run(&self) -> bool {
         matches!(
@@ -164,6 +166,7 @@ impl Op {
                 | Code::ForceRelease
                 | Code::PlainRelease
                 | Code::PlainExtend
+                | Code::Move
         )
     }
 
@@ -181,6 +184,14 @@ impl Op {
             self.code,
             Code::Release | Code::ForceRelease | Code::PlainRelease
         )
+    }
+
+    /// Whether it is sent even to a node known to be down: what undoes,
+    /// and a move (a ticket adopted), which takes the old holder's hold off
+    /// that node when it answers again (else it stays there, nobody's, to
+    /// its TTL); a failed adoption's unwind follows it there.
+    pub(crate) fn reaches_down_nodes(&self) -> bool {
+        self.undoes() || self.code == Code::Move
     }
 }
 
@@ -333,8 +344,13 @@ mod tests {
         assert!(op(Code::Release, &[], &[]).must_run());
         assert!(op(Code::Extend, &[], &[]).must_run());
         assert!(op(Code::ForceRelease, &[], &[]).must_run());
+        assert!(op(Code::Move, &[], &[]).must_run() && op(Code::Move, &[], &[]).creates_hold());
         assert!(op(Code::Release, &[], &[]).undoes() && op(Code::ForceRelease, &[], &[]).undoes());
         assert!(!op(Code::Extend, &[], &[]).undoes() && !op(Code::Acquire, &[], &[]).undoes());
+        assert!(
+            op(Code::Move, &[], &[]).reaches_down_nodes() && !op(Code::Move, &[], &[]).undoes()
+        );
+        assert!(!op(Code::Acquire, &[], &[]).reaches_down_nodes());
         for code in [
             Code::Acquire,
             Code::Commit,

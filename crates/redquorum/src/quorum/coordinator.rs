@@ -171,7 +171,7 @@ impl Quorum {
         if !self.settling().is_granted(decision, elapsed, claim.ttl) {
             // Stragglers' acquires were sent on the same connections before
             // this unwind, so a late grant is always followed by its undoing.
-            self.unwind(claim, &votes).await;
+            self.unwind(claim, &votes, op.reaches_down_nodes()).await;
         }
         guard.disarm();
         let granted_by = votes.iter().map(|v| v.outcome.is_acquired()).collect();
@@ -359,14 +359,17 @@ impl Quorum {
     /// Undoes a failed attempt on every node that may hold its state: all
     /// but those that answered "taken", where it wrote nothing but (for a
     /// waiting writer) the intent it keeps for its next attempt, and those
-    /// known down, where the attempt was not sent.
-    async fn unwind(&self, claim: &Claim, votes: &[Vote]) {
+    /// known down, where the attempt was not sent (unless it was:
+    /// `sent_to_down`, a move).
+    async fn unwind(&self, claim: &Claim, votes: &[Vote], sent_to_down: bool) {
         let op = claim.unwind();
         let calls = self
             .nodes
             .iter()
             .zip(votes)
-            .filter(|(_, vote)| !vote.outcome.is_taken() && !vote.outcome.is_down())
+            .filter(|(_, vote)| {
+                !vote.outcome.is_taken() && (sent_to_down || !vote.outcome.is_down())
+            })
             .map(|(node, _)| node.run(op.clone()));
         for answer in futures::future::join_all(calls).await {
             if let Err(error) = answer {

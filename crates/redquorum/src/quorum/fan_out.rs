@@ -40,7 +40,8 @@ impl Until {
 
 /// Sends `op` to every node and collects the votes until `until`. Nodes
 /// known to be down vote `Down` at once (node/link.rs), and are sent only what
-/// undoes earlier operations; when they alone decide (too many are down),
+/// undoes earlier operations, or a move ([`Op::reaches_down_nodes`]); when
+/// they alone decide (too many are down),
 /// nothing is sent. Every other node's operation is entered before the
 /// first answer is awaited (`Batcher::enter`). Nodes
 /// that had not answered by the stop are `Unanswered`. An acting vote
@@ -91,8 +92,8 @@ where
             let op = op();
             let code = op.code;
             if votes[index].outcome.is_down() {
-                // Not waited for; what undoes is still sent (Node::submit).
-                if op.undoes() {
+                // Not waited for; what undoes (or moves) is still sent (Node::submit).
+                if op.reaches_down_nodes() {
                     drop(node.submit(op));
                 }
                 return None;
