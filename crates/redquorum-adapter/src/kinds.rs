@@ -16,6 +16,7 @@ use redquorum_harness::{Grant, Locker, Refusal, Share, note_attempt};
 
 use crate::lock_kind::LockKind;
 
+mod hand_over;
 mod ring;
 use crate::refusal::{REDQUORUM_COMMANDS, refusal_kind};
 
@@ -342,6 +343,15 @@ impl Locker for KindLocker {
         } else {
             grant
         })
+    }
+
+    /// A plain hold's lease ticket (`kinds/hand_over.rs`).
+    fn hand_over(&self, held: HeldKind) -> redquorum_harness::HandOver<HeldKind> {
+        Self::ticket_of(held)
+    }
+
+    async fn adopt(&self, ticket: &str) -> Result<Grant<HeldKind>, Refusal> {
+        self.adopt_ticket(ticket).await
     }
 
     async fn extend(&self, held: &mut HeldKind) -> Result<Instant, Refusal> {

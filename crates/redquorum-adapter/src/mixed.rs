@@ -250,6 +250,15 @@ impl Locker for MixedLocker {
         lock.deadline().checked_sub(lock.ttl())
     }
 
+    /// A plain hold's lease ticket; other kinds keep their holds.
+    fn hand_over(&self, held: HeldKind) -> redquorum_harness::HandOver<HeldKind> {
+        self.lockers[0].0.hand_over(held)
+    }
+
+    async fn adopt(&self, ticket: &str) -> Result<Grant<HeldKind>, Refusal> {
+        self.lockers[0].0.adopt(ticket).await
+    }
+
     async fn extend(&self, held: &mut HeldKind) -> Result<Instant, Refusal> {
         self.lockers[0].0.extend(held).await
     }

@@ -275,6 +275,23 @@ fn a_lock_delay_with_an_election_is_a_usage_error() {
 }
 
 #[test]
+fn hand_overs_with_one_kind_are_a_usage_error() {
+    let (out, _, stderr) = run(&[
+        "torture",
+        "--hand-overs",
+        "--kind",
+        "plain",
+        "--duration",
+        "1s",
+    ]);
+    assert_eq!(out.status.code(), Some(64), "{stderr}");
+    assert!(
+        stderr.contains("--hand-overs needs the default run"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn a_node_with_a_fast_clock_loses_its_vote_and_the_run_passes() {
     if let Err(why) = redquorum_harness::faketime_support() {
         eprintln!("SKIPPED a_node_with_a_fast_clock_loses_its_vote: {why}");

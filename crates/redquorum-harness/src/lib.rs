@@ -91,7 +91,7 @@ pub use nodes::{
 #[cfg(feature = "tls")]
 pub use nodes::{TlsCluster, unrelated_ca_pem};
 pub use run::{
-    Grant, HistoryFile, Inspected, Locker, NoOperator, OperatorPace, ProtectedStore, Refusal,
-    RunInfo, TortureLock, TortureOperator, TorturePlan, TortureRun, TortureStopped, WorkloadConfig,
-    note_attempt, run_workload, run_workload_groups, run_workload_into,
+    Grant, HandOver, HistoryFile, Inspected, Locker, NoOperator, OperatorPace, ProtectedStore,
+    Refusal, RunInfo, TortureLock, TortureOperator, TorturePlan, TortureRun, TortureStopped,
+    WorkloadConfig, note_attempt, run_workload, run_workload_groups, run_workload_into,
 };

@@ -50,10 +50,12 @@
 //!   put back in `publish`, `ops/answer.lua`), `F`/`P` fence-without-floor
 //!   (`peek` without the clock floor), `L` plain-acquire-overwrites, `U`
 //!   plain-release-unchecked, `N` plain-extend-revives, `J`
-//!   plain-extend-keeps-expiry, and `B` with `quorum/force_release.rs` (no
-//!   first round) force-release-blind; the five planted in the full
+//!   plain-extend-keeps-expiry, `W` adopt-unchecked, and `B` with
+//!   `quorum/force_release.rs` (no first round) force-release-blind; the
+//!   five planted in the full
 //!   operations also send the plain lock's operations to them
 //!   (`protocol/claim.rs`, `plain`), so that they reach the plain lock;
+//! - `quorum/fan_out.rs` (`gather_among`): move-skips-a-node;
 //! - in the CLI, `redquorum exec` (`exec/guarded.rs`, `left_behind`, read
 //!   through [`active`]; the torture passes it to the `exec` it starts):
 //!   exec-releases-orphans.
@@ -62,7 +64,7 @@
 //! (every kind on the same names, majority faults and lost fence counters
 //! within the assumptions, fast clocks within the drift budget), with the
 //! one feature a mutant's bug lives in turned on (a lock-delay, a fast
-//! node, an operator, cluster masters). The last nineteen ([`Mutant::CLASSES`]) are the bug
+//! node, an operator, cluster masters). The last twenty-one ([`Mutant::CLASSES`]) are the bug
 //! classes that have no focused recipe of their own (`mutants --recipes`).
 
 use std::fmt;
@@ -210,11 +212,18 @@ pub enum Mutant {
     /// string record whoever holds it: it checks that one exists, not
     /// whose it is.
     AloneReleaseUnchecked,
+    /// Adopting a lease ticket moves the lock's hold to the adopter
+    /// whoever holds it (no check that the ticket's owner still does): of
+    /// two adopters of one ticket, both are granted.
+    AdoptUnchecked,
+    /// An adoption's move is never sent to the last node: the old holder's
+    /// hold stays there to its TTL, though the ticket's hold moved.
+    MoveSkipsANode,
 }
 
 impl Mutant {
     /// Every mutant, in the order `redquorum mutants` runs them.
-    pub const ALL: [Mutant; 36] = [
+    pub const ALL: [Mutant; 38] = [
         Mutant::ValidityUnreduced,
         Mutant::LongLease,
         Mutant::NoUnwind,
@@ -251,13 +260,15 @@ impl Mutant {
         Mutant::TimedOutAcquireVotes,
         Mutant::AloneAcquireMisreadsGet,
         Mutant::AloneReleaseUnchecked,
+        Mutant::AdoptUnchecked,
+        Mutant::MoveSkipsANode,
     ];
 
     /// The mutants of the bug classes only the mixed default run reaches
     /// (docs/torture.md): `redquorum mutants` runs them with the default
     /// `redquorum torture`, no recipe of their own.
-    /// They are the last nineteen of [`Mutant::ALL`].
-    pub const CLASSES: &[Mutant] = Mutant::ALL.split_at(Mutant::ALL.len() - 19).1;
+    /// They are the last twenty-one of [`Mutant::ALL`].
+    pub const CLASSES: &[Mutant] = Mutant::ALL.split_at(Mutant::ALL.len() - 21).1;
 
     /// The kebab-case name.
     ///
@@ -306,6 +317,8 @@ impl Mutant {
             Mutant::TimedOutAcquireVotes => "timed-out-acquire-votes",
             Mutant::AloneAcquireMisreadsGet => "alone-acquire-misreads-get",
             Mutant::AloneReleaseUnchecked => "alone-release-unchecked",
+            Mutant::AdoptUnchecked => "adopt-unchecked",
+            Mutant::MoveSkipsANode => "move-skips-a-node",
         }
     }
 }

@@ -59,6 +59,10 @@ pub struct Exercised {
     /// Renewing holders whose lease was extended at least twice.
     #[serde(default)]
     pub renewed: usize,
+    /// Hand-overs: holds handed over as a lease ticket (by distinct old
+    /// owner), adopters granted, adopters refused.
+    #[serde(default)]
+    pub hand_overs: (usize, usize, usize),
     /// Whether any session could share (a mixed run): then sharing must happen.
     #[serde(skip)]
     sharers: bool,
@@ -86,11 +90,19 @@ impl Exercised {
             .collect();
         out.shared = super::sharing::shared_holds(sessions);
         out.sharers = sessions.iter().any(|s| s.share.is_some());
+        let mut handed = std::collections::BTreeSet::new();
         for s in sessions {
             if let Some(dropped) = s.dropped {
                 *out.dropped.entry(dropped.name()).or_default() += 1;
             }
+            if let Some(from) = &s.adopted_from {
+                handed.insert(from.as_str());
+                let granted = s.grant.is_some();
+                out.hand_overs.1 += usize::from(granted);
+                out.hand_overs.2 += usize::from(!granted);
+            }
         }
+        out.hand_overs.0 = handed.len();
         for s in sessions.iter().filter(|s| s.grant.is_some()) {
             out.granted += 1;
             if !s.kind.is_empty() {

@@ -63,7 +63,8 @@ fn class(s: &Session) -> Option<String> {
 /// Pairs (earlier, later) of fenced sessions in grant order whose tokens do
 /// not increase: each session against the highest token granted before it
 /// to a hold it cannot share with (a hold granted after another that
-/// excluded it must carry a higher token; sharers propose in any order).
+/// excluded it must carry a higher token; sharers propose in any order;
+/// a hold adopted from that earlier one carries its token on).
 /// A hold taken out of sight ([`Session::deadline_unseen`]: `redquorum
 /// exec`) is recorded as granted when its command started, and took its
 /// token at some time since its attempt began: it is held only to the
@@ -89,7 +90,10 @@ pub(crate) fn fence_inversions<'a>(granted: &[&'a Session]) -> Vec<(&'a Session,
                 .max_by_key(|e| e.fence)
         };
         if let Some(earlier) = above {
-            if s.fence <= earlier.fence {
+            // An adopted hold carries its old holder's token on.
+            let carried = s.adopted_from.as_deref() == Some(earlier.owner.as_str())
+                && s.fence == earlier.fence;
+            if s.fence <= earlier.fence && !carried {
                 out.push((earlier, s));
             }
         }

@@ -187,6 +187,23 @@ impl<H> Grant<H> {
     }
 }
 
+/// What [`Locker::hand_over`] did with a hold.
+///
+/// # Examples
+///
+/// ```
+/// let kept: redquorum_harness::HandOver<()> = redquorum_harness::HandOver::Kept(());
+/// assert!(matches!(kept, redquorum_harness::HandOver::Kept(())));
+/// ```
+#[derive(Debug)]
+pub enum HandOver<H> {
+    /// Handed over: the lease ticket, for [`Locker::adopt`].
+    Ticket(String),
+    /// Not handed over (this lock, or this kind of hold, cannot be): the
+    /// hold, given back to its holder.
+    Kept(H),
+}
+
 /// Why an acquire was not granted: a short `kind` that reports group by
 /// (`"contended"`, `"unavailable"`, `"expired"`, `"other"`) and the
 /// library's own message.
@@ -316,6 +333,34 @@ pub trait Locker: Send + Sync + 'static {
     ///
     /// The workloads never drop it mid-way.
     fn release(&self, held: Self::Held) -> impl Future<Output = Result<(), String>> + Send;
+
+    /// Hands `held` over: a lease ticket that another task may take over
+    /// with [`Locker::adopt`], the holder stopping its use of the lock
+    /// here. [`HandOver::Kept`], the default: this lock (or this kind of
+    /// hold) cannot be handed over, and the holder keeps it.
+    fn hand_over(&self, held: Self::Held) -> HandOver<Self::Held> {
+        HandOver::Kept(held)
+    }
+
+    /// Takes over the hold of a [`Locker::hand_over`] ticket: a grant to a
+    /// new owner, carrying the old holder's fencing token. Of several
+    /// adopters of one ticket at most one may be granted.
+    ///
+    /// # Errors
+    ///
+    /// The hold was not taken over (gone, adopted by another, or too few
+    /// nodes answered). By default: unsupported.
+    ///
+    /// # Cancel safety
+    ///
+    /// The workloads never drop it mid-way.
+    fn adopt(
+        &self,
+        ticket: &str,
+    ) -> impl Future<Output = Result<Grant<Self::Held>, Refusal>> + Send {
+        let _ = ticket;
+        async { Err(Refusal::new("other", "hand-over unsupported")) }
+    }
 
     /// Runs this session outside the workload, when the locker decides
     /// to: a holder in another process that the workload only watches (a

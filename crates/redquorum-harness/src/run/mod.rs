@@ -38,7 +38,7 @@ mod workload_config;
 
 pub use clients::note_attempt;
 pub use history_file::{HistoryFile, RunInfo};
-pub use locker::{Grant, Locker, Refusal};
+pub use locker::{Grant, HandOver, Locker, Refusal};
 pub use operator::{Inspected, NoOperator, TortureOperator};
 pub use plan::{OperatorPace, TorturePlan};
 pub use store::ProtectedStore;

@@ -109,6 +109,8 @@ pub struct TorturePlan<L> {
     pub drop_chance: f64,
     /// [`WorkloadConfig::own_name_chance`]: sessions on their client's own name.
     pub own_name_chance: f64,
+    /// [`WorkloadConfig::hand_over_chance`]: holds handed over to adopters.
+    pub hand_over_chance: f64,
     /// The lock's lock-delay (zero: none); the checker then holds it to it.
     pub lock_delay: Duration,
     /// How often an operator inspects and force-releases the resources.
@@ -185,6 +187,7 @@ impl<L> TorturePlan<L> {
             lock,
             drop_chance: 0.0,
             own_name_chance: 0.0,
+            hand_over_chance: 0.0,
             lock_delay: Duration::ZERO,
             operator: OperatorPace::default(),
             quiet: true,
@@ -323,6 +326,7 @@ impl<L> TorturePlan<L> {
             },
             give_up_after: (self.node_timeout, self.ttl / 2),
             own_name_chance: self.own_name_chance,
+            hand_over_chance: self.hand_over_chance,
             seed: self.seed,
             ..WorkloadConfig::default()
         }

@@ -58,6 +58,12 @@ pub struct WorkloadConfig {
     /// at once on one connection (batched with its other operations).
     /// Default: 0.
     pub own_name_chance: f64,
+    /// The chance that a holder, done with its hold, hands it over as a
+    /// lease ticket ([`Locker::hand_over`](crate::Locker::hand_over))
+    /// instead of releasing it, where the lock can: two tasks of its client
+    /// then adopt the ticket at once, and the one granted uses and releases
+    /// it. Default: 0.
+    pub hand_over_chance: f64,
     /// Random seed (clients use `seed + index`). Default: 1.
     pub seed: u64,
 }
@@ -110,6 +116,7 @@ impl Default for WorkloadConfig {
             give_up_chance: 0.0,
             give_up_after: (Duration::from_millis(50), Duration::from_millis(500)),
             own_name_chance: 0.0,
+            hand_over_chance: 0.0,
             seed: 1,
         }
     }

@@ -44,6 +44,9 @@ fn default_run_for(mutant: Mutant) -> (&'static str, &'static [&'static str]) {
                 "500ms",
             ],
         ),
+        Mutant::AdoptUnchecked | Mutant::MoveSkipsANode => {
+            ("the default run with `--hand-overs`", &["--hand-overs"])
+        }
         Mutant::NewPrimaryVotesAtOnce | Mutant::NewPrimaryDefaultVotes => (
             "the default run on cluster masters (`--cluster 2`: slot migrations, failovers, lagging failovers)",
             &["--cluster", "2"],
@@ -102,6 +105,7 @@ pub(super) fn recipe(mutant: Mutant, args: &MutantsArgs) -> (&'static str, Plan)
         lock: Lock::One(LockKind::Plain),
         drop_chance: 0.0,
         own_name_chance: 0.0,
+        hand_over_chance: 0.0,
         lock_delay: Duration::ZERO,
         operator: OperatorPace::default(),
         quiet: true,

@@ -133,6 +133,12 @@ pub(crate) struct TortureArgs {
     /// election`, whose leadership extends itself.
     #[arg(long, value_parser = humantime::parse_duration)]
     lock_delay: Option<Duration>,
+    /// Holders hand holds over: 15% of the plain holds, when done, give
+    /// their lease ticket to two adopters racing for it, and the checker
+    /// judges the adopters as holders (the default run, every kind at
+    /// once, only).
+    #[arg(long)]
+    hand_overs: bool,
     /// An operator inspects a resource (in turn) every D, e.g. 20ms: the
     /// checker then requires that an inspection names only holders a quorum
     /// of its own answers held and none whose release a quorum confirmed,
@@ -236,6 +242,9 @@ pub(super) fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String>
     if args.inspect_every.is_some() && args.fast_node.is_some() {
         return Err("--inspect-every cannot be checked with --fast-node: a hold on the fast node ends early, so an inspection may honestly miss a holder".into());
     }
+    if args.hand_overs && args.kind.is_some() {
+        return Err("--hand-overs needs the default run (every kind at once), not --kind: hand-overs are of plain holds beside the other kinds".into());
+    }
     // Without --kind, every kind at once, whatever else is asked for.
     let lock = args.kind.map_or(Lock::Mixed, Lock::One);
     let minority = count / 2;
@@ -317,6 +326,13 @@ pub(super) fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String>
         // A quarter of the default run's sessions lock their client's own
         // name: uncontended holds, batched with the group's other calls.
         own_name_chance: if lock == Lock::Mixed { 0.25 } else { 0.0 },
+        // With --hand-overs, some holders hand their hold over to two
+        // adopters at once (plain holds only: the other kinds release).
+        hand_over_chance: if lock == Lock::Mixed && args.hand_overs {
+            0.15
+        } else {
+            0.0
+        },
         lock_delay: args.lock_delay.unwrap_or_default(),
         operator,
         quiet: false,

@@ -32,6 +32,15 @@ impl Locker for GroupLocker {
         self.library.release(held).await
     }
 
+    /// A plain hold's lease ticket, for two adopters of the group.
+    fn hand_over(&self, held: HeldKind) -> redquorum_harness::HandOver<HeldKind> {
+        self.library.hand_over(held)
+    }
+
+    async fn adopt(&self, ticket: &str) -> Result<Grant<HeldKind>, Refusal> {
+        self.library.adopt(ticket).await
+    }
+
     /// A kept hold's deadline, as the library's watchdog moves it.
     fn deadline(&self, held: &HeldKind) -> Option<Instant> {
         self.library.deadline(held)

@@ -270,6 +270,13 @@ impl Report {
                 )
             );
         }
+        let (handed, adopted, refused) = ex.hand_overs;
+        if handed > 0 {
+            let _ = writeln!(
+                out,
+                "  hand-overs: {handed} holds handed over as tickets, {adopted} adopters granted, {refused} refused"
+            );
+        }
         if let Some(vanished) = self.vanished_holders {
             let _ = writeln!(
                 out,

@@ -107,12 +107,35 @@ fn refused_by_resource(sessions: &[Session]) -> RefusedByResource {
 /// own (`exec`, [`Session::deadline_unseen`]) `release` is its command's
 /// last step, and the process sends its release after that, by the time it
 /// exited ([`Session::ended`]): due then.
-fn removal_due(owner: &Session) -> (Duration, Duration) {
+///
+/// A hold handed over as a lease ticket ([`Session::adopted_from`] of
+/// later sessions: `adoptions`, the latest grant of an adopter of each
+/// owner) goes when the move lands: by the adopter's grant. (A hold nobody
+/// adopted is nobody's: it lives to its TTL on each node, which may be
+/// later than its holder's deadline when a renewal sent before the
+/// hand-over landed after it, and [`orphans`] leaves it to the leak check.)
+fn removal_due(owner: &Session, adoptions: &Adoptions<'_>) -> (Duration, Duration) {
     let released = owner.release.or(owner.deadline()).unwrap_or_default();
-    match owner.ended {
-        Some(exited) if owner.deadline_unseen => (released, released.max(exited)),
+    match (adoptions.get(owner.owner.as_str()), owner.ended) {
+        (Some(Some(adopted)), _) => (released, released.max(*adopted)),
+        (_, Some(exited)) if owner.deadline_unseen => (released, released.max(exited)),
         _ => (released, released),
     }
+}
+
+/// Owners whose holds were handed over, each with the latest grant of an
+/// adopter (`None`: no adopter was granted).
+type Adoptions<'a> = HashMap<&'a str, Option<Duration>>;
+
+fn adoptions(sessions: &[Session]) -> Adoptions<'_> {
+    let mut by: Adoptions<'_> = HashMap::new();
+    for s in sessions {
+        if let Some(from) = &s.adopted_from {
+            let latest = by.entry(from.as_str()).or_default();
+            *latest = (*latest).max(s.grant);
+        }
+    }
+    by
 }
 
 /// The latest a granted owner can have sent a write (its acquire, an
@@ -175,11 +198,14 @@ pub(crate) fn orphans(
         })
     };
     let refused = refused_by_resource(evidence.sessions);
+    let adoptions = adoptions(evidence.sessions);
     let mut found = Vec::new();
     for key in evidence.keys {
         let orphan = match owners.get(key.owner.as_str()) {
+            // Handed over, adopted by no one: nobody's, to its TTL.
+            Some(owner) if adoptions.get(owner.owner.as_str()) == Some(&None) => false,
             Some(owner) => {
-                let (released, due) = removal_due(owner);
+                let (released, due) = removal_due(owner, &adoptions);
                 let sender = Sender {
                     gone: owner.deadline_unseen,
                     group: Some(owner.group),

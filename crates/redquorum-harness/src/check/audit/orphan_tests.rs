@@ -280,3 +280,40 @@ fn an_untold_attempt_in_a_process_of_its_own_owes_a_held_back_node_no_more_than_
     // No fault: the process's exit is no excuse.
     assert_eq!(found(true, &[]), 1);
 }
+
+#[test]
+fn a_handed_over_hold_goes_when_it_is_adopted_and_lives_to_its_deadline_when_not() {
+    // Owner "old" handed its hold over at 100 ms; its lease ran to 2000 ms.
+    let mut old = Session::granted(0, "r", "old", ms(0), ms(10), ms(2000));
+    old.release = Some(ms(100));
+    let key = |seen: u64| KeyLife {
+        owner: "old".into(),
+        ..unwound(5, seen)
+    };
+    let adopter = |granted: bool| {
+        let mut s = if granted {
+            Session::granted(0, "r", "new", ms(100), ms(300), ms(2300))
+        } else {
+            let mut s = Session::refused(0, "r", ms(100), "unavailable");
+            s.ended = Some(ms(300));
+            s
+        };
+        s.adopted_from = Some("old".into());
+        s
+    };
+    // Adopted at 300 ms: its keys must be gone the slack after the move.
+    let adopted = [old.clone(), adopter(true)];
+    assert_eq!(orphan_count(key(1200), &adopted), 0);
+    assert_eq!(
+        orphan_count(key(1400), &adopted),
+        1,
+        "the move missed a node"
+    );
+    // Nobody adopted it: nobody's, to its TTL on each node (a renewal sent
+    // before the hand-over may have landed after it): the leak check's.
+    let unadopted = [old.clone(), adopter(false), adopter(false)];
+    assert_eq!(orphan_count(key(1900), &unadopted), 0);
+    assert_eq!(orphan_count(key(3100), &unadopted), 0);
+    // Not handed over: due at its release.
+    assert_eq!(orphan_count(key(1200), &[old]), 1);
+}

@@ -161,6 +161,12 @@ pub struct Session {
     /// stored the hold. Empty when the driver does not say.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub voters: Vec<usize>,
+    /// The owner whose hold this session took over ([`crate::Locker::adopt`]
+    /// of its ticket): its grant continues that hold, with its fencing
+    /// token, so the checker does not require a higher one. That owner's
+    /// session ended its use at the hand-over (its `release`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adopted_from: Option<String>,
     /// How it ended.
     pub outcome: Outcome,
 }
@@ -211,6 +217,7 @@ impl Session {
             renews_itself: false,
             tokenless: false,
             deadline_unseen: false,
+            adopted_from: None,
             also: Vec::new(),
             voters: Vec::new(),
             outcome: Outcome::NotAcquired(why.to_owned()),

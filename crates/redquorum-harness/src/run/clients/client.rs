@@ -11,7 +11,7 @@ use rand::{Rng, SeedableRng};
 use super::attempts::{recording, taken};
 use super::cancel::DropPlan;
 use crate::evidence::{Dropped, Extension, History, Holder, Outcome, Session};
-use crate::run::locker::{Grant, Locker};
+use crate::run::locker::{Grant, HandOver, Locker};
 use crate::run::store::ProtectedStore;
 use crate::run::workload_config::WorkloadConfig;
 
@@ -110,6 +110,23 @@ impl<L: Locker> Client<L> {
                         .await;
                     session.tried = tried;
                     session.release = Some(self.history.now());
+                    // Drawn only when asked for, as the own name above.
+                    let hand_over = config.hand_over_chance > 0.0
+                        && rng.gen_bool(config.hand_over_chance.clamp(0.0, 1.0));
+                    let held = if hand_over {
+                        match self.locker.hand_over(held) {
+                            // Its use ended at the hand-over (its `release`).
+                            HandOver::Ticket(ticket) => {
+                                let from = session.owner.clone();
+                                self.history.record(session);
+                                self.adopters(resource, &ticket, &from, hold).await;
+                                continue;
+                            }
+                            HandOver::Kept(held) => held,
+                        }
+                    } else {
+                        held
+                    };
                     match self.drops().run(&mut rng, self.locker.release(held)).await {
                         Some(Ok(())) => session.released = Some(self.history.now()),
                         // A failed release leaves the key to its TTL; the leak check covers it.
@@ -122,6 +139,22 @@ impl<L: Locker> Client<L> {
         }
     }
 
+    pub(super) fn history(&self) -> &History {
+        &self.history
+    }
+
+    pub(super) fn locker(&self) -> &L {
+        &self.locker
+    }
+
+    pub(super) fn client(&self) -> usize {
+        self.client
+    }
+
+    pub(super) fn group(&self) -> usize {
+        self.group
+    }
+
     fn drops(&self) -> DropPlan {
         DropPlan {
             chance: self.config.drop_chance,
@@ -132,7 +165,7 @@ impl<L: Locker> Client<L> {
     }
 
     /// Uses the granted lock; returns the session and the hold to release.
-    async fn critical_section(
+    pub(super) async fn critical_section(
         &self,
         resource: &str,
         start: Duration,
