@@ -85,13 +85,25 @@ async fn the_same_handle_learns_at_once_that_its_lock_moved() {
     let lost = tokio::time::timeout(Duration::from_millis(100), lock.lease().lost()).await;
     assert_eq!(lost, Ok(LostReason::Moved));
     assert!(!lock.is_valid());
-    drop(lock); // its release on drop is owner-checked: the adopter keeps it
+    // The move returned at a quorum: every node has it first.
     let owner = adopted.owner().to_string();
-    let kept = eventually(Duration::from_millis(500), || async {
-        held_on(&nodes, adopted.key(), &owner) < 2
+    let everywhere = eventually(common::LANDS_WITHIN, || async {
+        held_on(&nodes, adopted.key(), &owner) == 3
     })
     .await;
-    assert!(!kept, "the old handle's drop released the adopted lock");
+    assert!(everywhere, "the move did not land on every node");
+    // Its release (as on drop) is owner-checked: the adopter keeps it. A
+    // release that removes nothing waits for every node's answer.
+    let err = lock.release().await.unwrap_err();
+    assert!(
+        matches!(err, Error::NotHeld { .. } | Error::Lost { .. }),
+        "{err}"
+    );
+    assert_eq!(
+        held_on(&nodes, adopted.key(), &owner),
+        3,
+        "the old handle's release removed the adopted lock"
+    );
     adopted.release().await.unwrap();
 }
 
