@@ -390,3 +390,7 @@ mod tests;
 #[cfg(test)]
 #[path = "checker_set_tests.rs"]
 mod set_tests;
+
+#[cfg(test)]
+#[path = "checker_hand_over_tests.rs"]
+mod hand_over_tests;
