@@ -17,7 +17,7 @@
 //!   fails alone, the script runs the others;
 //! - its caller waits at most the node timeout, queueing included;
 //! - one nobody waits for any more is dropped unsent, unless it must run
-//!   (a release or an extend: see [`Op::must_run`]); a call carrying one
+//!   (a release, an extend or a move: see [`Op::must_run`]); a call carrying one
 //!   is written and followed to its answer (and its NOSCRIPT resend) after
 //!   its caller stopped waiting (`batcher_call.rs`).
 //!

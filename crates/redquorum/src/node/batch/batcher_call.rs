@@ -6,7 +6,7 @@
 //! goes again as the script, by the rule of a NOSCRIPT answer.
 //!
 //! A call carrying an operation that must run (a release, an unwind, an
-//! extend: [`Op::must_run`]) is followed to its end even after its caller
+//! extend, a move: [`Op::must_run`]) is followed to its end even after its caller
 //! stopped waiting. fred's command timeout cannot do that: a command whose
 //! timeout passed before fred's connection task wrote it is dropped
 //! unwritten (the task starved of CPU, or stuck behind a large write to a
