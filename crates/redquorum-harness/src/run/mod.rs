@@ -4,12 +4,13 @@
 //! anything drives a lock), the workload runner ([`run_workload`],
 //! [`run_workload_groups`] in `workload.rs`; [`WorkloadConfig`]; its
 //! clients in `clients/`: one client's loop, a hold the lock keeps alive
-//! itself, random future drops) with its [`ProtectedStore`], the
+//! itself, random future drops, a hold handed over to racing adopters)
+//! with its [`ProtectedStore`], the
 //! [`HistoryFile`] a run is saved as and re-checked from, and the torture
 //! run composed from every layer below ([`TorturePlan`] in `plan.rs`, run
 //! by `torture.rs` around the caller's [`TortureLock`] (`torture_lock.rs`)
-//! and [`TortureOperator`] (`operator/`: its pace and which lock looks
-//! stuck) to a [`TortureRun`] (`torture_run.rs`), on the masters
+//! and [`TortureOperator`] (`operator/`: its pace, [`OperatorPace`] in
+//! `operator_pace.rs`, and which lock looks stuck) to a [`TortureRun`] (`torture_run.rs`), on the masters
 //! `masters.rs` starts: single servers or local Redis Clusters).
 //!
 //! What it is for: composing the layers below into runs; it is the top
@@ -20,14 +21,16 @@
 //! May import: every layer below (`nodes`, `faults`, `evidence`, `check`)
 //! and the crate root. Nothing in the crate imports it but `lib.rs`.
 //! Inside, `clients/` imports the [`Locker`], the store and the
-//! workload's settings, `operator/` the plan's pace; neither imports what
+//! workload's settings, `operator/` the pace (`operator_pace.rs`); neither imports what
 //! starts it (`workload.rs`, `torture.rs`).
 
 mod clients;
+mod grant;
 mod history_file;
 mod locker;
 mod masters;
 mod operator;
+mod operator_pace;
 mod plan;
 mod store;
 mod torture;
@@ -37,10 +40,12 @@ mod workload;
 mod workload_config;
 
 pub use clients::note_attempt;
+pub use grant::Grant;
 pub use history_file::{HistoryFile, RunInfo};
-pub use locker::{Grant, HandOver, Locker, Refusal};
+pub use locker::{HandOver, Locker, Refusal};
 pub use operator::{Inspected, NoOperator, TortureOperator};
-pub use plan::{OperatorPace, TorturePlan};
+pub use operator_pace::OperatorPace;
+pub use plan::TorturePlan;
 pub use store::ProtectedStore;
 pub use torture_lock::TortureLock;
 pub use torture_run::{TortureRun, TortureStopped};

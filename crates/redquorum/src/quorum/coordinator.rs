@@ -13,9 +13,7 @@ use std::time::Instant;
 use tokio::runtime::Handle;
 
 use crate::error::Error;
-use crate::node::master::Node;
 use crate::node::nodes::Nodes;
-use crate::node::server::Server;
 use crate::node_error::NodeError;
 use crate::node_id::NodeId;
 use crate::protocol::claim::Claim;
@@ -25,6 +23,7 @@ use crate::protocol::token::OwnerToken;
 use crate::quorum::drop_guard::DropGuard;
 use crate::quorum::fan_out::{self, Until};
 use crate::quorum::fence_choice;
+use crate::quorum::hand_off_window::HandOffWindow;
 use crate::quorum::settle::{Operation, Settle};
 use crate::quorum::tally::Decision;
 use crate::quorum::vote::Vote;
@@ -376,28 +375,5 @@ impl Quorum {
                 tracing::debug!(%error, "unwind did not reach a node; the hold expires with its ttl");
             }
         }
-    }
-}
-
-/// A hand-off window open on every server of every node (see
-/// `Batcher::hold`), closed on drop on the same servers (a cluster master's
-/// shards may change meanwhile).
-struct HandOffWindow {
-    servers: Vec<Arc<Server>>,
-}
-
-impl HandOffWindow {
-    fn open(nodes: &Nodes) -> Self {
-        let servers: Vec<Arc<Server>> = nodes.iter().flat_map(Node::servers).collect();
-        servers.iter().for_each(|server| server.hold_batches());
-        Self { servers }
-    }
-}
-
-impl Drop for HandOffWindow {
-    fn drop(&mut self) {
-        self.servers
-            .iter()
-            .for_each(|server| server.unhold_batches());
     }
 }

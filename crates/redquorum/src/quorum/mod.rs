@@ -2,7 +2,8 @@
 //! extend, release, the fencing rounds, unwind), the one fan-out that sends
 //! an operation to every node and collects votes to a decision
 //! (`fan_out.rs`), settling a decision and its votes into a result
-//! (`settle.rs`), an operator's force-release (`force_release.rs`), and the
+//! (`settle.rs`), the hand-off window a release holds open for the waiter
+//! it wakes (`hand_off_window.rs`), an operator's force-release (`force_release.rs`), and the
 //! drop guard that makes it cancel safe (`drop_guard.rs`), listening on a
 //! lock's announcements (`listen.rs`: losses, asks, releases); and the pure
 //! arithmetic they run, no I/O: a node's answer read as a vote
@@ -24,6 +25,7 @@ pub(crate) mod drop_guard;
 mod fan_out;
 mod fence_choice;
 mod force_release;
+mod hand_off_window;
 mod listen;
 mod settle;
 pub(crate) mod tally;

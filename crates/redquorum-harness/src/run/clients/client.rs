@@ -11,7 +11,8 @@ use rand::{Rng, SeedableRng};
 use super::attempts::{recording, taken};
 use super::cancel::DropPlan;
 use crate::evidence::{Dropped, Extension, History, Holder, Outcome, Session};
-use crate::run::locker::{Grant, HandOver, Locker};
+use crate::run::grant::Grant;
+use crate::run::locker::{HandOver, Locker};
 use crate::run::store::ProtectedStore;
 use crate::run::workload_config::WorkloadConfig;
 

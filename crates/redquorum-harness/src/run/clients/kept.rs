@@ -1,5 +1,5 @@
 //! A holder whose lock keeps its lease alive by its own renewal (a
-//! watchdog, [`Grant::kept`](crate::run::locker::Grant::kept)): it works a long
+//! watchdog, [`Grant::kept`](crate::run::grant::Grant::kept)): it works a long
 //! job and follows the deadline the renewal moves, recording each move as
 //! an extension, and stops when the lock says the lease is lost.
 
@@ -69,7 +69,8 @@ mod tests {
     use std::sync::Mutex;
 
     use super::*;
-    use crate::run::locker::{Grant, Refusal};
+    use crate::run::grant::Grant;
+    use crate::run::locker::Refusal;
 
     /// A lock whose renewal moves the deadline (first `base` + 10 s) 10 s
     /// on at each look, `moves` times, then keeps it, or reports the lease

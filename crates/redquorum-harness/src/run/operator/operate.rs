@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use super::stuck::Sightings;
 use crate::evidence::{History, OperatorAction, OperatorCall, OperatorLog};
-use crate::run::plan::OperatorPace;
+use crate::run::operator_pace::OperatorPace;
 
 /// What an inspection answered: the holders it names, how many nodes
 /// answered, and its evidence for the names (every token an answer held,

@@ -335,6 +335,9 @@ impl Drop for InFlight {
     }
 }
 
+#[cfg(test)]
+#[path = "batcher_again_tests.rs"]
+mod again_tests;
 #[path = "batcher_call.rs"]
 mod call;
 #[cfg(test)]

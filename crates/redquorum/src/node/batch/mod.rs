@@ -4,7 +4,8 @@
 //! the operations waiting, as pure state); one call, sent, answered and
 //! resent after NOSCRIPT, in `batcher_call.rs`, which a release's resend
 //! must not overtake a later hold of its token (`holds_sent.rs`); tests on
-//! a real node in `batcher_tests.rs`.
+//! a real node in `batcher_tests.rs` and, for the resends,
+//! `batcher_again_tests.rs`.
 //!
 //! May import: `link.rs` (whether the node is up), `script.rs` (the
 //! script cache), `protocol/` (an operation as data), and the root
