@@ -68,8 +68,9 @@ mod nodes;
 mod run;
 
 pub use check::{
-    CounterShown, Evidence, Exercised, LockDelayRule, NodeBacking, OperatorFault, Verdict,
-    Violation, check, check_evidence, inspections_naming_holders, ousted_holders, vanished_holders,
+    CounterShown, Evidence, Exercised, HandOvers, LockDelayRule, NodeBacking, OperatorFault,
+    Verdict, Violation, check, check_evidence, inspections_naming_holders, ousted_holders,
+    vanished_holders,
 };
 pub use error::HarnessError;
 pub use evidence::{

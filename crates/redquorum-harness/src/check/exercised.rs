@@ -59,13 +59,24 @@ pub struct Exercised {
     /// Renewing holders whose lease was extended at least twice.
     #[serde(default)]
     pub renewed: usize,
-    /// Hand-overs: holds handed over as a lease ticket (by distinct old
-    /// owner), adopters granted, adopters refused.
+    /// Holds handed over as lease tickets, and how their adopters fared.
     #[serde(default)]
-    pub hand_overs: (usize, usize, usize),
+    pub hand_overs: HandOvers,
     /// Whether any session could share (a mixed run): then sharing must happen.
     #[serde(skip)]
     sharers: bool,
+}
+
+/// Holds handed over as lease tickets ([`Session::adopted_from`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct HandOvers {
+    /// Holds handed over (distinct old owners).
+    pub handed: usize,
+    /// Adopters granted.
+    pub adopted: usize,
+    /// Adopters refused.
+    pub refused: usize,
 }
 
 impl Exercised {
@@ -98,11 +109,11 @@ impl Exercised {
             if let Some(from) = &s.adopted_from {
                 handed.insert(from.as_str());
                 let granted = s.grant.is_some();
-                out.hand_overs.1 += usize::from(granted);
-                out.hand_overs.2 += usize::from(!granted);
+                out.hand_overs.adopted += usize::from(granted);
+                out.hand_overs.refused += usize::from(!granted);
             }
         }
-        out.hand_overs.0 = handed.len();
+        out.hand_overs.handed = handed.len();
         for s in sessions.iter().filter(|s| s.grant.is_some()) {
             out.granted += 1;
             if !s.kind.is_empty() {

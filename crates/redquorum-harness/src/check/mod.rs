@@ -38,7 +38,7 @@ mod violation;
 
 pub use audit::{CounterShown, NodeBacking};
 pub use checker::{check, check_evidence};
-pub use exercised::Exercised;
+pub use exercised::{Exercised, HandOvers};
 pub use lock_delay::{LockDelayRule, vanished_holders};
 pub use operator::{OperatorFault, inspections_naming_holders, ousted_holders};
 pub use verdict::{Evidence, Verdict};

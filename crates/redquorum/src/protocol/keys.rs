@@ -112,14 +112,23 @@ pub(crate) fn channel(lock_key: &str) -> String {
 /// The line (and, by [`channel`], the channel) on which a lock's holders
 /// hear that someone asks them to let go (`Redlock::ask_release`).
 pub(crate) fn ask(lock_key: &str) -> String {
-    format!("{lock_key}:ask")
+    format!("{lock_key}{ASK}")
+}
+
+const ASK: &str = ":ask";
+const LOST: &str = ":lost";
+
+/// Whether `line` is one whose announcements wake it at every node's copy
+/// (a loss, an ask: see `wait/notify.rs`), not once per token (a release).
+pub(crate) fn wakes_at_every_copy(line: &str) -> bool {
+    line.ends_with(LOST) || line.ends_with(ASK)
 }
 
 /// The line (and, by [`channel`], the channel) on which a lock's holders
 /// hear that holds were taken from their holders (a force-release, a move):
 /// their watchdogs then extend at once (lease/watchdog.rs).
 pub(crate) fn lost(lock_key: &str) -> String {
-    format!("{lock_key}:lost")
+    format!("{lock_key}{LOST}")
 }
 
 /// The line (and, by [`channel`], the channel) of a lock's news: a new

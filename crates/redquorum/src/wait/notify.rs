@@ -314,8 +314,7 @@ async fn deliver(
 /// other nodes not reached yet, so the extension succeeded) must hear the
 /// next ones, which carry the same tag.
 fn once_per<'a>(line: &str, tag: Option<&'a [u8]>) -> Option<&'a [u8]> {
-    let each_copy = line.ends_with(":lost") || line.ends_with(":ask");
-    tag.filter(|_| !each_copy)
+    tag.filter(|_| !keys::wakes_at_every_copy(line))
 }
 
 /// After a reconnection: wake every line (a release may have been missed

@@ -270,7 +270,11 @@ impl Report {
                 )
             );
         }
-        let (handed, adopted, refused) = ex.hand_overs;
+        let (handed, adopted, refused) = (
+            ex.hand_overs.handed,
+            ex.hand_overs.adopted,
+            ex.hand_overs.refused,
+        );
         if handed > 0 {
             let _ = writeln!(
                 out,
