@@ -77,8 +77,8 @@
 //!    `alone.rs`), keys, the lock script (`scripts/ops/`), tokens.
 //! 9. `outcome.rs`, then `node_error.rs`: what each node answered.
 //! 10. `health/`: node health as rules and data (never talks to a node).
-//! 11. `node_id.rs`, `sync.rs`, and `mutants.rs` (with `mutants_select.rs`, which one is on,
-//!     and `mutants/`, the patches): planted bugs for testing
+//! 11. `node_id.rs`, `sync.rs`, and `mutants/` (`select.rs`: which one is on; the patches
+//!     are `crates/redquorum/mutants/`): planted bugs for testing
 //!     the torture checker (`--cfg redquorum_mutants`, off by default; compiled
 //!     away without it).
 

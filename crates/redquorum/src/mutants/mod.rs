@@ -343,7 +343,6 @@ impl FromStr for Mutant {
     }
 }
 
-#[path = "mutants_select.rs"]
 mod select;
 #[cfg(redquorum_mutants)]
 pub use select::{PATCHED, activate, active};
@@ -352,5 +351,4 @@ pub use select::{PATCHED, activate, active};
 pub(crate) use select::is_active;
 
 #[cfg(test)]
-#[path = "mutants_tests.rs"]
 mod tests;
