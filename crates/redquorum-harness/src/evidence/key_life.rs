@@ -122,6 +122,25 @@ impl KeyLife {
     pub fn surely_there_at(&self) -> Duration {
         self.last_sent.unwrap_or(self.last_seen)
     }
+
+    /// When the key was set: its last sighting less its age then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let life = redquorum_harness::KeyLife {
+    ///     node: 0, key: "lock:r".into(), owner: "ab".into(),
+    ///     first_seen: Duration::from_millis(10), last_seen: Duration::from_millis(900),
+    ///     last_sent: None,
+    ///     age: Duration::from_millis(100), left: None, gone: None, back_after: None,
+    /// };
+    /// assert_eq!(life.set_at(), Duration::from_millis(800));
+    /// ```
+    #[must_use]
+    pub fn set_at(&self) -> Duration {
+        self.last_seen.saturating_sub(self.age)
+    }
 }
 
 impl fmt::Display for KeyLife {

@@ -50,9 +50,7 @@ fn around(v: &Violation, faults: &[FaultEvent]) -> Vec<String> {
         .max();
     let (from, until) = match (from, until, v) {
         (Some(from), Some(until), _) => (from, until),
-        (_, _, Violation::OrphanKey { key, .. }) => {
-            (key.last_seen.saturating_sub(key.age), key.last_seen)
-        }
+        (_, _, Violation::OrphanKey { key, .. }) => (key.set_at(), key.last_seen),
         _ => return Vec::new(),
     };
     let second = Duration::from_secs(1);

@@ -87,6 +87,25 @@ pub(crate) fn explains(
     loses_commands(fault.kind) || sender.gone || set_late || seen <= fault.end + slack
 }
 
+/// Whether `fault` may have held back, until `set_at`, a write to `node`
+/// sent at some time within `sent` (an attempt's span): a fault that
+/// delays commands, on that node, in force while the attempt ran, and the
+/// write landing while it was in force or within the slack after it
+/// healed. (A fault that held only answers back never held a write.)
+pub(crate) fn holds_back_write(
+    fault: &FaultEvent,
+    slack: Duration,
+    node: usize,
+    (sent_from, sent): (Duration, Duration),
+    set_at: Duration,
+) -> bool {
+    fault.kind.delays_commands()
+        && (fault.nodes.is_empty() || fault.nodes.contains(&node))
+        && fault.overlaps(sent_from, sent)
+        && fault.start <= set_at
+        && set_at <= fault.end + slack
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -48,7 +48,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use super::excuse::{Sender, explains};
+use super::excuse::{Sender, explains, holds_back_write};
 use crate::check::verdict::Evidence;
 use crate::check::violation::Violation;
 use crate::evidence::{KeyLife, Session};
@@ -62,19 +62,25 @@ use crate::evidence::{KeyLife, Session};
 /// when it was set (within a tenth of the slack: the audit's reads take
 /// time); the history does not say which one did. Empty without an
 /// `ended` recorded, or for a resource name the key does not show as
-/// `{name}` (a lock's record and a semaphore's slot do).
+/// `{name}` (a lock's record and a semaphore's slot do). An attempt that
+/// ended before the key was set may have set it too, when a fault held
+/// its write back until then (`held_back`: a paused node runs the acquire
+/// when it wakes, after an `exec` that gave up has exited).
 fn attempt_ends(
     key: &KeyLife,
     refused: &RefusedByResource,
     slack: Duration,
+    held_back: &impl Fn(&KeyLife, (Duration, Duration)) -> bool,
 ) -> Vec<(Duration, Sender)> {
-    let set_at = key.last_seen.saturating_sub(key.age);
+    let set_at = key.set_at();
     let read = slack / 10;
     refused
         .iter()
         .filter(|(name, _)| key.key.contains(name.as_str()))
         .flat_map(|(_, attempts)| attempts.iter())
-        .filter(|(start, end, _)| *start <= set_at + read && *end > set_at)
+        .filter(|&&(start, end, _)| {
+            start <= set_at + read && (end > set_at || held_back(key, (start, end)))
+        })
         .map(|&(_, end, sender)| (end, sender))
         .collect()
 }
@@ -157,9 +163,10 @@ fn outlived_every_attempt(
     key: &KeyLife,
     refused: &RefusedByResource,
     slack: Duration,
+    held_back: &impl Fn(&KeyLife, (Duration, Duration)) -> bool,
     excused: &impl Fn(&KeyLife, (Duration, Duration), Sender, bool) -> bool,
 ) -> bool {
-    let ends = attempt_ends(key, refused, slack);
+    let ends = attempt_ends(key, refused, slack, held_back);
     match ends.iter().map(|&(end, _)| end).max() {
         Some(latest) => {
             key.surely_there_at() > latest + slack
@@ -168,7 +175,7 @@ fn outlived_every_attempt(
                     .any(|&(end, sender)| excused(key, (end, end), sender, false))
         }
         None => {
-            let set_at = key.last_seen.saturating_sub(key.age);
+            let set_at = key.set_at();
             key.age > slack && !excused(key, (set_at, set_at), Sender::default(), false)
         }
     }
@@ -184,7 +191,7 @@ pub(crate) fn orphans(
     // `late`: whether the key's own write may have landed late (a
     // never-granted attempt's key, whose unwind may overtake it).
     let excused = |key: &KeyLife, sent: (Duration, Duration), sender: Sender, late: bool| {
-        let set_at = key.last_seen.saturating_sub(key.age);
+        let set_at = key.set_at();
         let late_write = late.then_some((set_at, set_at));
         evidence.faults.iter().any(|f| {
             explains(
@@ -196,6 +203,11 @@ pub(crate) fn orphans(
                 sender,
             )
         })
+    };
+    let held_back = |key: &KeyLife, sent: (Duration, Duration)| {
+        let set_at = key.set_at();
+        (evidence.faults.iter())
+            .any(|f| holds_back_write(f, evidence.slack, key.node, sent, set_at))
     };
     let refused = refused_by_resource(evidence.sessions);
     let adoptions = adoptions(evidence.sessions);
@@ -212,7 +224,7 @@ pub(crate) fn orphans(
                 };
                 // A write that landed after the owner's last one was sent
                 // was held back, and lives its TTL from when it landed.
-                let set_at = key.last_seen.saturating_sub(key.age);
+                let set_at = key.set_at();
                 let writer = Sender {
                     gone: false,
                     ..sender
@@ -239,7 +251,7 @@ pub(crate) fn orphans(
                     key.surely_there_at() > due + evidence.slack
                         && !excused(key, (attempt.start.min(due), due), sender, true)
                 }
-                None => outlived_every_attempt(key, &refused, evidence.slack, &excused),
+                None => outlived_every_attempt(key, &refused, evidence.slack, &held_back, &excused),
             },
         };
         if orphan {

@@ -282,6 +282,43 @@ fn an_untold_attempt_in_a_process_of_its_own_owes_a_held_back_node_no_more_than_
 }
 
 #[test]
+fn an_untold_attempts_write_held_back_past_its_exit_is_still_its_own() {
+    // `redquorum exec` tried from 4950 ms and exited refused at 7400 ms,
+    // while node 0 was paused (7100..8000 ms): its acquire, written before
+    // the pause, landed when the node woke, at 7990 ms, after the process
+    // had gone with the unwind it still owed that node. The key then lived
+    // its TTL (to 9990 ms). No attempt on the resource ran when it was
+    // set: the one that set it ended before, its write held back.
+    let pause = || FaultEvent::new(FaultKind::Pause, vec![0], ms(7100), ms(8000));
+    let found = |in_own_process: bool, faults: &[FaultEvent]| {
+        let mut attempt = refused("r", 4950, Some(7400));
+        attempt.deadline_unseen = in_own_process;
+        orphans_of(unwound(7990, 9900), &[attempt], faults).len()
+    };
+    assert_eq!(found(true, &[pause()]), 0);
+    // A client in the harness's process sends its unwind on the same
+    // connection, behind its acquire: excused only the slack after the heal.
+    assert_eq!(found(false, &[pause()]), 1);
+    // No fault held the write back: no attempt explains a key set then.
+    assert_eq!(found(true, &[]), 1);
+    // A pause of another node held back nothing of node 0's.
+    let elsewhere = [FaultEvent::new(
+        FaultKind::Pause,
+        vec![1],
+        ms(7100),
+        ms(8000),
+    )];
+    assert_eq!(found(true, &elsewhere), 1);
+    // Set long after the pause healed: not a write it held back.
+    let mut attempt = refused("r", 4950, Some(7400));
+    attempt.deadline_unseen = true;
+    assert_eq!(
+        orphans_of(unwound(9300, 11200), &[attempt], &[pause()]).len(),
+        1
+    );
+}
+
+#[test]
 fn a_handed_over_hold_goes_when_it_is_adopted_and_lives_to_its_deadline_when_not() {
     // Owner "old" handed its hold over at 100 ms; its lease ran to 2000 ms.
     let mut old = Session::granted(0, "r", "old", ms(0), ms(10), ms(2000));
