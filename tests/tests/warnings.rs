@@ -3,19 +3,24 @@
 //! probed many times and named in exactly one warning; changing the policy
 //! (a new setting) warns again, once.
 //!
-//! One test in this binary: it installs the process-wide `tracing` subscriber.
+//! A node that refuses subscriptions (an ACL user without channel
+//! permissions) is named once too, however many waiters try it.
+//!
+//! The tests of this binary share the process-wide `tracing` subscriber.
 
 mod common;
 
 use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use common::{cluster, eventually};
+use common::acl::{LOCKER_COMMANDS, create_user};
+use common::{builder, cluster, eventually};
 use redquorum::Redlock;
-use redquorum_harness::Cluster;
+use redquorum_harness::{Cluster, Reply};
 
 const WARNING: &str = "maxmemory-policy may evict lock keys";
+const REFUSES: &str = "refuses the release channels";
 
 /// Everything the subscriber writes, shared with the test.
 #[derive(Clone, Default)]
@@ -34,12 +39,63 @@ impl Write for Captured {
 impl Captured {
     /// The warning lines about `node` so far.
     fn warnings_about(&self, node: &str) -> Vec<String> {
+        self.lines_with(WARNING, node)
+    }
+
+    /// The lines so far that say `what` about `node`.
+    fn lines_with(&self, what: &str, node: &str) -> Vec<String> {
         String::from_utf8_lossy(&self.0.lock().unwrap())
             .lines()
-            .filter(|l| l.contains(WARNING) && l.contains(node))
+            .filter(|l| l.contains(what) && l.contains(node))
             .map(str::to_owned)
             .collect()
     }
+}
+
+/// How many subscriptions node `index`'s ACL log counts as denied (the
+/// command, or the channel).
+fn channel_denials(cluster: &Cluster, index: usize) -> i64 {
+    let Ok(Reply::Array(Some(entries))) = cluster.command(index, &["ACL", "LOG"]) else {
+        return 0;
+    };
+    let field = |entry: &[Reply], name: &str| {
+        let at = entry
+            .iter()
+            .position(|f| f.as_text().as_deref() == Some(name))?;
+        entry.get(at + 1).cloned()
+    };
+    entries
+        .iter()
+        .filter_map(|entry| match entry {
+            Reply::Array(Some(entry)) => Some(entry),
+            _ => None,
+        })
+        .filter(|entry| {
+            let text = |name| field(entry, name).and_then(|r| r.as_text());
+            text("reason").as_deref() == Some("channel")
+                || text("object").as_deref() == Some("subscribe")
+        })
+        .filter_map(|entry| match field(entry, "count") {
+            Some(Reply::Integer(n)) => Some(n),
+            _ => None,
+        })
+        .sum()
+}
+
+/// The process-wide subscriber's output, warnings and up.
+fn captured() -> Captured {
+    static CAPTURED: OnceLock<Captured> = OnceLock::new();
+    CAPTURED
+        .get_or_init(|| {
+            let captured = Captured::default();
+            let writer = captured.clone();
+            tracing_subscriber::fmt()
+                .with_max_level(tracing::Level::WARN)
+                .with_writer(move || writer.clone())
+                .init();
+            captured
+        })
+        .clone()
 }
 
 /// How many health probes the node has answered (each sends `CONFIG GET`;
@@ -60,12 +116,7 @@ fn probes(cluster: &Cluster, index: usize) -> u64 {
 
 #[tokio::test]
 async fn an_evicting_node_is_warned_about_once_not_at_every_probe() {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::WARN)
-        .with_writer(move || writer.clone())
-        .init();
+    let captured = captured();
     let cluster = cluster(3);
     cluster
         .command(1, &["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"])
@@ -101,4 +152,58 @@ async fn an_evicting_node_is_warned_about_once_not_at_every_probe() {
     let warnings = captured.warnings_about(&node);
     assert_eq!(warnings.len(), 2, "{warnings:#?}");
     assert!(warnings[1].contains("volatile-ttl"), "{warnings:#?}");
+}
+
+/// An ACL user without channel permissions (the Redis 7 default) cannot
+/// subscribe: waiters then retry by their backoff and a watchdog hears of
+/// a loss only at its next extension. The library says so once per node,
+/// not at each of the waiters that try, and names no node that allows it.
+#[tokio::test]
+async fn a_node_refusing_subscriptions_is_warned_about_once() {
+    let captured = captured();
+    let cluster = cluster(3);
+    create_user(&cluster, "quiet", "pw-Qz8", LOCKER_COMMANDS);
+    // Node 0 allows the release channels (docs/operations.md, ACL user).
+    let channels = [
+        "ACL",
+        "SETUSER",
+        "quiet",
+        "+subscribe",
+        "+unsubscribe",
+        "+publish",
+    ];
+    cluster
+        .command(0, &[&channels[..], &["&redquorum:released:*"]].concat())
+        .unwrap();
+    let redlock = builder(cluster.urls_as("quiet", "pw-Qz8")).build().unwrap();
+    // Three holders listening for asks, each on a name of its own: three
+    // subscriptions on every node (sent at the listener's first poll).
+    for name in ["quiet-a", "quiet-b", "quiet-c"] {
+        let held = redlock.lock(name).await.expect("lock");
+        let listening = tokio::time::timeout(Duration::from_millis(100), held.release_asked());
+        assert!(listening.await.is_err(), "nobody asked");
+        held.release().await.expect("release");
+    }
+    // The refusing nodes refused all three (their ACL logs count them).
+    let refused_all = || {
+        let cluster = &cluster;
+        move || async move { (1..3).all(|i| channel_denials(cluster, i) >= 3) }
+    };
+    assert!(
+        eventually(Duration::from_secs(10), refused_all()).await,
+        "denials: {}, {}",
+        channel_denials(&cluster, 1),
+        channel_denials(&cluster, 2)
+    );
+    for refusing in [1, 2] {
+        let node = cluster.host_port(refusing);
+        let said = captured.lines_with(REFUSES, &node);
+        assert_eq!(said.len(), 1, "node {node}: {said:#?}");
+    }
+    let allowing = cluster.host_port(0);
+    assert!(
+        captured.lines_with(REFUSES, &allowing).is_empty(),
+        "{allowing} allows the channels: {:?}",
+        captured.lines_with(REFUSES, &allowing)
+    );
 }

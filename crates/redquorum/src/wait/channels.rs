@@ -4,10 +4,20 @@
 //! publishes with `SPUBLISH` (node/script.rs), whose message stays in the
 //! shard of the lock's slot, where a `PUBLISH` would cross the cluster bus
 //! to every shard: the release's cost would grow with the shards.
+//!
+//! And finding, once per node, whether the node lets this user use the
+//! release channels at all ([`warn_if_refused`]).
 
-use fred::clients::SubscriberClient;
-use fred::error::Error as FredError;
+use fred::clients::{Client, SubscriberClient};
+use fred::error::{Error as FredError, ErrorKind};
 use fred::interfaces::{ClientLike, PubsubInterface};
+use fred::types::config::Config;
+
+use crate::protocol::keys::CHANNEL_PREFIX;
+
+/// The channel of the permission probe: a name no lock key has (lock keys
+/// end with `}`), so nobody listens to it.
+const PROBE: &str = "permissions-probe";
 
 /// Subscribes `channels` on `subscriber`'s node.
 pub(crate) async fn subscribe(
@@ -45,4 +55,57 @@ pub(crate) fn is_tracked(subscriber: &SubscriberClient, channel: &str) -> bool {
         subscriber.tracked_channels()
     };
     tracked.iter().any(|t| &t[..] == channel)
+}
+
+/// Warns, naming the node, when its server refuses this user the release
+/// channels (an ACL user without channel permissions: the Redis 7 default
+/// `acl-pubsub-default resetchannels`; or without the commands). Waiters
+/// there then retry by their backoff, and a watchdog hears of a loss only
+/// at its next extension.
+///
+/// fred cannot tell: it answers a `SUBSCRIBE` as done when sent, and the
+/// server's refusal that follows becomes the answer of whatever the
+/// subscriber connection sends next. So the probe is a `PUBLISH` on a
+/// channel nobody listens to (the same channel permission governs both),
+/// on a connection of its own, as `subscriber`'s user, closed after. Not
+/// on a cluster master, whose channels are sharded per lock.
+pub(crate) async fn warn_if_refused(subscriber: &SubscriberClient) {
+    if subscriber.is_clustered() {
+        return;
+    }
+    // Once: a failed connect ends the probe (the subscriber's own config
+    // reconnects forever).
+    let config = Config {
+        fail_fast: true,
+        ..subscriber.client_config()
+    };
+    let probe = Client::new(config, None, None, None);
+    if probe.init().await.is_err() {
+        // Not reachable now: the node's health says so, and a waiter that
+        // comes later probes no more (the subscription is tried anyway).
+        return;
+    }
+    let channel = format!("{CHANNEL_PREFIX}{PROBE}");
+    let answer = probe.publish::<i64, _, _>(channel, "").await;
+    let _ = probe.quit().await;
+    if let Some(error) = refusal(answer) {
+        let node = subscriber.client_config().server.hosts();
+        let node = node.first().map(ToString::to_string).unwrap_or_default();
+        tracing::warn!(
+            node = %node,
+            error = %error,
+            "node refuses the release channels: waiters there retry by their backoff, and a lost lease is noticed at its next extension (docs/operations.md, ACL user)"
+        );
+    }
+}
+
+/// The server's refusal in `answer`, if it is one (not a connection's
+/// failure, which the node's health reports and a reconnection may mend).
+fn refusal<T>(answer: Result<T, FredError>) -> Option<FredError> {
+    let error = answer.err()?;
+    let failed = matches!(
+        error.kind(),
+        ErrorKind::IO | ErrorKind::Timeout | ErrorKind::Canceled | ErrorKind::Backpressure
+    );
+    (!failed).then_some(error)
 }

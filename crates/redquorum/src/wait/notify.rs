@@ -227,6 +227,13 @@ async fn apply(
             }
         })
         .await;
+        // Once, aside: each probe has a connection of its own, and a
+        // stopped node must not hold up the subscriptions.
+        let subscribers = shared.subscribers.clone();
+        tokio::spawn(async move {
+            let probes = subscribers.iter().map(channels::warn_if_refused);
+            let _ = tokio::time::timeout(connect_timeout, futures::future::join_all(probes)).await;
+        });
     }
     while let Some(op) = ops.recv().await {
         let Some(shared) = shared.upgrade() else {
