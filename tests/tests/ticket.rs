@@ -2,7 +2,7 @@
 //! another process: a `Redlock` of its own) with its fencing token, the old
 //! holder losing it; two adopters of one ticket, one winner; a ticket of a
 //! killed holder, of an expired hold, a forged one; adoption with a node
-//! down and with a majority down.
+//! down and with a majority down; two adopters that split the nodes.
 
 mod common;
 
@@ -220,8 +220,8 @@ async fn adoption_needs_a_quorum_and_undoes_a_minority_move() {
     nodes.kill(2).unwrap();
     let err = adopter.adopt(&ticket).await.unwrap_err();
     assert!(matches!(err, Error::Unavailable { .. }), "{err}");
-    // Node 0 has the old holder's hold (not moved), or nothing (moved,
-    // then released by the unwind): never the failed adopter's.
+    // Node 0 has the old holder's hold (not moved, or moved back by the
+    // unwind), or nothing (expired): never the failed adopter's.
     let old_or_none = common::holds(&nodes, 0, &key, &old) || !on_any_node(&nodes, &key);
     assert!(
         old_or_none,
@@ -323,4 +323,95 @@ async fn a_move_reaches_a_node_known_down_once_it_answers_again() {
     })
     .await;
     assert!(gone, "{:?}", common::values(&nodes, &key));
+}
+
+/// Two adopters of one ticket that split the nodes both fail; each moves
+/// the hold back where it had moved it, so the ticket is still good and a
+/// third adoption takes it. (Released instead, the hold would be lost to
+/// everyone: found by the torture's hand-overs.) Real nodes: the rival's
+/// move is written on two nodes by hand, and a fifth node is stopped
+/// (SIGSTOP) so that neither has a quorum.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adopters_that_split_the_nodes_move_the_hold_back_for_the_next() {
+    let nodes = cluster(5);
+    let holder = redlock(&nodes, Duration::from_secs(30));
+    let adopter = redlock(&nodes, Duration::from_secs(30));
+    let next = redlock(&nodes, Duration::from_secs(30));
+    common::warm_up(&adopter).await;
+    let lock = holder.lock("split").await.unwrap();
+    common::assert_held_on(&nodes, &lock, 5).await;
+    let (key, old) = (lock.key().to_owned(), lock.owner().to_string());
+    let ticket = lock.into_ticket();
+    // A rival adopter has moved it on nodes 0 and 1 (a plain hold's record
+    // is its owner token), and node 4 stops answering.
+    let set = |i: usize, owner: &str| {
+        let args = ["SET", key.as_str(), owner, "XX", "KEEPTTL"];
+        nodes.command(i, &args).unwrap();
+    };
+    set(0, "rival");
+    set(1, "rival");
+    nodes.pause(4).unwrap();
+    let err = adopter.adopt(&ticket).await.unwrap_err();
+    assert!(
+        matches!(err, Error::Unavailable { .. } | Error::NotHeld { .. }),
+        "{err}"
+    );
+    // Where it moved (nodes 2 and 3), the hold is the old owner's again.
+    let moved_back = eventually(common::LANDS_WITHIN, || async {
+        common::holds(&nodes, 2, &key, &old) && common::holds(&nodes, 3, &key, &old)
+    })
+    .await;
+    assert!(moved_back, "{:?} (old {old})", common::values(&nodes, &key));
+    // The rival moves it back too, and node 4 answers again: its move and
+    // the move back land there in order.
+    set(0, &old);
+    set(1, &old);
+    nodes.resume(4).unwrap();
+    let whole = eventually(Duration::from_secs(10), || async {
+        common::held_on(&nodes, &key, &old) == 5
+    })
+    .await;
+    assert!(whole, "{:?} (old {old})", common::values(&nodes, &key));
+    let adopted = next.adopt(&ticket).await.expect("the ticket is still good");
+    assert!(common::held_on(&nodes, &key, &adopted.owner().to_string()) >= 3);
+    adopted.release().await.unwrap();
+}
+
+/// A lock record (a hold with a written-back token) moved back by a failed
+/// adoption is the old owner's again with its fence, keeping its own
+/// expiry (not the adopter's longer TTL). Real nodes, a majority killed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lock_record_moved_back_keeps_its_fence_and_its_expiry() {
+    let nodes = cluster(3);
+    let holder = redlock(&nodes, Duration::from_secs(10));
+    let adopter = redlock(&nodes, Duration::from_secs(60));
+    common::warm_up(&adopter).await;
+    let lock = holder.lock("record-back").await.unwrap();
+    let token = lock.fence().await.unwrap();
+    let (key, old) = (lock.key().to_owned(), lock.owner().to_string());
+    let everywhere = eventually(common::LANDS_WITHIN, || async {
+        (0..3).all(|i| field(&nodes, i, &key, &format!("f:{old}")).is_some())
+    })
+    .await;
+    assert!(everywhere, "the write-back did not reach every node");
+    let ticket = lock.into_ticket();
+    nodes.kill(1).unwrap();
+    nodes.kill(2).unwrap();
+    let err = adopter.adopt(&ticket).await.unwrap_err();
+    assert!(matches!(err, Error::Unavailable { .. }), "{err}");
+    assert!(
+        common::holds(&nodes, 0, &key, &old),
+        "{:?}",
+        common::values(&nodes, &key)
+    );
+    let fence = field(&nodes, 0, &key, &format!("f:{old}"));
+    assert_eq!(fence, Some(token.get().to_string()));
+    let expiry: i64 = field(&nodes, 0, &key, &format!("h:{old}"))
+        .and_then(|e| e.parse().ok())
+        .expect("the hold's expiry");
+    let left = expiry - common::node_ms(&nodes, 0).unwrap();
+    assert!(
+        left <= 10_000,
+        "{left} ms left: the adopter's TTL, not the hold's own"
+    );
 }

@@ -34,7 +34,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
-use super::audit::hold_life::{HoldContext, came_back, removed};
+use super::audit::hold_life::{HoldContext, came_back, moves_back, removed};
 use super::audit::{orphan, token_backing, unbacked, vote_backing};
 use super::forced::ForceReleases;
 use super::lock_delay::early_grants;
@@ -357,12 +357,14 @@ fn check_hold_lives(
     owners: &HashMap<&str, &Session>,
     violations: &mut Vec<Violation>,
 ) {
+    let moves_back = moves_back(evidence.sessions);
     let ctx = HoldContext {
         ttl: evidence.ttl,
         slack: evidence.slack,
         faults: evidence.faults,
         operator: evidence.operator,
         clock_off: evidence.clock_off,
+        moves_back: &moves_back,
     };
     for key in evidence.keys {
         let Some(owner) = owners.get(key.owner.as_str()) else {

@@ -234,9 +234,11 @@ impl Redlock {
     /// - [`Error::Unavailable`], [`Error::Expired`], [`Error::Shutdown`]:
     ///   as [`try_lock`](Self::try_lock).
     ///
-    /// Where the move landed without a quorum, it is undone by releasing
-    /// the hold there before the error returns (so a failed adoption can
-    /// cost the old holder those nodes).
+    /// Where the move landed without a quorum, it is moved back to the old
+    /// owner there before the error returns (keeping its expiry, at most
+    /// until the ticket's validity), so a later adoption of the same ticket
+    /// may still take it: of two adopters that split the nodes, neither
+    /// wins, and a third can.
     ///
     /// # Examples
     ///

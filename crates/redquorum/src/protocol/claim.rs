@@ -6,7 +6,7 @@
 //! that knows what a kind sends.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use fred::types::{Key, Value};
 
@@ -88,6 +88,9 @@ pub(crate) struct Claim {
     /// Encoded once: sent with every operation.
     token_value: Value,
     ttl_value: Value,
+    /// The owner token the hold is moved from (a lease ticket adopted),
+    /// and until when the ticket said its lease ran.
+    moved_from: Option<(Value, SystemTime)>,
 }
 
 impl Claim {
@@ -99,6 +102,7 @@ impl Claim {
         ttl: Duration,
     ) -> Self {
         Self {
+            moved_from: None,
             committed: AtomicBool::new(false),
             resource: resource.to_owned(),
             locks: vec![(keys.lock.clone(), kind)],
@@ -157,6 +161,14 @@ impl Claim {
     pub(crate) fn of_owner(mut self, owner_id: &str) -> Self {
         self.group = Value::from(owner_id);
         self.plain = false;
+        self
+    }
+
+    /// A hold moved from `old` (a lease ticket adopted: the attempt is
+    /// [`Claim::move_from`]), whose lease ran `until`; a failed attempt
+    /// moves it back.
+    pub(crate) fn adopting(mut self, old: OwnerToken, until: SystemTime) -> Self {
+        self.moved_from = Some((Value::from(old.to_string()), until));
         self
     }
 
@@ -224,9 +236,25 @@ impl Claim {
     }
 
     /// Undo a failed attempt: as `release`, but a waiting writer keeps its
-    /// intent for its next attempt.
+    /// intent for its next attempt. A failed adoption moves the hold back
+    /// to its old owner where it moved (released, the hold would be lost to
+    /// both of two adopters that split the nodes), lasting no longer than
+    /// the ticket said, as of now.
     pub(crate) fn unwind(&self) -> Op {
-        self.give_back(!self.waits)
+        let Some((old, until)) = &self.moved_from else {
+            return self.give_back(!self.waits);
+        };
+        let left = until.duration_since(SystemTime::now()).unwrap_or_default();
+        Op {
+            code: Code::MoveBack,
+            keys: vec![self.keys.lock.clone()],
+            args: vec![
+                self.token_value.clone(),
+                old.clone(),
+                Value::from_static_str(self.kind.name()),
+                Value::from(millis(left)),
+            ],
+        }
     }
 
     /// Owner-checked: raise the fence counters to `token` while we hold.

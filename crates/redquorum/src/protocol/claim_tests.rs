@@ -109,3 +109,28 @@ fn operations_carry_the_keys_they_touch() {
         vec![c.keys.lock.clone(), c.keys.fence.clone()]
     );
 }
+
+#[test]
+fn a_failed_adoption_moves_the_hold_back_for_no_longer_than_the_ticket_said() {
+    let old = crate::protocol::token::OwnerToken::random();
+    let until = std::time::SystemTime::now() + Duration::from_secs(5);
+    let adopting = claim(Kind::Lock).adopting(old, until);
+    let back = adopting.unwind();
+    assert_eq!(back.code, Code::MoveBack);
+    assert_eq!(back.keys, vec![adopting.keys.lock.clone()]);
+    let args = texts(&back);
+    assert_eq!(
+        args[..3],
+        [adopting.token.to_string(), old.to_string(), "lock".into()]
+    );
+    let cap: i64 = args[3].parse().unwrap();
+    assert!((1..=5000).contains(&cap), "{cap}");
+    // A ticket already run out: the hold goes back for a millisecond.
+    let past = std::time::SystemTime::now() - Duration::from_secs(1);
+    assert_eq!(
+        texts(&claim(Kind::Lock).adopting(old, past).unwind())[3],
+        "1"
+    );
+    // Its release is a plain one.
+    assert_eq!(adopting.release().code, Code::PlainRelease);
+}

@@ -44,6 +44,9 @@ macro_rules! code_table {
             /// Owner-checked on the old token: the hold becomes a new
             /// owner's (a lease ticket adopted).
             Move = "v" as MOVE,
+            /// Owner-checked on the adopter's token: a failed adoption's
+            /// hold becomes the old owner's again, keeping its expiry.
+            MoveBack = "b" as MOVE_BACK,
             /// Asks the holders to let go (announced on the lock's ask
             /// channel); changes nothing.
             Ask = "k" as ASK,
@@ -142,10 +145,11 @@ impl Op {
         }
     }
 
-    /// The owner token whose hold it removes: a release's (an unwind's).
+    /// The owner token whose hold it removes: a release's (an unwind's, a
+    /// failed adoption's move back).
     pub(crate) fn released_token(&self) -> Option<&Value> {
         match self.code {
-            Code::Release | Code::PlainRelease => self.args.first(),
+            Code::Release | Code::PlainRelease | Code::MoveBack => self.args.first(),
             _ => None,
         }
     }
@@ -167,6 +171,7 @@ impl Op {
                 | Code::PlainRelease
                 | Code::PlainExtend
                 | Code::Move
+                | Code::MoveBack
         )
     }
 
@@ -177,12 +182,13 @@ impl Op {
     }
 
     /// Whether it undoes what earlier operations did (a release, an unwind,
-    /// a force-release): sent even to a node known to be down, which may
-    /// still apply those earlier operations when it resumes (node/server.rs).
+    /// a force-release, a failed adoption's move back): sent even to a node
+    /// known to be down, which may still apply those earlier operations
+    /// when it resumes (node/server.rs).
     pub(crate) fn undoes(&self) -> bool {
         matches!(
             self.code,
-            Code::Release | Code::ForceRelease | Code::PlainRelease
+            Code::Release | Code::ForceRelease | Code::PlainRelease | Code::MoveBack
         )
     }
 
@@ -351,6 +357,12 @@ mod tests {
             op(Code::Move, &[], &[]).reaches_down_nodes() && !op(Code::Move, &[], &[]).undoes()
         );
         assert!(!op(Code::Acquire, &[], &[]).reaches_down_nodes());
+        // A failed adoption's move back undoes the move: it runs, reaches
+        // down nodes, and is sent again after NOSCRIPT as a release is.
+        let back = op(Code::MoveBack, &[], &["adopter"]);
+        assert!(back.must_run() && back.undoes() && back.reaches_down_nodes());
+        assert!(!back.creates_hold() && back.hold_token().is_none());
+        assert!(back.released_token().is_some());
         for code in [
             Code::Acquire,
             Code::Commit,

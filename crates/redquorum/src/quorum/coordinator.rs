@@ -127,7 +127,8 @@ impl Quorum {
     /// Moves the hold of `old` to `claim` on a quorum (a lease ticket
     /// adopted), as an acquisition whose operation is the owner-checked
     /// move: decided early, validity checked, unwound everywhere on failure
-    /// (where it moved, the hold is then released). Of two adopters of one
+    /// (where it moved, the hold goes back to `old`: `Claim::unwind` of a
+    /// claim that is `adopting`). Of two adopters of one
     /// hold, at most one moves it on a quorum. A hold `old` no longer has
     /// on a quorum is `NotHeld`.
     #[tracing::instrument(name = "redquorum.adopt", skip_all, fields(resource = %claim.resource, kind = claim.kind.name(), nodes = self.nodes.len(), result, elapsed_ms))]

@@ -262,7 +262,8 @@ impl Redlock {
     /// [`Redlock::adopt`]): the hold, with the ticket's fencing token
     /// carried over; this handle's holds of the old owner are lost.
     pub(crate) async fn adopt_hold(&self, kind: Kind, ticket: &Ticket) -> Result<Held, Error> {
-        let claim = Arc::new(self.ticket_claim(kind, ticket, OwnerToken::random())?);
+        let claim = self.ticket_claim(kind, ticket, OwnerToken::random())?;
+        let claim = Arc::new(claim.adopting(ticket.owner, ticket.valid_until()));
         let grant = self.quorum.adopt(&claim, ticket.owner).await?;
         self.holds.moved(ticket.owner);
         Ok(self.ticket_held(claim, grant, ticket))

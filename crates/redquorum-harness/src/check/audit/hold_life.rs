@@ -48,10 +48,15 @@
 //!   was gone, if the owner began to acquire before the call ended (it
 //!   removes the holds it finds, by design, also late on a node that was
 //!   away; a hold taken after it is not its to remove).
+//! - for a hold handed over as a lease ticket, its return while an
+//!   adoption of it that failed was under way: a failed adoption moves
+//!   the hold back to its owner where it had moved it (the ticket stays
+//!   good for a later adoption).
 //!
 //! Holds that share a record (readers, permits, a reentrant owner's holds)
 //! are each judged by their own token: one's release leaves the others.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::check::lock_delay::{DRIFT, FIXED};
@@ -72,6 +77,24 @@ pub(crate) struct HoldContext<'a> {
     pub operator: &'a [OperatorCall],
     /// Nodes whose clocks run outside the drift allowance.
     pub clock_off: &'a [usize],
+    /// The failed adoptions of each owner's lease ticket (start, end).
+    pub moves_back: &'a MovesBack<'a>,
+}
+
+/// The failed adoptions of each owner's lease ticket (start, end), by the
+/// owner: each moved the hold back where it had moved it.
+pub(crate) type MovesBack<'a> = HashMap<&'a str, Vec<(Duration, Duration)>>;
+
+/// The failed adoptions in `sessions`, by the owner whose ticket they took.
+pub(crate) fn moves_back(sessions: &[Session]) -> MovesBack<'_> {
+    let mut by: MovesBack<'_> = HashMap::new();
+    for s in sessions.iter().filter(|s| s.grant.is_none()) {
+        if let Some(from) = &s.adopted_from {
+            let end = s.ended.unwrap_or(s.start);
+            by.entry(from.as_str()).or_default().push((s.start, end));
+        }
+    }
+    by
 }
 
 /// How much older than its recorded time an audit read may be: its time
@@ -138,6 +161,18 @@ impl HoldContext<'_> {
                 && f.overlaps(owner.start, grant)
                 && f.end + self.slack >= at
         })
+    }
+
+    /// A failed adoption of `owner`'s ticket under way (within the slack)
+    /// between the read at `absent` that missed the hold and its return at
+    /// `back`: it moved the hold back.
+    fn moved_back(&self, owner: &Session, absent: Duration, back: Duration) -> bool {
+        self.moves_back
+            .get(owner.owner.as_str())
+            .is_some_and(|spans| {
+                (spans.iter())
+                    .any(|&(start, end)| start <= back + self.slack && end + self.slack >= absent)
+            })
     }
 
     /// A force-release of the hold's resource (the owner's, or any named
@@ -217,7 +252,8 @@ pub(crate) fn came_back(ctx: &HoldContext<'_>, life: &KeyLife, owner: &Session) 
     }
     let from = absent.saturating_sub(ctx.slack);
     !(ctx.node_fault(&LOSES_OR_AGES, life.node, from, life.first_seen)
-        || ctx.held_back_acquire(owner, life.node, absent))
+        || ctx.held_back_acquire(owner, life.node, absent)
+        || ctx.moved_back(owner, absent, life.first_seen))
 }
 
 #[cfg(test)]

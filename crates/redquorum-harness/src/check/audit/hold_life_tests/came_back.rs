@@ -111,3 +111,32 @@ fn a_slow_reads_time_left_counts_from_when_the_read_was_sent() {
     (quick.last_sent, quick.left) = (Some(ms(1150)), Some(ms(900)));
     assert!(removed(&ctx(&[], &[]), &quick, &a));
 }
+
+/// A hold handed over as a ticket: an adopter's move takes it off a node,
+/// and when that adoption fails it moves it back there (the ticket stays
+/// good for a later adoption). Only a failed adoption of this owner,
+/// running between the read that missed the hold and its return, brings
+/// it back.
+#[test]
+fn a_hold_moved_back_by_a_failed_adoption_is_not_a_return() {
+    let mut a = holder("a");
+    a.release = Some(ms(1000)); // handed over as a ticket
+    let hold = back(0, "a", 1200, 1300);
+    let failed = |start, end| vec![(ms(start), ms(end))];
+    let judged = |moves: &[(Duration, Duration)]| {
+        let moves_back = std::collections::HashMap::from([("a", moves.to_vec())]);
+        came_back(
+            &HoldContext {
+                moves_back: &moves_back,
+                ..ctx(&[], &[])
+            },
+            &hold,
+            &a,
+        )
+    };
+    // Adopted from 1100 to 1250, failed: moved back.
+    assert!(!judged(&failed(1100, 1250)));
+    // A failed adoption long before, or none: it came back by itself.
+    assert!(came_back(&ctx(&[], &[]), &hold, &a));
+    assert!(judged(&failed(100, 150)));
+}

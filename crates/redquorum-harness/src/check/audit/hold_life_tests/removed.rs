@@ -7,12 +7,15 @@ pub(super) fn ms(n: u64) -> Duration {
 
 /// TTL 2 s, slack 1 s (the torture's defaults).
 pub(super) fn ctx<'a>(faults: &'a [FaultEvent], operator: &'a [OperatorCall]) -> HoldContext<'a> {
+    static NO_MOVES_BACK: std::sync::LazyLock<MovesBack<'static>> =
+        std::sync::LazyLock::new(HashMap::new);
     HoldContext {
         ttl: ms(2000),
         slack: ms(1000),
         faults,
         operator,
         clock_off: &[],
+        moves_back: &NO_MOVES_BACK,
     }
 }
 
