@@ -1,8 +1,8 @@
 //! `redquorum lock`, `extend` and `unlock` as the steps of a pipeline, run
 //! by `sh` against real nodes: the lock outlives the step that took it, a
 //! later step renews and releases it with the ticket; the exit statuses of
-//! a contended lock (75), a gone hold (70), a malformed ticket (64) and a
-//! ticket that could not be written (74).
+//! a contended lock (75), a gone hold (70), a malformed ticket or one of a
+//! write lock (64) and a ticket that could not be written (74).
 
 mod common;
 
@@ -123,11 +123,15 @@ fn a_malformed_ticket_is_a_usage_error_that_touches_nothing() {
     let out = sh(
         &nodes,
         r#""$RQ" lock kept --ttl 20s >/dev/null || exit 1
-           "$RQ" unlock 'rq1:lock:not-a-token:-:0:kept'; echo "code=$?" >&2"#,
+           "$RQ" unlock 'rq1:lock:not-a-token:-:0:kept'; echo "code=$?" >&2
+           "$RQ" unlock 'rq1:write:0123456789abcdef0123456789abcdef:-:0:kept'; echo "write=$?" >&2"#,
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("code=64"), "{stderr}");
     assert!(stderr.contains("not a lease ticket"), "{stderr}");
+    // A write lock's ticket (the library's): the CLI takes plain locks'.
+    assert!(stderr.contains("write=64"), "{stderr}");
+    assert!(stderr.contains("a write ticket"), "{stderr}");
     let held = owners(&nodes, "kept");
     assert!(held.iter().filter(|o| o.is_some()).count() >= 2, "{held:?}");
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use redquorum::{Redlock, RedlockBuilder};
+use redquorum::{Redlock, RedlockBuilder, Ticket};
 
 use crate::arg_values;
 use crate::exit;
@@ -98,5 +98,25 @@ pub(crate) fn print_line(command: &str, line: &str) -> Result<(), ExitCode> {
             stderr_line!("redquorum {command}: cannot write to stdout: {e}");
             Err(exit::SOFTWARE.into())
         }
+    }
+}
+
+/// The lease ticket `text` of a plain lock (the CLI's commands take no
+/// other kind), or exit 64 with what is wrong, never the ticket itself (a
+/// capability).
+pub(crate) fn plain_ticket(text: &str, command: &str) -> Result<Ticket, ExitCode> {
+    match text.parse::<Ticket>() {
+        Err(error) => {
+            stderr_line!("redquorum {command}: {error}");
+            Err(exit::USAGE.into())
+        }
+        Ok(ticket) if ticket.kind() != "lock" => {
+            stderr_line!(
+                "redquorum {command}: a {} ticket: the command takes a plain lock's (redquorum lock)",
+                ticket.kind()
+            );
+            Err(exit::USAGE.into())
+        }
+        Ok(ticket) => Ok(ticket),
     }
 }

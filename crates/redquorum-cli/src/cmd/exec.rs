@@ -56,12 +56,8 @@ pub(crate) async fn run(nodes: &NodesArg, args: ExecArgs) -> ExitCode {
     let command = &args.command.command;
     let resource = &args.resource;
     let code = match (&args.ticket, args.permits) {
-        (Some(ticket), _) => match ticket.parse::<redquorum::Ticket>() {
-            // The message says what is wrong, never the ticket (a capability).
-            Err(error) => {
-                stderr_line!("redquorum exec: {error}");
-                exit::USAGE.into()
-            }
+        (Some(ticket), _) => match common::plain_ticket(ticket, "exec") {
+            Err(code) => code,
             Ok(ticket) if ticket.resource() != resource => {
                 stderr_line!(
                     "redquorum exec: the ticket is for {:?}, not {resource:?}",

@@ -8,7 +8,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use redquorum::{Error, Lock, LockOptions, Redlock, Ticket};
+use redquorum::{Error, Lock, LockOptions, Redlock};
 
 use crate::arg_values;
 use crate::cmd::common;
@@ -157,13 +157,9 @@ where
     F: FnOnce(Lock, String) -> Fut,
     Fut: std::future::Future<Output = ExitCode>,
 {
-    // The message names what is wrong, never the ticket (a capability).
-    let ticket: Ticket = match args.ticket.parse() {
+    let ticket = match common::plain_ticket(&args.ticket, command) {
         Ok(ticket) => ticket,
-        Err(error) => {
-            stderr_line!("redquorum {command}: {error}");
-            return exit::USAGE.into();
-        }
+        Err(code) => return code,
     };
     let ttl = ttl.unwrap_or(RESUME_TTL);
     let redlock = match redlock(nodes, command, &args.nodes, ttl, Duration::ZERO) {

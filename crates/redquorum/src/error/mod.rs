@@ -156,6 +156,20 @@ pub enum Error {
         /// The shard primaries that serve them.
         shards: String,
     },
+    /// A lease ticket of one kind of hold was adopted (or resumed) as
+    /// another: a `write` ticket by [`Redlock::adopt`](crate::Redlock::adopt),
+    /// say. Nothing was sent.
+    #[error(
+        "{resource:?}: a {ticket} ticket cannot be taken over as a {asked} (use the {ticket} kind's adopt or resume)"
+    )]
+    TicketKind {
+        /// The ticket's resource.
+        resource: String,
+        /// The ticket's kind (`lock`, `write`).
+        ticket: &'static str,
+        /// The kind it was taken over as.
+        asked: &'static str,
+    },
 }
 
 impl Error {

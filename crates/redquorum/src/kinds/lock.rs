@@ -58,13 +58,7 @@ impl Lock {
     /// ```
     #[must_use]
     pub fn ticket(&self) -> Ticket {
-        let held = &self.held;
-        Ticket::new(
-            held.resource(),
-            held.owner(),
-            held.issued_fence(),
-            held.validity(),
-        )
+        self.held.ticket()
     }
 
     /// Resolves when someone asks this lock's holder to let go
@@ -224,7 +218,9 @@ impl Redlock {
     /// adopters of one ticket at most one wins.
     ///
     /// The lock is this handle's: its TTL, watchdog, owner information and
-    /// lock-delay, its node timeouts. Only a [`Lock`]'s ticket exists so far.
+    /// lock-delay, its node timeouts. A [`WriteLock`](crate::WriteLock)'s
+    /// ticket is adopted by [`adopt_write`](Self::adopt_write); no other
+    /// kind has tickets.
     ///
     /// # Errors
     ///
@@ -233,6 +229,7 @@ impl Redlock {
     ///   token changes nothing anywhere).
     /// - [`Error::Unavailable`], [`Error::Expired`], [`Error::Shutdown`]:
     ///   as [`try_lock`](Self::try_lock).
+    /// - [`Error::TicketKind`]: a write lock's ticket (nothing sent).
     ///
     /// Where the move landed without a quorum, it is moved back to the old
     /// owner there before the error returns (keeping its expiry, at most

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use crate::error::Error;
 use crate::kinds::held_methods::held_methods;
 use crate::lease::held::Held;
+use crate::lease::ticket::Ticket;
 use crate::protocol::claim::Kind;
 use crate::protocol::token::OwnerToken;
 use crate::quorum::drop_guard::DropGuard;
@@ -225,6 +226,110 @@ pub struct WriteLock {
 }
 
 held_methods!(WriteLock);
+
+impl WriteLock {
+    /// This write lock as a [`Ticket`] another task or process takes it
+    /// over with ([`Redlock::adopt_write`]), as [`Lock::ticket`](crate::Lock::ticket):
+    /// this handle keeps holding until then, and learns of the move as a
+    /// loss. A ticket is a capability: keep it out of logs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+    /// let write = redlock.write_lock("prices").await?;
+    /// let ticket = write.ticket();
+    /// assert_eq!(ticket.kind(), "write");
+    /// let adopted = redlock.adopt_write(&ticket).await?;
+    /// assert_eq!(write.lease().lost().await, redquorum::LostReason::Moved);
+    /// adopted.release().await?;
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn ticket(&self) -> Ticket {
+        self.held.ticket()
+    }
+
+    /// This write lock as a [`Ticket`], letting go of it here without
+    /// releasing (its watchdog stops): the lease runs until an adopter
+    /// takes it over, or expires at its deadline.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+    /// let ticket = redlock.write_lock("prices").await?.into_ticket();
+    /// let write = redlock.resume_write(&ticket).await?;
+    /// write.release().await?;
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn into_ticket(mut self) -> Ticket {
+        let ticket = self.ticket();
+        self.held.forget();
+        ticket
+    }
+}
+
+impl Redlock {
+    /// Takes over the write lock a [`Ticket`] hands over, as
+    /// [`Redlock::adopt`] takes over a [`Lock`](crate::Lock)'s: moved on a
+    /// quorum, owner-checked (a waiting writer's intent moves with it), the
+    /// fencing token carried over, the old handle losing it; of two
+    /// adopters at most one wins, and a failed adoption moves the hold back.
+    ///
+    /// # Errors
+    ///
+    /// As [`Redlock::adopt`]; [`Error::TicketKind`] for a plain lock's
+    /// ticket (nothing sent).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+    /// let ticket = redlock.write_lock("prices").await?.into_ticket();
+    /// let write = redlock.adopt_write(&ticket).await?;
+    /// assert!(redlock.try_read_lock("prices").await.is_err()); // still exclusive
+    /// write.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn adopt_write(&self, ticket: &Ticket) -> Result<WriteLock, Error> {
+        Ok(WriteLock {
+            held: self.adopt_hold(Kind::Write, ticket).await?,
+        })
+    }
+
+    /// Carries on the write lock a [`Ticket`] names as its owner, without
+    /// moving it, as [`Redlock::resume`] does a [`Lock`](crate::Lock)'s.
+    ///
+    /// # Errors
+    ///
+    /// As [`Redlock::resume`]; [`Error::TicketKind`] for a plain lock's
+    /// ticket (nothing sent).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+    /// let ticket = redlock.write_lock("nightly").await?.into_ticket();
+    /// let write = redlock.resume_write(&ticket).await?;
+    /// write.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn resume_write(&self, ticket: &Ticket) -> Result<WriteLock, Error> {
+        Ok(WriteLock {
+            held: self.resume_hold(Kind::Write, ticket).await?,
+        })
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -15,6 +15,7 @@ use tokio::sync::OnceCell;
 use crate::error::Error;
 use crate::lease::registry::Registry;
 use crate::lease::state::{Lease, LostReason};
+use crate::lease::ticket::Ticket;
 use crate::lease::watch::LeaseWatch;
 use crate::lease::watchdog::{Extender, Watchdog};
 use crate::node_id::NodeId;
@@ -273,6 +274,14 @@ impl Held {
             asked,
             token: OnceCell::new_with(Some(token)),
         };
+    }
+
+    /// This hold as a lease ticket (its kind must be one tickets name:
+    /// `Lock`, `Write`).
+    pub(crate) fn ticket(&self) -> Ticket {
+        let kind = self.claim.kind;
+        let (owner, fence) = (self.owner(), self.issued_fence());
+        Ticket::new(kind, self.resource(), owner, fence, self.validity())
     }
 
     /// The fencing token, if it was issued (asked for) already.

@@ -1,5 +1,6 @@
 //! A lease ticket: a held lock as a value that another task or process can
-//! take over ([`Redlock::adopt`](crate::Redlock::adopt)), in one line for
+//! take over ([`Redlock::adopt`](crate::Redlock::adopt),
+//! [`Redlock::adopt_write`](crate::Redlock::adopt_write)), in one line for
 //! shells.
 //!
 //! A ticket is a capability: whoever has it can take the lock over (and
@@ -12,11 +13,18 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use percent_encoding::{AsciiSet, CONTROLS, percent_decode_str, utf8_percent_encode};
 
+use crate::protocol::claim::Kind;
 use crate::protocol::fence::FenceToken;
 use crate::protocol::token::OwnerToken;
 
 /// The string form's first field: its version.
 const VERSION: &str = "rq1";
+
+/// The kinds of hold a ticket names: the exclusive locks of one name, whose
+/// hold is the lock's only one. (A reader or a permit shares its lock with
+/// others, a permit holds a slot too, a reentrant hold is its owner
+/// group's, a leader's carries the election's value: not yet.)
+const KINDS: [Kind; 2] = [Kind::Lock, Kind::Write];
 
 /// What the string form escapes in the resource name, so that the ticket
 /// stays one shell word on one line (and `%` itself).
@@ -28,7 +36,8 @@ const ESCAPED: &AsciiSet = &CONTROLS.add(b' ').add(b'%').add(b'\'').add(b'"');
 ///
 /// Made by [`Lock::ticket`](crate::Lock::ticket) or
 /// [`Lock::into_ticket`](crate::Lock::into_ticket); its string form is
-/// `rq1:lock:<owner>:<fence or ->:<valid until, Unix ms>:<resource>`.
+/// `rq1:<kind>:<owner>:<fence or ->:<valid until, Unix ms>:<resource>`,
+/// the kind `lock` or `write`.
 ///
 /// # Examples
 ///
@@ -44,6 +53,8 @@ const ESCAPED: &AsciiSet = &CONTROLS.add(b' ').add(b'%').add(b'\'').add(b'"');
 /// ```
 #[derive(Clone, PartialEq, Eq)]
 pub struct Ticket {
+    /// The kind of hold: [`Kind::Lock`] or [`Kind::Write`] ([`KINDS`]).
+    pub(crate) kind: Kind,
     pub(crate) resource: String,
     pub(crate) owner: OwnerToken,
     pub(crate) fence: Option<FenceToken>,
@@ -52,9 +63,10 @@ pub struct Ticket {
 }
 
 impl Ticket {
-    /// The ticket of a `lock` on `resource` held by `owner`, valid for
-    /// `validity` from now.
+    /// The ticket of a hold of `kind` (one of [`KINDS`]) on `resource`
+    /// held by `owner`, valid for `validity` from now.
     pub(crate) fn new(
+        kind: Kind,
         resource: &str,
         owner: OwnerToken,
         fence: Option<FenceToken>,
@@ -63,6 +75,7 @@ impl Ticket {
         let until = SystemTime::now() + validity;
         let ms = until.duration_since(UNIX_EPOCH).unwrap_or_default();
         Self {
+            kind,
             resource: resource.to_owned(),
             owner,
             fence,
@@ -76,11 +89,13 @@ impl Ticket {
         &self.resource
     }
 
-    /// The lock kind (`lock`: the plain exclusive lock, the only kind
-    /// tickets are made of so far).
+    /// The kind of hold: `lock` (a [`Lock`](crate::Lock), adopted by
+    /// [`Redlock::adopt`](crate::Redlock::adopt)) or `write` (a
+    /// [`WriteLock`](crate::WriteLock), adopted by
+    /// [`Redlock::adopt_write`](crate::Redlock::adopt_write)).
     #[must_use]
     pub fn kind(&self) -> &'static str {
-        "lock"
+        self.kind.name()
     }
 
     /// The fencing token the hold was issued, if it asked for one; the
@@ -146,7 +161,9 @@ pub enum TicketError {
         version: String,
     },
     /// A lock kind this redquorum cannot hand over.
-    #[error("a lease ticket of a {kind:?} lock: only \"lock\" tickets can be adopted")]
+    #[error(
+        "a lease ticket of a {kind:?} lock: only \"lock\" and \"write\" tickets can be adopted"
+    )]
     Kind {
         /// The kind the ticket names.
         kind: String,
@@ -166,11 +183,11 @@ impl FromStr for Ticket {
             });
         }
         let kind = next("no kind")?;
-        if kind != "lock" {
+        let Some(&kind) = KINDS.iter().find(|k| k.name() == kind) else {
             return Err(TicketError::Kind {
                 kind: kind.chars().take(32).collect(),
             });
-        }
+        };
         let owner = next("no owner")?;
         let owner = (owner.len() == 32)
             .then(|| u128::from_str_radix(owner, 16).ok())
@@ -193,6 +210,7 @@ impl FromStr for Ticket {
             return Err(TicketError::Malformed("the resource is empty"));
         }
         Ok(Self {
+            kind,
             resource: resource.into_owned(),
             owner,
             fence,
@@ -269,16 +287,19 @@ mod tests {
     }
 
     proptest! {
-        /// Any resource name (colons, spaces, newlines, percent signs) and
-        /// any fence survive the one-line form, which stays one line.
+        /// Any resource name (colons, spaces, newlines, percent signs), any
+        /// fence and either kind survive the one-line form, which stays one
+        /// line.
         #[test]
         fn the_string_form_reads_back(
             resource in "\\PC{1,40}|[ :%\n\t'\"]{1,8}",
             owner in any::<u128>(),
             fence in proptest::option::of(any::<u64>()),
             valid_until in any::<u64>(),
+            kind in proptest::sample::select(KINDS.to_vec()),
         ) {
             let ticket = Ticket {
+                kind,
                 resource,
                 owner: OwnerToken::from_u128(owner),
                 fence: fence.map(FenceToken::new),

@@ -280,8 +280,16 @@ impl Redlock {
 
     /// A claim of `kind` on `ticket`'s resource with `token`: a lock
     /// record's if the ticket carries a fencing token (the old holder's
-    /// write-back made the record a hash).
+    /// write-back made the record a hash). A ticket of another kind is
+    /// refused before anything is sent.
     fn ticket_claim(&self, kind: Kind, ticket: &Ticket, token: OwnerToken) -> Result<Claim, Error> {
+        if ticket.kind != kind {
+            return Err(Error::TicketKind {
+                resource: ticket.resource().to_owned(),
+                ticket: ticket.kind(),
+                asked: kind.name(),
+            });
+        }
         let claim = self.claim_with(kind, ticket.resource(), token)?;
         Ok(if ticket.fence().is_some() {
             claim.committed()
