@@ -15,11 +15,16 @@
 //! (`N − quorum`) is a violation.
 //!
 //! What makes a node unknown, never against: no good read of it after
-//! the grant; a fault on it from the holder's acquire to that read that
+//! the grant; a fault on it from the holder's acquire (for a hold adopted
+//! from a lease ticket, which carries its token: the acquire of the hold
+//! the token was written back for) to that read that
 //! loses or rewrites what it stored (`fence-loss`, and [`LOSES_OR_AGES`]:
 //! a kill or restart replaying an older log, a failover, a migration; a
 //! clock fault, since the counter's floor is the node's clock). A history
 //! without counters (from before they were read) is not judged.
+
+use std::collections::HashMap;
+use std::time::Duration;
 
 use super::counter_shown::CounterShown;
 use super::hold_life::LOSES_OR_AGES;
@@ -32,11 +37,15 @@ use crate::faults::{FaultEvent, FaultKind};
 const COUNTER_SUFFIX: &str = ":fence";
 
 /// The nodes whose counters did not hold `s`'s token, when they are more
-/// than a quorum can spare.
+/// than a quorum can spare. `issued` is when the token's first holder
+/// began to acquire: `s`'s own start, or, for a hold adopted from a lease
+/// ticket (which carries its token), the start of the hold it was first
+/// written back for ([`issued_at`]); a fault from then on excuses a node.
 pub(crate) fn unbacked_token(
     backing: &Backing,
     faults: &[FaultEvent],
     s: &Session,
+    issued: Duration,
 ) -> Option<Vec<CounterShown>> {
     let (token, grant) = (s.fence?, s.grant?);
     let nodes = backing.rounds.first()?.reads.len();
@@ -66,7 +75,7 @@ pub(crate) fn unbacked_token(
         let rewritten = faults.iter().any(|f| {
             (f.kind == FaultKind::FenceLoss || LOSES_OR_AGES.contains(&f.kind))
                 && f.nodes.contains(&node)
-                && f.overlaps(s.start, read.at)
+                && f.overlaps(issued, read.at)
         });
         if rewritten {
             continue;
@@ -88,6 +97,21 @@ pub(crate) fn unbacked_token(
     (against.len() > nodes - quorum).then_some(against)
 }
 
+/// When the token `s` holds was first issued: the start of the first hold
+/// of the chain of lease tickets `s` was adopted through (`by_owner`: the
+/// sessions by owner token), else `s`'s own start.
+pub(crate) fn issued_at(s: &Session, by_owner: &HashMap<&str, &Session>) -> Duration {
+    let mut first = s;
+    // A chain of adoptions is as long as the sessions at most.
+    for _ in 0..by_owner.len() {
+        match (first.adopted_from.as_deref()).and_then(|from| by_owner.get(from)) {
+            Some(&from) if from.fence == s.fence => first = from,
+            _ => break,
+        }
+    }
+    first.start.min(s.start)
+}
+
 /// Every granted session of `evidence` whose token a quorum's counters
 /// did not hold.
 pub(crate) fn violations(evidence: &Evidence<'_>) -> Vec<Violation> {
@@ -95,11 +119,15 @@ pub(crate) fn violations(evidence: &Evidence<'_>) -> Vec<Violation> {
     if backing.counters.is_empty() {
         return Vec::new();
     }
+    let by_owner: HashMap<&str, &Session> = (evidence.sessions.iter())
+        .map(|s| (s.owner.as_str(), s))
+        .collect();
     evidence
         .sessions
         .iter()
         .filter_map(|s| {
-            let nodes = unbacked_token(backing, evidence.faults, s)?;
+            let issued = issued_at(s, &by_owner);
+            let nodes = unbacked_token(backing, evidence.faults, s, issued)?;
             Some(Violation::UnbackedToken {
                 session: Box::new(s.clone()),
                 nodes,
