@@ -109,9 +109,7 @@ impl Lock {
     /// ```
     #[must_use]
     pub fn into_ticket(mut self) -> Ticket {
-        let ticket = self.ticket();
-        self.held.forget();
-        ticket
+        self.held.let_go_as_ticket()
     }
 }
 

@@ -269,9 +269,7 @@ impl WriteLock {
     /// ```
     #[must_use]
     pub fn into_ticket(mut self) -> Ticket {
-        let ticket = self.ticket();
-        self.held.forget();
-        ticket
+        self.held.let_go_as_ticket()
     }
 }
 

@@ -284,6 +284,14 @@ impl Held {
         Ticket::new(kind, self.resource(), owner, fence, self.validity())
     }
 
+    /// This hold as a lease ticket, let go of here without releasing (the
+    /// watchdog stops): its lease runs until an adopter takes it over.
+    pub(crate) fn let_go_as_ticket(&mut self) -> Ticket {
+        let ticket = self.ticket();
+        self.forget();
+        ticket
+    }
+
     /// The fencing token, if it was issued (asked for) already.
     pub(crate) fn issued_fence(&self) -> Option<FenceToken> {
         match &self.fencing {
