@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::Error;
 use crate::outcome::{NodeOutcome, Outcomes};
-use crate::protocol::claim;
+use crate::protocol::resource_ops;
 use crate::protocol::token::OwnerToken;
 use crate::redlock::Redlock;
 
@@ -58,7 +58,7 @@ impl Redlock {
         let tag = format!("ask:{}", OwnerToken::random());
         let quorum = self.shared_quorum();
         loop {
-            let asked = quorum.read_all(claim::ask(&keys, &tag)).await;
+            let asked = quorum.read_all(resource_ops::ask(&keys, &tag)).await;
             let answered = asked.iter().filter(|(_, a)| a.is_ok()).count();
             let held_on = (asked.iter())
                 .filter(|(_, answer)| matches!(answer, Ok(fred::types::Value::Integer(1))))

@@ -9,9 +9,9 @@ use fred::types::Value;
 use crate::error::Error;
 use crate::node_error::NodeError;
 use crate::node_id::NodeId;
-use crate::protocol::claim;
 use crate::protocol::fence::FenceToken;
 use crate::protocol::owner_info::OwnerInfo;
+use crate::protocol::resource_ops;
 use crate::quorum::tally;
 use crate::redlock::Redlock;
 
@@ -296,7 +296,10 @@ impl Redlock {
             return Err(Error::EmptyResource);
         }
         let keys = self.resource_keys(resource);
-        let answers = self.shared_quorum().read_all(claim::inspect(&keys)).await;
+        let answers = self
+            .shared_quorum()
+            .read_all(resource_ops::inspect(&keys))
+            .await;
         let nodes = answers
             .into_iter()
             .map(|(node, answer)| {

@@ -10,7 +10,8 @@
 //! or `scripts/cluster_prelude.lua`; and `scripts/fenced_write.lua` for
 //! [`FencedWriter`](crate::FencedWriter)), the fencing token and its
 //! protocol (`fence.rs`), the owner token (`token.rs`) and owner
-//! information (`owner_info.rs`). What the nodes' answers add up to is
+//! information (`owner_info.rs`), and the operator's operations on a
+//! resource whoever holds it (`resource_ops.rs`). What the nodes' answers add up to is
 //! `quorum/`'s.
 //!
 //! May import: `outcome.rs`, `node_error.rs`, `node_id.rs`, `mutants.rs`
@@ -27,6 +28,7 @@ pub(crate) mod fence;
 pub(crate) mod keys;
 pub(crate) mod op;
 pub(crate) mod owner_info;
+pub(crate) mod resource_ops;
 pub(crate) mod token;
 
 pub use fence::FenceToken;

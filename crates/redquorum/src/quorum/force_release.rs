@@ -18,8 +18,8 @@ use crate::error::Error;
 use crate::node_error::NodeError;
 use crate::node_id::NodeId;
 use crate::outcome::{NodeOutcome, Outcomes};
-use crate::protocol::claim;
 use crate::protocol::keys::ResourceKeys;
+use crate::protocol::resource_ops;
 use crate::quorum::coordinator::Quorum;
 use crate::quorum::fan_out::{self, Until};
 use crate::quorum::tally::Decision;
@@ -37,7 +37,7 @@ impl Quorum {
         self.check_open()?;
         self.nodes.first_connect().await;
         let found = self.force_read(resource, keys).await?;
-        let op = claim::force_release(keys, &found);
+        let op = resource_ops::force_release(keys, &found);
         let (decision, votes) = fan_out::gather(&self.nodes, || op.clone(), Until::Everyone).await;
         let unavailable = |votes| Error::Unavailable {
             resource: resource.to_owned(),
@@ -47,7 +47,7 @@ impl Quorum {
             return Err(unavailable(votes));
         }
         let highest = votes.iter().map(|v| v.value).max().unwrap_or(0);
-        let raise = claim::raise_fence(keys, highest);
+        let raise = resource_ops::raise_fence(keys, highest);
         match fan_out::gather(&self.nodes, || raise.clone(), Until::Decided).await {
             (Decision::Won, _) => Ok(highest),
             (_, votes) => Err(unavailable(votes)),
@@ -57,7 +57,7 @@ impl Quorum {
     /// The first round: every entry any node reports on `resource`, once a
     /// quorum of nodes answered (fewer could miss a holder).
     async fn force_read(&self, resource: &str, keys: &ResourceKeys) -> Result<Vec<String>, Error> {
-        let answers = self.read_all(claim::force_read(keys)).await;
+        let answers = self.read_all(resource_ops::force_read(keys)).await;
         let mut found = BTreeSet::new();
         let mut entries = Vec::new();
         for (node, answer) in answers {
