@@ -98,20 +98,26 @@ fn captured() -> Captured {
         .clone()
 }
 
-/// How many health probes the node has answered (each sends `CONFIG GET`;
-/// the test itself only sends `INFO`).
-fn probes(cluster: &Cluster, index: usize) -> u64 {
+/// How many calls of `command` node `index` has run (`INFO commandstats`).
+fn calls(cluster: &Cluster, index: usize, command: &str) -> u64 {
     let stats = cluster
         .command(index, &["INFO", "commandstats"])
         .unwrap()
         .as_text()
         .unwrap_or_default();
+    let prefix = format!("cmdstat_{command}:calls=");
     stats
         .lines()
-        .find_map(|l| l.strip_prefix("cmdstat_config|get:calls="))
+        .find_map(|l| l.strip_prefix(prefix.as_str()))
         .and_then(|rest| rest.split(',').next())
         .and_then(|n| n.parse().ok())
         .unwrap_or(0)
+}
+
+/// How many health probes the node has answered (each sends `CONFIG GET`;
+/// the test itself only sends `INFO`).
+fn probes(cluster: &Cluster, index: usize) -> u64 {
+    calls(cluster, index, "config|get")
 }
 
 #[tokio::test]
@@ -178,10 +184,28 @@ async fn a_node_refusing_subscriptions_is_warned_about_once() {
     let redlock = builder(cluster.urls_as("quiet", "pw-Qz8")).build().unwrap();
     // Three holders listening for asks, each on a name of its own: three
     // subscriptions on every node (sent at the listener's first poll).
-    for name in ["quiet-a", "quiet-b", "quiet-c"] {
+    for (round, name) in ["quiet-a", "quiet-b", "quiet-c"].into_iter().enumerate() {
         let held = redlock.lock(name).await.expect("lock");
         let listening = tokio::time::timeout(Duration::from_millis(100), held.release_asked());
         assert!(listening.await.is_err(), "nobody asked");
+        if round == 0 {
+            // The first listener started the probes: node 0 took its
+            // PUBLISH (nothing else publishes before the first release),
+            // and the refusing nodes were named.
+            let probed = || {
+                let (cluster, captured) = (&cluster, &captured);
+                move || async move {
+                    calls(cluster, 0, "publish") >= 1
+                        && (1..3).all(|i| {
+                            !(captured.lines_with(REFUSES, &cluster.host_port(i))).is_empty()
+                        })
+                }
+            };
+            assert!(
+                eventually(Duration::from_secs(10), probed()).await,
+                "the probes did not finish"
+            );
+        }
         held.release().await.expect("release");
     }
     // The refusing nodes refused all three (their ACL logs count them).

@@ -45,7 +45,8 @@ macro_rules! code_table {
             /// owner's (a lease ticket adopted).
             Move = "v" as MOVE,
             /// Owner-checked on the adopter's token: a failed adoption's
-            /// hold becomes the old owner's again, keeping its expiry.
+            /// hold becomes the old owner's again, keeping its expiry (at
+            /// most the ticket's validity).
             MoveBack = "b" as MOVE_BACK,
             /// Asks the holders to let go (announced on the lock's ask
             /// channel); changes nothing.

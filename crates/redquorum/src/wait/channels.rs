@@ -74,12 +74,14 @@ pub(crate) async fn warn_if_refused(subscriber: &SubscriberClient) {
         return;
     }
     // Once: a failed connect ends the probe (the subscriber's own config
-    // reconnects forever).
+    // reconnects forever); its timeouts bound the connect, the handshake
+    // and the command, so the probe ends by itself and never lingers.
     let config = Config {
         fail_fast: true,
         ..subscriber.client_config()
     };
-    let probe = Client::new(config, None, None, None);
+    let (performance, connection) = (subscriber.perf_config(), subscriber.connection_config());
+    let probe = Client::new(config, Some(performance), Some(connection.clone()), None);
     if probe.init().await.is_err() {
         // Not reachable now: the node's health says so, and a waiter that
         // comes later probes no more (the subscription is tried anyway).

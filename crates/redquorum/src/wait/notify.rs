@@ -228,11 +228,11 @@ async fn apply(
         })
         .await;
         // Once, aside: each probe has a connection of its own, and a
-        // stopped node must not hold up the subscriptions.
+        // stopped node must not hold up the subscriptions. Its own
+        // timeouts end it (`warn_if_refused`).
         let subscribers = shared.subscribers.clone();
         tokio::spawn(async move {
-            let probes = subscribers.iter().map(channels::warn_if_refused);
-            let _ = tokio::time::timeout(connect_timeout, futures::future::join_all(probes)).await;
+            futures::future::join_all(subscribers.iter().map(channels::warn_if_refused)).await;
         });
     }
     while let Some(op) = ops.recv().await {
