@@ -17,7 +17,7 @@ use std::time::Duration;
 use common::acl::{LOCKER_COMMANDS, create_user};
 use common::{builder, cluster, eventually};
 use redquorum::Redlock;
-use redquorum_harness::{Cluster, Reply};
+use redquorum_harness::Cluster;
 
 const WARNING: &str = "maxmemory-policy may evict lock keys";
 const REFUSES: &str = "refuses the release channels";
@@ -55,30 +55,10 @@ impl Captured {
 /// How many subscriptions node `index`'s ACL log counts as denied (the
 /// command, or the channel).
 fn channel_denials(cluster: &Cluster, index: usize) -> i64 {
-    let Ok(Reply::Array(Some(entries))) = cluster.command(index, &["ACL", "LOG"]) else {
-        return 0;
-    };
-    let field = |entry: &[Reply], name: &str| {
-        let at = entry
-            .iter()
-            .position(|f| f.as_text().as_deref() == Some(name))?;
-        entry.get(at + 1).cloned()
-    };
-    entries
-        .iter()
-        .filter_map(|entry| match entry {
-            Reply::Array(Some(entry)) => Some(entry),
-            _ => None,
-        })
-        .filter(|entry| {
-            let text = |name| field(entry, name).and_then(|r| r.as_text());
-            text("reason").as_deref() == Some("channel")
-                || text("object").as_deref() == Some("subscribe")
-        })
-        .filter_map(|entry| match field(entry, "count") {
-            Some(Reply::Integer(n)) => Some(n),
-            _ => None,
-        })
+    let log = cluster.acl_denials(index).unwrap_or_default();
+    log.iter()
+        .filter(|d| d.reason == "channel" || d.object == "subscribe")
+        .map(|d| d.count)
         .sum()
 }
 

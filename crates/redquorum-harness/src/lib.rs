@@ -84,8 +84,8 @@ pub use faults::{
     Proxies, ProxyMode, ScriptCounts,
 };
 pub use nodes::{
-    Cluster, ClusterBuilder, FaketimeSupport, Migration, Persistence, Reply, RespConn, SLOT_COUNT,
-    ShardPorts, ShardedCluster, example_binary, faketime_cache_dir, faketime_support,
+    AclDenial, Cluster, ClusterBuilder, FaketimeSupport, Migration, Persistence, Reply, RespConn,
+    SLOT_COUNT, ShardPorts, ShardedCluster, example_binary, faketime_cache_dir, faketime_support,
     form_redis_cluster, redis_cluster_args, redis_cluster_url, redis_server_path, slot_of,
     stop_started_servers,
 };

@@ -16,6 +16,7 @@
 //! ask to let go (`--on-ask`).
 
 mod args;
+mod child_env;
 mod exit_codes;
 mod guarded;
 mod hold;
@@ -23,6 +24,7 @@ mod stop_plan;
 mod supervise;
 
 pub(crate) use args::{ExecArgs, LeaseArgs};
+use child_env::{FenceRetry, child_env};
 use exit_codes::{acquire_exit_code, fence_exit_code};
 
 use std::ffi::OsString;
@@ -230,7 +232,11 @@ impl Runner {
             self.release(hold).await;
             return exit::SOFTWARE.into();
         }
-        let env = match child_env(&hold).await {
+        let retry = FenceRetry {
+            delay: self.redlock.options().retry_delay,
+            until: acquired + self.redlock.options().ttl,
+        };
+        let env = match child_env(&hold, retry).await {
             Ok(env) => env,
             Err(error) => {
                 stderr_line!(
@@ -357,22 +363,4 @@ impl Runner {
             );
         }
     }
-}
-
-/// The command's environment: the resource, the owner token, the fencing token for commands
-/// that write to a resource checking it, and what the kind of hold adds.
-async fn child_env<H: Hold>(hold: &H) -> Result<Vec<(&'static str, String)>, Error> {
-    let mut env = vec![
-        ("REDQUORUM_RESOURCE", hold.resource().to_owned()),
-        // Names this hold in `status` and `list`, and in a history's audit.
-        ("REDQUORUM_OWNER", hold.owner()),
-    ];
-    // Asked for now: the token's write-back to a quorum (one round trip).
-    match hold.fence().await {
-        Ok(fence) => env.push(("REDQUORUM_FENCE", fence.to_string())),
-        Err(Error::FencingOff { .. }) => {}
-        Err(error) => return Err(error),
-    }
-    env.extend(hold.extra_env());
-    Ok(env)
 }

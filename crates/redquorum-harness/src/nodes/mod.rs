@@ -3,7 +3,8 @@
 //!
 //! What lives here: [`Cluster`] and its table of `LocalNode`s
 //! (`local.rs`: one process's start, kill, signals, data snapshot and
-//! clock), its methods by concern (`builder.rs`: starting, with
+//! clock), its methods by concern (`acl_log.rs`: what a node's ACL log refused;
+//! `builder.rs`: starting, with
 //! [`ClusterBuilder`]; `external.rs`: nodes given by URL; `connect.rs`:
 //! addresses and connections; `process.rs`: process faults; `commands.rs`:
 //! faults sent as commands), what a server needs (`server/`: its
@@ -26,6 +27,7 @@
 //! methods to [`Cluster`]; they import it. `sharded/` imports the rest of
 //! this folder, never the other way round.
 
+mod acl_log;
 mod builder;
 mod cluster;
 mod commands;
@@ -40,6 +42,7 @@ mod sharded;
 #[cfg(feature = "tls")]
 mod tls;
 
+pub use acl_log::AclDenial;
 pub use builder::ClusterBuilder;
 pub use cluster::Cluster;
 pub use example_binary::example_binary;
