@@ -50,7 +50,8 @@
 //!   put back in `publish`, `ops/answer.lua`), `F`/`P` fence-without-floor
 //!   (`peek` without the clock floor), `L` plain-acquire-overwrites, `U`
 //!   plain-release-unchecked, `N` plain-extend-revives, `J`
-//!   plain-extend-keeps-expiry, `W` adopt-unchecked, and `B` with
+//!   plain-extend-keeps-expiry, `W` adopt-unchecked, `Y`
+//!   move-back-unchecked, and `B` with
 //!   `quorum/force_release.rs` (no first round) force-release-blind; the
 //!   five planted in the full
 //!   operations also send the plain lock's operations to them
@@ -64,7 +65,7 @@
 //! (every kind on the same names, majority faults and lost fence counters
 //! within the assumptions, fast clocks within the drift budget), with the
 //! one feature a mutant's bug lives in turned on (a lock-delay, a fast
-//! node, an operator, cluster masters). The last twenty-one ([`Mutant::CLASSES`]) are the bug
+//! node, an operator, cluster masters). The last twenty-two ([`Mutant::CLASSES`]) are the bug
 //! classes that have no focused recipe of their own (`mutants --recipes`).
 
 use std::fmt;
@@ -219,11 +220,15 @@ pub enum Mutant {
     /// An adoption's move is never sent to the last node: the old holder's
     /// hold stays there to its TTL, though the ticket's hold moved.
     MoveSkipsANode,
+    /// A failed adoption's move back (its unwind) moves the lock's hold to
+    /// the ticket's old owner whoever holds it (no check that the adopter
+    /// does): the loser of two racing adopters takes the winner's hold away.
+    MoveBackUnchecked,
 }
 
 impl Mutant {
     /// Every mutant, in the order `redquorum mutants` runs them.
-    pub const ALL: [Mutant; 38] = [
+    pub const ALL: [Mutant; 39] = [
         Mutant::ValidityUnreduced,
         Mutant::LongLease,
         Mutant::NoUnwind,
@@ -262,13 +267,14 @@ impl Mutant {
         Mutant::AloneReleaseUnchecked,
         Mutant::AdoptUnchecked,
         Mutant::MoveSkipsANode,
+        Mutant::MoveBackUnchecked,
     ];
 
     /// The mutants of the bug classes only the mixed default run reaches
     /// (docs/torture.md): `redquorum mutants` runs them with the default
     /// `redquorum torture`, no recipe of their own.
-    /// They are the last twenty-one of [`Mutant::ALL`].
-    pub const CLASSES: &[Mutant] = Mutant::ALL.split_at(Mutant::ALL.len() - 21).1;
+    /// They are the last twenty-two of [`Mutant::ALL`].
+    pub const CLASSES: &[Mutant] = Mutant::ALL.split_at(Mutant::ALL.len() - 22).1;
 
     /// The kebab-case name.
     ///
@@ -319,6 +325,7 @@ impl Mutant {
             Mutant::AloneReleaseUnchecked => "alone-release-unchecked",
             Mutant::AdoptUnchecked => "adopt-unchecked",
             Mutant::MoveSkipsANode => "move-skips-a-node",
+            Mutant::MoveBackUnchecked => "move-back-unchecked",
         }
     }
 }

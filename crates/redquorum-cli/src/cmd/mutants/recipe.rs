@@ -44,7 +44,7 @@ fn default_run_for(mutant: Mutant) -> (&'static str, &'static [&'static str]) {
                 "500ms",
             ],
         ),
-        Mutant::AdoptUnchecked | Mutant::MoveSkipsANode => {
+        Mutant::AdoptUnchecked | Mutant::MoveSkipsANode | Mutant::MoveBackUnchecked => {
             ("the default run with `--hand-overs`", &["--hand-overs"])
         }
         Mutant::NewPrimaryVotesAtOnce | Mutant::NewPrimaryDefaultVotes => (
