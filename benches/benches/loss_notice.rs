@@ -4,6 +4,10 @@
 //! watchdog hears the force-release announced on the lock's lost channel,
 //! extends at once, and the refusal fires its `lost()` signal; without the
 //! announcement it would learn at its next extension, 10-20 s later.
+//! Then a loss nobody announces: a majority of the nodes restarted empty
+//! (no persistence). The holder's subscriber connections to them break and
+//! come back, the reconnection wakes the watchdog, and its extension finds
+//! the hold gone.
 //!
 //! ```sh
 //! cargo bench -p redquorum-benches --bench loss_notice              # 200 rounds, ~30 s
@@ -13,8 +17,10 @@
 //! Prints, per round, the time from the force-release's start to the
 //! holder's `lost()` (the notice) and the force-release's own round trip
 //! (the baseline, measured in the same rounds), their p50 and p99, and the
-//! ratio of the medians. Under `cargo test` (no `--bench`) it makes a
-//! three-round smoke pass, to prove the path runs.
+//! ratio of the medians; then, over fewer rounds (a restart takes a server
+//! start), the time from the last restarted node answering again to
+//! `lost()`. Under `cargo test` (no `--bench`) it makes a smoke pass of
+//! three and one rounds, to prove the paths run.
 
 use std::time::{Duration, Instant};
 
@@ -32,10 +38,10 @@ const GIVE_UP: Duration = Duration::from_secs(5);
 async fn main() {
     let args: Vec<String> = std::env::args().collect();
     let benching = args.iter().any(|a| a == "--bench");
-    let rounds = match (benching, args.iter().any(|a| a == "--quick")) {
-        (false, _) => 3,
-        (true, true) => 30,
-        (true, false) => 200,
+    let (rounds, restart_rounds) = match (benching, args.iter().any(|a| a == "--quick")) {
+        (false, _) => (3, 1),
+        (true, true) => (30, 5),
+        (true, false) => (200, 20),
     };
     let nodes = Cluster::start(N).expect("start 5 redis-server nodes");
     let build = || {
@@ -92,6 +98,41 @@ async fn main() {
     assert_eq!(
         missed, 0,
         "a holder did not learn of its loss within {GIVE_UP:?}"
+    );
+    restarts(&nodes, &holder, restart_rounds).await;
+}
+
+/// A majority restarted empty under a holder, `rounds` times: the time
+/// from the last of them answering again to the holder's `lost()`.
+async fn restarts(nodes: &Cluster, holder: &Redlock, rounds: usize) {
+    let majority: Vec<usize> = (N / 2..N).collect();
+    let mut notice = Histogram::<u64>::new(3).expect("histogram");
+    for round in 0..rounds {
+        let mut lock = holder
+            .lock(&format!("restarted-{round}"))
+            .await
+            .expect("lock");
+        lock.auto_extend();
+        listening(nodes, &format!("redquorum:released:{}:lost", lock.key())).await;
+        let lost = lock.lease().lost();
+        for &node in &majority {
+            nodes.restart(node).expect("restart");
+        }
+        // `restart` returns once the node answers: the hold is gone on a majority.
+        let back = Instant::now();
+        match tokio::time::timeout(GIVE_UP, lost).await {
+            Ok(LostReason::NotHeld) => notice.record(micros(back.elapsed())).expect("in range"),
+            Ok(other) => panic!("restart round {round}: lost as {other:?}"),
+            Err(_) => panic!("restart round {round}: not learned within {GIVE_UP:?}"),
+        }
+    }
+    let ms = |q: f64| notice.value_at_quantile(q) as f64 / 1000.0;
+    println!(
+        "  {} of {N} nodes restarted empty, {rounds} rounds: last node back to lost(): p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        majority.len(),
+        ms(0.5),
+        ms(0.99),
+        notice.max() as f64 / 1000.0
     );
 }
 

@@ -121,3 +121,23 @@ async fn each_nodes_announcement_of_a_move_is_heard() {
     assert_eq!(heard, Ok(LostReason::NotHeld));
     let _ = adopting.await;
 }
+
+/// A majority restarted empty (no persistence) announces nothing, but the
+/// holder's subscriber connections to those nodes break and come back: the
+/// reconnection wakes the watchdog, whose extension finds the hold gone on
+/// a majority.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_holder_learns_at_once_that_a_majority_restarted_empty() {
+    let nodes = cluster(3);
+    let holder = redlock(&nodes, TTL);
+    let mut lock = holder.lock("forgotten").await.unwrap();
+    common::assert_held_on(&nodes, &lock, 3).await;
+    lock.auto_extend();
+    common::subscribed(&nodes, &format!("{}:lost", lock.key())).await;
+    let lost = lock.lease().lost();
+    for node in 1..3 {
+        nodes.restart(node).unwrap();
+    }
+    let heard = tokio::time::timeout(HEARD_WITHIN, lost).await;
+    assert_eq!(heard, Ok(LostReason::NotHeld));
+}
