@@ -23,7 +23,7 @@ use crate::protocol::token::OwnerToken;
 use crate::quorum::drop_guard::DropGuard;
 use crate::quorum::fan_out::{self, Until};
 use crate::quorum::fence_choice;
-use crate::quorum::hand_off_window::HandOffWindow;
+use crate::quorum::hand_off_window::{HandOffWindow, JOIN_WITHIN};
 use crate::quorum::settle::{Operation, Settle};
 use crate::quorum::tally::Decision;
 use crate::quorum::vote::Vote;
@@ -247,14 +247,15 @@ impl Quorum {
         let (_, votes) = match futures::poll!(gather.as_mut()) {
             Poll::Ready(answers) => answers,
             Poll::Pending => {
-                if let Some(notifier) = notifier {
-                    notifier.released_locally(key, claim.token);
-                }
+                let joining = notifier.and_then(|n| n.released_locally(key, claim.token));
                 if let Some(window) = window {
-                    // Lets the woken waiter (scheduled next on this thread)
-                    // queue its acquire before the window closes. If it runs
-                    // later, its acquire goes out as a call of its own.
-                    tokio::task::yield_now().await;
+                    // Until the woken head has queued its acquire (it may run
+                    // on another thread), for at most JOIN_WITHIN: if it
+                    // comes later, its acquire goes out as a call of its own.
+                    match joining {
+                        Some(joining) => drop(joining.attempt_sent(JOIN_WITHIN).await),
+                        None => tokio::task::yield_now().await,
+                    }
                     drop(window);
                 }
                 gather.await

@@ -28,7 +28,7 @@ use crate::protocol::keys::{self, CHANNEL_PREFIX};
 use crate::protocol::token::OwnerToken;
 use crate::sync::lock;
 use crate::wait::channels;
-use crate::wait::waiters::{Lines, Waiter};
+use crate::wait::waiters::{Joining, Lines, Waiter};
 
 /// How long an empty line (and its channel subscription) is kept. A waiter
 /// that comes back within it (two workers taking turns, say) neither pays
@@ -115,11 +115,13 @@ impl Notifier {
     }
 
     /// A release sent from this process: wakes the local waiters on `key`
-    /// at once (the published copies that follow are recognised by token).
-    pub(crate) fn released_locally(&self, key: &str, owner: OwnerToken) {
+    /// at once (the published copies that follow are recognised by token);
+    /// when that woke the head of the line, what tells when its attempt is
+    /// sent.
+    pub(crate) fn released_locally(&self, key: &str, owner: OwnerToken) -> Option<Joining> {
         self.shared
             .lines
-            .released(key, Some(owner.to_string().as_bytes()));
+            .released_locally(key, owner.to_string().as_bytes())
     }
 
     /// Joins the lines of `keys` (opening the connections on first use),

@@ -5,12 +5,14 @@
 //! release notifications on the lock keys waited for (wait/waiters.rs).
 
 use std::future::Future;
+use std::task::Poll;
 use std::time::Instant;
 
 use crate::error::Error;
 use crate::options::LockOptions;
 use crate::wait::backoff;
 use crate::wait::notify::Notifier;
+use crate::wait::waiters::Waiter;
 
 /// What a blocking acquire waits on.
 #[derive(Debug)]
@@ -57,16 +59,30 @@ impl Wait<'_> {
         let deadline = start + self.options.wait;
         let pause = || backoff::retry_delay(self.options.retry_delay, self.options.retry_jitter);
         let left = |now: Instant| deadline.saturating_duration_since(now);
-        let mut waiter = None;
+        let mut waiter: Option<Waiter> = None;
+        // Whether a release woke this waiter: it then tells the release when
+        // its attempt is sent, so both leave in one call per node.
+        let mut woken = false;
         // If others already wait here for this lock, line up behind them
         // rather than race them: fewer requests per hand-off.
         if self.exclusive && self.keys.len() == 1 && self.notifier.is_waited_on(self.keys[0]) {
             let line = self.notifier.waiter(&self.keys, true, deadline).await;
             let pause = pause().min(left(Instant::now()));
-            waiter.insert(line).wait(pause, deadline).await;
+            woken = waiter.insert(line).wait(pause, deadline).await;
         }
         loop {
-            let error = match attempt().await {
+            let mut trying = std::pin::pin!(attempt());
+            // The first poll sends the attempt (or queues it behind the
+            // release that woke us).
+            let first = futures::poll!(trying.as_mut());
+            if let Some(waiter) = waiter.as_ref().filter(|_| woken) {
+                waiter.attempt_sent();
+            }
+            let answer = match first {
+                Poll::Ready(answer) => answer,
+                Poll::Pending => trying.await,
+            };
+            let error = match answer {
                 Ok(held) => {
                     if let Some(waiter) = waiter {
                         waiter.won();
@@ -96,7 +112,7 @@ impl Wait<'_> {
             };
             // A release notification or the jittered backoff, whichever comes
             // first: a lost message only costs the backoff.
-            waiter.wait(pause().min(left(now)), deadline).await;
+            woken = waiter.wait(pause().min(left(now)), deadline).await;
         }
     }
 }

@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use futures::FutureExt;
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
 use crate::sync::lock;
@@ -57,6 +58,12 @@ struct Line {
     turn: Arc<Semaphore>,
     /// Wakes the head (one at a time) on a release.
     head: Notify,
+    /// Set while the head waits for a release (not for its turn, not
+    /// trying): a release then wakes someone who will try at once.
+    head_waiting: AtomicBool,
+    /// The head woken by a local release has sent its next attempt (or
+    /// queued it behind the release: [`Joining`]).
+    attempt_sent: Notify,
     /// Wakes every listener on a release.
     listeners: Notify,
     /// Wakes so far: a listener that was not waiting when one came (busy
@@ -94,6 +101,8 @@ impl Line {
             waiters: 0.into(),
             turn: Arc::new(Semaphore::new(1)),
             head: Notify::new(),
+            head_waiting: AtomicBool::new(false),
+            attempt_sent: Notify::new(),
             listeners: Notify::new(),
             handed_over: AtomicBool::new(false),
             wakes: AtomicUsize::new(0),
@@ -149,15 +158,36 @@ impl Lines {
     /// news, which free nothing, come on a line of their own, `keys::news`,
     /// that only observers wait on.)
     pub(crate) fn released(&self, key: &str, token: Option<&[u8]>) {
-        if self.is_idle() {
-            return;
-        }
-        let Some(line) = lock(&self.map).get(key).cloned() else {
+        let Some(line) = self.line(key) else {
             return;
         };
         if token.is_none_or(|token| lock(&line.recent).is_new(token)) {
             line.wake();
         }
+    }
+
+    /// The line of `key`, if any.
+    fn line(&self, key: &str) -> Option<Arc<Line>> {
+        if self.is_idle() {
+            return None;
+        }
+        lock(&self.map).get(key).cloned()
+    }
+
+    /// A release of `key` by `token` made by this process: wakes its line
+    /// as [`released`](Self::released) does, and when that woke a head
+    /// waiting for it, returns what tells when the head's attempt is sent
+    /// (the release holds its call open for it: a hand-off in one call).
+    pub(crate) fn released_locally(&self, key: &str, token: &[u8]) -> Option<Joining> {
+        let line = self.line(key)?;
+        if !lock(&line.recent).is_new(token) {
+            return None;
+        }
+        // A head that sent an attempt no release waited for left its mark.
+        let _stale = line.attempt_sent.notified().now_or_never();
+        let head_waits = line.head_waiting.load(Ordering::Acquire);
+        line.wake();
+        head_waits.then_some(Joining { line })
     }
 
     /// Wakes every line (a notification may have been missed).
@@ -244,8 +274,10 @@ impl Waiter {
     ///
     /// An exclusive waiter first waits for its turn at the head of the line
     /// (until `deadline`); a new head tries at once unless the previous head
-    /// won the lock (then it waits for that holder's release).
-    pub(crate) async fn wait(&mut self, pause: Duration, deadline: Instant) {
+    /// won the lock (then it waits for that holder's release). Returns
+    /// whether a release woke it: a head woken so says when its attempt
+    /// is sent ([`attempt_sent`](Self::attempt_sent)).
+    pub(crate) async fn wait(&mut self, pause: Duration, deadline: Instant) -> bool {
         if !self.exclusive {
             let lines = self.joined.clone();
             let mut woken: Vec<_> = (lines.iter())
@@ -257,15 +289,14 @@ impl Waiter {
                 n.as_mut().enable();
             });
             if self.take_wakes() {
-                return;
+                return true;
             }
             let any = futures::future::select_all(woken);
             tokio::select! {
                 _ = any => {}
                 () = tokio::time::sleep(pause) => {}
             }
-            self.take_wakes();
-            return;
+            return self.take_wakes();
         }
         let line = &self.joined[0];
         if self.turn.is_none() {
@@ -273,17 +304,28 @@ impl Waiter {
             match tokio::time::timeout_at(deadline.into(), turn).await {
                 Ok(Ok(permit)) => self.turn = Some(permit),
                 // Deadline: let the caller make its last attempt.
-                Ok(Err(_)) | Err(_) => return,
+                Ok(Err(_)) | Err(_) => return false,
             }
             if !line.handed_over.swap(false, Ordering::AcqRel) {
                 // The previous head left without the lock (or there was none):
                 // the resource may be free now.
-                return;
+                return false;
             }
         }
-        tokio::select! {
-            () = line.head.notified() => {}
-            () = tokio::time::sleep(pause) => {}
+        line.head_waiting.store(true, Ordering::Release);
+        let released = tokio::select! {
+            () = line.head.notified() => true,
+            () = tokio::time::sleep(pause) => false,
+        };
+        line.head_waiting.store(false, Ordering::Release);
+        released
+    }
+
+    /// The head woken by a release has sent its next attempt: the release
+    /// that woke it may send its call now ([`Joining`]).
+    pub(crate) fn attempt_sent(&self) {
+        if self.exclusive && self.turn.is_some() {
+            self.joined[0].attempt_sent.notify_one();
         }
     }
 
@@ -305,6 +347,22 @@ impl Waiter {
         if self.turn.is_some() {
             self.joined[0].handed_over.store(true, Ordering::Release);
         }
+    }
+}
+
+/// A local release's wait for the head it woke to send its attempt, so
+/// that the attempt joins the release's call on each node.
+pub(crate) struct Joining {
+    line: Arc<Line>,
+}
+
+impl Joining {
+    /// Resolves when the woken head has sent its attempt (true), or after
+    /// `within` (false: a head that is slow to run, or gave up, costs the
+    /// release no more).
+    pub(crate) async fn attempt_sent(self, within: Duration) -> bool {
+        let sent = self.line.attempt_sent.notified();
+        tokio::time::timeout(within, sent).await.is_ok()
     }
 }
 

@@ -87,3 +87,77 @@ fn each_release_is_counted_once_across_node_copies() {
     // token is impossible (tokens are random), but it must not be refused forever.
     assert!(recent.is_new(b"a"));
 }
+
+/// The head of `key`'s line, waiting for a release (the previous head won
+/// the lock); its task says the attempt is sent as soon as a release wakes
+/// it, and returns whether one did.
+async fn head_waiting_for_a_release(
+    lines: &Arc<Lines>,
+    key: &str,
+) -> tokio::task::JoinHandle<bool> {
+    let (mut head, _) = Waiter::join(lines, &[key], true);
+    lock(&lines.map)[key]
+        .handed_over
+        .store(true, Ordering::Release);
+    let task = tokio::spawn(async move {
+        let far = Instant::now() + Duration::from_secs(60);
+        let woken = head.wait(Duration::from_secs(60), far).await;
+        if woken {
+            head.attempt_sent();
+        }
+        woken
+    });
+    let line = Arc::clone(&lock(&lines.map)[key]);
+    for _ in 0..1000 {
+        if line.head_waiting.load(Ordering::Acquire) {
+            return task;
+        }
+        tokio::task::yield_now().await;
+    }
+    panic!("the head never waited for a release");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_local_release_waits_for_the_head_it_woke_to_send_its_attempt() {
+    let lines = Arc::new(Lines::default());
+    let head = head_waiting_for_a_release(&lines, "k").await;
+    let joining = lines.released_locally("k", b"t1").expect("a head waited");
+    let sent = tokio::time::timeout(
+        Duration::from_secs(5),
+        joining.attempt_sent(Duration::from_secs(60)),
+    )
+    .await;
+    assert_eq!(sent, Ok(true), "the woken head's attempt was not heard");
+    assert!(head.await.unwrap(), "the head was not woken by the release");
+}
+
+#[tokio::test]
+async fn a_release_with_no_head_waiting_for_it_waits_for_nobody() {
+    let lines = Arc::new(Lines::default());
+    assert!(lines.released_locally("k", b"t1").is_none(), "no line");
+    let (mut listener, _) = Waiter::join(&lines, &["k"], false);
+    assert!(lines.released_locally("k", b"t2").is_none(), "a listener");
+    assert!(listener.wait(Duration::from_secs(60), Instant::now()).await);
+    // Another node's copy of a release already counted wakes nobody.
+    let head = head_waiting_for_a_release(&lines, "j").await;
+    assert!(lines.released_locally("j", b"t3").is_some());
+    assert!(lines.released_locally("j", b"t3").is_none());
+    assert!(head.await.unwrap());
+}
+
+#[tokio::test]
+async fn a_head_that_never_sends_costs_the_release_only_the_bound() {
+    let lines = Arc::new(Lines::default());
+    let (mut head, _) = Waiter::join(&lines, &["k"], true);
+    lock(&lines.map)["k"]
+        .handed_over
+        .store(true, Ordering::Release);
+    let far = Instant::now() + Duration::from_secs(60);
+    let mut waiting = std::pin::pin!(head.wait(Duration::from_secs(60), far));
+    assert!(futures::poll!(waiting.as_mut()).is_pending());
+    // A late signal of an earlier head must not end this release's wait.
+    lock(&lines.map)["k"].attempt_sent.notify_one();
+    let joining = lines.released_locally("k", b"t1").expect("a head waited");
+    // The head is woken but never says its attempt is sent.
+    assert!(!joining.attempt_sent(Duration::from_millis(1)).await);
+}
