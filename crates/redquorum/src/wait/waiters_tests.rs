@@ -108,11 +108,13 @@ async fn head_waiting_for_a_release(
         woken
     });
     let line = Arc::clone(&lock(&lines.map)[key]);
-    for _ in 0..1000 {
+    // The task may run on another thread, late on a loaded machine.
+    let give_up = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < give_up {
         if line.head_waiting.load(Ordering::Acquire) {
             return task;
         }
-        tokio::task::yield_now().await;
+        tokio::time::sleep(Duration::from_millis(1)).await;
     }
     panic!("the head never waited for a release");
 }
