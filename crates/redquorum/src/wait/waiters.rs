@@ -312,13 +312,11 @@ impl Waiter {
                 return false;
             }
         }
-        line.head_waiting.store(true, Ordering::Release);
-        let released = tokio::select! {
+        let _waiting = HeadWaiting::mark(&line.head_waiting);
+        tokio::select! {
             () = line.head.notified() => true,
             () = tokio::time::sleep(pause) => false,
-        };
-        line.head_waiting.store(false, Ordering::Release);
-        released
+        }
     }
 
     /// The head woken by a release has sent its next attempt: the release
@@ -347,6 +345,24 @@ impl Waiter {
         if self.turn.is_some() {
             self.joined[0].handed_over.store(true, Ordering::Release);
         }
+    }
+}
+
+/// Marks a line's head as waiting for a release while alive: a wait
+/// cancelled part-way (its acquire dropped) must not leave the mark, or
+/// every later release would wait for a head that is not there.
+struct HeadWaiting<'a>(&'a AtomicBool);
+
+impl<'a> HeadWaiting<'a> {
+    fn mark(flag: &'a AtomicBool) -> Self {
+        flag.store(true, Ordering::Release);
+        Self(flag)
+    }
+}
+
+impl Drop for HeadWaiting<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
     }
 }
 

@@ -163,3 +163,20 @@ async fn a_head_that_never_sends_costs_the_release_only_the_bound() {
     // The head is woken but never says its attempt is sent.
     assert!(!joining.attempt_sent(Duration::from_millis(1)).await);
 }
+
+#[tokio::test]
+async fn a_head_whose_wait_was_cancelled_is_not_waited_for() {
+    let lines = Arc::new(Lines::default());
+    let (mut head, _) = Waiter::join(&lines, &["k"], true);
+    lock(&lines.map)["k"]
+        .handed_over
+        .store(true, Ordering::Release);
+    let far = Instant::now() + Duration::from_secs(60);
+    {
+        let mut waiting = std::pin::pin!(head.wait(Duration::from_secs(60), far));
+        assert!(futures::poll!(waiting.as_mut()).is_pending());
+        assert!(lock(&lines.map)["k"].head_waiting.load(Ordering::Acquire));
+    }
+    // Its acquire was dropped mid-wait: a release must not wait for it.
+    assert!(lines.released_locally("k", b"t1").is_none());
+}
