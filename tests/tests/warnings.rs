@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use common::acl::{LOCKER_COMMANDS, create_user};
-use common::{builder, cluster, eventually};
+use common::{builder, calls, cluster, eventually};
 use redquorum::Redlock;
 use redquorum_harness::Cluster;
 
@@ -76,22 +76,6 @@ fn captured() -> Captured {
             captured
         })
         .clone()
-}
-
-/// How many calls of `command` node `index` has run (`INFO commandstats`).
-fn calls(cluster: &Cluster, index: usize, command: &str) -> u64 {
-    let stats = cluster
-        .command(index, &["INFO", "commandstats"])
-        .unwrap()
-        .as_text()
-        .unwrap_or_default();
-    let prefix = format!("cmdstat_{command}:calls=");
-    stats
-        .lines()
-        .find_map(|l| l.strip_prefix(prefix.as_str()))
-        .and_then(|rest| rest.split(',').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
 }
 
 /// How many health probes the node has answered (each sends `CONFIG GET`;

@@ -310,8 +310,6 @@ pub async fn subscribed(cluster: &Cluster, line: &str) {
     assert!(reached, "no majority subscribed to {line}'s channel");
 }
 
-/// `calls=` of `cmdstat_<name>` on node `i` (0 when never called). Commands
-/// run inside scripts count too (`set`, `del`).
 /// Subscribers of the release channel of `key` (`redquorum:released:<key>`)
 /// on node `i`; -1 if it could not be read. An election's news channel is
 /// that of `<key>:news`.
@@ -323,6 +321,8 @@ pub fn subscribers(cluster: &Cluster, i: usize, key: &str) -> i64 {
     }
 }
 
+/// `calls=` of `cmdstat_<name>` on node `i` (0 when never called). Commands
+/// run inside scripts count too (`set`, `del`).
 pub fn calls(cluster: &Cluster, i: usize, name: &str) -> u64 {
     let info = cluster
         .command(i, &["INFO", "commandstats"])

@@ -13,7 +13,8 @@
 //! exited, having reaped everything below it; never after the guard was
 //! killed (`guarded::Left`).
 //! `supervise.rs` waits on the guard, the lease, forwarded signals and an
-//! ask to let go (`--on-ask`).
+//! ask to let go (`--on-ask`). `child_env.rs` builds the command's
+//! environment, its fencing token asked again while a round finds no quorum.
 
 mod args;
 mod child_env;

@@ -11,8 +11,8 @@
 //! [`FencedWriter`](crate::FencedWriter)), the fencing token and its
 //! protocol (`fence.rs`), the owner token (`token.rs`) and owner
 //! information (`owner_info.rs`), and the operator's operations on a
-//! resource whoever holds it (`resource_ops.rs`). What the nodes' answers add up to is
-//! `quorum/`'s.
+//! resource whoever holds it (`resource_ops.rs`). What the nodes' answers
+//! add up to is `quorum/`'s.
 //!
 //! May import: `outcome.rs`, `node_error.rs`, `node_id.rs`, `mutants.rs`
 //! (and fred's data types, never a client).
