@@ -2,6 +2,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod acl;
+pub mod channels;
 
 use std::future::Future;
 use std::time::{Duration, Instant};
