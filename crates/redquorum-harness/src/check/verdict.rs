@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::lock_delay::LockDelayRule;
 use super::violation::Violation;
-use crate::evidence::{Backing, KeyLife, LeakedKey, OperatorCall, Session};
+use crate::evidence::{Backing, KeyLife, LeakedKey, OperatorCall, RuntimeLag, Session};
 use crate::faults::FaultEvent;
 
 /// The checker's verdict.
@@ -105,6 +105,9 @@ pub struct Evidence<'a> {
     /// Nodes whose clocks run outside the drift allowance (the lock takes
     /// their votes away): unknown to the premise rule.
     pub clock_off: &'a [usize],
+    /// When client runtimes and fault proxies woke late (a loaded machine):
+    /// a removal on such a path may land that much later. Default: none.
+    pub lags: &'a [RuntimeLag],
 }
 
 impl<'a> Evidence<'a> {
@@ -128,6 +131,7 @@ impl<'a> Evidence<'a> {
             nodes: 0,
             backing: Backing::EMPTY,
             clock_off: &[],
+            lags: &[],
         }
     }
 }

@@ -177,7 +177,7 @@ impl History {
     /// ```
     /// use std::time::Duration;
     /// let history = redquorum_harness::History::new();
-    /// let lag = redquorum_harness::RuntimeLag { group: 0, at: history.now(), late: Duration::from_millis(80) };
+    /// let lag = redquorum_harness::RuntimeLag { group: 0, node: None, at: history.now(), late: Duration::from_millis(80) };
     /// history.note_lag(lag);
     /// assert_eq!(history.lags(), [lag]);
     /// ```

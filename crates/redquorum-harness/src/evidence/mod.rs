@@ -27,7 +27,7 @@ mod key_life;
 mod leaks;
 mod operator_log;
 mod outcome;
-mod runtime_lag;
+pub(crate) mod runtime_lag;
 mod session;
 mod share;
 

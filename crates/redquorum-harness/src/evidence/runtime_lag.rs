@@ -1,12 +1,14 @@
-//! `RuntimeLag`: a client group's runtime woke late. Each group's clients
-//! and its lock's background work share one thread (`run/workload.rs`);
-//! on a loaded machine that thread may wait for the CPU, and everything
-//! the group sends (a release, an unwind) goes out that much later. A
-//! task on each group's runtime sleeps [`LAG_TICK`] at a time and records
-//! every wake-up later than [`LAG_RECORDED`], so a finding under load can
-//! be read against it.
+//! `RuntimeLag`: a client group's runtime, or a fault proxy's, woke late.
+//! Each group's clients and its lock's background work share one thread
+//! (`run/workload.rs`), and each fault proxy forwards on a thread of its
+//! own (`faults/net/proxy.rs`); on a loaded machine such a thread may wait
+//! for the CPU, and everything passing through it (a release, an unwind)
+//! goes out that much later. A task on each of those runtimes sleeps
+//! [`LAG_TICK`] at a time and records every wake-up later than
+//! [`LAG_RECORDED`] ([`meter`]); the orphan-key rule allows a removal that
+//! much longer on its path (`check/audit/path_lag.rs`).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -18,23 +20,60 @@ pub const LAG_TICK: Duration = Duration::from_millis(20);
 /// The least lateness recorded.
 pub const LAG_RECORDED: Duration = Duration::from_millis(50);
 
-/// A client group's runtime woke `late` past its time, by `at`.
+/// A client group's runtime (or the fault proxy in front of `node` for
+/// that group) woke `late` past its time, by `at`.
 ///
 /// # Examples
 ///
 /// ```
 /// use std::time::Duration;
-/// let lag = redquorum_harness::RuntimeLag { group: 1, at: Duration::from_secs(3), late: Duration::from_millis(400) };
+/// let lag = redquorum_harness::RuntimeLag { group: 1, node: None, at: Duration::from_secs(3), late: Duration::from_millis(400) };
 /// assert_eq!(lag.late, Duration::from_millis(400));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RuntimeLag {
     /// The client group.
     pub group: usize,
+    /// The node whose fault proxy (for `group`) woke late; `None`: the
+    /// group's client runtime.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<usize>,
     /// When the meter woke (history clock).
     #[serde(with = "micros")]
     pub at: Duration,
     /// How late.
     #[serde(with = "micros")]
     pub late: Duration,
+}
+
+impl RuntimeLag {
+    /// When the thread stopped running: it woke `late` after its tick was
+    /// due, so it was held from `at - late` to `at`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let lag = redquorum_harness::RuntimeLag { group: 0, node: Some(2), at: Duration::from_secs(3), late: Duration::from_millis(400) };
+    /// assert_eq!(lag.held_from(), Duration::from_millis(2600));
+    /// ```
+    #[must_use]
+    pub fn held_from(&self) -> Duration {
+        self.at.saturating_sub(self.late)
+    }
+}
+
+/// Sleeps [`LAG_TICK`] at a time on the current runtime, until `until`
+/// (forever with `None`: until the runtime is dropped), and calls `late`
+/// with the wake-up time and the lateness of every wake-up at least
+/// [`LAG_RECORDED`] late.
+pub(crate) async fn meter(until: Option<Instant>, mut late: impl FnMut(Instant, Duration)) {
+    while until.is_none_or(|until| Instant::now() < until) {
+        let asked = Instant::now();
+        tokio::time::sleep(LAG_TICK).await;
+        let lateness = asked.elapsed().saturating_sub(LAG_TICK);
+        if lateness >= LAG_RECORDED {
+            late(Instant::now(), lateness);
+        }
+    }
 }

@@ -124,7 +124,7 @@ impl Default for RunInfo {
 /// let mut run = HistoryFile::default();
 /// run.sessions.push(Session::refused(0, "r", Duration::from_micros(7), "contended"));
 /// let (at, late) = (Duration::from_secs(2), Duration::from_millis(90));
-/// run.lags.push(RuntimeLag { group: 1, at, late });
+/// run.lags.push(RuntimeLag { group: 1, node: Some(3), at, late });
 /// let mut bytes = Vec::new();
 /// run.write_to(&mut bytes)?;
 /// let back = HistoryFile::read_from(&bytes[..])?;
@@ -196,6 +196,7 @@ impl HistoryFile {
             nodes: self.info.nodes,
             backing: &self.backing,
             clock_off: &self.info.clock_off,
+            lags: &self.lags,
             ..Evidence::new(&self.sessions, &self.protected)
         }
     }

@@ -12,7 +12,8 @@ use std::time::Duration;
 use super::plan::TorturePlan;
 use crate::error::HarnessError;
 use crate::evidence::{
-    AuditConfig, KeyAudit, LeakedKey, LockKeys, lock_keys_after, sharded_lock_keys_after,
+    AuditConfig, KeyAudit, LeakedKey, LockKeys, RuntimeLag, lock_keys_after,
+    sharded_lock_keys_after,
 };
 use crate::faults::{Nemesis, NemesisConfig, Proxies};
 use crate::nodes::{Cluster, ShardedCluster};
@@ -92,6 +93,15 @@ impl Masters {
                 Nemesis::start(cluster.clone(), proxies.clone(), config)
             }
             Self::Sharded { sharded, .. } => Nemesis::start_sharded(sharded.clone(), config),
+        }
+    }
+
+    /// The fault proxies' late wake-ups, dated from `epoch` (cluster
+    /// masters have no proxies).
+    pub(super) fn proxy_lags(&self, epoch: std::time::Instant) -> Vec<RuntimeLag> {
+        match self {
+            Self::Servers { proxies, .. } => proxies.lags(epoch),
+            Self::Sharded { .. } => Vec::new(),
         }
     }
 

@@ -213,7 +213,12 @@ impl<L: TortureLock> TorturePlan<L> {
             backing,
             leaked,
             protected,
-            lags: history.lags(),
+            lags: {
+                let mut lags = history.lags();
+                lags.extend(masters.proxy_lags(history.epoch()));
+                lags.sort_by_key(|lag| lag.at);
+                lags
+            },
         };
         let verdict = file.check();
         let exercised = Exercised::measure(&file.sessions, &file.faults);
@@ -332,16 +337,29 @@ fn date_keys(keys: &mut [KeyLife], sessions: &[Session], group_ttls: &[Duration]
 }
 
 /// The report's note of the client runtimes' late wake-ups, if any.
-fn lag_note(lags: &[crate::evidence::RuntimeLag]) -> Option<String> {
-    let worst = lags.iter().max_by_key(|lag| lag.late)?;
-    Some(format!(
-        "client runtimes woke {} times {} ms or more late, at most {:.0} ms (group {} at {:.1} s)",
-        lags.len(),
-        crate::evidence::LAG_RECORDED.as_millis(),
-        worst.late.as_secs_f64() * 1e3,
-        worst.group,
-        worst.at.as_secs_f64()
-    ))
+fn lag_note(lags: &[crate::evidence::RuntimeLag]) -> Vec<String> {
+    let (proxies, clients): (Vec<_>, Vec<_>) = lags.iter().partition(|lag| lag.node.is_some());
+    let line = |what: &str, lags: &[&crate::evidence::RuntimeLag]| {
+        let worst = lags.iter().max_by_key(|lag| lag.late)?;
+        let whose = match worst.node {
+            Some(node) => format!("group {}, node {node}", worst.group),
+            None => format!("group {}", worst.group),
+        };
+        Some(format!(
+            "{what} woke {} times {} ms or more late, at most {:.0} ms ({whose} at {:.1} s)",
+            lags.len(),
+            crate::evidence::LAG_RECORDED.as_millis(),
+            worst.late.as_secs_f64() * 1e3,
+            worst.at.as_secs_f64()
+        ))
+    };
+    [
+        line("client runtimes", &clients),
+        line("fault proxies", &proxies),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 #[cfg(test)]

@@ -24,7 +24,8 @@ use super::clients::Client;
 use super::locker::Locker;
 use super::store::ProtectedStore;
 use super::workload_config::WorkloadConfig;
-use crate::evidence::{History, LAG_RECORDED, LAG_TICK, RuntimeLag};
+use crate::evidence::runtime_lag;
+use crate::evidence::{History, RuntimeLag};
 use crate::faults::{ClientPauser, serve_pauses};
 
 /// Runs the workload to its end and returns the history.
@@ -189,18 +190,20 @@ where
     history
 }
 
-/// Records every time this runtime woke more than [`LAG_RECORDED`] late
-/// from a [`LAG_TICK`] sleep, until `until` (evidence/runtime_lag.rs).
+/// Records every time this runtime woke more than [`LAG_RECORDED`](crate::LAG_RECORDED) late
+/// from a [`LAG_TICK`](crate::LAG_TICK) sleep, until `until` (evidence/runtime_lag.rs).
 async fn meter_lag(group: usize, history: History, until: Instant) {
-    while Instant::now() < until {
-        let asked = Instant::now();
-        tokio::time::sleep(LAG_TICK).await;
-        let late = asked.elapsed().saturating_sub(LAG_TICK);
-        if late >= LAG_RECORDED {
-            let at = history.now();
-            history.note_lag(RuntimeLag { group, at, late });
-        }
-    }
+    let epoch = history.epoch();
+    runtime_lag::meter(Some(until), |woke, late| {
+        let at = woke.saturating_duration_since(epoch);
+        history.note_lag(RuntimeLag {
+            group,
+            node: None,
+            at,
+            late,
+        });
+    })
+    .await;
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ pub(super) mod excuse;
 pub(super) mod hold_life;
 mod node_backing;
 pub(super) mod orphan;
+mod path_lag;
 pub(super) mod token_backing;
 pub(super) mod unbacked;
 pub(super) mod vote_backing;

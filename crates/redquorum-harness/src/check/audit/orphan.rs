@@ -30,6 +30,11 @@
 //!   lives its TTL from then, which the leak check bounds (a granted
 //!   holder's write to one node may be held while the others grant it).
 //!
+//! On a loaded machine the slack stretches by the time the sender's path
+//! to the key's node was measured held up after the removal was due (its
+//! client runtime's and its fault proxy's late wake-ups: `path_lag.rs`),
+//! and every window above with it.
+//!
 //! A key counts as seen when the read that saw it was sent
 //! ([`KeyLife::surely_there_at`]): its answer may come much later (a slow
 //! node or proxy, a starved audit), and the key may have gone meanwhile.
@@ -49,6 +54,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use super::excuse::{Sender, explains, holds_back_write};
+use super::path_lag::path_lag;
 use crate::check::verdict::Evidence;
 use crate::check::violation::Violation;
 use crate::evidence::{KeyLife, Session};
@@ -158,25 +164,32 @@ fn last_write_sent(owner: &Session) -> Duration {
 /// Whether a never-granted owner's `key`, whose attempt is not known,
 /// outlived every attempt that may have set it ([`attempt_ends`]) with no
 /// fault explaining it for any of them; with none known, by its age (its
-/// set time may lie before the history's start).
+/// set time may lie before the history's start). The slack is `base_slack`
+/// stretched by `slack` (the key, its sender's group, when its removal was
+/// due: `path_lag.rs`).
 fn outlived_every_attempt(
     key: &KeyLife,
     refused: &RefusedByResource,
-    slack: Duration,
+    (base_slack, slack): (
+        Duration,
+        &impl Fn(&KeyLife, Option<usize>, Duration) -> Duration,
+    ),
     held_back: &impl Fn(&KeyLife, (Duration, Duration)) -> bool,
-    excused: &impl Fn(&KeyLife, (Duration, Duration), Sender, bool) -> bool,
+    excused: &impl Fn(&KeyLife, Duration, (Duration, Duration), Sender, bool) -> bool,
 ) -> bool {
-    let ends = attempt_ends(key, refused, slack, held_back);
+    let ends = attempt_ends(key, refused, base_slack, held_back);
     match ends.iter().map(|&(end, _)| end).max() {
         Some(latest) => {
+            let slack = slack(key, None, latest);
             key.surely_there_at() > latest + slack
                 && !ends
                     .iter()
-                    .any(|&(end, sender)| excused(key, (end, end), sender, false))
+                    .any(|&(end, sender)| excused(key, slack, (end, end), sender, false))
         }
         None => {
             let set_at = key.set_at();
-            key.age > slack && !excused(key, (set_at, set_at), Sender::default(), false)
+            let slack = slack(key, None, set_at);
+            key.age > slack && !excused(key, slack, (set_at, set_at), Sender::default(), false)
         }
     }
 }
@@ -190,24 +203,31 @@ pub(crate) fn orphans(
 ) -> Vec<Violation> {
     // `late`: whether the key's own write may have landed late (a
     // never-granted attempt's key, whose unwind may overtake it).
-    let excused = |key: &KeyLife, sent: (Duration, Duration), sender: Sender, late: bool| {
-        let set_at = key.set_at();
-        let late_write = late.then_some((set_at, set_at));
-        evidence.faults.iter().any(|f| {
-            explains(
-                f,
-                evidence.slack,
-                key.node,
-                (sent, key.surely_there_at()),
-                late_write,
-                sender,
-            )
-        })
-    };
+    let excused =
+        |key: &KeyLife, slack: Duration, sent: (Duration, Duration), sender: Sender, late: bool| {
+            let set_at = key.set_at();
+            let late_write = late.then_some((set_at, set_at));
+            evidence.faults.iter().any(|f| {
+                explains(
+                    f,
+                    slack,
+                    key.node,
+                    (sent, key.surely_there_at()),
+                    late_write,
+                    sender,
+                )
+            })
+        };
     let held_back = |key: &KeyLife, sent: (Duration, Duration)| {
         let set_at = key.set_at();
         (evidence.faults.iter())
             .any(|f| holds_back_write(f, evidence.slack, key.node, sent, set_at))
+    };
+    // The slack, and as long again as the sender's path to the key's node
+    // was held up from `due` until the key was seen.
+    let slack = |key: &KeyLife, group: Option<usize>, due: Duration| {
+        let span = (due, key.surely_there_at());
+        evidence.slack + path_lag(evidence.lags, key.node, group, span)
     };
     let refused = refused_by_resource(evidence.sessions);
     let adoptions = adoptions(evidence.sessions);
@@ -229,12 +249,14 @@ pub(crate) fn orphans(
                     gone: false,
                     ..sender
                 };
+                let slack = slack(key, sender.group, released.min(due));
                 let held_write = || {
-                    set_at > last_write_sent(owner) && excused(key, (set_at, set_at), writer, true)
+                    set_at > last_write_sent(owner)
+                        && excused(key, slack, (set_at, set_at), writer, true)
                 };
-                key.surely_there_at() > due + evidence.slack
-                    && !excused(key, (due, due), sender, false)
-                    && !excused(key, (released, released), sender, false)
+                key.surely_there_at() > due + slack
+                    && !excused(key, slack, (due, due), sender, false)
+                    && !excused(key, slack, (released, released), sender, false)
                     && !held_write()
             }
             None => match tried
@@ -247,11 +269,15 @@ pub(crate) fn orphans(
                         gone: false,
                         group: Some(attempt.group),
                     };
+                    let slack = slack(key, sender.group, due);
                     // Unwound at some time between its acquire's start and `due`.
-                    key.surely_there_at() > due + evidence.slack
-                        && !excused(key, (attempt.start.min(due), due), sender, true)
+                    key.surely_there_at() > due + slack
+                        && !excused(key, slack, (attempt.start.min(due), due), sender, true)
                 }
-                None => outlived_every_attempt(key, &refused, evidence.slack, &held_back, &excused),
+                None => {
+                    let slacks = (evidence.slack, &slack);
+                    outlived_every_attempt(key, &refused, slacks, &held_back, &excused)
+                }
             },
         };
         if orphan {

@@ -1,5 +1,6 @@
 use super::*;
 use crate::check::checker::{attempts_by_token, granted_owners};
+use crate::evidence::RuntimeLag;
 use crate::faults::{FaultEvent, FaultKind};
 
 fn ms(ms: u64) -> Duration {
@@ -43,6 +44,18 @@ fn orphans_of(key: KeyLife, sessions: &[Session], faults: &[FaultEvent]) -> Vec<
         &granted_owners(evidence.sessions),
         &attempts_by_token(evidence.sessions),
     )
+}
+
+/// The orphan-key violations of `key` with the path lags `lags` measured.
+fn orphans_with_lags(key: KeyLife, sessions: &[Session], lags: &[RuntimeLag]) -> usize {
+    let (keys, protected) = ([key], std::collections::BTreeMap::new());
+    let evidence = Evidence {
+        keys: &keys,
+        lags,
+        ..Evidence::new(sessions, &protected)
+    };
+    let owners = granted_owners(evidence.sessions);
+    orphans(&evidence, &owners, &attempts_by_token(evidence.sessions)).len()
 }
 
 fn orphan_count(key: KeyLife, sessions: &[Session]) -> usize {
@@ -353,4 +366,52 @@ fn a_handed_over_hold_goes_when_it_is_adopted_and_lives_to_its_deadline_when_not
     assert_eq!(orphan_count(key(3100), &unadopted), 0);
     // Not handed over: due at its release.
     assert_eq!(orphan_count(key(1200), &[old]), 1);
+}
+
+/// Client group 0's path to node `node` held (by its proxy, or with
+/// `None` its client runtime) from `from` to `to` ms.
+fn held(node: Option<usize>, group: usize, from: u64, to: u64) -> RuntimeLag {
+    RuntimeLag {
+        group,
+        node,
+        at: ms(to),
+        late: ms(to - from),
+    }
+}
+
+#[test]
+fn a_removal_may_land_as_much_later_as_its_path_was_measured_held_up() {
+    // Released at 1000 ms (group 0), the key still there at 2600 ms: past
+    // the slack, with nothing measured, an orphan.
+    let local = used_until_1000_ended_at_2000(false);
+    let sessions = std::slice::from_ref(&local);
+    let found = |lags: &[RuntimeLag]| orphans_with_lags(key_of_x(2600), sessions, lags);
+    assert_eq!(found(&[]), 1);
+    // The proxy in front of the key's node held from 1100 to 1900 ms: the
+    // release waited behind it, and may land 800 ms later than the slack.
+    assert_eq!(found(&[held(Some(0), 0, 1100, 1900)]), 0);
+    // So may the group's own runtime, which sends it.
+    assert_eq!(found(&[held(None, 0, 1100, 1900)]), 0);
+    // Held up elsewhere: another node's proxy, another group's path, or
+    // before the release was due.
+    assert_eq!(found(&[held(Some(1), 0, 1100, 1900)]), 1);
+    assert_eq!(found(&[held(Some(0), 1, 1100, 1900)]), 1);
+    assert_eq!(found(&[held(Some(0), 0, 100, 900)]), 1);
+    // Only as long as was measured: 500 ms does not cover 1600.
+    assert_eq!(found(&[held(Some(0), 0, 1100, 1600)]), 1);
+    // A dropped release leaves the key to its TTL, past any such hold.
+    assert_eq!(
+        orphans_with_lags(key_of_x(4000), sessions, &[held(Some(0), 0, 1100, 1900)]),
+        1
+    );
+}
+
+#[test]
+fn an_unwound_attempts_key_may_wait_out_its_path_being_held_up() {
+    // Set at 100 ms by an attempt (group 0) that ended at 1500 ms: due then.
+    let late = [refused("r", 50, Some(1500))];
+    let found = |lags: &[RuntimeLag]| orphans_with_lags(unwound(100, 3000), &late, lags);
+    assert_eq!(found(&[]), 1);
+    assert_eq!(found(&[held(Some(0), 0, 1600, 2200)]), 0);
+    assert_eq!(found(&[held(Some(0), 0, 1600, 1900)]), 1);
 }

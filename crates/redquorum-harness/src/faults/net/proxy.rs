@@ -9,14 +9,16 @@
 
 use std::io;
 use std::net::{SocketAddr, TcpListener as StdListener, ToSocketAddrs};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::net::TcpListener;
 use tokio::sync::{oneshot, watch};
 
 use super::forward::{ProxyMode, accept_loop};
 use super::script_tally::{ScriptCounts, ScriptTally};
+use crate::evidence::runtime_lag;
 
 /// A fault proxy for one node, listening on a free loopback port.
 ///
@@ -50,7 +52,9 @@ pub struct FaultProxy {
     resets: watch::Sender<u64>,
     shutdown: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
-    tally: std::sync::Arc<ScriptTally>,
+    tally: Arc<ScriptTally>,
+    /// Each time its thread woke late: when, and how late.
+    lags: Arc<Mutex<Vec<(Instant, Duration)>>>,
 }
 
 impl FaultProxy {
@@ -78,8 +82,10 @@ impl FaultProxy {
         let (mode, mode_rx) = watch::channel(ProxyMode::Pass);
         let (resets, resets_rx) = watch::channel(0_u64);
         let (shutdown, shutdown_rx) = oneshot::channel();
-        let tally = std::sync::Arc::new(ScriptTally::default());
+        let tally = Arc::new(ScriptTally::default());
         let counted = tally.clone();
+        let lags = Arc::new(Mutex::new(Vec::new()));
+        let metered = lags.clone();
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
@@ -87,6 +93,10 @@ impl FaultProxy {
             .name(format!("fault-proxy-{port}"))
             .spawn(move || {
                 runtime.block_on(async move {
+                    // What a loaded machine costs everything passing through.
+                    tokio::spawn(runtime_lag::meter(None, move |woke, late| {
+                        (metered.lock().unwrap_or_else(PoisonError::into_inner)).push((woke, late));
+                    }));
                     let Ok(listener) = TcpListener::from_std(listener) else {
                         return;
                     };
@@ -105,7 +115,27 @@ impl FaultProxy {
             shutdown: Some(shutdown),
             thread: Some(thread),
             tally,
+            lags,
         })
+    }
+
+    /// Each time the proxy's thread woke at least
+    /// [`LAG_RECORDED`](crate::LAG_RECORDED) late (a loaded machine kept it
+    /// from the CPU, and every byte through it waited): when it woke, and
+    /// how late.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let cluster = redquorum_harness::Cluster::start(1).unwrap();
+    /// let proxy = redquorum_harness::FaultProxy::start(&format!("127.0.0.1:{}", cluster.port(0))).unwrap();
+    /// for (_woke, late) in proxy.lags() {
+    ///     assert!(late >= redquorum_harness::LAG_RECORDED);
+    /// }
+    /// ```
+    #[must_use]
+    pub fn lags(&self) -> Vec<(Instant, Duration)> {
+        (self.lags.lock().unwrap_or_else(PoisonError::into_inner)).clone()
     }
 
     /// What went through the proxy of scripts and NOSCRIPT so far.
