@@ -15,6 +15,7 @@ pub(crate) mod min_hold;
 pub(crate) mod mutants;
 pub(crate) mod nodes;
 pub(crate) mod release;
+pub(crate) mod serve;
 pub(crate) mod status;
 pub(crate) mod ticket;
 pub(crate) mod torture;

@@ -13,6 +13,7 @@ mod stderr;
 mod arg_values;
 mod cmd;
 mod exit;
+mod fence_retry;
 mod guard;
 mod interrupt;
 mod nodes_arg;
@@ -69,6 +70,8 @@ enum Command {
     Extend(cmd::ticket::ExtendArgs),
     /// Release the lock of a lease ticket (from `redquorum lock`).
     Unlock(cmd::ticket::TicketArgs),
+    /// Serve the locks over HTTP (JSON, bearer tokens): redquorum serve --listen ADDR (docs/serve.md)
+    Serve(cmd::serve::ServeArgs),
     /// Force-release a resource whoever holds it, and raise its fence counter (needs --force).
     Release(cmd::release::ReleaseArgs),
     /// List the resources held under a name prefix.
@@ -230,6 +233,7 @@ fn main() -> ExitCode {
             Command::Extend(args) => cmd::ticket::extend(&nodes, args).await,
             Command::Unlock(args) => cmd::ticket::unlock(&nodes, args).await,
             Command::Release(args) => cmd::release::run(&nodes, args).await,
+            Command::Serve(args) => cmd::serve::serve(&nodes, args).await,
             Command::List(args) => cmd::list::run(&nodes, args).await,
             Command::Status(args) => cmd::status::run(&nodes, args).await,
             Command::Nodes(args) => cmd::nodes::run(args),

@@ -24,8 +24,9 @@ mod hold;
 mod stop_plan;
 mod supervise;
 
+use crate::fence_retry::FenceRetry;
 pub(crate) use args::{ExecArgs, LeaseArgs};
-use child_env::{FenceRetry, child_env};
+use child_env::child_env;
 use exit_codes::{acquire_exit_code, fence_exit_code};
 
 use std::ffi::OsString;

@@ -1,0 +1,158 @@
+//! `redquorum serve`: the locks over HTTP, for programs in any language.
+//! Stateless: a held lock is its lease ticket, which the client keeps and
+//! sends back to extend or release it, so any number of replicas can serve
+//! the same masters and exclude each other. Bearer tokens are required
+//! (`auth.rs`); every answer is JSON, errors included (`problem.rs`); the
+//! lock routes are in `locks.rs`, their inputs' checks in `input.rs`, node
+//! health in `health.rs` (docs/serve.md).
+
+mod auth;
+mod health;
+mod input;
+mod locks;
+mod problem;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use redquorum::Redlock;
+use tokio::signal::unix::{SignalKind, signal};
+
+use crate::arg_values;
+use crate::cmd::common;
+use crate::exit;
+use crate::nodes_arg::NodesArg;
+
+/// Options of `redquorum serve`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ServeArgs {
+    /// Address to listen on (port 0: any free port; the address taken is
+    /// printed on stdout).
+    #[arg(long, default_value = "127.0.0.1:7480")]
+    listen: SocketAddr,
+    /// File of bearer tokens, one per line (blank lines and lines starting
+    /// with # are skipped). REDQUORUM_SERVE_TOKEN adds one more.
+    #[arg(long, value_name = "FILE")]
+    tokens_file: Option<PathBuf>,
+    /// Serve without tokens: only on a loopback address.
+    #[arg(long)]
+    allow_unauthenticated_loopback: bool,
+    /// The longest TTL a client may ask for.
+    #[arg(long, default_value = "1h", value_parser = arg_values::positive_duration)]
+    max_ttl: Duration,
+    /// The longest a client may ask to wait for a lock.
+    #[arg(long, default_value = "60s", value_parser = arg_values::duration)]
+    max_wait: Duration,
+    /// Waits for a lock under way at once per token; more are refused (429).
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
+    max_waits: u32,
+    #[command(flatten)]
+    nodes: common::AdminArgs,
+}
+
+/// What every route shares.
+#[derive(Debug)]
+pub(crate) struct Service {
+    redlock: Redlock,
+    limits: input::Limits,
+    waits: Arc<auth::Waits>,
+}
+
+/// `redquorum serve`: answers until SIGINT or SIGTERM; 64 for bad options
+/// or no tokens, 69 when the address cannot be bound.
+pub(crate) async fn serve(nodes: &NodesArg, args: ServeArgs) -> ExitCode {
+    let tokens = match auth::Tokens::load(args.tokens_file.as_deref()) {
+        Ok(tokens) => tokens,
+        Err(message) => {
+            stderr_line!("redquorum serve: {message}");
+            return exit::USAGE.into();
+        }
+    };
+    if args.allow_unauthenticated_loopback && !args.listen.ip().is_loopback() {
+        stderr_line!(
+            "redquorum serve: --allow-unauthenticated-loopback needs a loopback --listen address, not {}",
+            args.listen.ip()
+        );
+        return exit::USAGE.into();
+    }
+    if tokens.is_empty() && !args.allow_unauthenticated_loopback {
+        stderr_line!(
+            "redquorum serve: no bearer tokens: give --tokens-file or REDQUORUM_SERVE_TOKEN \
+             (or --allow-unauthenticated-loopback on a loopback address)"
+        );
+        return exit::USAGE.into();
+    }
+    let redlock = match common::admin_redlock(nodes, "serve", &args.nodes, None) {
+        Ok(redlock) => redlock,
+        Err(code) => return code,
+    };
+    let listener = match tokio::net::TcpListener::bind(args.listen).await {
+        Ok(listener) => listener,
+        Err(e) => {
+            stderr_line!("redquorum serve: cannot listen on {}: {e}", args.listen);
+            return exit::UNAVAILABLE.into();
+        }
+    };
+    let service = Arc::new(Service {
+        redlock: redlock.clone(),
+        limits: input::Limits {
+            max_ttl: args.max_ttl,
+            max_wait: args.max_wait,
+        },
+        waits: Arc::new(auth::Waits::new(args.max_waits)),
+    });
+    let app = router(service, Arc::new(tokens));
+    let bound = listener.local_addr().unwrap_or(args.listen);
+    // Machine-readable for whoever started it (port 0 picks one).
+    if let Err(code) = common::print_line("serve", &format!("http://{bound}")) {
+        return code;
+    }
+    stderr_line!("redquorum serve: listening on http://{bound} (docs/serve.md)");
+    let served = axum::serve(listener, app)
+        .with_graceful_shutdown(stop_signal())
+        .await;
+    redlock.shutdown().await;
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            stderr_line!("redquorum serve: {e}");
+            exit::SOFTWARE.into()
+        }
+    }
+}
+
+/// Every route, behind the token check, bodies bounded.
+fn router(service: Arc<Service>, tokens: Arc<auth::Tokens>) -> Router {
+    Router::new()
+        .route("/v1/locks/{name}", post(locks::lock).get(locks::inspect))
+        .route("/v1/locks/{name}/extend", post(locks::extend))
+        .route("/v1/locks/{name}/release", post(locks::release))
+        .route("/healthz", get(health::healthz))
+        .fallback(problem::not_found)
+        .layer(axum::middleware::from_fn_with_state(tokens, auth::require))
+        .layer(DefaultBodyLimit::max(input::MAX_BODY))
+        .with_state(service)
+}
+
+/// Resolves on the first SIGINT or SIGTERM (never, if they cannot be
+/// handled: the process is then stopped the default way).
+async fn stop_signal() {
+    match (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) {
+        (Ok(mut interrupt), Ok(mut terminate)) => {
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
+        }
+        _ => std::future::pending().await,
+    }
+}

@@ -1,0 +1,222 @@
+//! The lock routes. A lock is taken for the TTL the client asks and handed
+//! out as its lease (the one-line ticket string) with a fencing token; the
+//! service keeps nothing: extending and releasing resume the lease's hold,
+//! owner-checked on a quorum (`Redlock::resume`). A client that goes away
+//! mid-request cancels it: an acquire under way is unwound, a lock taken
+//! but not yet answered is released.
+//!
+//! - `POST /v1/locks/{name}` `{"ttl_ms", "wait_ms"}` → 200 `{"lease",
+//!   "fence", "expires_in_ms"}`; 409 still taken after `wait_ms`.
+//! - `POST /v1/locks/{name}/extend` `{"lease", "ttl_ms"}` → 200 `{"lease",
+//!   "expires_in_ms"}`; 410 when the hold is gone.
+//! - `POST /v1/locks/{name}/release` `{"lease"}` → 200 `{"released_on"}`;
+//!   410 when the hold is gone (nothing removed).
+//! - `GET /v1/locks/{name}` → `{"held", "kind", "holders", "fence"}`.
+//!
+//! 503 when no quorum answered (the message names the nodes and causes).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{Path, State};
+use axum::{Extension, Json};
+use redquorum::{Error, LockOptions, Redlock, Ticket};
+use serde::{Deserialize, Serialize};
+
+use super::auth::Client;
+use super::problem::Problem;
+use super::{Service, input};
+use crate::fence_retry::{FenceRetry, ask_again};
+
+/// How long a release renews the hold while it releases it (as `redquorum
+/// unlock` does): a renewal that outlived a failed release keeps the lock
+/// this long at most.
+const RELEASE_TTL: Duration = Duration::from_secs(10);
+
+/// How soon a fencing token's write-back is asked again when a round could
+/// not issue it.
+const FENCE_RETRY_DELAY: Duration = Duration::from_millis(50);
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct LockRequest {
+    ttl_ms: u64,
+    #[serde(default)]
+    wait_ms: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct Granted {
+    lease: String,
+    fence: u64,
+    expires_in_ms: u64,
+}
+
+pub(crate) async fn lock(
+    State(service): State<Arc<Service>>,
+    Extension(client): Extension<Client>,
+    Path(name): Path<String>,
+    body: Result<Json<LockRequest>, JsonRejection>,
+) -> Result<Json<Granted>, Problem> {
+    let Json(request) = body?;
+    let name = input::name(&name)?;
+    let ttl = service.limits.ttl(request.ttl_ms)?;
+    let wait = service.limits.wait(request.wait_ms)?;
+    let redlock = redlock_for(&service.redlock, ttl, wait)?;
+    let lock = if wait.is_zero() {
+        redlock.try_lock(name).await
+    } else {
+        let _slot = service.waits.start(client).ok_or_else(|| {
+            Problem::new(
+                axum::http::StatusCode::TOO_MANY_REQUESTS,
+                "too_many_waits",
+                "this client has as many waits under way as the service allows (--max-waits)",
+            )
+        })?;
+        redlock.lock(name).await
+    }
+    .map_err(|e| Problem::of(&e))?;
+    let retry = FenceRetry {
+        delay: FENCE_RETRY_DELAY,
+        until: Instant::now() + ttl / 2,
+    };
+    let lease = lock.lease();
+    let no_quorum = |e: &Error| matches!(e, Error::FenceUnavailable { .. });
+    let fence = ask_again(|| lock.fence(), no_quorum, || lease.is_at_risk(), retry).await;
+    let fence = match fence {
+        Ok(fence) => fence,
+        Err(error) => {
+            // Nobody could fence with this hold: give it back.
+            let _ = lock.release().await;
+            return Err(Problem::of(&error));
+        }
+    };
+    let ticket = lock.into_ticket();
+    Ok(Json(Granted {
+        lease: ticket.to_string(),
+        fence: fence.get(),
+        expires_in_ms: expires_in_ms(&ticket),
+    }))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ExtendRequest {
+    lease: String,
+    ttl_ms: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct Extended {
+    lease: String,
+    expires_in_ms: u64,
+}
+
+pub(crate) async fn extend(
+    State(service): State<Arc<Service>>,
+    Path(name): Path<String>,
+    body: Result<Json<ExtendRequest>, JsonRejection>,
+) -> Result<Json<Extended>, Problem> {
+    let Json(request) = body?;
+    let ticket = input::lease(&request.lease, input::name(&name)?)?;
+    let ttl = service.limits.ttl(request.ttl_ms)?;
+    let redlock = redlock_for(&service.redlock, ttl, Duration::ZERO)?;
+    let lock = redlock.resume(&ticket).await.map_err(|e| Problem::of(&e))?;
+    let ticket = lock.into_ticket();
+    Ok(Json(Extended {
+        lease: ticket.to_string(),
+        expires_in_ms: expires_in_ms(&ticket),
+    }))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ReleaseRequest {
+    lease: String,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct Released {
+    released_on: usize,
+}
+
+pub(crate) async fn release(
+    State(service): State<Arc<Service>>,
+    Path(name): Path<String>,
+    body: Result<Json<ReleaseRequest>, JsonRejection>,
+) -> Result<Json<Released>, Problem> {
+    let Json(request) = body?;
+    let ticket = input::lease(&request.lease, input::name(&name)?)?;
+    let redlock = redlock_for(&service.redlock, RELEASE_TTL, Duration::ZERO)?;
+    let lock = redlock.resume(&ticket).await.map_err(|e| Problem::of(&e))?;
+    let released_on = lock.release().await.map_err(|e| Problem::of(&e))?;
+    Ok(Json(Released { released_on }))
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct Inspected {
+    /// Whether a quorum of nodes shows a holder.
+    held: bool,
+    /// The lock kind holding it (`lock`, `write`, `read`, ...), if held.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kind: Option<String>,
+    /// How many holders a quorum recognises (readers, permits: several).
+    holders: usize,
+    /// The highest fence counter any node showed (0: none yet).
+    fence: u64,
+}
+
+pub(crate) async fn inspect(
+    State(service): State<Arc<Service>>,
+    Path(name): Path<String>,
+) -> Result<Json<Inspected>, Problem> {
+    let name = input::name(&name)?;
+    let inspection = (service.redlock.inspect(name).await).map_err(|e| Problem::of(&e))?;
+    let answered = inspection.nodes().filter(|(_, view)| view.is_ok()).count();
+    if answered < service.redlock.quorum() {
+        return Err(Problem::new(
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+            format!(
+                "{answered} of {} nodes answered; a quorum is {}",
+                service.redlock.nodes().count(),
+                service.redlock.quorum()
+            ),
+        ));
+    }
+    // Holder tokens are capabilities: only their count leaves the service.
+    let holders = inspection.holders(service.redlock.quorum());
+    let fence = (inspection.nodes())
+        .filter_map(|(_, view)| view.ok()?.fence())
+        .max()
+        .unwrap_or(0);
+    Ok(Json(Inspected {
+        held: !holders.is_empty(),
+        kind: holders.first().map(|(kind, _)| kind.clone()),
+        holders: holders.len(),
+        fence,
+    }))
+}
+
+/// The service's `Redlock` with the client's TTL and wait (it shares the
+/// connections); a TTL the lock refuses (not above the node timeout) is a
+/// 400.
+fn redlock_for(redlock: &Redlock, ttl: Duration, wait: Duration) -> Result<Redlock, Problem> {
+    let options = LockOptions {
+        ttl,
+        wait,
+        ..*redlock.options()
+    };
+    redlock
+        .with_options(&options)
+        .map_err(|e| Problem::bad_request(format!("ttl_ms, wait_ms: {e}")))
+}
+
+/// The lease's time left, from now.
+fn expires_in_ms(ticket: &Ticket) -> u64 {
+    let left = (ticket.valid_until())
+        .duration_since(SystemTime::now())
+        .unwrap_or_default();
+    u64::try_from(left.as_millis()).unwrap_or(u64::MAX)
+}

@@ -1,0 +1,487 @@
+//! `redquorum serve` on real nodes, driven over HTTP: a lock taken,
+//! extended and released by its lease; a contended lock (409), a waiting
+//! one granted by the holder's release, a gone hold (410, nothing
+//! removed), no quorum (503); requests without a valid token (401) and bad
+//! input (4xx) touch nothing; the service will not start without tokens.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+use common::{cluster, lock_key};
+use redquorum_harness::Cluster;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+const TOKEN: &str = "s3cret-token-for-tests";
+
+/// A running `redquorum serve` on a free port, stopped (SIGTERM, then
+/// waited for) when dropped.
+struct Served {
+    child: Child,
+    url: String,
+    http: reqwest::Client,
+}
+
+impl Served {
+    /// Serves `nodes` with the test token, plus `args`.
+    fn start(nodes: &Cluster, args: &[&str]) -> Self {
+        Self::start_with(nodes, Some(TOKEN), args)
+    }
+
+    fn start_with(nodes: &Cluster, token: Option<&str>, args: &[&str]) -> Self {
+        let mut command = common::redquorum(nodes);
+        command
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(args);
+        match token {
+            Some(token) => command.env("REDQUORUM_SERVE_TOKEN", token),
+            None => command.env_remove("REDQUORUM_SERVE_TOKEN"),
+        };
+        let mut child = (command.stdout(Stdio::piped()).stderr(Stdio::inherit()))
+            .spawn()
+            .expect("start redquorum serve");
+        // Its first line is the address it took; a reader thread bounds the wait.
+        let stdout = child.stdout.take().expect("stdout");
+        let (sent, line) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut first = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut first);
+            let _ = sent.send(first);
+        });
+        let url = match line.recv_timeout(Duration::from_secs(30)) {
+            Ok(url) if url.starts_with("http://") => url.trim().to_owned(),
+            other => {
+                let _ = child.kill();
+                panic!("serve printed no address: {other:?}");
+            }
+        };
+        Self {
+            child,
+            url,
+            http: reqwest::Client::new(),
+        }
+    }
+
+    /// `method path` with `body` (JSON) and the test token: the status and
+    /// the JSON answer.
+    async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        let mut request = (self.http.request(method, format!("{}{path}", self.url)))
+            .bearer_auth(TOKEN)
+            .timeout(Duration::from_secs(60));
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        answer(request.send().await.expect("the service answers")).await
+    }
+
+    async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        self.call(reqwest::Method::POST, path, Some(body)).await
+    }
+
+    async fn get(&self, path: &str) -> (StatusCode, Value) {
+        self.call(reqwest::Method::GET, path, None).await
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        common::wait_within(&mut self.child, Duration::from_secs(20));
+    }
+}
+
+async fn answer(response: reqwest::Response) -> (StatusCode, Value) {
+    let status = response.status();
+    let text = response.text().await.expect("a body");
+    let value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{status}: not JSON ({e}): {text:?}"));
+    (status, value)
+}
+
+/// The owner token in `resource`'s plain lock key on each node (None where absent).
+fn owners(nodes: &Cluster, resource: &str) -> Vec<Option<String>> {
+    (0..nodes.len())
+        .map(|i| {
+            nodes
+                .command(i, &["GET", &lock_key(resource)])
+                .unwrap()
+                .as_text()
+        })
+        .collect()
+}
+
+/// The owner token inside a lease (`rq1:lock:<owner>:...`).
+fn owner_of(lease: &str) -> String {
+    lease.split(':').nth(2).expect("a lease").to_owned()
+}
+
+fn lease_of(body: &Value) -> String {
+    body["lease"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no lease: {body}"))
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lock_is_taken_extended_and_released_by_its_lease() {
+    let nodes = cluster(3);
+    let served = Served::start(&nodes, &[]);
+    let (status, body) = served
+        .post("/v1/locks/deploy", json!({"ttl_ms": 30_000}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let lease = lease_of(&body);
+    assert!(body["fence"].as_u64().unwrap() > 0, "{body}");
+    let left = body["expires_in_ms"].as_u64().unwrap();
+    assert!(left > 0 && left <= 30_000, "{body}");
+    // Held on every node, and shown so (owner tokens never leave the service).
+    for i in 0..nodes.len() {
+        let exists = nodes.command(i, &["EXISTS", &lock_key("deploy")]).unwrap();
+        assert_eq!(exists.as_int(), Some(1), "node {i}");
+    }
+    let (status, inspected) = served.get("/v1/locks/deploy").await;
+    assert_eq!(status, StatusCode::OK, "{inspected}");
+    assert_eq!(
+        (&inspected["held"], &inspected["holders"]),
+        (&json!(true), &json!(1)),
+        "{inspected}"
+    );
+    assert!(
+        !inspected.to_string().contains(&owner_of(&lease)),
+        "{inspected}"
+    );
+
+    // Taken: another lock without a wait is refused.
+    let (status, body) = served
+        .post("/v1/locks/deploy", json!({"ttl_ms": 30_000}))
+        .await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::CONFLICT, Some("contended")),
+        "{body}"
+    );
+
+    let (status, body) = served
+        .post(
+            "/v1/locks/deploy/extend",
+            json!({"lease": lease, "ttl_ms": 60_000}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body["expires_in_ms"].as_u64().unwrap() > 30_000, "{body}");
+    let lease = lease_of(&body);
+
+    let (status, body) = served
+        .post("/v1/locks/deploy/release", json!({"lease": lease}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // Answered once a quorum released; the last node follows.
+    assert!(body["released_on"].as_u64().unwrap() >= 2, "{body}");
+    assert!(
+        common::eventually(Duration::from_secs(10), || owners(&nodes, "deploy")
+            == [None, None, None]),
+        "{:?}",
+        owners(&nodes, "deploy")
+    );
+    let (_, inspected) = served.get("/v1/locks/deploy").await;
+    assert_eq!(inspected["held"], false, "{inspected}");
+
+    // Released: the same lease again finds nothing and removes nothing.
+    let (status, body) = served
+        .post("/v1/locks/deploy/release", json!({"lease": lease}))
+        .await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::GONE, Some("gone")),
+        "{body}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_lease_gets_410_and_leaves_the_next_holder_alone() {
+    let nodes = cluster(3);
+    let served = Served::start(&nodes, &[]);
+    let (_, first) = served
+        .post("/v1/locks/job", json!({"ttl_ms": 30_000}))
+        .await;
+    let stale = lease_of(&first);
+    let (status, _) = served
+        .post("/v1/locks/job/release", json!({"lease": stale}))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, second) = served
+        .post("/v1/locks/job", json!({"ttl_ms": 30_000}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{second}");
+    let holder = owner_of(&lease_of(&second));
+
+    let stale_calls = [
+        ("/v1/locks/job/release", json!({"lease": stale})),
+        (
+            "/v1/locks/job/extend",
+            json!({"lease": stale, "ttl_ms": 30_000}),
+        ),
+    ];
+    for (path, body) in stale_calls {
+        let (status, body) = served.post(path, body).await;
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (StatusCode::GONE, Some("gone")),
+            "{path}: {body}"
+        );
+    }
+    // The second holder's hold is where it was.
+    let (_, inspected) = served.get("/v1/locks/job").await;
+    assert_eq!(inspected["held"], true, "{inspected}");
+    let (status, _) = served
+        .post("/v1/locks/job/release", json!({"lease": lease_of(&second)}))
+        .await;
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "the second holder ({holder}) still held it"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_lock_is_granted_once_the_holder_releases() {
+    let nodes = cluster(3);
+    let served = std::sync::Arc::new(Served::start(&nodes, &[]));
+    let (_, held) = served
+        .post("/v1/locks/queue", json!({"ttl_ms": 30_000}))
+        .await;
+    let waiter = {
+        let served = served.clone();
+        tokio::spawn(async move {
+            served
+                .post(
+                    "/v1/locks/queue",
+                    json!({"ttl_ms": 30_000, "wait_ms": 20_000}),
+                )
+                .await
+        })
+    };
+    // Held for 30 s: the waiter can only be granted by the release.
+    let (status, _) = served
+        .post("/v1/locks/queue/release", json!({"lease": lease_of(&held)}))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, granted) = waiter.await.unwrap();
+    assert_eq!(status, StatusCode::OK, "{granted}");
+    assert_ne!(owner_of(&lease_of(&granted)), owner_of(&lease_of(&held)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_valid_token_a_request_gets_401_and_touches_nothing() {
+    let nodes = cluster(3);
+    let served = Served::start(&nodes, &[]);
+    let url = format!("{}/v1/locks/secret", served.url);
+    let body = json!({"ttl_ms": 30_000});
+    let http = &served.http;
+    for request in [
+        http.post(&url).json(&body),
+        http.post(&url).json(&body).bearer_auth("wrong"),
+        http.post(&url).json(&body).bearer_auth(&TOKEN[1..]),
+        http.post(&url).json(&body).basic_auth("user", Some(TOKEN)),
+    ] {
+        let response = request.send().await.unwrap();
+        assert_eq!(response.headers()["www-authenticate"], "Bearer");
+        let (status, body) = answer(response).await;
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (StatusCode::UNAUTHORIZED, Some("unauthorized")),
+            "{body}"
+        );
+    }
+    assert_eq!(owners(&nodes, "secret"), vec![None, None, None]);
+    let health = http
+        .get(format!("{}/healthz", served.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_gets_a_json_4xx_and_touches_nothing() {
+    let nodes = cluster(3);
+    let served = Served::start(&nodes, &["--max-ttl", "1m", "--max-wait", "5s"]);
+    let a_lease = "rq1:lock:0123456789abcdef0123456789abcdef:-:1700000000000:other";
+    let refused = [
+        ("/v1/locks/r", json!({"ttl_ms": 0})),
+        ("/v1/locks/r", json!({"ttl_ms": 60_001})),
+        ("/v1/locks/r", json!({"ttl_ms": -5})),
+        ("/v1/locks/r", json!({"ttl_ms": 1000, "wait_ms": 5_001})),
+        ("/v1/locks/r", json!({"ttl_ms": 1000, "kind": "semaphore"})),
+        ("/v1/locks/r", json!({"wait_ms": 10})),
+        (
+            "/v1/locks/r/extend",
+            json!({"lease": "garbage", "ttl_ms": 1000}),
+        ),
+        ("/v1/locks/r/release", json!({"lease": a_lease})),
+        ("/v1/locks/%0A/release", json!({"lease": a_lease})),
+    ];
+    for (path, body) in refused {
+        let (status, answer) = served.post(path, body.clone()).await;
+        assert!(status.is_client_error(), "{path} {body}: {status} {answer}");
+        assert!(
+            answer["error"].is_string() && answer["message"].is_string(),
+            "{answer}"
+        );
+    }
+    let huge = json!({"ttl_ms": 1000, "pad": "x".repeat(20_000)});
+    let (status, answer) = served.post("/v1/locks/r", huge).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{answer}");
+    let (status, answer) = served.get("/v1/nothing/here").await;
+    assert_eq!(
+        (status, answer["error"].as_str()),
+        (StatusCode::NOT_FOUND, Some("not_found"))
+    );
+    for i in 0..nodes.len() {
+        let keys = nodes.command(i, &["DBSIZE"]).unwrap();
+        assert_eq!(keys.as_int(), Some(0), "node {i} was written to");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_quorum_a_lock_gets_503_naming_the_nodes() {
+    let nodes = cluster(3);
+    let served = Served::start(&nodes, &["--timeout", "200ms"]);
+    let (status, health) = served.get("/healthz").await;
+    assert_eq!(
+        (status, &health["ok"]),
+        (StatusCode::OK, &json!(true)),
+        "{health}"
+    );
+    nodes.kill(1).unwrap();
+    nodes.kill(2).unwrap();
+    let (status, body) = served.post("/v1/locks/r", json!({"ttl_ms": 10_000})).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::SERVICE_UNAVAILABLE, Some("unavailable")),
+        "{body}"
+    );
+    let message = body["message"].as_str().unwrap();
+    assert!(message.contains(&nodes.port(1).to_string()), "{message}");
+    let lone = || {
+        nodes
+            .command(0, &["EXISTS", &lock_key("r")])
+            .unwrap()
+            .as_int()
+    };
+    assert!(
+        common::eventually(Duration::from_secs(10), || lone() == Some(0)),
+        "the lone node's hold was not unwound"
+    );
+}
+
+#[test]
+fn the_service_will_not_start_without_tokens_or_open_to_the_network() {
+    let nodes = cluster(1);
+    let refuse = |args: &[&str]| {
+        let out = common::redquorum(&nodes)
+            .env_remove("REDQUORUM_SERVE_TOKEN")
+            .args(["serve"])
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, stderr) = refuse(&["--listen", "127.0.0.1:0"]);
+    assert_eq!(code, Some(64), "{stderr}");
+    assert!(stderr.contains("no bearer tokens"), "{stderr}");
+    let (code, stderr) = refuse(&["--listen", "0.0.0.0:0", "--allow-unauthenticated-loopback"]);
+    assert_eq!(code, Some(64), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_loopback_it_may_serve_without_tokens_when_told() {
+    let nodes = cluster(1);
+    let served = Served::start_with(&nodes, None, &["--allow-unauthenticated-loopback"]);
+    let response = (served.http.post(format!("{}/v1/locks/open", served.url)))
+        .json(&json!({"ttl_ms": 5_000}))
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = answer(response).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_gives_up_waiting_leaves_no_acquire_behind() {
+    let nodes = cluster(3);
+    let served = Served::start(&nodes, &[]);
+    let acquires = |nodes: &Cluster| (0..nodes.len()).map(|i| sets(nodes, i)).sum::<u64>();
+    // What one granted lock request costs in SETs (its acquire and its
+    // fencing token's write-back), on a name of its own.
+    let before = acquires(&nodes);
+    let (status, _) = served
+        .post("/v1/locks/probe", json!({"ttl_ms": 30_000}))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let one_lock = acquires(&nodes) - before;
+    let (_, held) = served
+        .post("/v1/locks/gate", json!({"ttl_ms": 30_000}))
+        .await;
+    // A waiter that hangs up after 300 ms (its request would wait 20 s).
+    let gave_up = (served.http.post(format!("{}/v1/locks/gate", served.url)))
+        .bearer_auth(TOKEN)
+        .json(&json!({"ttl_ms": 30_000, "wait_ms": 20_000}))
+        .timeout(Duration::from_millis(300))
+        .send()
+        .await;
+    assert!(gave_up.is_err_and(|e| e.is_timeout()));
+    // The service heard the hang-up once the wait left the release channel.
+    let channel = format!("redquorum:released:{}", lock_key("gate"));
+    let listening = || {
+        (0..nodes.len())
+            .map(|i| {
+                let reply = nodes.command(i, &["PUBSUB", "NUMSUB", &channel]).unwrap();
+                match reply {
+                    redquorum_harness::Reply::Array(Some(items)) => items[1].as_int().unwrap_or(0),
+                    other => panic!("NUMSUB answered {other:?}"),
+                }
+            })
+            .sum::<i64>()
+    };
+    assert!(common::eventually(Duration::from_secs(10), || listening() == 0));
+    // Were its wait still under way, the release would wake it and its
+    // acquire would reach the nodes (each acquire runs one SET there).
+    let before = acquires(&nodes);
+    let (status, _) = served
+        .post("/v1/locks/gate/release", json!({"lease": lease_of(&held)}))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, body) = served
+        .post("/v1/locks/gate", json!({"ttl_ms": 30_000}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // This lock's own SETs, and nothing else.
+    assert_eq!(acquires(&nodes) - before, one_lock);
+}
+
+/// `SET` commands node `i` ran (inside scripts too).
+fn sets(nodes: &Cluster, i: usize) -> u64 {
+    let info = nodes
+        .command(i, &["INFO", "commandstats"])
+        .unwrap()
+        .as_text()
+        .unwrap_or_default();
+    info.lines()
+        .find_map(|line| line.strip_prefix("cmdstat_set:calls="))
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|calls| calls.parse().ok())
+        .unwrap_or(0)
+}
