@@ -332,7 +332,7 @@ async fn bad_input_gets_a_json_4xx_and_touches_nothing() {
     ];
     for (path, body) in refused {
         let (status, answer) = served.post(path, body.clone()).await;
-        assert!(status.is_client_error(), "{path} {body}: {status} {answer}");
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{path} {body}: {answer}");
         assert!(
             answer["error"].is_string() && answer["message"].is_string(),
             "{answer}"
@@ -341,6 +341,17 @@ async fn bad_input_gets_a_json_4xx_and_touches_nothing() {
     let huge = json!({"ttl_ms": 1000, "pad": "x".repeat(20_000)});
     let (status, answer) = served.post("/v1/locks/r", huge).await;
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{answer}");
+    let not_json = (served.http.post(format!("{}/v1/locks/r", served.url)))
+        .bearer_auth(TOKEN)
+        .body(r#"{"ttl_ms": 1000}"#)
+        .send()
+        .await
+        .unwrap();
+    let (status, answer) = self::answer(not_json).await;
+    assert_eq!(
+        (status, answer["error"].as_str()),
+        (StatusCode::UNSUPPORTED_MEDIA_TYPE, Some("not_json"))
+    );
     let (status, answer) = served.get("/v1/nothing/here").await;
     assert_eq!(
         (status, answer["error"].as_str()),
@@ -484,4 +495,24 @@ fn sets(nodes: &Cluster, i: usize) -> u64 {
         .and_then(|rest| rest.split(',').next())
         .and_then(|calls| calls.parse().ok())
         .unwrap_or(0)
+}
+
+/// A client in Python's standard library alone (`tests/serve_client.py`,
+/// as docs/serve.md shows one) takes, extends and releases a lock, is
+/// refused without a token, and waits for a release.
+#[test]
+fn a_python_client_with_only_the_standard_library_uses_the_service() {
+    let nodes = cluster(3);
+    let served = Served::start(&nodes, &[]);
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/serve_client.py");
+    let out = std::process::Command::new("python3")
+        .args([script, &served.url, TOKEN, "from-python"])
+        .output()
+        .expect("python3 runs (tests/prepare.sh installs it)");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -62,14 +62,15 @@ impl Problem {
 }
 
 impl From<JsonRejection> for Problem {
-    /// A body that is not the JSON asked for (or too large: 413).
+    /// A body that is not the JSON asked for: 400 (axum's 422 for JSON of
+    /// the wrong shape included), 413 too large, 415 not sent as JSON.
     fn from(rejection: JsonRejection) -> Self {
-        let code = if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            "too_large"
-        } else {
-            "bad_request"
+        let (status, code) = match rejection.status() {
+            StatusCode::PAYLOAD_TOO_LARGE => (StatusCode::PAYLOAD_TOO_LARGE, "too_large"),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "not_json"),
+            _ => (StatusCode::BAD_REQUEST, "bad_request"),
         };
-        Self::new(rejection.status(), code, rejection.body_text())
+        Self::new(status, code, rejection.body_text())
     }
 }
 
