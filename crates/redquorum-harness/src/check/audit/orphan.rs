@@ -30,10 +30,14 @@
 //!   lives its TTL from then, which the leak check bounds (a granted
 //!   holder's write to one node may be held while the others grant it).
 //!
-//! On a loaded machine the slack stretches by the time the sender's path
-//! to the key's node was measured held up after the removal was due (its
-//! client runtime's and its fault proxy's late wake-ups: `path_lag.rs`),
-//! and every window above with it.
+//! On a loaded machine a removal may reach its node later than the slack
+//! after it was due: by as long as the holds on the sender's path to that
+//! node, met one after another from that time, kept it (its client
+//! runtime's and its fault proxy's late wake-ups: `path_lag.rs`). The key
+//! may live that much longer, and a fault met on the way that much later
+//! explains it; the faults' own excuses are not stretched. A write held in
+//! a proxy past the exit of the `exec` that sent it lives its TTL, as one
+//! a delaying fault held back does.
 //!
 //! A key counts as seen when the read that saw it was sent
 //! ([`KeyLife::surely_there_at`]): its answer may come much later (a slow
@@ -54,7 +58,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use super::excuse::{Sender, explains, holds_back_write};
-use super::path_lag::path_lag;
+use super::path_lag::{self, path_lag};
 use crate::check::verdict::Evidence;
 use crate::check::violation::Violation;
 use crate::evidence::{KeyLife, Session};
@@ -77,7 +81,7 @@ fn attempt_ends(
     refused: &RefusedByResource,
     slack: Duration,
     held_back: &impl Fn(&KeyLife, (Duration, Duration)) -> bool,
-) -> Vec<(Duration, Sender)> {
+) -> Vec<(Duration, Duration, Sender)> {
     let set_at = key.set_at();
     let read = slack / 10;
     refused
@@ -87,7 +91,7 @@ fn attempt_ends(
         .filter(|&&(start, end, _)| {
             start <= set_at + read && (end > set_at || held_back(key, (start, end)))
         })
-        .map(|&(_, end, sender)| (end, sender))
+        .copied()
         .collect()
 }
 
@@ -164,32 +168,37 @@ fn last_write_sent(owner: &Session) -> Duration {
 /// Whether a never-granted owner's `key`, whose attempt is not known,
 /// outlived every attempt that may have set it ([`attempt_ends`]) with no
 /// fault explaining it for any of them; with none known, by its age (its
-/// set time may lie before the history's start). The slack is `base_slack`
-/// stretched by `slack` (the key, its sender's group, when its removal was
-/// due: `path_lag.rs`).
+/// set time may lie before the history's start). `lag`: how long the
+/// holds on the path kept a removal due at a given time (`path_lag.rs`).
 fn outlived_every_attempt(
     key: &KeyLife,
     refused: &RefusedByResource,
-    (base_slack, slack): (
+    (slack, lag): (
         Duration,
         &impl Fn(&KeyLife, Option<usize>, Duration) -> Duration,
     ),
     held_back: &impl Fn(&KeyLife, (Duration, Duration)) -> bool,
-    excused: &impl Fn(&KeyLife, Duration, (Duration, Duration), Sender, bool) -> bool,
+    excused: &impl Fn(&KeyLife, (Duration, Duration), Sender, bool) -> bool,
 ) -> bool {
-    let ends = attempt_ends(key, refused, base_slack, held_back);
-    match ends.iter().map(|&(end, _)| end).max() {
+    let ends = attempt_ends(key, refused, slack, held_back);
+    match ends.iter().map(|&(_, end, _)| end).max() {
         Some(latest) => {
-            let slack = slack(key, None, latest);
-            key.surely_there_at() > latest + slack
-                && !ends
-                    .iter()
-                    .any(|&(end, sender)| excused(key, slack, (end, end), sender, false))
+            let lag = lag(key, None, latest);
+            // An attempt in a process of its own whose write was held back
+            // past its exit: nobody is left to unwind it.
+            let orphaned_by_exit = |start: Duration, end: Duration, sender: Sender| {
+                sender.gone && key.set_at() > end && held_back(key, (start, end))
+            };
+            key.surely_there_at() > latest + lag + slack
+                && !ends.iter().any(|&(start, end, sender)| {
+                    excused(key, (end, end + lag), sender, false)
+                        || orphaned_by_exit(start, end, sender)
+                })
         }
         None => {
             let set_at = key.set_at();
-            let slack = slack(key, None, set_at);
-            key.age > slack && !excused(key, slack, (set_at, set_at), Sender::default(), false)
+            let lag = lag(key, None, set_at);
+            key.age > lag + slack && !excused(key, (set_at, set_at + lag), Sender::default(), false)
         }
     }
 }
@@ -201,33 +210,35 @@ pub(crate) fn orphans(
     owners: &HashMap<&str, &Session>,
     tried: &HashMap<&str, &Session>,
 ) -> Vec<Violation> {
-    // `late`: whether the key's own write may have landed late (a
-    // never-granted attempt's key, whose unwind may overtake it).
-    let excused =
-        |key: &KeyLife, slack: Duration, sent: (Duration, Duration), sender: Sender, late: bool| {
-            let set_at = key.set_at();
-            let late_write = late.then_some((set_at, set_at));
-            evidence.faults.iter().any(|f| {
-                explains(
-                    f,
-                    slack,
-                    key.node,
-                    (sent, key.surely_there_at()),
-                    late_write,
-                    sender,
-                )
-            })
-        };
+    let slack = evidence.slack;
+    // `sent`: from the earliest the removal may have been sent to the
+    // latest it may have reached the node. `late`: whether the key's own
+    // write may have landed late (a never-granted attempt's key, whose
+    // unwind may overtake it).
+    let excused = |key: &KeyLife, sent: (Duration, Duration), sender: Sender, late: bool| {
+        let set_at = key.set_at();
+        let late_write = late.then_some((set_at, set_at));
+        evidence.faults.iter().any(|f| {
+            explains(
+                f,
+                slack,
+                key.node,
+                (sent, key.surely_there_at()),
+                late_write,
+                sender,
+            )
+        })
+    };
+    // A write held back by a delaying fault, or in a held proxy.
     let held_back = |key: &KeyLife, sent: (Duration, Duration)| {
         let set_at = key.set_at();
-        (evidence.faults.iter())
-            .any(|f| holds_back_write(f, evidence.slack, key.node, sent, set_at))
+        (evidence.faults.iter()).any(|f| holds_back_write(f, slack, key.node, sent, set_at))
+            || path_lag::holds_back_write(evidence.lags, key.node, None, sent, set_at, slack)
     };
-    // The slack, and as long again as the sender's path to the key's node
-    // was held up from `due` until the key was seen.
-    let slack = |key: &KeyLife, group: Option<usize>, due: Duration| {
-        let span = (due, key.surely_there_at());
-        evidence.slack + path_lag(evidence.lags, key.node, group, span)
+    // How long the holds on the sender's path to the key's node kept a
+    // removal on its way at `due`.
+    let lag = |key: &KeyLife, group: Option<usize>, due: Duration| {
+        path_lag(evidence.lags, key.node, group, due)
     };
     let refused = refused_by_resource(evidence.sessions);
     let adoptions = adoptions(evidence.sessions);
@@ -249,14 +260,24 @@ pub(crate) fn orphans(
                     gone: false,
                     ..sender
                 };
-                let slack = slack(key, sender.group, released.min(due));
+                let lag = lag(key, sender.group, released.min(due));
+                let last_write = last_write_sent(owner);
                 let held_write = || {
-                    set_at > last_write_sent(owner)
-                        && excused(key, slack, (set_at, set_at), writer, true)
+                    let span = (owner.start, last_write);
+                    set_at > last_write
+                        && (excused(key, (set_at, set_at), writer, true)
+                            || (path_lag::holds_back_write(
+                                evidence.lags,
+                                key.node,
+                                writer.group,
+                                span,
+                                set_at,
+                                slack,
+                            )))
                 };
-                key.surely_there_at() > due + slack
-                    && !excused(key, slack, (due, due), sender, false)
-                    && !excused(key, slack, (released, released), sender, false)
+                key.surely_there_at() > due + lag + slack
+                    && !excused(key, (due, due + lag), sender, false)
+                    && !excused(key, (released, released + lag), sender, false)
                     && !held_write()
             }
             None => match tried
@@ -269,13 +290,13 @@ pub(crate) fn orphans(
                         gone: false,
                         group: Some(attempt.group),
                     };
-                    let slack = slack(key, sender.group, due);
+                    let lag = lag(key, sender.group, due);
                     // Unwound at some time between its acquire's start and `due`.
-                    key.surely_there_at() > due + slack
-                        && !excused(key, slack, (attempt.start.min(due), due), sender, true)
+                    key.surely_there_at() > due + lag + slack
+                        && !excused(key, (attempt.start.min(due), due + lag), sender, true)
                 }
                 None => {
-                    let slacks = (evidence.slack, &slack);
+                    let slacks = (slack, &lag);
                     outlived_every_attempt(key, &refused, slacks, &held_back, &excused)
                 }
             },

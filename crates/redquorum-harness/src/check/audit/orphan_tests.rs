@@ -368,7 +368,7 @@ fn a_handed_over_hold_goes_when_it_is_adopted_and_lives_to_its_deadline_when_not
     assert_eq!(orphan_count(key(1200), &[old]), 1);
 }
 
-/// Client group 0's path to node `node` held (by its proxy, or with
+/// Client group `group`'s path to node `node` held (by its proxy, or with
 /// `None` its client runtime) from `from` to `to` ms.
 fn held(node: Option<usize>, group: usize, from: u64, to: u64) -> RuntimeLag {
     RuntimeLag {
@@ -380,38 +380,62 @@ fn held(node: Option<usize>, group: usize, from: u64, to: u64) -> RuntimeLag {
 }
 
 #[test]
-fn a_removal_may_land_as_much_later_as_its_path_was_measured_held_up() {
+fn a_removal_may_land_as_much_later_as_the_holds_on_its_path_kept_it() {
     // Released at 1000 ms (group 0), the key still there at 2600 ms: past
     // the slack, with nothing measured, an orphan.
     let local = used_until_1000_ended_at_2000(false);
     let sessions = std::slice::from_ref(&local);
     let found = |lags: &[RuntimeLag]| orphans_with_lags(key_of_x(2600), sessions, lags);
     assert_eq!(found(&[]), 1);
-    // The proxy in front of the key's node held from 1100 to 1900 ms: the
-    // release waited behind it, and may land 800 ms later than the slack.
-    assert_eq!(found(&[held(Some(0), 0, 1100, 1900)]), 0);
+    // The proxy in front of the key's node was held from 900 to 1900 ms:
+    // the release waited in it, and may land 900 ms later than the slack.
+    assert_eq!(found(&[held(Some(0), 0, 900, 1900)]), 0);
     // So may the group's own runtime, which sends it.
-    assert_eq!(found(&[held(None, 0, 1100, 1900)]), 0);
-    // Held up elsewhere: another node's proxy, another group's path, or
-    // before the release was due.
-    assert_eq!(found(&[held(Some(1), 0, 1100, 1900)]), 1);
-    assert_eq!(found(&[held(Some(0), 1, 1100, 1900)]), 1);
+    assert_eq!(found(&[held(None, 0, 950, 1900)]), 0);
+    // Held up elsewhere: another node's proxy, another group's path,
+    // before the release was due, or from after it (it had gone by then).
+    assert_eq!(found(&[held(Some(1), 0, 900, 1900)]), 1);
+    assert_eq!(found(&[held(Some(0), 1, 900, 1900)]), 1);
     assert_eq!(found(&[held(Some(0), 0, 100, 900)]), 1);
-    // Only as long as was measured: 500 ms does not cover 1600.
-    assert_eq!(found(&[held(Some(0), 0, 1100, 1600)]), 1);
+    assert_eq!(found(&[held(Some(0), 0, 1100, 1900)]), 1);
+    // Only as long as was measured: 500 ms does not cover 600.
+    assert_eq!(found(&[held(Some(0), 0, 900, 1500)]), 1);
     // A dropped release leaves the key to its TTL, past any such hold.
     assert_eq!(
-        orphans_with_lags(key_of_x(4000), sessions, &[held(Some(0), 0, 1100, 1900)]),
+        orphans_with_lags(key_of_x(4000), sessions, &[held(Some(0), 0, 900, 1900)]),
         1
     );
 }
 
 #[test]
-fn an_unwound_attempts_key_may_wait_out_its_path_being_held_up() {
+fn an_unwound_attempts_key_may_wait_out_the_holds_on_its_path() {
     // Set at 100 ms by an attempt (group 0) that ended at 1500 ms: due then.
     let late = [refused("r", 50, Some(1500))];
     let found = |lags: &[RuntimeLag]| orphans_with_lags(unwound(100, 3000), &late, lags);
     assert_eq!(found(&[]), 1);
-    assert_eq!(found(&[held(Some(0), 0, 1600, 2200)]), 0);
-    assert_eq!(found(&[held(Some(0), 0, 1600, 1900)]), 1);
+    assert_eq!(found(&[held(Some(0), 0, 1400, 2200)]), 0);
+    assert_eq!(found(&[held(Some(0), 0, 1400, 1900)]), 1);
+}
+
+#[test]
+fn an_exec_attempts_write_held_in_its_proxy_past_its_exit_lives_its_ttl() {
+    // `redquorum exec` (group 3) tried from 1000 ms and exited refused at
+    // 2000 ms; the proxy in front of node 0 was held from 1800 to 3300 ms
+    // and forwarded its acquire then: the key, set at 3310, lived its TTL,
+    // with nobody left to unwind it.
+    let found = |in_own_process: bool, lags: &[RuntimeLag]| {
+        let mut attempt = refused("r", 1000, Some(2000));
+        attempt.deadline_unseen = in_own_process;
+        attempt.group = 3;
+        orphans_with_lags(unwound(3310, 5300), &[attempt], lags)
+    };
+    let proxy = held(Some(0), 3, 1800, 3300);
+    assert_eq!(found(true, &[proxy]), 0);
+    // Without the hold, or with a hold begun after its exit, an orphan.
+    assert_eq!(found(true, &[]), 1);
+    assert_eq!(found(true, &[held(Some(0), 3, 2100, 3300)]), 1);
+    // A client of the harness's own process unwinds right behind the
+    // acquire on the same connection: the hold excuses it only the
+    // slack after the chain that kept it.
+    assert_eq!(found(false, &[proxy]), 1);
 }
