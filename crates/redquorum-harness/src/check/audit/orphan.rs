@@ -31,13 +31,14 @@
 //!   holder's write to one node may be held while the others grant it).
 //!
 //! On a loaded machine a removal may reach its node later than the slack
-//! after it was due: by as long as the holds on the sender's path to that
-//! node, met one after another from that time, kept it (its client
-//! runtime's and its fault proxy's late wake-ups: `path_lag.rs`). The key
-//! may live that much longer, and a fault met on the way that much later
-//! explains it; the faults' own excuses are not stretched. A write held in
+//! after it was due: when the holds on the sender's path to that node (its
+//! client runtime's and its fault proxy's late wake-ups), met one after
+//! another, kept it past then (`path_lag.rs`). The key may live that much
+//! longer, and a fault met on the way that much later explains it; the
+//! faults' own excuses are not stretched. A write held in
 //! a proxy past the exit of the `exec` that sent it lives its TTL, as one
-//! a delaying fault held back does.
+//! a delaying fault held back does, and so does a key whose release or
+//! unwind an `exec` still owed a node whose proxy was held when it exited.
 //!
 //! A key counts as seen when the read that saw it was sent
 //! ([`KeyLife::surely_there_at`]): its answer may come much later (a slow
@@ -61,7 +62,7 @@ use super::excuse::{Sender, explains, holds_back_write};
 use super::path_lag::{self, path_lag};
 use crate::check::verdict::Evidence;
 use crate::check::violation::Violation;
-use crate::evidence::{KeyLife, Session};
+use crate::evidence::{KeyLife, RuntimeLag, Session};
 
 /// When the attempt that set a never-granted owner's `key` may have ended,
 /// for each attempt that may have set it, if any is known and later than
@@ -177,17 +178,27 @@ fn outlived_every_attempt(
         Duration,
         &impl Fn(&KeyLife, Option<usize>, Duration) -> Duration,
     ),
+    lags: &[RuntimeLag],
     held_back: &impl Fn(&KeyLife, (Duration, Duration)) -> bool,
     excused: &impl Fn(&KeyLife, (Duration, Duration), Sender, bool) -> bool,
 ) -> bool {
     let ends = attempt_ends(key, refused, slack, held_back);
     match ends.iter().map(|&(_, end, _)| end).max() {
         Some(latest) => {
-            let lag = lag(key, None, latest);
+            // A process that exited sends nothing after it: no hold it did
+            // not meet by then delays what it sent.
+            let lag = if ends.iter().all(|&(_, _, sender)| sender.gone) {
+                Duration::ZERO
+            } else {
+                lag(key, None, latest)
+            };
             // An attempt in a process of its own whose write was held back
-            // past its exit: nobody is left to unwind it.
+            // past its exit, or whose unwind was held in the node's proxy
+            // when it exited: nobody is left to unwind it.
             let orphaned_by_exit = |start: Duration, end: Duration, sender: Sender| {
-                sender.gone && key.set_at() > end && held_back(key, (start, end))
+                sender.gone
+                    && ((key.set_at() > end && held_back(key, (start, end)))
+                        || path_lag::proxy_held_at(lags, key.node, sender.group, end))
             };
             key.surely_there_at() > latest + lag + slack
                 && !ends.iter().any(|&(start, end, sender)| {
@@ -235,10 +246,10 @@ pub(crate) fn orphans(
         (evidence.faults.iter()).any(|f| holds_back_write(f, slack, key.node, sent, set_at))
             || path_lag::holds_back_write(evidence.lags, key.node, None, sent, set_at, slack)
     };
-    // How long the holds on the sender's path to the key's node kept a
-    // removal on its way at `due`.
+    // How much later than the slack after `due` the holds on the sender's
+    // path to the key's node may have let a removal reach it.
     let lag = |key: &KeyLife, group: Option<usize>, due: Duration| {
-        path_lag(evidence.lags, key.node, group, due)
+        path_lag(evidence.lags, key.node, group, due, slack)
     };
     let refused = refused_by_resource(evidence.sessions);
     let adoptions = adoptions(evidence.sessions);
@@ -260,7 +271,11 @@ pub(crate) fn orphans(
                     gone: false,
                     ..sender
                 };
-                let lag = lag(key, sender.group, released.min(due));
+                let lag = if sender.gone {
+                    Duration::ZERO
+                } else {
+                    lag(key, sender.group, released.min(due))
+                };
                 let last_write = last_write_sent(owner);
                 let held_write = || {
                     let span = (owner.start, last_write);
@@ -275,10 +290,17 @@ pub(crate) fn orphans(
                                 slack,
                             )))
                 };
+                // A release an `exec` still owed the node when it exited,
+                // waiting in the node's proxy then, was lost with it.
+                let owed_at_exit = || {
+                    sender.gone
+                        && path_lag::proxy_held_at(evidence.lags, key.node, sender.group, due)
+                };
                 key.surely_there_at() > due + lag + slack
                     && !excused(key, (due, due + lag), sender, false)
                     && !excused(key, (released, released + lag), sender, false)
                     && !held_write()
+                    && !owed_at_exit()
             }
             None => match tried
                 .get(key.owner.as_str())
@@ -297,7 +319,8 @@ pub(crate) fn orphans(
                 }
                 None => {
                     let slacks = (slack, &lag);
-                    outlived_every_attempt(key, &refused, slacks, &held_back, &excused)
+                    let lags = evidence.lags;
+                    outlived_every_attempt(key, &refused, slacks, lags, &held_back, &excused)
                 }
             },
         };

@@ -4,48 +4,68 @@
 //! of the key's node for that group, which forwards it and its answer.
 //! Both record every late wake-up ([`RuntimeLag`]): the thread was held
 //! from [`RuntimeLag::held_from`] (less one [`LAG_TICK`], when its sleep
-//! began) until it woke. A command on its way when its path was due is
-//! delayed by the hold it met, then by the next one it met when that hold
-//! ended, and so on: the orphan-key rule allows that chain, measured on
-//! that path from that time, and no more. Holds the command did not meet
-//! (before its due time, after the chain broke, on another node's proxy
-//! or another group's) do not count.
+//! began) until it woke.
+//!
+//! Without holds a removal reaches its node by the slack after it was due
+//! (the slack covers a client that sends it late). Sent at any time in that
+//! span, it may meet a hold on its path and wait for its end, then for the
+//! end of a hold covering that, and so on: it reaches the node by the end
+//! of the longest such chain. The orphan-key rule allows that, and no
+//! more. Holds it cannot have met (over before it was due, begun after
+//! the slack, on another node's proxy or another group's) do not count.
 
 use std::time::Duration;
 
 use crate::evidence::{LAG_TICK, RuntimeLag};
 
-/// How long after `due` a command on client group `group`'s path to
-/// `node` may have been kept by the holds it met one after another. With
-/// the group unknown, the longest any one group's path was.
+/// The holds of client group `group`'s path to `node`: (from, to).
+fn holds_on(lags: &[RuntimeLag], node: usize, group: usize) -> Vec<(Duration, Duration)> {
+    (lags.iter())
+        .filter(|lag| lag.group == group && lag.node.is_none_or(|n| n == node))
+        .map(|lag| (lag.held_from().saturating_sub(LAG_TICK), lag.at))
+        .collect()
+}
+
+/// When a command still waiting at `at` leaves the chain of holds that
+/// covers it (`at` itself when none does).
+fn chain_end(holds: &[(Duration, Duration)], at: Duration) -> Duration {
+    let mut until = at;
+    while let Some(end) = (holds.iter())
+        .filter(|&&(from, to)| from <= until && until < to)
+        .map(|&(_, to)| to)
+        .max()
+    {
+        until = end;
+    }
+    until
+}
+
+/// How much later than `due` and the `slack` after it a removal on client
+/// group `group`'s path to `node` may have reached the node, kept by the
+/// holds it met. With the group unknown, the most any one group's path
+/// kept it.
 pub(crate) fn path_lag(
     lags: &[RuntimeLag],
     node: usize,
     group: Option<usize>,
     due: Duration,
+    slack: Duration,
 ) -> Duration {
-    let chain_of = |group: usize| -> Duration {
-        let holds: Vec<(Duration, Duration)> = (lags.iter())
-            .filter(|lag| lag.group == group && lag.node.is_none_or(|n| n == node))
-            .map(|lag| (lag.held_from().saturating_sub(LAG_TICK), lag.at))
-            .collect();
-        let mut until = due;
-        // Each step moves `until` to the end of a hold that covers it.
-        while let Some(end) = (holds.iter())
-            .filter(|&&(from, to)| from <= until && until < to)
-            .map(|&(_, to)| to)
+    let by = due + slack;
+    let lag_of = |group: usize| -> Duration {
+        let holds = holds_on(lags, node, group);
+        (holds.iter())
+            .filter(|&&(from, to)| from <= by && to > due)
+            .map(|&(_, to)| chain_end(&holds, to))
             .max()
-        {
-            until = end;
-        }
-        until - due
+            .map_or(Duration::ZERO, |end| end.saturating_sub(by))
     };
     match group {
-        Some(group) => chain_of(group),
+        Some(group) => lag_of(group),
         None => (lags.iter().map(|lag| lag.group))
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
-            .map(chain_of)
+            .map(lag_of)
             .max()
             .unwrap_or_default(),
     }
@@ -54,10 +74,9 @@ pub(crate) fn path_lag(
 /// Whether a write to `node` sent by client group `group` (any, when
 /// unknown) within `sent` (an attempt's span) may have waited in a hold of
 /// the proxy in front of that node and landed at `set_at`: a hold begun
-/// before the attempt ended and over after it began, whose chain
-/// ([`path_lag`]) ended no more than `slack` before `set_at`. Such a write
-/// lands after its sender may have stopped sending, as one a delaying fault
-/// held back does.
+/// before the attempt ended and over after it began, whose chain ended no
+/// more than `slack` before `set_at`. Such a write lands after its sender
+/// may have stopped sending, as one a delaying fault held back does.
 pub(crate) fn holds_back_write(
     lags: &[RuntimeLag],
     node: usize,
@@ -70,9 +89,24 @@ pub(crate) fn holds_back_write(
         .filter(|lag| lag.node == Some(node) && group.is_none_or(|g| g == lag.group))
         .filter(|lag| lag.held_from().saturating_sub(LAG_TICK) <= end && lag.at >= start)
         .any(|lag| {
-            let landed_by = lag.at + path_lag(lags, node, Some(lag.group), lag.at);
+            let landed_by = chain_end(&holds_on(lags, node, lag.group), lag.at);
             lag.held_from().saturating_sub(LAG_TICK) <= set_at && set_at <= landed_by + slack
         })
+}
+
+/// Whether the proxy in front of `node` for client group `group` (any,
+/// when unknown) was held at `at`: what a process that exited then still
+/// owed that node (an `exec`'s release or unwind, cut at its exit) was
+/// waiting in it, and was lost with the process.
+pub(crate) fn proxy_held_at(
+    lags: &[RuntimeLag],
+    node: usize,
+    group: Option<usize>,
+    at: Duration,
+) -> bool {
+    (lags.iter())
+        .filter(|lag| lag.node == Some(node) && group.is_none_or(|g| g == lag.group))
+        .any(|lag| lag.held_from().saturating_sub(LAG_TICK) <= at && at < lag.at)
 }
 
 #[cfg(test)]
@@ -94,55 +128,68 @@ mod tests {
         }
     }
 
+    const SLACK: Duration = Duration::from_secs(1);
+
     #[test]
-    fn a_command_waits_out_the_hold_it_met_and_those_that_follow() {
+    fn a_removal_waits_out_the_holds_it_met() {
         let due = ms(2000);
-        // The proxy to node 2 held 1800..3000: the command waits until 3000.
-        let proxy = lag(1, Some(2), 1800, 3000);
-        assert_eq!(path_lag(&[proxy], 2, Some(1), due), ms(1000));
-        // Then the runtime, held 2900..3400 (reading the answer to send it
-        // again): until 3400.
-        let runtime = lag(1, None, 2900, 3400);
-        assert_eq!(path_lag(&[proxy, runtime], 2, Some(1), due), ms(1400));
-        // A hold that began after the chain had ended is not met.
-        let later = lag(1, Some(2), 3500, 4500);
+        // Sent by 3000 at the latest: a proxy hold from 2500 to 3600 may
+        // have kept it until 3600, 600 ms past the slack.
+        let proxy = lag(1, Some(2), 2500, 3600);
+        assert_eq!(path_lag(&[proxy], 2, Some(1), due, SLACK), ms(600));
+        // Then the runtime, held 3500..3900 (reading the answer to send it
+        // again): until 3900.
+        let runtime = lag(1, None, 3500, 3900);
+        assert_eq!(path_lag(&[proxy, runtime], 2, Some(1), due, SLACK), ms(900));
+        // A hold that began after that chain had ended is not met.
+        let later = lag(1, Some(2), 4000, 5000);
         assert_eq!(
-            path_lag(&[proxy, runtime, later], 2, Some(1), due),
-            ms(1400)
+            path_lag(&[proxy, runtime, later], 2, Some(1), due, SLACK),
+            ms(900)
+        );
+        // A hold that covered the due time and ended within the slack
+        // costs nothing beyond it.
+        assert_eq!(
+            path_lag(&[lag(1, Some(2), 1800, 2900)], 2, Some(1), due, SLACK),
+            Duration::ZERO
         );
     }
 
     #[test]
-    fn holds_off_the_path_or_before_the_due_time_do_not_count() {
+    fn holds_it_cannot_have_met_do_not_count() {
         let due = ms(2000);
+        let none = |lags: &[RuntimeLag]| path_lag(lags, 2, Some(1), due, SLACK);
         assert_eq!(
-            path_lag(&[lag(1, Some(3), 1800, 3000)], 2, Some(1), due),
-            Duration::ZERO
+            none(&[lag(1, Some(3), 2500, 3600)]),
+            Duration::ZERO,
+            "another node's proxy"
         );
         assert_eq!(
-            path_lag(&[lag(2, Some(2), 1800, 3000)], 2, Some(1), due),
-            Duration::ZERO
+            none(&[lag(2, Some(2), 2500, 3600)]),
+            Duration::ZERO,
+            "another group's"
         );
         assert_eq!(
-            path_lag(&[lag(1, Some(2), 900, 1900)], 2, Some(1), due),
-            Duration::ZERO
+            none(&[lag(1, Some(2), 900, 1900)]),
+            Duration::ZERO,
+            "over before it was due"
         );
-        // Begun after the due time: the command had gone by then.
         assert_eq!(
-            path_lag(&[lag(1, None, 2200, 2500)], 2, Some(1), due),
-            Duration::ZERO
+            none(&[lag(1, None, 3100, 3600)]),
+            Duration::ZERO,
+            "begun after the slack"
         );
-        assert_eq!(path_lag(&[], 2, Some(1), due), Duration::ZERO);
+        assert_eq!(none(&[]), Duration::ZERO);
     }
 
     #[test]
     fn with_the_group_unknown_the_longest_chain_counts() {
         let lags = [
-            lag(0, Some(2), 1900, 2400),
-            lag(3, Some(2), 1950, 2600),
-            lag(3, None, 2500, 2700),
+            lag(0, Some(2), 2900, 3400),
+            lag(3, Some(2), 2950, 3600),
+            lag(3, None, 3500, 3700),
         ];
-        assert_eq!(path_lag(&lags, 2, None, ms(2000)), ms(700));
+        assert_eq!(path_lag(&lags, 2, None, ms(2000), SLACK), ms(700));
     }
 
     #[test]
@@ -195,5 +242,22 @@ mod tests {
             ms(3310),
             slack
         ));
+    }
+
+    #[test]
+    fn a_proxy_held_at_an_exit_is_found_on_its_node_only() {
+        let lags = [lag(3, Some(1), 1500, 3100), lag(3, None, 1000, 4000)];
+        assert!(proxy_held_at(&lags, 1, None, ms(2000)));
+        assert!(proxy_held_at(&lags, 1, Some(3), ms(2000)));
+        assert!(
+            !proxy_held_at(&lags, 1, Some(2), ms(2000)),
+            "another group's"
+        );
+        assert!(
+            !proxy_held_at(&lags, 0, None, ms(2000)),
+            "another node's; a runtime's is not a proxy's"
+        );
+        assert!(!proxy_held_at(&lags, 1, None, ms(3100)), "over by then");
+        assert!(!proxy_held_at(&lags, 1, None, ms(1400)), "not begun");
     }
 }
