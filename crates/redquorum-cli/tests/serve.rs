@@ -434,53 +434,50 @@ async fn on_loopback_it_may_serve_without_tokens_when_told() {
 async fn a_client_that_gives_up_waiting_leaves_no_acquire_behind() {
     let nodes = cluster(3);
     let served = Served::start(&nodes, &[]);
-    let acquires = |nodes: &Cluster| (0..nodes.len()).map(|i| sets(nodes, i)).sum::<u64>();
-    // What one granted lock request costs in SETs (its acquire and its
-    // fencing token's write-back), on a name of its own.
-    let before = acquires(&nodes);
-    let (status, _) = served
-        .post("/v1/locks/probe", json!({"ttl_ms": 30_000}))
-        .await;
-    assert_eq!(status, StatusCode::OK);
-    let one_lock = acquires(&nodes) - before;
-    let (_, held) = served
-        .post("/v1/locks/gate", json!({"ttl_ms": 30_000}))
-        .await;
-    // A waiter that hangs up after 300 ms (its request would wait 20 s).
-    let gave_up = (served.http.post(format!("{}/v1/locks/gate", served.url)))
-        .bearer_auth(TOKEN)
-        .json(&json!({"ttl_ms": 30_000, "wait_ms": 20_000}))
-        .timeout(Duration::from_millis(300))
-        .send()
-        .await;
-    assert!(gave_up.is_err_and(|e| e.is_timeout()));
-    // The service heard the hang-up once the wait left the release channel.
+    // Another client holds the lock (written as the lock script would, so
+    // that only the waiter's acquires run SET on the nodes).
+    for i in 0..nodes.len() {
+        common::plant_holder(&nodes, i, "gate", "another", Duration::from_secs(60));
+    }
     let channel = format!("redquorum:released:{}", lock_key("gate"));
     let listening = || {
         (0..nodes.len())
-            .map(|i| {
-                let reply = nodes.command(i, &["PUBSUB", "NUMSUB", &channel]).unwrap();
-                match reply {
+            .map(
+                |i| match nodes.command(i, &["PUBSUB", "NUMSUB", &channel]).unwrap() {
                     redquorum_harness::Reply::Array(Some(items)) => items[1].as_int().unwrap_or(0),
                     other => panic!("NUMSUB answered {other:?}"),
-                }
-            })
+                },
+            )
             .sum::<i64>()
     };
-    assert!(common::eventually(Duration::from_secs(10), || listening() == 0));
-    // Were its wait still under way, the release would wake it and its
-    // acquire would reach the nodes (each acquire runs one SET there).
+    // A waiter (its request would wait 20 s) that hangs up once it waits.
+    let request = (served.http.post(format!("{}/v1/locks/gate", served.url)))
+        .bearer_auth(TOKEN)
+        .json(&json!({"ttl_ms": 30_000, "wait_ms": 20_000}))
+        .send();
+    let waiter = tokio::spawn(request);
+    assert!(
+        common::eventually(Duration::from_secs(10), || listening() > 0),
+        "the wait never subscribed to the release channel"
+    );
+    waiter.abort();
+    // The service heard the hang-up once the wait left the channel.
+    assert!(
+        common::eventually(Duration::from_secs(10), || listening() == 0),
+        "the wait went on after its client hung up"
+    );
+    // The holder lets go and says so, as a release does: a wait still under
+    // way would be woken and its acquire would run SET on the nodes at once.
+    let acquires = |nodes: &Cluster| (0..nodes.len()).map(|i| sets(nodes, i)).sum::<u64>();
     let before = acquires(&nodes);
-    let (status, _) = served
-        .post("/v1/locks/gate/release", json!({"lease": lease_of(&held)}))
-        .await;
-    assert_eq!(status, StatusCode::OK);
-    let (status, body) = served
-        .post("/v1/locks/gate", json!({"ttl_ms": 30_000}))
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    // This lock's own SETs, and nothing else.
-    assert_eq!(acquires(&nodes) - before, one_lock);
+    for i in 0..nodes.len() {
+        nodes.command(i, &["DEL", &lock_key("gate")]).unwrap();
+        nodes.command(i, &["PUBLISH", &channel, "another"]).unwrap();
+    }
+    assert!(
+        !common::eventually(Duration::from_secs(2), || acquires(&nodes) > before),
+        "an acquire reached the nodes after its client had hung up"
+    );
 }
 
 /// `SET` commands node `i` ran (inside scripts too).

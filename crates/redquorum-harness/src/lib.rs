@@ -23,7 +23,7 @@
 //!
 //! Each folder is a layer, numbered top to bottom as in the library's crate
 //! doc; a layer imports only the layers below it in this list (and the
-//! root's `error.rs` and `micros.rs`), never one above, so no two folders
+//! root's `error.rs`, `micros.rs` and `lag_meter.rs`), never one above, so no two folders
 //! import each other, and no two files import each other either. Each
 //! folder's `mod.rs` says what lives there and re-exports its public items,
 //! which this file re-exports again: every public path is
@@ -63,7 +63,9 @@ mod check;
 mod error;
 mod evidence;
 mod faults;
+mod lag_meter;
 mod micros;
+pub use lag_meter::{LAG_RECORDED, LAG_TICK};
 mod nodes;
 mod run;
 
@@ -75,9 +77,9 @@ pub use check::{
 pub use error::HarnessError;
 pub use evidence::{
     AuditConfig, AuditNudge, AuditRead, AuditRound, Backing, CounterTrack, Dropped, Extension,
-    History, HoldTrack, Holder, KeyAudit, KeyLife, LAG_RECORDED, LAG_TICK, LeakedKey, LockKeys,
-    OperatorAction, OperatorCall, OperatorLog, Outcome, RuntimeLag, SAME_EXPIRY, Seen, Session,
-    Share, find_leaks, leaks_after, lock_keys_after,
+    History, HoldTrack, Holder, KeyAudit, KeyLife, LeakedKey, LockKeys, OperatorAction,
+    OperatorCall, OperatorLog, Outcome, RuntimeLag, SAME_EXPIRY, Seen, Session, Share, find_leaks,
+    leaks_after, lock_keys_after,
 };
 pub use faults::{
     ClientPauser, FaultEvent, FaultKind, FaultLog, FaultProxy, Nemesis, NemesisConfig, NodeProxies,

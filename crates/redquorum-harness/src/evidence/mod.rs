@@ -27,7 +27,7 @@ mod key_life;
 mod leaks;
 mod operator_log;
 mod outcome;
-pub(crate) mod runtime_lag;
+mod runtime_lag;
 mod session;
 mod share;
 
@@ -42,6 +42,6 @@ pub use leaks::{LeakedKey, find_leaks, leaks_after, lock_keys_after};
 pub(crate) use operator_log::OPERATOR_GROUP;
 pub use operator_log::{OperatorAction, OperatorCall, OperatorLog};
 pub use outcome::{Dropped, Holder, Outcome};
-pub use runtime_lag::{LAG_RECORDED, LAG_TICK, RuntimeLag};
+pub use runtime_lag::RuntimeLag;
 pub use session::{Extension, Session};
 pub use share::Share;

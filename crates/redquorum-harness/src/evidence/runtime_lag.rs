@@ -4,21 +4,16 @@
 //! own (`faults/net/proxy.rs`); on a loaded machine such a thread may wait
 //! for the CPU, and everything passing through it (a release, an unwind)
 //! goes out that much later. A task on each of those runtimes sleeps
-//! [`LAG_TICK`] at a time and records every wake-up later than
-//! [`LAG_RECORDED`] ([`meter`]); the orphan-key rule allows a removal that
-//! much longer on its path (`check/audit/path_lag.rs`).
+//! [`LAG_TICK`](crate::LAG_TICK) at a time and records every wake-up later
+//! than [`LAG_RECORDED`](crate::LAG_RECORDED) (`lag_meter.rs`); the
+//! orphan-key rule allows a removal that much longer on its path
+//! (`check/audit/path_lag.rs`).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use crate::micros;
-
-/// How long the lag meter sleeps at a time.
-pub const LAG_TICK: Duration = Duration::from_millis(20);
-
-/// The least lateness recorded.
-pub const LAG_RECORDED: Duration = Duration::from_millis(50);
 
 /// A client group's runtime (or the fault proxy in front of `node` for
 /// that group) woke `late` past its time, by `at`.
@@ -60,20 +55,5 @@ impl RuntimeLag {
     #[must_use]
     pub fn held_from(&self) -> Duration {
         self.at.saturating_sub(self.late)
-    }
-}
-
-/// Sleeps [`LAG_TICK`] at a time on the current runtime, until `until`
-/// (forever with `None`: until the runtime is dropped), and calls `late`
-/// with the wake-up time and the lateness of every wake-up at least
-/// [`LAG_RECORDED`] late.
-pub(crate) async fn meter(until: Option<Instant>, mut late: impl FnMut(Instant, Duration)) {
-    while until.is_none_or(|until| Instant::now() < until) {
-        let asked = Instant::now();
-        tokio::time::sleep(LAG_TICK).await;
-        let lateness = asked.elapsed().saturating_sub(LAG_TICK);
-        if lateness >= LAG_RECORDED {
-            late(Instant::now(), lateness);
-        }
     }
 }

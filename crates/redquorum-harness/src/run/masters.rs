@@ -100,7 +100,21 @@ impl Masters {
     /// masters have no proxies).
     pub(super) fn proxy_lags(&self, epoch: std::time::Instant) -> Vec<RuntimeLag> {
         match self {
-            Self::Servers { proxies, .. } => proxies.lags(epoch),
+            Self::Servers { cluster, proxies } => {
+                let mut lags = Vec::new();
+                for group in 0..proxies.groups() {
+                    for node in 0..cluster.len() {
+                        let proxy = proxies.group(group, node);
+                        lags.extend(proxy.lags().into_iter().map(|(woke, late)| RuntimeLag {
+                            group,
+                            node: Some(node),
+                            at: woke.saturating_duration_since(epoch),
+                            late,
+                        }));
+                    }
+                }
+                lags
+            }
             Self::Sharded { .. } => Vec::new(),
         }
     }

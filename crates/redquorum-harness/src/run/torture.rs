@@ -348,7 +348,7 @@ fn lag_note(lags: &[crate::evidence::RuntimeLag]) -> Vec<String> {
         Some(format!(
             "{what} woke {} times {} ms or more late, at most {:.0} ms ({whose} at {:.1} s)",
             lags.len(),
-            crate::evidence::LAG_RECORDED.as_millis(),
+            crate::lag_meter::LAG_RECORDED.as_millis(),
             worst.late.as_secs_f64() * 1e3,
             worst.at.as_secs_f64()
         ))

@@ -24,9 +24,9 @@ use super::clients::Client;
 use super::locker::Locker;
 use super::store::ProtectedStore;
 use super::workload_config::WorkloadConfig;
-use crate::evidence::runtime_lag;
 use crate::evidence::{History, RuntimeLag};
 use crate::faults::{ClientPauser, serve_pauses};
+use crate::lag_meter;
 
 /// Runs the workload to its end and returns the history.
 ///
@@ -191,10 +191,10 @@ where
 }
 
 /// Records every time this runtime woke more than [`LAG_RECORDED`](crate::LAG_RECORDED) late
-/// from a [`LAG_TICK`](crate::LAG_TICK) sleep, until `until` (evidence/runtime_lag.rs).
+/// from a [`LAG_TICK`](crate::LAG_TICK) sleep, until `until` (lag_meter.rs).
 async fn meter_lag(group: usize, history: History, until: Instant) {
     let epoch = history.epoch();
-    runtime_lag::meter(Some(until), |woke, late| {
+    lag_meter::meter(Some(until), |woke, late| {
         let at = woke.saturating_duration_since(epoch);
         history.note_lag(RuntimeLag {
             group,

@@ -16,7 +16,8 @@
 
 use std::time::Duration;
 
-use crate::evidence::{LAG_TICK, RuntimeLag};
+use crate::evidence::RuntimeLag;
+use crate::lag_meter::LAG_TICK;
 
 /// The holds of client group `group`'s path to `node`: (from, to).
 fn holds_on(lags: &[RuntimeLag], node: usize, group: usize) -> Vec<(Duration, Duration)> {

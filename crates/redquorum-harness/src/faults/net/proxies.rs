@@ -3,12 +3,11 @@
 //! group off from some nodes.
 
 use std::io;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::forward::ProxyMode;
 use super::proxy::FaultProxy;
 use super::script_tally::ScriptCounts;
-use crate::evidence::RuntimeLag;
 use crate::nodes::Cluster;
 
 /// Fault proxies in front of a cluster: one per node for each client group,
@@ -142,38 +141,6 @@ impl Proxies {
             })
             .collect::<io::Result<Vec<_>>>()?;
         Ok(Self { groups })
-    }
-
-    /// Every proxy's late wake-ups ([`FaultProxy::lags`]), by its group and
-    /// node, dated from `epoch` (a history's), oldest first.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # let cluster = redquorum_harness::Cluster::start(1).unwrap();
-    /// let proxies = redquorum_harness::Proxies::start_groups(&cluster, 2).unwrap();
-    /// let lags = proxies.lags(std::time::Instant::now());
-    /// assert!(lags.iter().all(|lag| lag.group < 2 && lag.node == Some(0)));
-    /// ```
-    #[must_use]
-    pub fn lags(&self, epoch: Instant) -> Vec<RuntimeLag> {
-        let mut lags: Vec<RuntimeLag> = (self.groups.iter().enumerate())
-            .flat_map(|(group, proxies)| {
-                proxies.iter().enumerate().flat_map(move |(node, proxy)| {
-                    proxy
-                        .lags()
-                        .into_iter()
-                        .map(move |(woke, late)| RuntimeLag {
-                            group,
-                            node: Some(node),
-                            at: woke.saturating_duration_since(epoch),
-                            late,
-                        })
-                })
-            })
-            .collect();
-        lags.sort_by_key(|lag| lag.at);
-        lags
     }
 
     /// The first group's proxied URLs, to give to the client under test.

@@ -18,7 +18,7 @@ use tokio::sync::{oneshot, watch};
 
 use super::forward::{ProxyMode, accept_loop};
 use super::script_tally::{ScriptCounts, ScriptTally};
-use crate::evidence::runtime_lag;
+use crate::lag_meter;
 
 /// A fault proxy for one node, listening on a free loopback port.
 ///
@@ -94,7 +94,7 @@ impl FaultProxy {
             .spawn(move || {
                 runtime.block_on(async move {
                     // What a loaded machine costs everything passing through.
-                    tokio::spawn(runtime_lag::meter(None, move |woke, late| {
+                    tokio::spawn(lag_meter::meter(None, move |woke, late| {
                         (metered.lock().unwrap_or_else(PoisonError::into_inner)).push((woke, late));
                     }));
                     let Ok(listener) = TcpListener::from_std(listener) else {
