@@ -23,10 +23,10 @@
 //!
 //! Each folder is a layer, numbered top to bottom as in the library's crate
 //! doc; a layer imports only the layers below it in this list (and the
-//! root's `error.rs`, `micros.rs` and `lag_meter.rs`), never one above, so no two folders
-//! import each other, and no two files import each other either. Each
-//! folder's `mod.rs` says what lives there and re-exports its public items,
-//! which this file re-exports again: every public path is
+//! root's `error.rs`, `micros.rs` and `lag_meter.rs`), never one above, so
+//! no two folders import each other, and no two files import each other
+//! either. Each folder's `mod.rs` says what lives there and re-exports its
+//! public items, which this file re-exports again: every public path is
 //! `redquorum_harness::Item`. `tests/tests/layers` checks these rules
 //! against the imports (its `layers.txt` holds them as a table).
 //!
