@@ -2,8 +2,10 @@
 //! keys read on every node during the run) against the sessions: no key
 //! lives on after its owner's attempt was unwound or its lease released
 //! (`orphan.rs`, `orphan-key`, tests in `orphan_tests.rs`; the faults that
-//! excuse it, in `excuse.rs`, which the inspection's promise shares); nobody but its owner takes a live hold off
-//! a node, and a hold gone from a node does not come back (`hold_life.rs`,
+//! excuse it, in `excuse.rs`, which the inspection's promise shares; how
+//! long a loaded machine held up a removal's path, in `path_lag.rs`, tests
+//! in `orphan_lag_tests.rs`); nobody but its owner takes a live hold off a
+//! node, and a hold gone from a node does not come back (`hold_life.rs`,
 //! tests in `hold_life_tests/`); while a client believes it holds, a
 //! majority of the nodes back it (`unbacked.rs`, the premise, tests in
 //! `unbacked_tests.rs`), and what a node showed of that hold

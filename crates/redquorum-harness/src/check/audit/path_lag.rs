@@ -195,54 +195,35 @@ mod tests {
 
     #[test]
     fn a_write_held_in_the_proxy_lands_when_its_holds_end() {
-        let slack = ms(1000);
-        // An attempt from 1000 to 2000 ms; the proxy to node 0 held from
-        // 1800 to 3300 ms: its write may land by 3300 (and the slack).
-        let lags = [lag(3, Some(0), 1800, 3300)];
-        let held =
-            |set_at: u64| holds_back_write(&lags, 0, None, (ms(1000), ms(2000)), ms(set_at), slack);
-        assert!(held(3310));
-        assert!(held(4200));
-        assert!(!held(4400), "past the slack after the hold ended");
-        assert!(!held(1500), "set before the hold began: not held by it");
-        // A hold begun after the attempt ended held none of its writes.
+        // An attempt from 1000 to 2000 ms, its write set at `set_at` on
+        // node 0, sent by group `group` (None: unknown).
+        let held = |lags: &[RuntimeLag], node: usize, group: Option<usize>, set_at: u64| {
+            holds_back_write(lags, node, group, (ms(1000), ms(2000)), ms(set_at), SLACK)
+        };
+        // The proxy to node 0 held from 1800 to 3300 ms: the write may land
+        // by 3300 (and the slack).
+        let proxy = [lag(3, Some(0), 1800, 3300)];
+        assert!(held(&proxy, 0, None, 3310));
+        assert!(held(&proxy, 0, None, 4200));
+        assert!(
+            !held(&proxy, 0, None, 4400),
+            "past the slack after the hold ended"
+        );
+        assert!(!held(&proxy, 0, None, 1500), "set before the hold began");
         let after = [lag(3, Some(0), 2100, 3300)];
-        assert!(!holds_back_write(
-            &after,
-            0,
-            None,
-            (ms(1000), ms(2000)),
-            ms(3310),
-            slack
-        ));
-        // Another node's proxy, or another group's when the sender's is known.
-        assert!(!holds_back_write(
-            &lags,
-            1,
-            None,
-            (ms(1000), ms(2000)),
-            ms(3310),
-            slack
-        ));
-        assert!(!holds_back_write(
-            &lags,
-            0,
-            Some(1),
-            (ms(1000), ms(2000)),
-            ms(3310),
-            slack
-        ));
-        // The runtime's hold is not a proxy's: a write held there goes out
+        assert!(
+            !held(&after, 0, None, 3310),
+            "a hold begun after the attempt ended"
+        );
+        assert!(!held(&proxy, 1, None, 3310), "another node's proxy");
+        assert!(
+            !held(&proxy, 0, Some(1), 3310),
+            "another group's, the sender's known"
+        );
+        // A runtime's hold is not a proxy's: a write held there goes out
         // before the attempt's end is recorded.
         let runtime = [lag(3, None, 1800, 3300)];
-        assert!(!holds_back_write(
-            &runtime,
-            0,
-            None,
-            (ms(1000), ms(2000)),
-            ms(3310),
-            slack
-        ));
+        assert!(!held(&runtime, 0, None, 3310));
     }
 
     #[test]
