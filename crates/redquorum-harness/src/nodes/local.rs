@@ -9,6 +9,7 @@ use std::process::{Child, Command};
 
 use super::server::clock::{FastClock, uncontrolled};
 use super::server::persistence::Persistence;
+use super::server::port_hold::PortHold;
 use super::server::redis_command;
 use super::server::started;
 use crate::error::HarnessError;
@@ -34,6 +35,8 @@ pub(super) struct LocalNode {
     pub(super) port: u16,
     dir: PathBuf,
     child: Option<Child>,
+    /// Its port, bound while it is killed (`port_hold.rs`).
+    held: Option<PortHold>,
     /// Set for a node whose clock runs fast (libfaketime on a libc-malloc binary).
     clock: Option<FastClock>,
 }
@@ -45,6 +48,7 @@ impl LocalNode {
             port: 0,
             dir,
             child: None,
+            held: None,
             clock,
         }
     }
@@ -66,6 +70,7 @@ impl LocalNode {
             Some(clock) => clock.command(index, self.port, &self.dir, server.persistence)?,
         };
         command.args(&server.extra_args);
+        self.held = None;
         let child = started::spawn(&mut command).map_err(|source| HarnessError::Io {
             node: index,
             action: "spawn redis-server",
@@ -85,6 +90,7 @@ impl LocalNode {
                 action: "wait for killed process",
                 source,
             })?;
+            self.held = Some(PortHold::bind(self.port));
         }
         Ok(())
     }

@@ -3,11 +3,13 @@
 //! connection. Used by [`Cluster`](crate::Cluster)'s local nodes and by
 //! `TlsCluster`. Beside it, what a server's start depends on: its
 //! persistence (`persistence.rs`), a controlled clock (`clock.rs`:
-//! libfaketime), and the process-wide list of servers started
-//! (`started.rs`).
+//! libfaketime), the process-wide list of servers started
+//! (`started.rs`), and a killed node's port kept from other processes
+//! (`port_hold.rs`).
 
 pub(super) mod clock;
 pub(super) mod persistence;
+pub(super) mod port_hold;
 pub(super) mod started;
 
 use std::net::TcpListener;
@@ -189,6 +191,26 @@ mod tests {
         assert!(
             !wait_pong(port, pid + 1, || true),
             "another process's server was taken as ready"
+        );
+    }
+
+    /// A killed node's port must not be handed to a parallel test's node,
+    /// which would answer in its place (a CLI test saw `list` succeed with
+    /// three of five nodes killed).
+    #[test]
+    fn a_killed_nodes_port_is_held_until_it_starts_again() {
+        let cluster = crate::nodes::Cluster::start(1).unwrap();
+        let port = cluster.port(0);
+        cluster.kill(0).unwrap();
+        assert!(
+            TcpListener::bind(("127.0.0.1", port)).is_err(),
+            "the killed node's port could be bound by another server"
+        );
+        assert!(cluster.conn(0).is_err(), "a killed node must refuse");
+        cluster.restart(0).unwrap();
+        assert_eq!(
+            cluster.command(0, &["PING"]).unwrap().as_text().as_deref(),
+            Some("PONG")
         );
     }
 }
