@@ -13,13 +13,13 @@ import urllib.request
 URL, TOKEN, NAME = sys.argv[1], sys.argv[2], sys.argv[3]
 
 
-def call(path, body=None, token=TOKEN):
+def call(path, body=None, token=TOKEN, method=None):
     """The status and JSON answer of POST (or GET without a body) `path`."""
     headers = {"Content-Type": "application/json"}
     if token is not None:
         headers["Authorization"] = "Bearer " + token
     data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(URL + path, data=data, headers=headers)
+    request = urllib.request.Request(URL + path, data=data, headers=headers, method=method)
     try:
         with urllib.request.urlopen(request, timeout=60) as answer:
             return answer.status, json.load(answer)
@@ -59,4 +59,17 @@ waiter.join(timeout=60)
 granted = expect("the waiter", waited.get("answer", (0, {})), 200)
 expect("release again", call(lock + "/release", {"lease": extended["lease"]}), 410, "gone")
 expect("the waiter's release", call(lock + "/release", {"lease": granted["lease"]}), 200)
+
+# A session keeps its lock while keepalives come; deleting it releases it.
+session = expect("session", call("/v1/sessions", {"ttl_ms": 30000}), 201)["session"]
+expect("lock in the session", call(lock, {"ttl_ms": 1000, "session": session}), 200)
+kept = expect("keepalive", call(f"/v1/sessions/{session}/keepalive", {}), 200)
+if [(l["name"], l["held"]) for l in kept["locks"]] != [(NAME, True)]:
+    sys.exit(f"keepalive: unexpected answer {kept}")
+ended = expect("end the session", call(f"/v1/sessions/{session}", method="DELETE"), 200)
+if ended["released"] != 1:
+    sys.exit(f"end the session: unexpected answer {ended}")
+expect("keepalive after the end", call(f"/v1/sessions/{session}/keepalive", {}), 404, "no_session")
+relocked = expect("lock after the session", call(lock, {"ttl_ms": 30000}), 200)
+expect("its release", call(lock + "/release", {"lease": relocked["lease"]}), 200)
 print("serve_client.py: every step answered as documented")

@@ -4,13 +4,17 @@
 //! the same masters and exclude each other. Bearer tokens are required
 //! (`auth.rs`); every answer is JSON, errors included (`problem.rs`); the
 //! lock routes are in `locks.rs`, their inputs' checks in `input.rs`, node
-//! health in `health.rs` (docs/serve.md).
+//! health in `health.rs`. The one state a replica keeps is its sessions
+//! (`sessions.rs`, routes in `session_routes.rs`): dead-man switches that
+//! keep a client's locks while its keepalives arrive (docs/serve.md).
 
 mod auth;
 mod health;
 mod input;
 mod locks;
 mod problem;
+mod session_routes;
+mod sessions;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -20,7 +24,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use redquorum::Redlock;
 use tokio::signal::unix::{SignalKind, signal};
 
@@ -62,6 +66,7 @@ pub(crate) struct Service {
     redlock: Redlock,
     limits: input::Limits,
     waits: Arc<auth::Waits>,
+    sessions: Arc<sessions::Sessions>,
 }
 
 /// `redquorum serve`: answers until SIGINT or SIGTERM; 64 for bad options
@@ -106,7 +111,9 @@ pub(crate) async fn serve(nodes: &NodesArg, args: ServeArgs) -> ExitCode {
             max_wait: args.max_wait,
         },
         waits: Arc::new(auth::Waits::new(args.max_waits)),
+        sessions: Arc::default(),
     });
+    let sessions = Arc::clone(&service.sessions);
     let app = router(service, Arc::new(tokens));
     let bound = listener.local_addr().unwrap_or(args.listen);
     // Machine-readable for whoever started it (port 0 picks one).
@@ -117,6 +124,8 @@ pub(crate) async fn serve(nodes: &NodesArg, args: ServeArgs) -> ExitCode {
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(stop_signal())
         .await;
+    // Their clients may still use them: they expire, unextended.
+    sessions.forget_all();
     redlock.shutdown().await;
     match served {
         Ok(()) => ExitCode::SUCCESS,
@@ -133,6 +142,12 @@ fn router(service: Arc<Service>, tokens: Arc<auth::Tokens>) -> Router {
         .route("/v1/locks/{name}", post(locks::lock).get(locks::inspect))
         .route("/v1/locks/{name}/extend", post(locks::extend))
         .route("/v1/locks/{name}/release", post(locks::release))
+        .route("/v1/sessions", post(session_routes::create))
+        .route("/v1/sessions/{id}", delete(session_routes::delete))
+        .route(
+            "/v1/sessions/{id}/keepalive",
+            post(session_routes::keepalive),
+        )
         .route("/healthz", get(health::healthz))
         .fallback(problem::not_found)
         .layer(axum::middleware::from_fn_with_state(tokens, auth::require))

@@ -14,6 +14,7 @@ use redquorum_harness::Cluster;
 
 #[path = "../fixtures/main_thread_exits.rs"]
 pub(crate) mod main_thread_exits;
+pub(crate) mod served;
 
 pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_redquorum");
 

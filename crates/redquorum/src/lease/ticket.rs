@@ -98,6 +98,23 @@ impl Ticket {
         self.kind.name()
     }
 
+    /// The hold's owner token, the same as its holder's
+    /// [`Lock::owner`](crate::Lock::owner): part of the capability, so
+    /// never log it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let ticket: redquorum::Ticket =
+    ///     "rq1:lock:0123456789abcdef0123456789abcdef:-:1800000000000:deploy".parse()?;
+    /// assert_eq!(ticket.owner().to_string(), "0123456789abcdef0123456789abcdef");
+    /// # Ok::<(), redquorum::TicketError>(())
+    /// ```
+    #[must_use]
+    pub fn owner(&self) -> OwnerToken {
+        self.owner
+    }
+
     /// The fencing token the hold was issued, if it asked for one; the
     /// adopter keeps it.
     #[must_use]

@@ -78,6 +78,14 @@ impl Tokens {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct Client(usize);
 
+#[cfg(test)]
+impl Client {
+    /// The client of token `index`.
+    pub(crate) fn for_tests(index: usize) -> Self {
+        Self(index)
+    }
+}
+
 /// The middleware: a request with a valid bearer token goes on, with its
 /// [`Client`]; any other gets 401.
 pub(crate) async fn require(

@@ -5,8 +5,11 @@
 //! mid-request cancels it: an acquire under way is unwound, a lock taken
 //! but not yet answered is released.
 //!
-//! - `POST /v1/locks/{name}` `{"ttl_ms", "wait_ms"}` → 200 `{"lease",
-//!   "fence", "expires_in_ms"}`; 409 still taken after `wait_ms`.
+//! - `POST /v1/locks/{name}` `{"ttl_ms", "wait_ms", "session"}` → 200
+//!   `{"lease", "fence", "expires_in_ms"}`; 409 still taken after
+//!   `wait_ms`. With a session (`sessions.rs`) the service keeps the lock,
+//!   extending it while the session lives; `expires_in_ms` is then how
+//!   long it is held without a keepalive.
 //! - `POST /v1/locks/{name}/extend` `{"lease", "ttl_ms"}` → 200 `{"lease",
 //!   "expires_in_ms"}`; 410 when the hold is gone.
 //! - `POST /v1/locks/{name}/release` `{"lease"}` → 200 `{"released_on"}`;
@@ -26,6 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use super::auth::Client;
 use super::problem::Problem;
+use super::session_routes::millis;
 use super::{Service, input};
 use crate::fence_retry::{FenceRetry, ask_again};
 
@@ -44,6 +48,9 @@ pub(crate) struct LockRequest {
     ttl_ms: u64,
     #[serde(default)]
     wait_ms: u64,
+    /// A session of the client's, which then keeps the lock.
+    #[serde(default)]
+    session: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -63,6 +70,10 @@ pub(crate) async fn lock(
     let name = input::name(&name)?;
     let ttl = service.limits.ttl(request.ttl_ms)?;
     let wait = service.limits.wait(request.wait_ms)?;
+    // Before anything is sent: a session that is not there takes nothing.
+    let session = (request.session.as_deref())
+        .map(|id| service.sessions.get(client, id))
+        .transpose()?;
     let redlock = redlock_for(&service.redlock, ttl, wait)?;
     let lock = if wait.is_zero() {
         redlock.try_lock(name).await
@@ -92,12 +103,27 @@ pub(crate) async fn lock(
             return Err(Problem::of(&error));
         }
     };
-    let ticket = lock.into_ticket();
-    Ok(Json(Granted {
-        lease: ticket.to_string(),
-        fence: fence.get(),
-        expires_in_ms: expires_in_ms(&ticket),
-    }))
+    let Some(session) = session else {
+        let ticket = lock.into_ticket();
+        return Ok(Json(Granted {
+            lease: ticket.to_string(),
+            fence: fence.get(),
+            expires_in_ms: expires_in_ms(&ticket),
+        }));
+    };
+    let lease = lock.ticket().to_string();
+    match service.sessions.add(&session, lock) {
+        Ok(valid_for) => Ok(Json(Granted {
+            lease,
+            fence: fence.get(),
+            expires_in_ms: millis(valid_for),
+        })),
+        Err(refused) => {
+            let (lock, problem) = *refused;
+            let _ = lock.release().await;
+            Err(problem)
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -143,13 +169,21 @@ pub(crate) struct Released {
 
 pub(crate) async fn release(
     State(service): State<Arc<Service>>,
+    Extension(client): Extension<Client>,
     Path(name): Path<String>,
     body: Result<Json<ReleaseRequest>, JsonRejection>,
 ) -> Result<Json<Released>, Problem> {
     let Json(request) = body?;
     let ticket = input::lease(&request.lease, input::name(&name)?)?;
-    let redlock = redlock_for(&service.redlock, RELEASE_TTL, Duration::ZERO)?;
-    let lock = redlock.resume(&ticket).await.map_err(|e| Problem::of(&e))?;
+    // A session's lock: released by the handle that extends it.
+    let owner = ticket.owner().to_string();
+    let lock = match service.sessions.take_lock(client, &owner) {
+        Some(lock) => lock,
+        None => {
+            let redlock = redlock_for(&service.redlock, RELEASE_TTL, Duration::ZERO)?;
+            redlock.resume(&ticket).await.map_err(|e| Problem::of(&e))?
+        }
+    };
     let released_on = lock.release().await.map_err(|e| Problem::of(&e))?;
     Ok(Json(Released { released_on }))
 }
@@ -218,5 +252,5 @@ fn expires_in_ms(ticket: &Ticket) -> u64 {
     let left = (ticket.valid_until())
         .duration_since(SystemTime::now())
         .unwrap_or_default();
-    u64::try_from(left.as_millis()).unwrap_or(u64::MAX)
+    millis(left)
 }
