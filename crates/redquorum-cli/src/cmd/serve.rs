@@ -4,13 +4,16 @@
 //! the same masters and exclude each other. Bearer tokens are required
 //! (`auth.rs`); every answer is JSON, errors included (`problem.rs`); the
 //! lock routes are in `locks.rs`, their inputs' checks in `input.rs`, node
-//! health in `health.rs`. The one state a replica keeps is its sessions
-//! (`sessions.rs`, routes in `session_routes.rs`): dead-man switches that
-//! keep a client's locks while its keepalives arrive (docs/serve.md).
+//! health in `health.rs`, leader election in `elections.rs`. The one state
+//! a replica keeps is its sessions (`sessions.rs`, routes in
+//! `session_routes.rs`): dead-man switches that keep a client's locks and
+//! leaderships (`kept.rs`) while its keepalives arrive (docs/serve.md).
 
 mod auth;
+mod elections;
 mod health;
 mod input;
+mod kept;
 mod locks;
 mod problem;
 mod session_routes;
@@ -142,6 +145,14 @@ fn router(service: Arc<Service>, tokens: Arc<auth::Tokens>) -> Router {
         .route("/v1/locks/{name}", post(locks::lock).get(locks::inspect))
         .route("/v1/locks/{name}/extend", post(locks::extend))
         .route("/v1/locks/{name}/release", post(locks::release))
+        .route("/v1/elections/{name}", get(elections::leader))
+        .route("/v1/elections/{name}/campaign", post(elections::campaign))
+        .route("/v1/elections/{name}/resign", post(elections::resign))
+        .route("/v1/elections/{name}/watch", get(elections::watch))
+        .route(
+            "/v1/elections/{name}/leader-elector",
+            get(elections::leader_elector),
+        )
         .route("/v1/sessions", post(session_routes::create))
         .route("/v1/sessions/{id}", delete(session_routes::delete))
         .route(

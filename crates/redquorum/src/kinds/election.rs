@@ -246,7 +246,9 @@ impl Election {
     /// assert_eq!(leaders.next().await.unwrap()?.unwrap().value(), "10.0.0.10");
     /// # Ok(()) }
     /// ```
-    pub fn observe(&self) -> impl Stream<Item = Result<Option<Leader>, Error>> + Send + 'static {
+    pub fn observe(
+        &self,
+    ) -> impl Stream<Item = Result<Option<Leader>, Error>> + Send + 'static + use<> {
         let election = self.clone();
         let key = election.redlock.key(&election.name);
         let news = keys::news(&key);

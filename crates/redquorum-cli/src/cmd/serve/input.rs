@@ -59,6 +59,19 @@ pub(crate) fn name(name: &str) -> Result<&str, Problem> {
     Ok(name)
 }
 
+/// The longest value a leader proclaims, in bytes.
+const MAX_VALUE: usize = 1024;
+
+/// Checks a leader's value: 1 to 1 024 bytes, no control characters.
+pub(crate) fn value(value: &str) -> Result<&str, Problem> {
+    if value.is_empty() || value.len() > MAX_VALUE || value.chars().any(char::is_control) {
+        return Err(Problem::bad_request(format!(
+            "value: 1 to {MAX_VALUE} bytes without control characters"
+        )));
+    }
+    Ok(value)
+}
+
 /// The lease of a plain lock named `name`, parsed: a lease that does not
 /// parse, of another kind, or of another lock is refused.
 pub(crate) fn lease(text: &str, name: &str) -> Result<Ticket, Problem> {

@@ -28,6 +28,7 @@ use redquorum::{Error, LockOptions, Redlock, Ticket};
 use serde::{Deserialize, Serialize};
 
 use super::auth::Client;
+use super::kept::Kept;
 use super::problem::Problem;
 use super::session_routes::millis;
 use super::{Service, input};
@@ -40,7 +41,7 @@ const RELEASE_TTL: Duration = Duration::from_secs(10);
 
 /// How soon a fencing token's write-back is asked again when a round could
 /// not issue it.
-const FENCE_RETRY_DELAY: Duration = Duration::from_millis(50);
+pub(super) const FENCE_RETRY_DELAY: Duration = Duration::from_millis(50);
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -78,13 +79,10 @@ pub(crate) async fn lock(
     let lock = if wait.is_zero() {
         redlock.try_lock(name).await
     } else {
-        let _slot = service.waits.start(client).ok_or_else(|| {
-            Problem::new(
-                axum::http::StatusCode::TOO_MANY_REQUESTS,
-                "too_many_waits",
-                "this client has as many waits under way as the service allows (--max-waits)",
-            )
-        })?;
+        let _slot = service
+            .waits
+            .start(client)
+            .ok_or_else(Problem::too_many_waits)?;
         redlock.lock(name).await
     }
     .map_err(|e| Problem::of(&e))?;
@@ -112,15 +110,15 @@ pub(crate) async fn lock(
         }));
     };
     let lease = lock.ticket().to_string();
-    match service.sessions.add(&session, lock) {
+    match service.sessions.add(&session, Kept::Lock(lock)) {
         Ok(valid_for) => Ok(Json(Granted {
             lease,
             fence: fence.get(),
             expires_in_ms: millis(valid_for),
         })),
         Err(refused) => {
-            let (lock, problem) = *refused;
-            let _ = lock.release().await;
+            let (held, problem) = *refused;
+            let _ = held.release().await;
             Err(problem)
         }
     }
@@ -177,14 +175,14 @@ pub(crate) async fn release(
     let ticket = input::lease(&request.lease, input::name(&name)?)?;
     // A session's lock: released by the handle that extends it.
     let owner = ticket.owner().to_string();
-    let lock = match service.sessions.take_lock(client, &owner) {
-        Some(lock) => lock,
+    let held = match service.sessions.take_lock(client, &owner) {
+        Some(held) => held,
         None => {
             let redlock = redlock_for(&service.redlock, RELEASE_TTL, Duration::ZERO)?;
-            redlock.resume(&ticket).await.map_err(|e| Problem::of(&e))?
+            Kept::Lock(redlock.resume(&ticket).await.map_err(|e| Problem::of(&e))?)
         }
     };
-    let released_on = lock.release().await.map_err(|e| Problem::of(&e))?;
+    let released_on = held.release().await.map_err(|e| Problem::of(&e))?;
     Ok(Json(Released { released_on }))
 }
 
@@ -236,7 +234,11 @@ pub(crate) async fn inspect(
 /// The service's `Redlock` with the client's TTL and wait (it shares the
 /// connections); a TTL the lock refuses (not above the node timeout) is a
 /// 400.
-fn redlock_for(redlock: &Redlock, ttl: Duration, wait: Duration) -> Result<Redlock, Problem> {
+pub(super) fn redlock_for(
+    redlock: &Redlock,
+    ttl: Duration,
+    wait: Duration,
+) -> Result<Redlock, Problem> {
     let options = LockOptions {
         ttl,
         wait,

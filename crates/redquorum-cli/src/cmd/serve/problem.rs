@@ -39,6 +39,15 @@ impl Problem {
         Self::new(StatusCode::BAD_REQUEST, "bad_request", message)
     }
 
+    /// 429: the client has `--max-waits` waits (or watches) under way.
+    pub(crate) fn too_many_waits() -> Self {
+        Self::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_waits",
+            "this client has as many waits under way as the service allows (--max-waits)",
+        )
+    }
+
     /// What a lock operation's error means to the client: 409 still taken,
     /// 410 the lease's hold is gone (nothing was changed), 503 no quorum
     /// answered, 400 a request the lock refused, 500 anything else.

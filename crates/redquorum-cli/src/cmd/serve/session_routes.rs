@@ -3,7 +3,7 @@
 //! - `POST /v1/sessions` `{"ttl_ms"}` → 201 `{"session", "ttl_ms",
 //!   "expires_in_ms"}`.
 //! - `POST /v1/sessions/{id}/keepalive` → 200 `{"expires_in_ms", "locks":
-//!   [{"name", "lease", "held", "valid_for_ms"}]}`: the session lives a TTL
+//!   [{"name", "kind", "lease", "held", "valid_for_ms"}]}`: the session lives a TTL
 //!   from now; each lock is held for `valid_for_ms` from when the
 //!   keepalive was sent, at most (a lost one is listed once, `held: false`).
 //! - `DELETE /v1/sessions/{id}` → 200 `{"released"}`: its locks released.
@@ -64,7 +64,9 @@ pub(crate) struct KeptAlive {
 #[derive(Debug, Serialize)]
 pub(crate) struct SessionLock {
     name: String,
-    lease: String,
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lease: Option<String>,
     held: bool,
     valid_for_ms: u64,
 }
@@ -86,6 +88,7 @@ impl From<Held> for SessionLock {
     fn from(held: Held) -> Self {
         Self {
             name: held.name,
+            kind: held.kind,
             lease: held.lease,
             held: held.valid_for.is_some(),
             valid_for_ms: held.valid_for.map_or(0, millis),

@@ -1,4 +1,5 @@
-//! Sessions: a dead-man switch for an HTTP client's locks. A lock taken in
+//! Sessions: a dead-man switch for an HTTP client's locks and leaderships
+//! (`kept.rs`). A lock taken in
 //! a session is kept by this replica, its watchdog extending it, for as
 //! long as the session's keepalives arrive within its TTL; when they stop,
 //! or the session is deleted, its locks are released. A client that
@@ -17,10 +18,11 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
-use redquorum::Lock;
+use redquorum::Leadership;
 use uuid::Uuid;
 
 use super::auth::Client;
+use super::kept::Kept;
 use super::problem::Problem;
 
 /// Sessions one client may have at once.
@@ -51,15 +53,16 @@ struct State {
     /// The session ends here unless a keepalive moves it.
     deadline: Instant,
     /// Its locks, by owner token.
-    locks: HashMap<String, Lock>,
+    locks: HashMap<String, Kept>,
     ended: bool,
 }
 
-/// A lock of a session as a keepalive reports it.
+/// A hold of a session as a keepalive reports it.
 #[derive(Debug)]
 pub(crate) struct Held {
     pub(crate) name: String,
-    pub(crate) lease: String,
+    pub(crate) kind: &'static str,
+    pub(crate) lease: Option<String>,
     /// Held for this long from the keepalive at most (None: lost).
     pub(crate) valid_for: Option<Duration>,
 }
@@ -116,8 +119,8 @@ impl Sessions {
     pub(crate) fn add(
         &self,
         session: &Session,
-        mut held: Lock,
-    ) -> Result<Duration, Box<(Lock, Problem)>> {
+        mut held: Kept,
+    ) -> Result<Duration, Box<(Kept, Problem)>> {
         let mut state = lock_state(session);
         if state.is_over() {
             let ended = Problem::new(StatusCode::NOT_FOUND, "no_session", "the session ended");
@@ -129,15 +132,15 @@ impl Sessions {
             return Err(Box::new((held, full)));
         }
         held.auto_extend();
-        let valid_for = held.validity().min(state.left());
-        let owner = held.owner().to_string();
+        let valid_for = held.valid_for().unwrap_or_default().min(state.left());
+        let owner = held.owner();
         lock(&self.by_owner).insert(owner.clone(), session.id);
         state.locks.insert(owner, held);
         Ok(valid_for)
     }
 
     /// The lock of `owner` if a session holds it, out of its session.
-    pub(crate) fn take_lock(&self, client: Client, owner: &str) -> Option<Lock> {
+    pub(crate) fn take_lock(&self, client: Client, owner: &str) -> Option<Kept> {
         let id = lock(&self.by_owner).get(owner).copied()?;
         let session = lock(&self.by_id).get(&id).cloned()?;
         if session.client != client {
@@ -146,6 +149,19 @@ impl Sessions {
         let taken = lock_state(&session).locks.remove(owner);
         lock(&self.by_owner).remove(owner);
         taken
+    }
+
+    /// `session`'s leadership of `name`, out of it.
+    pub(crate) fn take_leadership(&self, session: &Session, name: &str) -> Option<Leadership> {
+        let mut state = lock_state(session);
+        let owner = (state.locks.iter())
+            .find(|(_, held)| matches!(held, Kept::Leadership(_)) && held.resource() == name)
+            .map(|(owner, _)| owner.clone())?;
+        lock(&self.by_owner).remove(&owner);
+        match state.locks.remove(&owner) {
+            Some(Kept::Leadership(leadership)) => Some(leadership),
+            _ => None,
+        }
     }
 
     /// Ends `session`: out of the table, its locks released (all at once);
@@ -161,21 +177,21 @@ impl Sessions {
         let sessions: Vec<_> = lock(&self.by_id).values().cloned().collect();
         for session in sessions {
             let locks = self.close(&session, |_| true).unwrap_or_default();
-            locks.into_iter().for_each(Lock::forget);
+            locks.into_iter().for_each(Kept::forget);
         }
     }
 
     /// Marks `session` ended and takes it out of the tables, if `now`
     /// holds of its state (checked under the same lock as keepalives);
     /// its locks.
-    fn close(&self, session: &Session, now: impl Fn(&State) -> bool) -> Option<Vec<Lock>> {
+    fn close(&self, session: &Session, now: impl Fn(&State) -> bool) -> Option<Vec<Kept>> {
         let mut state = lock_state(session);
         if state.ended || !now(&state) {
             return None;
         }
         state.ended = true;
         lock(&self.by_id).remove(&session.id);
-        let locks: Vec<(String, Lock)> = state.locks.drain().collect();
+        let locks: Vec<(String, Kept)> = state.locks.drain().collect();
         let mut by_owner = lock(&self.by_owner);
         let locks = locks.into_iter().map(|(owner, held)| {
             by_owner.remove(&owner);
@@ -202,12 +218,13 @@ impl Session {
         let report = (state.locks.values())
             .map(|held| Held {
                 name: held.resource().to_owned(),
-                lease: held.ticket().to_string(),
-                valid_for: held.is_valid().then(|| held.validity().min(left)),
+                kind: held.kind(),
+                lease: held.lease(),
+                valid_for: held.valid_for().map(|valid| valid.min(left)),
             })
             .collect();
         let lost: Vec<String> = (state.locks.iter())
-            .filter(|(_, held)| !held.is_valid())
+            .filter(|(_, held)| held.valid_for().is_none())
             .map(|(owner, _)| owner.clone())
             .collect();
         for owner in lost {
@@ -252,7 +269,7 @@ async fn reap(sessions: Arc<Sessions>, session: Arc<Session>) {
         if let Some(locks) = sessions.close(&session, expired) {
             let released = release_all(locks).await;
             stderr_line!(
-                "redquorum serve: session {} expired (no keepalive within {} ms): {released} locks released",
+                "redquorum serve: session {} expired (no keepalive within {} ms): {released} holds released",
                 session.id,
                 session.ttl.as_millis()
             );
@@ -262,8 +279,8 @@ async fn reap(sessions: Arc<Sessions>, session: Arc<Session>) {
 }
 
 /// Releases `locks` all at once; how many were released on a quorum.
-async fn release_all(locks: Vec<Lock>) -> usize {
-    let released = futures::future::join_all(locks.into_iter().map(Lock::release)).await;
+async fn release_all(locks: Vec<Kept>) -> usize {
+    let released = futures::future::join_all(locks.into_iter().map(Kept::release)).await;
     released.into_iter().filter(Result::is_ok).count()
 }
 

@@ -1,0 +1,78 @@
+//! What a session keeps (`sessions.rs`): a plain lock or a leadership,
+//! each a hold its watchdog extends, released when the session ends.
+
+use std::time::Duration;
+
+use redquorum::{Error, Leadership, Lock};
+
+/// A hold a session keeps.
+#[derive(Debug)]
+pub(crate) enum Kept {
+    Lock(Lock),
+    Leadership(Leadership),
+}
+
+impl Kept {
+    /// Its kind as the routes name it.
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            Self::Lock(_) => "lock",
+            Self::Leadership(_) => "leader",
+        }
+    }
+
+    pub(crate) fn resource(&self) -> &str {
+        match self {
+            Self::Lock(held) => held.resource(),
+            Self::Leadership(held) => held.resource(),
+        }
+    }
+
+    /// Its owner token, as text (the sessions' index).
+    pub(crate) fn owner(&self) -> String {
+        match self {
+            Self::Lock(held) => held.owner().to_string(),
+            Self::Leadership(held) => held.owner().to_string(),
+        }
+    }
+
+    /// A lock's lease (a leadership has none: its session resigns it).
+    pub(crate) fn lease(&self) -> Option<String> {
+        match self {
+            Self::Lock(held) => Some(held.ticket().to_string()),
+            Self::Leadership(_) => None,
+        }
+    }
+
+    /// How long it is valid for from now; `None` once lost.
+    pub(crate) fn valid_for(&self) -> Option<Duration> {
+        match self {
+            Self::Lock(held) => held.is_valid().then(|| held.validity()),
+            Self::Leadership(held) => held.is_valid().then(|| held.validity()),
+        }
+    }
+
+    /// Its watchdog extends it from now on.
+    pub(crate) fn auto_extend(&mut self) {
+        match self {
+            Self::Lock(held) => held.auto_extend(),
+            Self::Leadership(held) => held.auto_extend(),
+        }
+    }
+
+    /// Released (a leadership resigns); on how many nodes.
+    pub(crate) async fn release(self) -> Result<usize, Error> {
+        match self {
+            Self::Lock(held) => held.release().await,
+            Self::Leadership(held) => held.resign().await,
+        }
+    }
+
+    /// Left to expire, no longer extended.
+    pub(crate) fn forget(self) {
+        match self {
+            Self::Lock(held) => held.forget(),
+            Self::Leadership(held) => held.forget(),
+        }
+    }
+}
