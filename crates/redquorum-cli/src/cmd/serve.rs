@@ -4,7 +4,8 @@
 //! the same masters and exclude each other. Bearer tokens are required
 //! (`auth.rs`); every answer is JSON, errors included (`problem.rs`); the
 //! lock routes are in `locks.rs`, their inputs' checks in `input.rs`, node
-//! health in `health.rs`, leader election in `elections.rs`. The one state
+//! health in `health.rs`, leader election in `elections.rs`, metrics in
+//! `metrics_route.rs`. The one state
 //! a replica keeps is its sessions (`sessions.rs`, routes in
 //! `session_routes.rs`): dead-man switches that keep a client's locks and
 //! leaderships (`kept.rs`) while its keepalives arrive (docs/serve.md).
@@ -15,6 +16,7 @@ mod health;
 mod input;
 mod kept;
 mod locks;
+mod metrics_route;
 mod problem;
 mod session_routes;
 mod sessions;
@@ -70,6 +72,7 @@ pub(crate) struct Service {
     limits: input::Limits,
     waits: Arc<auth::Waits>,
     sessions: Arc<sessions::Sessions>,
+    metrics: metrics_exporter_prometheus::PrometheusHandle,
 }
 
 /// `redquorum serve`: answers until SIGINT or SIGTERM; 64 for bad options
@@ -96,6 +99,14 @@ pub(crate) async fn serve(nodes: &NodesArg, args: ServeArgs) -> ExitCode {
         );
         return exit::USAGE.into();
     }
+    // Before the lock is built, which describes its metrics.
+    let metrics = match metrics_route::install() {
+        Ok(handle) => handle,
+        Err(e) => {
+            stderr_line!("redquorum serve: cannot install the metrics recorder: {e}");
+            return exit::SOFTWARE.into();
+        }
+    };
     let redlock = match common::admin_redlock(nodes, "serve", &args.nodes, None) {
         Ok(redlock) => redlock,
         Err(code) => return code,
@@ -115,6 +126,7 @@ pub(crate) async fn serve(nodes: &NodesArg, args: ServeArgs) -> ExitCode {
         },
         waits: Arc::new(auth::Waits::new(args.max_waits)),
         sessions: Arc::default(),
+        metrics,
     });
     let sessions = Arc::clone(&service.sessions);
     let app = router(service, Arc::new(tokens));
@@ -160,8 +172,10 @@ fn router(service: Arc<Service>, tokens: Arc<auth::Tokens>) -> Router {
             post(session_routes::keepalive),
         )
         .route("/healthz", get(health::healthz))
+        .route("/metrics", get(metrics_route::metrics))
         .fallback(problem::not_found)
         .layer(axum::middleware::from_fn_with_state(tokens, auth::require))
+        .layer(axum::middleware::from_fn(metrics_route::count))
         .layer(DefaultBodyLimit::max(input::MAX_BODY))
         .with_state(service)
 }

@@ -23,6 +23,7 @@ use uuid::Uuid;
 
 use super::auth::Client;
 use super::kept::Kept;
+use super::metrics_route::SESSIONS;
 use super::problem::Problem;
 
 /// Sessions one client may have at once.
@@ -94,6 +95,7 @@ impl Sessions {
             }),
         });
         by_id.insert(session.id, Arc::clone(&session));
+        metrics::gauge!(SESSIONS).increment(1.0);
         tokio::spawn(reap(Arc::clone(self), Arc::clone(&session)));
         Ok(session)
     }
@@ -191,6 +193,7 @@ impl Sessions {
         }
         state.ended = true;
         lock(&self.by_id).remove(&session.id);
+        metrics::gauge!(SESSIONS).decrement(1.0);
         let locks: Vec<(String, Kept)> = state.locks.drain().collect();
         let mut by_owner = lock(&self.by_owner);
         let locks = locks.into_iter().map(|(owner, held)| {
