@@ -1,5 +1,6 @@
 //! `docker/compose.yml` is valid and safe for Redlock (parsed here, since CI has no Docker),
-//! and the compose nodes lock correctly when `REDQUORUM_NODES` points at them.
+//! its `redquorum serve` service names every master and carries no token of its own, and the
+//! compose nodes lock correctly when `REDQUORUM_NODES` points at them.
 
 mod common;
 
@@ -30,9 +31,12 @@ fn documented_nodes(text: &str) -> Vec<String> {
 fn problems(text: &str) -> Vec<String> {
     let doc = parse(text);
     let mut problems = Vec::new();
-    let Some(services) = doc["services"].as_mapping() else {
+    let Some(all) = doc["services"].as_mapping() else {
         return vec!["no services".into()];
     };
+    // The service built from docker/Dockerfile is `redquorum serve`; the rest are masters.
+    let (serve, services): (Vec<_>, Vec<_>) =
+        all.iter().partition(|(_, s)| s.get("build").is_some());
     if services.len() != 5 {
         problems.push(format!(
             "{} services, expected five masters",
@@ -40,7 +44,7 @@ fn problems(text: &str) -> Vec<String> {
         ));
     }
     let mut host_ports = BTreeSet::new();
-    for (name, service) in services {
+    for &(name, service) in &services {
         let name = name.as_str().unwrap_or("?");
         if !service["image"]
             .as_str()
@@ -111,6 +115,45 @@ fn problems(text: &str) -> Vec<String> {
             "REDQUORUM_NODES ports {documented:?} differ from the published ports {host_ports:?}"
         ));
     }
+    let masters: BTreeSet<String> = (services.iter())
+        .filter_map(|(name, _)| Some(format!("redis://{}:6379", name.as_str()?)))
+        .collect();
+    for (_, service) in serve {
+        problems.extend(serve_problems(service, &masters));
+    }
+    problems
+}
+
+/// What is wrong with the `redquorum serve` service: it must lock on every
+/// master, take its token from the user's environment (never one written in
+/// the file), publish on loopback only, and start only when asked (a profile).
+fn serve_problems(service: &Value, masters: &BTreeSet<String>) -> Vec<String> {
+    let mut problems = Vec::new();
+    let env = &service["environment"];
+    let nodes: BTreeSet<String> = (env["REDQUORUM_NODES"].as_str().unwrap_or_default())
+        .split(',')
+        .map(str::to_owned)
+        .collect();
+    if &nodes != masters {
+        problems.push(format!(
+            "serve: REDQUORUM_NODES {nodes:?}, expected the masters {masters:?}"
+        ));
+    }
+    if !env["REDQUORUM_SERVE_TOKEN"]
+        .as_str()
+        .is_some_and(|t| t.starts_with("${"))
+    {
+        problems.push("serve: a token written in the file".into());
+    }
+    let ports: Vec<&str> = (service["ports"].as_sequence())
+        .map(|p| p.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if !ports.iter().all(|p| p.starts_with("127.0.0.1:")) {
+        problems.push(format!("serve: ports {ports:?} not on loopback"));
+    }
+    if service["profiles"].as_sequence().is_none_or(Vec::is_empty) {
+        problems.push("serve: no profile, so `up` alone builds it".into());
+    }
     problems
 }
 
@@ -145,6 +188,15 @@ fn weakened_compose_files_are_caught() {
         !problems(&ephemeral).is_empty(),
         "a node without a volume passed"
     );
+    let serve_short = COMPOSE.replace(",redis://redis5:6379", "");
+    assert_ne!(serve_short, COMPOSE);
+    assert!(
+        !problems(&serve_short).is_empty(),
+        "serve on four masters passed"
+    );
+    let token = COMPOSE.replace("${REDQUORUM_SERVE_TOKEN:-}", "s3cret");
+    assert_ne!(token, COMPOSE);
+    assert!(!problems(&token).is_empty(), "a token in the file passed");
     let bind_elsewhere = COMPOSE.replace("redis2-data:/data", "redis2-data:/tmp");
     assert!(
         !problems(&bind_elsewhere).is_empty(),
