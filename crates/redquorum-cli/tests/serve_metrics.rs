@@ -1,8 +1,9 @@
-//! `redquorum serve`'s metrics and its cap on waits, on real nodes:
-//! `/metrics` shows the service's requests by route and status, its
-//! sessions and the library's own metrics, and needs the token; a client
-//! at `--max-waits` gets 429 for one more wait (a watch counts too), and
-//! may wait again once one ends.
+//! `redquorum serve`'s metrics, its OpenAPI document and its cap on waits,
+//! on real nodes: `/metrics` shows the service's requests by route and
+//! status, its sessions and the library's own metrics, and needs the token;
+//! every route the served OpenAPI document names is served; a client at
+//! `--max-waits` gets 429 for one more wait (a watch counts too), and may
+//! wait again once one ends.
 
 mod common;
 
@@ -119,4 +120,41 @@ async fn a_client_at_its_cap_of_waits_gets_429_until_one_ends() {
         (StatusCode::CONFLICT, Some("contended")),
         "{body}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_route_the_served_openapi_document_names_is_served() {
+    let nodes = cluster(3);
+    let served = Served::start(&nodes, &[]);
+    let (status, document) = served.get("/v1/openapi.json").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(document["openapi"], json!("3.1.0"));
+    let paths = document["paths"].as_object().expect("paths");
+    assert!(paths.len() > 10, "{document}");
+    for (path, methods) in paths {
+        let concrete = (path.replace("{name}", "probe"))
+            .replace("{id}", "00000000-0000-4000-8000-000000000000");
+        for method in methods.as_object().expect("methods").keys() {
+            let method: reqwest::Method = method.to_uppercase().parse().unwrap();
+            let response = (served
+                .http
+                .request(method.clone(), format!("{}{concrete}", served.url)))
+            .bearer_auth(TOKEN)
+            .json(&json!({}))
+            .timeout(Duration::from_secs(30))
+            .send()
+            .await
+            .unwrap();
+            let status = response.status();
+            assert_ne!(status, StatusCode::METHOD_NOT_ALLOWED, "{method} {path}");
+            if status == StatusCode::NOT_FOUND {
+                let body: serde_json::Value = response.json().await.unwrap();
+                assert_ne!(
+                    body["error"],
+                    json!("not_found"),
+                    "{method} {path} is not served"
+                );
+            }
+        }
+    }
 }

@@ -5,7 +5,8 @@
 //! (`auth.rs`); every answer is JSON, errors included (`problem.rs`); the
 //! lock routes are in `locks.rs`, their inputs' checks in `input.rs`, node
 //! health in `health.rs`, leader election in `elections.rs`, metrics in
-//! `metrics_route.rs`. The one state
+//! `metrics_route.rs`; `GET /v1/openapi.json` serves `openapi.json`, the
+//! routes as an OpenAPI document. The one state
 //! a replica keeps is its sessions (`sessions.rs`, routes in
 //! `session_routes.rs`): dead-man switches that keep a client's locks and
 //! leaderships (`kept.rs`) while its keepalives arrive (docs/serve.md).
@@ -173,11 +174,20 @@ fn router(service: Arc<Service>, tokens: Arc<auth::Tokens>) -> Router {
         )
         .route("/healthz", get(health::healthz))
         .route("/metrics", get(metrics_route::metrics))
+        .route("/v1/openapi.json", get(openapi))
         .fallback(problem::not_found)
         .layer(axum::middleware::from_fn_with_state(tokens, auth::require))
         .layer(axum::middleware::from_fn(metrics_route::count))
         .layer(DefaultBodyLimit::max(input::MAX_BODY))
         .with_state(service)
+}
+
+/// The routes described as an OpenAPI 3.1 document (`serve/openapi.json`).
+async fn openapi() -> impl axum::response::IntoResponse {
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        include_str!("serve/openapi.json"),
+    )
 }
 
 /// Resolves on the first SIGINT or SIGTERM (never, if they cannot be
@@ -194,5 +204,31 @@ async fn stop_signal() {
             }
         }
         _ => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    /// Every route the router serves is in the OpenAPI document, and every
+    /// path the document names is served.
+    #[test]
+    fn the_openapi_document_names_every_route_and_no_other() {
+        // The router's source, up to these tests.
+        let (source, _) = include_str!("serve.rs")
+            .split_once("#[cfg(test)]")
+            .expect("tests");
+        let routed: BTreeSet<&str> = (source.split(".route(").skip(1))
+            .filter_map(|rest| rest.trim_start().strip_prefix('"')?.split('"').next())
+            .collect();
+        let document: serde_json::Value =
+            serde_json::from_str(include_str!("serve/openapi.json")).expect("valid JSON");
+        let documented: BTreeSet<&str> = (document["paths"].as_object().expect("paths"))
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert!(routed.len() > 10, "{routed:?}");
+        assert_eq!(routed, documented);
     }
 }
