@@ -4,12 +4,14 @@
 //! the same masters and exclude each other. Bearer tokens are required
 //! (`auth.rs`); every answer is JSON, errors included (`problem.rs`); the
 //! lock routes are in `locks.rs`, their inputs' checks in `input.rs`, node
-//! health in `health.rs`, leader election in `elections.rs`, metrics in
+//! health in `health.rs`, leader election in `elections.rs`, semaphores in
+//! `semaphores.rs`, metrics in
 //! `metrics_route.rs`; `GET /v1/openapi.json` serves `openapi.json`, the
 //! routes as an OpenAPI document. The one state
 //! a replica keeps is its sessions (`sessions.rs`, routes in
-//! `session_routes.rs`): dead-man switches that keep a client's locks and
-//! leaderships (`kept.rs`) while its keepalives arrive (docs/serve.md).
+//! `session_routes.rs`): dead-man switches that keep a client's locks,
+//! leaderships and permits (`kept.rs`) while its keepalives arrive
+//! (docs/serve.md).
 
 mod auth;
 mod elections;
@@ -19,6 +21,7 @@ mod kept;
 mod locks;
 mod metrics_route;
 mod problem;
+mod semaphores;
 mod session_routes;
 mod sessions;
 
@@ -166,6 +169,8 @@ fn router(service: Arc<Service>, tokens: Arc<auth::Tokens>) -> Router {
             "/v1/elections/{name}/leader-elector",
             get(elections::leader_elector),
         )
+        .route("/v1/semaphores/{name}/acquire", post(semaphores::acquire))
+        .route("/v1/semaphores/{name}/release", post(semaphores::release))
         .route("/v1/sessions", post(session_routes::create))
         .route("/v1/sessions/{id}", delete(session_routes::delete))
         .route(

@@ -130,14 +130,15 @@ pub(crate) async fn resign(
     let Json(request) = body?;
     let name = input::name(&name)?;
     let session = service.sessions.get(client, &request.session)?;
-    let leadership = (service.sessions.take_leadership(&session, name)).ok_or_else(|| {
-        Problem::new(
-            StatusCode::NOT_FOUND,
-            "not_leader",
-            "this session does not lead this election",
-        )
-    })?;
-    let resigned_on = leadership.resign().await.map_err(|e| Problem::of(&e))?;
+    let leadership =
+        (service.sessions.take_kept(&session, "leader", name, None)).ok_or_else(|| {
+            Problem::new(
+                StatusCode::NOT_FOUND,
+                "not_leader",
+                "this session does not lead this election",
+            )
+        })?;
+    let resigned_on = leadership.release().await.map_err(|e| Problem::of(&e))?;
     Ok(Json(Resigned { resigned_on }))
 }
 

@@ -1,15 +1,17 @@
-//! What a session keeps (`sessions.rs`): a plain lock or a leadership,
-//! each a hold its watchdog extends, released when the session ends.
+//! What a session keeps (`sessions.rs`): a plain lock, a leadership or a
+//! semaphore's permit, each a hold its watchdog extends, released when the
+//! session ends.
 
 use std::time::Duration;
 
-use redquorum::{Error, Leadership, Lock};
+use redquorum::{Error, Leadership, Lock, Permit};
 
 /// A hold a session keeps.
 #[derive(Debug)]
 pub(crate) enum Kept {
     Lock(Lock),
     Leadership(Leadership),
+    Permit(Permit),
 }
 
 impl Kept {
@@ -18,6 +20,7 @@ impl Kept {
         match self {
             Self::Lock(_) => "lock",
             Self::Leadership(_) => "leader",
+            Self::Permit(_) => "permit",
         }
     }
 
@@ -25,6 +28,7 @@ impl Kept {
         match self {
             Self::Lock(held) => held.resource(),
             Self::Leadership(held) => held.resource(),
+            Self::Permit(held) => held.resource(),
         }
     }
 
@@ -33,14 +37,23 @@ impl Kept {
         match self {
             Self::Lock(held) => held.owner().to_string(),
             Self::Leadership(held) => held.owner().to_string(),
+            Self::Permit(held) => held.owner().to_string(),
         }
     }
 
-    /// A lock's lease (a leadership has none: its session resigns it).
+    /// A lock's lease (the others have none: their session releases them).
     pub(crate) fn lease(&self) -> Option<String> {
         match self {
             Self::Lock(held) => Some(held.ticket().to_string()),
-            Self::Leadership(_) => None,
+            Self::Leadership(_) | Self::Permit(_) => None,
+        }
+    }
+
+    /// A permit's id (its owner token) and slot.
+    pub(crate) fn permit(&self) -> Option<(String, usize)> {
+        match self {
+            Self::Permit(held) => Some((held.owner().to_string(), held.slot())),
+            Self::Lock(_) | Self::Leadership(_) => None,
         }
     }
 
@@ -49,6 +62,7 @@ impl Kept {
         match self {
             Self::Lock(held) => held.is_valid().then(|| held.validity()),
             Self::Leadership(held) => held.is_valid().then(|| held.validity()),
+            Self::Permit(held) => held.is_valid().then(|| held.validity()),
         }
     }
 
@@ -57,6 +71,7 @@ impl Kept {
         match self {
             Self::Lock(held) => held.auto_extend(),
             Self::Leadership(held) => held.auto_extend(),
+            Self::Permit(held) => held.auto_extend(),
         }
     }
 
@@ -65,6 +80,7 @@ impl Kept {
         match self {
             Self::Lock(held) => held.release().await,
             Self::Leadership(held) => held.resign().await,
+            Self::Permit(held) => held.release().await,
         }
     }
 
@@ -73,6 +89,7 @@ impl Kept {
         match self {
             Self::Lock(held) => held.forget(),
             Self::Leadership(held) => held.forget(),
+            Self::Permit(held) => held.forget(),
         }
     }
 }

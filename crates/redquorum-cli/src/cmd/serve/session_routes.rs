@@ -3,7 +3,7 @@
 //! - `POST /v1/sessions` `{"ttl_ms"}` → 201 `{"session", "ttl_ms",
 //!   "expires_in_ms"}`.
 //! - `POST /v1/sessions/{id}/keepalive` → 200 `{"expires_in_ms", "locks":
-//!   [{"name", "kind", "lease", "held", "valid_for_ms"}]}`: the session lives a TTL
+//!   [{"name", "kind", "lease" | "permit" and "slot", "held", "valid_for_ms"}]}`: the session lives a TTL
 //!   from now; each lock is held for `valid_for_ms` from when the
 //!   keepalive was sent, at most (a lost one is listed once, `held: false`).
 //! - `DELETE /v1/sessions/{id}` → 200 `{"released"}`: its locks released.
@@ -67,6 +67,11 @@ pub(crate) struct SessionLock {
     kind: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     lease: Option<String>,
+    /// A permit's id and slot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    permit: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    slot: Option<usize>,
     held: bool,
     valid_for_ms: u64,
 }
@@ -90,6 +95,8 @@ impl From<Held> for SessionLock {
             name: held.name,
             kind: held.kind,
             lease: held.lease,
+            permit: held.permit.as_ref().map(|(id, _)| id.clone()),
+            slot: held.permit.map(|(_, slot)| slot),
             held: held.valid_for.is_some(),
             valid_for_ms: held.valid_for.map_or(0, millis),
         }

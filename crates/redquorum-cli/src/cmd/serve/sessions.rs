@@ -18,7 +18,6 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
-use redquorum::Leadership;
 use uuid::Uuid;
 
 use super::auth::Client;
@@ -64,6 +63,8 @@ pub(crate) struct Held {
     pub(crate) name: String,
     pub(crate) kind: &'static str,
     pub(crate) lease: Option<String>,
+    /// A permit's id and slot.
+    pub(crate) permit: Option<(String, usize)>,
     /// Held for this long from the keepalive at most (None: lost).
     pub(crate) valid_for: Option<Duration>,
 }
@@ -153,17 +154,23 @@ impl Sessions {
         taken
     }
 
-    /// `session`'s leadership of `name`, out of it.
-    pub(crate) fn take_leadership(&self, session: &Session, name: &str) -> Option<Leadership> {
+    /// `session`'s hold of `kind` on `name` (the one of owner `owner`, if
+    /// given), out of it.
+    pub(crate) fn take_kept(
+        &self,
+        session: &Session,
+        kind: &str,
+        name: &str,
+        owner: Option<&str>,
+    ) -> Option<Kept> {
         let mut state = lock_state(session);
-        let owner = (state.locks.iter())
-            .find(|(_, held)| matches!(held, Kept::Leadership(_)) && held.resource() == name)
-            .map(|(owner, _)| owner.clone())?;
-        lock(&self.by_owner).remove(&owner);
-        match state.locks.remove(&owner) {
-            Some(Kept::Leadership(leadership)) => Some(leadership),
-            _ => None,
-        }
+        let found = (state.locks.iter())
+            .find(|(id, held)| {
+                held.kind() == kind && held.resource() == name && owner.is_none_or(|o| o == *id)
+            })
+            .map(|(id, _)| id.clone())?;
+        lock(&self.by_owner).remove(&found);
+        state.locks.remove(&found)
     }
 
     /// Ends `session`: out of the table, its locks released (all at once);
@@ -223,6 +230,7 @@ impl Session {
                 name: held.resource().to_owned(),
                 kind: held.kind(),
                 lease: held.lease(),
+                permit: held.permit(),
                 valid_for: held.valid_for().map(|valid| valid.min(left)),
             })
             .collect();
