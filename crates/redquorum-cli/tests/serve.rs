@@ -138,21 +138,14 @@ async fn a_stale_lease_gets_410_and_leaves_the_next_holder_alone() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_waiting_lock_is_granted_once_the_holder_releases() {
     let nodes = cluster(3);
-    let served = std::sync::Arc::new(Served::start(&nodes, &[]));
+    let served = Served::start(&nodes, &[]);
     let (_, held) = served
         .post("/v1/locks/queue", json!({"ttl_ms": 30_000}))
         .await;
-    let waiter = {
-        let served = served.clone();
-        tokio::spawn(async move {
-            served
-                .post(
-                    "/v1/locks/queue",
-                    json!({"ttl_ms": 30_000, "wait_ms": 20_000}),
-                )
-                .await
-        })
-    };
+    let waiter = served.post_in_background(
+        "/v1/locks/queue",
+        json!({"ttl_ms": 30_000, "wait_ms": 20_000}),
+    );
     // Held for 30 s: the waiter can only be granted by the release.
     let (status, _) = served
         .post("/v1/locks/queue/release", json!({"lease": lease_of(&held)}))

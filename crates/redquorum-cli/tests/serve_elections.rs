@@ -125,17 +125,8 @@ async fn a_leader_is_watched_over_sse_and_the_next_is_woken_by_its_resignation()
 
     // The second waits; the first resigns; the second is woken and leads
     // with a greater epoch.
-    let (url, http, waiting_session) = (served.url.clone(), served.http.clone(), second.clone());
-    let waiting = tokio::spawn(async move {
-        let body = json!({"session": waiting_session, "value": "10.0.0.2", "ttl_ms": 2_000, "wait_ms": 30_000});
-        let response = (http.post(format!("{url}/v1/elections/scheduler/campaign")))
-            .bearer_auth(TOKEN)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        (response.status(), response.json::<Value>().await.unwrap())
-    });
+    let body = json!({"session": second, "value": "10.0.0.2", "ttl_ms": 2_000, "wait_ms": 30_000});
+    let waiting = served.post_in_background("/v1/elections/scheduler/campaign", body);
     let (status, body) = served
         .post("/v1/elections/scheduler/resign", json!({"session": first}))
         .await;

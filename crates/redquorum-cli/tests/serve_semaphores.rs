@@ -8,7 +8,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::cluster;
-use common::served::{Served, TOKEN};
+use common::served::Served;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -66,17 +66,8 @@ async fn a_semaphore_grants_its_permits_and_no_more_and_wakes_a_waiter_on_releas
     );
 
     // C waits; B releases; C is granted B's slot.
-    let (url, http, waiting) = (served.url.clone(), served.http.clone(), c.clone());
-    let waiter = tokio::spawn(async move {
-        let body = json!({"session": waiting, "permits": 2, "ttl_ms": 2_000, "wait_ms": 30_000});
-        let response = (http.post(format!("{url}/v1/semaphores/pool/acquire")))
-            .bearer_auth(TOKEN)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        (response.status(), response.json::<Value>().await.unwrap())
-    });
+    let body = json!({"session": c, "permits": 2, "ttl_ms": 2_000, "wait_ms": 30_000});
+    let waiter = served.post_in_background("/v1/semaphores/pool/acquire", body);
     let release = json!({"session": b, "permit": second["permit"]});
     let (status, body) = served.post("/v1/semaphores/pool/release", release).await;
     assert_eq!(status, StatusCode::OK, "{body}");

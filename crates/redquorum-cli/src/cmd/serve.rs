@@ -79,6 +79,27 @@ pub(crate) struct Service {
     metrics: metrics_exporter_prometheus::PrometheusHandle,
 }
 
+impl Service {
+    /// `once` when `wait` is zero; else `waiting`, counted among the
+    /// client's waits under way (429 past `--max-waits`). Errors as
+    /// [`Problem::of`](problem::Problem::of) answers them.
+    async fn once_or_waiting<T>(
+        &self,
+        client: auth::Client,
+        wait: Duration,
+        once: impl Future<Output = Result<T, redquorum::Error>>,
+        waiting: impl Future<Output = Result<T, redquorum::Error>>,
+    ) -> Result<T, problem::Problem> {
+        let answer = if wait.is_zero() {
+            once.await
+        } else {
+            let _slot = (self.waits.start(client)).ok_or_else(problem::Problem::too_many_waits)?;
+            waiting.await
+        };
+        answer.map_err(|e| problem::Problem::of(&e))
+    }
+}
+
 /// `redquorum serve`: answers until SIGINT or SIGTERM; 64 for bad options
 /// or no tokens, 69 when the address cannot be bound.
 pub(crate) async fn serve(nodes: &NodesArg, args: ServeArgs) -> ExitCode {

@@ -82,6 +82,21 @@ impl Served {
         self.call(reqwest::Method::POST, path, Some(body)).await
     }
 
+    /// `post` in a task of its own (a request that waits).
+    pub(crate) fn post_in_background(
+        &self,
+        path: &str,
+        body: Value,
+    ) -> tokio::task::JoinHandle<(StatusCode, Value)> {
+        let request = (self.http.post(format!("{}{path}", self.url)))
+            .bearer_auth(TOKEN)
+            .json(&body)
+            .timeout(Duration::from_secs(60));
+        tokio::spawn(
+            async move { answer(request.send().await.expect("the service answers")).await },
+        )
+    }
+
     pub(crate) async fn get(&self, path: &str) -> (StatusCode, Value) {
         self.call(reqwest::Method::GET, path, None).await
     }

@@ -17,7 +17,6 @@
 
 use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::Instant;
 
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
@@ -25,16 +24,15 @@ use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::{Extension, Json};
 use futures::{Stream, StreamExt};
-use redquorum::{Error, Leader};
+use redquorum::Leader;
 use serde::{Deserialize, Serialize};
 
 use super::auth::Client;
-use super::kept::Kept;
-use super::locks::{FENCE_RETRY_DELAY, redlock_for};
+use super::kept::{Kept, fenced};
+use super::locks::redlock_for;
 use super::problem::Problem;
 use super::session_routes::millis;
 use super::{Service, input};
-use crate::fence_retry::{FenceRetry, ask_again};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -66,48 +64,19 @@ pub(crate) async fn campaign(
     let session = service.sessions.get(client, &request.session)?;
     let election =
         (redlock_for(&service.redlock, ttl, wait)?.election(name)).map_err(|e| Problem::of(&e))?;
-    let leadership = if wait.is_zero() {
-        election.try_campaign(value).await
-    } else {
-        let _slot = service
-            .waits
-            .start(client)
-            .ok_or_else(Problem::too_many_waits)?;
-        election.campaign_waiting(value).await
-    }
-    .map_err(|e| Problem::of(&e))?;
-    let retry = FenceRetry {
-        delay: FENCE_RETRY_DELAY,
-        until: Instant::now() + ttl / 2,
-    };
-    let lease = leadership.lease();
-    let no_quorum = |e: &Error| matches!(e, Error::FenceUnavailable { .. });
-    let epoch = ask_again(
-        || leadership.epoch(),
-        no_quorum,
-        || lease.is_at_risk(),
-        retry,
-    )
-    .await;
-    let epoch = match epoch {
-        Ok(epoch) => epoch,
-        Err(error) => {
-            // A leader nobody could fence: give it back.
-            let _ = leadership.resign().await;
-            return Err(Problem::of(&error));
-        }
-    };
-    match service.sessions.add(&session, Kept::Leadership(leadership)) {
-        Ok(valid_for) => Ok(Json(Elected {
-            epoch: epoch.get(),
-            expires_in_ms: millis(valid_for),
-        })),
-        Err(refused) => {
-            let (held, problem) = *refused;
-            let _ = held.release().await;
-            Err(problem)
-        }
-    }
+    let (once, waiting) = (
+        election.try_campaign(value),
+        election.campaign_waiting(value),
+    );
+    let leadership = service.once_or_waiting(client, wait, once, waiting).await?;
+    let (leadership, epoch) = fenced(leadership, ttl).await?;
+    let valid_for = (service.sessions)
+        .keep(&session, Kept::Leadership(leadership))
+        .await?;
+    Ok(Json(Elected {
+        epoch: epoch.get(),
+        expires_in_ms: millis(valid_for),
+    }))
 }
 
 #[derive(Debug, Deserialize)]

@@ -2,9 +2,16 @@
 //! semaphore's permit, each a hold its watchdog extends, released when the
 //! session ends.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use redquorum::{Error, Leadership, Lock, Permit};
+use redquorum::{Error, FenceToken, Leadership, LeaseWatch, Lock, Permit};
+
+use super::problem::Problem;
+use crate::fence_retry::{FenceRetry, ask_again};
+
+/// How soon a fencing token's write-back is asked again when a round could
+/// not issue it.
+const FENCE_RETRY_DELAY: Duration = Duration::from_millis(50);
 
 /// A hold a session keeps.
 #[derive(Debug)]
@@ -90,6 +97,49 @@ impl Kept {
             Self::Lock(held) => held.forget(),
             Self::Leadership(held) => held.forget(),
             Self::Permit(held) => held.forget(),
+        }
+    }
+}
+
+/// A hold just granted that a route fences before it answers.
+pub(crate) trait Fenced: Sized {
+    fn fence(&self) -> impl Future<Output = Result<FenceToken, Error>> + Send;
+    fn lease(&self) -> LeaseWatch;
+    fn release(self) -> impl Future<Output = Result<usize, Error>> + Send;
+}
+
+macro_rules! fenced {
+    ($($ty:ty),*) => {$(
+        impl Fenced for $ty {
+            fn fence(&self) -> impl Future<Output = Result<FenceToken, Error>> + Send {
+                <$ty>::fence(self)
+            }
+            fn lease(&self) -> LeaseWatch {
+                <$ty>::lease(self)
+            }
+            fn release(self) -> impl Future<Output = Result<usize, Error>> + Send {
+                <$ty>::release(self)
+            }
+        }
+    )*};
+}
+fenced!(Lock, Leadership, Permit);
+
+/// `held`'s fencing token, asked again while a round could not issue it
+/// (for half `ttl` at most, while the lease is not at risk). A hold nobody
+/// could fence with is given back, and the error answered.
+pub(crate) async fn fenced<H: Fenced>(held: H, ttl: Duration) -> Result<(H, FenceToken), Problem> {
+    let retry = FenceRetry {
+        delay: FENCE_RETRY_DELAY,
+        until: Instant::now() + ttl / 2,
+    };
+    let lease = held.lease();
+    let no_quorum = |e: &Error| matches!(e, Error::FenceUnavailable { .. });
+    match ask_again(|| held.fence(), no_quorum, || lease.is_at_risk(), retry).await {
+        Ok(fence) => Ok((held, fence)),
+        Err(error) => {
+            let _ = held.release().await;
+            Err(Problem::of(&error))
         }
     }
 }

@@ -19,29 +19,24 @@
 //! 503 when no quorum answered (the message names the nodes and causes).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
 use axum::{Extension, Json};
-use redquorum::{Error, LockOptions, Redlock, Ticket};
+use redquorum::{LockOptions, Redlock, Ticket};
 use serde::{Deserialize, Serialize};
 
 use super::auth::Client;
-use super::kept::Kept;
+use super::kept::{Kept, fenced};
 use super::problem::Problem;
 use super::session_routes::millis;
 use super::{Service, input};
-use crate::fence_retry::{FenceRetry, ask_again};
 
 /// How long a release renews the hold while it releases it (as `redquorum
 /// unlock` does): a renewal that outlived a failed release keeps the lock
 /// this long at most.
 const RELEASE_TTL: Duration = Duration::from_secs(10);
-
-/// How soon a fencing token's write-back is asked again when a round could
-/// not issue it.
-pub(super) const FENCE_RETRY_DELAY: Duration = Duration::from_millis(50);
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -76,31 +71,9 @@ pub(crate) async fn lock(
         .map(|id| service.sessions.get(client, id))
         .transpose()?;
     let redlock = redlock_for(&service.redlock, ttl, wait)?;
-    let lock = if wait.is_zero() {
-        redlock.try_lock(name).await
-    } else {
-        let _slot = service
-            .waits
-            .start(client)
-            .ok_or_else(Problem::too_many_waits)?;
-        redlock.lock(name).await
-    }
-    .map_err(|e| Problem::of(&e))?;
-    let retry = FenceRetry {
-        delay: FENCE_RETRY_DELAY,
-        until: Instant::now() + ttl / 2,
-    };
-    let lease = lock.lease();
-    let no_quorum = |e: &Error| matches!(e, Error::FenceUnavailable { .. });
-    let fence = ask_again(|| lock.fence(), no_quorum, || lease.is_at_risk(), retry).await;
-    let fence = match fence {
-        Ok(fence) => fence,
-        Err(error) => {
-            // Nobody could fence with this hold: give it back.
-            let _ = lock.release().await;
-            return Err(Problem::of(&error));
-        }
-    };
+    let lock =
+        (service.once_or_waiting(client, wait, redlock.try_lock(name), redlock.lock(name))).await?;
+    let (lock, fence) = fenced(lock, ttl).await?;
     let Some(session) = session else {
         let ticket = lock.into_ticket();
         return Ok(Json(Granted {
@@ -110,18 +83,12 @@ pub(crate) async fn lock(
         }));
     };
     let lease = lock.ticket().to_string();
-    match service.sessions.add(&session, Kept::Lock(lock)) {
-        Ok(valid_for) => Ok(Json(Granted {
-            lease,
-            fence: fence.get(),
-            expires_in_ms: millis(valid_for),
-        })),
-        Err(refused) => {
-            let (held, problem) = *refused;
-            let _ = held.release().await;
-            Err(problem)
-        }
-    }
+    let valid_for = service.sessions.keep(&session, Kept::Lock(lock)).await?;
+    Ok(Json(Granted {
+        lease,
+        fence: fence.get(),
+        expires_in_ms: millis(valid_for),
+    }))
 }
 
 #[derive(Debug, Deserialize)]

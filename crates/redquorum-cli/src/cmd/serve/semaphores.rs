@@ -11,22 +11,19 @@
 //!   `{"released_on"}`; 404 `no_permit` when the session holds no such one.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
-use redquorum::Error;
 use serde::{Deserialize, Serialize};
 
 use super::auth::Client;
-use super::kept::Kept;
-use super::locks::{FENCE_RETRY_DELAY, redlock_for};
+use super::kept::{Kept, fenced};
+use super::locks::redlock_for;
 use super::problem::Problem;
 use super::session_routes::millis;
 use super::{Service, input};
-use crate::fence_retry::{FenceRetry, ask_again};
 
 /// The most permits a semaphore may have (each is a slot key on every node).
 const MAX_PERMITS: usize = 1024;
@@ -67,44 +64,21 @@ pub(crate) async fn acquire(
     let session = service.sessions.get(client, &request.session)?;
     let semaphore = (redlock_for(&service.redlock, ttl, wait)?.semaphore(name, request.permits))
         .map_err(|e| Problem::of(&e))?;
-    let permit = if wait.is_zero() {
-        semaphore.try_acquire().await
-    } else {
-        let _slot = service
-            .waits
-            .start(client)
-            .ok_or_else(Problem::too_many_waits)?;
-        semaphore.acquire().await
-    }
-    .map_err(|e| Problem::of(&e))?;
-    let retry = FenceRetry {
-        delay: FENCE_RETRY_DELAY,
-        until: Instant::now() + ttl / 2,
-    };
-    let lease = permit.lease();
-    let no_quorum = |e: &Error| matches!(e, Error::FenceUnavailable { .. });
-    let fence = match ask_again(|| permit.fence(), no_quorum, || lease.is_at_risk(), retry).await {
-        Ok(fence) => fence,
-        Err(error) => {
-            // A permit nobody could fence: give it back.
-            let _ = permit.release().await;
-            return Err(Problem::of(&error));
-        }
-    };
+    let permit =
+        (service.once_or_waiting(client, wait, semaphore.try_acquire(), semaphore.acquire()))
+            .await?;
+    let (permit, fence) = fenced(permit, ttl).await?;
     let (id, slot) = (permit.owner().to_string(), permit.slot());
-    match service.sessions.add(&session, Kept::Permit(permit)) {
-        Ok(valid_for) => Ok(Json(Acquired {
-            permit: id,
-            slot,
-            fence: fence.get(),
-            expires_in_ms: millis(valid_for),
-        })),
-        Err(refused) => {
-            let (held, problem) = *refused;
-            let _ = held.release().await;
-            Err(problem)
-        }
-    }
+    let valid_for = service
+        .sessions
+        .keep(&session, Kept::Permit(permit))
+        .await?;
+    Ok(Json(Acquired {
+        permit: id,
+        slot,
+        fence: fence.get(),
+        expires_in_ms: millis(valid_for),
+    }))
 }
 
 #[derive(Debug, Deserialize)]

@@ -116,14 +116,22 @@ impl Sessions {
         })
     }
 
-    /// Puts `lock` in `session` (its watchdog extends it from now on) and
-    /// answers how long the client may hold it; the lock back when the
-    /// session has ended or is full.
-    pub(crate) fn add(
-        &self,
-        session: &Session,
-        mut held: Kept,
-    ) -> Result<Duration, Box<(Kept, Problem)>> {
+    /// Keeps `held` in `session` (its watchdog extends it from now on) and
+    /// answers how long the client may use it; a session that has ended or
+    /// is full gets it released, and the refusal answered.
+    pub(crate) async fn keep(&self, session: &Session, held: Kept) -> Result<Duration, Problem> {
+        match self.add(session, held) {
+            Ok(valid_for) => Ok(valid_for),
+            Err(refused) => {
+                let (held, problem) = *refused;
+                let _ = held.release().await;
+                Err(problem)
+            }
+        }
+    }
+
+    /// [`keep`](Self::keep) without the release: the hold back when refused.
+    fn add(&self, session: &Session, mut held: Kept) -> Result<Duration, Box<(Kept, Problem)>> {
         let mut state = lock_state(session);
         if state.is_over() {
             let ended = Problem::new(StatusCode::NOT_FOUND, "no_session", "the session ended");
