@@ -1,8 +1,8 @@
 //! `redquorum lock`, `extend` and `unlock`: a lock held across the steps of
 //! a pipeline. `lock` takes it and prints its lease ticket (one line) and
-//! exits, leaving it held for its TTL; a later step extends it or releases
-//! it with the ticket (`Redlock::resume`: the same owner, owner-checked on
-//! a quorum). A ticket is a capability: whoever has it can release the
+//! exits, leaving it held for its TTL; a later step extends it with the
+//! ticket (`Redlock::resume`: the same owner, owner-checked on a quorum) or
+//! releases it (`Redlock::release_ticket`: owner-checked on every node). A ticket is a capability: whoever has it can release the
 //! lock. It is never printed on stderr.
 
 use std::process::ExitCode;
@@ -110,7 +110,7 @@ pub(crate) async fn extend(nodes: &NodesArg, args: ExtendArgs) -> ExitCode {
         nodes,
         "extend",
         args.ticket,
-        Some(args.ttl),
+        args.ttl,
         |lock, resource| async move {
             // The ticket printed before stays good (the same owner): a
             // failure to print this one leaves the hold as it is.
@@ -129,28 +129,43 @@ pub(crate) async fn extend(nodes: &NodesArg, args: ExtendArgs) -> ExitCode {
 /// `redquorum unlock`: releases the ticket's hold; 70 when it is gone
 /// already (nothing removed), 64 for a malformed ticket.
 pub(crate) async fn unlock(nodes: &NodesArg, args: TicketArgs) -> ExitCode {
-    with_ticket(nodes, "unlock", args, None, |lock, resource| async move {
-        match lock.release().await {
-            Ok(released) => {
-                stderr_line!("redquorum unlock: {resource:?} released on {released} nodes");
-                ExitCode::SUCCESS
-            }
-            Err(error) => {
-                stderr_line!("redquorum unlock: {resource:?} may still be held: {error}");
-                failure(&error)
-            }
+    let ticket = match common::plain_ticket(&args.ticket, "unlock") {
+        Ok(ticket) => ticket,
+        Err(code) => return code,
+    };
+    let redlock = match common::admin_redlock(nodes, "unlock", &args.nodes, None) {
+        Ok(redlock) => redlock,
+        Err(code) => return code,
+    };
+    let resource = ticket.resource();
+    // Owner-checked on every node, never renewed first.
+    let code = match redlock.release_ticket(&ticket).await {
+        Ok(released) => {
+            stderr_line!("redquorum unlock: {resource:?} released on {released} nodes");
+            ExitCode::SUCCESS
         }
-    })
-    .await
+        Err(error @ Error::NotHeld { .. }) => {
+            stderr_line!(
+                "redquorum unlock: {resource:?} is not held by this ticket any more; nothing changed: {error}"
+            );
+            failure(&error)
+        }
+        Err(error) => {
+            stderr_line!("redquorum unlock: {resource:?} may still be held: {error}");
+            failure(&error)
+        }
+    };
+    redlock.shutdown().await;
+    code
 }
 
-/// Parses the ticket, resumes its hold (renewed for `ttl`, or a default)
-/// and runs `then` with it.
+/// Parses the ticket, resumes its hold (renewed for `ttl`) and runs `then`
+/// with it.
 async fn with_ticket<F, Fut>(
     nodes: &NodesArg,
     command: &str,
     args: TicketArgs,
-    ttl: Option<Duration>,
+    ttl: Duration,
     then: F,
 ) -> ExitCode
 where
@@ -161,7 +176,6 @@ where
         Ok(ticket) => ticket,
         Err(code) => return code,
     };
-    let ttl = ttl.unwrap_or(RESUME_TTL);
     let redlock = match redlock(nodes, command, &args.nodes, ttl, Duration::ZERO) {
         Ok(redlock) => redlock,
         Err(code) => return code,
@@ -204,11 +218,6 @@ fn redlock(
         ExitCode::from(exit::USAGE)
     })
 }
-
-/// How long `unlock` renews the hold while it releases it (the release
-/// follows at once; a renewal that outlived a failed release would keep
-/// the lock this long at most).
-const RESUME_TTL: Duration = Duration::from_secs(10);
 
 /// The exit status for a failed lock operation (docs/cli.md, "Exit status").
 fn failure(error: &Error) -> ExitCode {

@@ -290,6 +290,37 @@ impl Redlock {
             held: self.resume_hold(Kind::Lock, ticket).await?,
         })
     }
+
+    /// Releases the lock a [`Ticket`] names, on every node where its owner
+    /// still holds it (owner-checked: another holder's hold is never
+    /// touched), without taking it up first: for a step that ends a hold
+    /// whose holder has gone. How many nodes released it (all of them are
+    /// asked; it answers once a quorum did).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotHeld`] when a quorum answered and none held it (nothing
+    /// was removed); [`Error::Unavailable`] when too few answered and none
+    /// released it; [`Error::TicketKind`] for a write lock's ticket.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+    /// let ticket = redlock.lock("nightly").await?.into_ticket();
+    /// assert!(redlock.release_ticket(&ticket).await? >= 2);
+    /// // Gone: nothing to release, and the next holder is left alone.
+    /// let mut next = redlock.lock("nightly").await?;
+    /// assert!(matches!(redlock.release_ticket(&ticket).await, Err(redquorum::Error::NotHeld { .. })));
+    /// next.extend().await?; // still held
+    /// next.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn release_ticket(&self, ticket: &Ticket) -> Result<usize, Error> {
+        self.release_ticket_hold(Kind::Lock, ticket).await
+    }
 }
 
 #[cfg(test)]

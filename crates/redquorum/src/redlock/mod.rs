@@ -278,6 +278,16 @@ impl Redlock {
         Ok(self.ticket_held(claim, grant, ticket))
     }
 
+    /// Releases `ticket`'s hold of `kind` where its owner still holds it.
+    pub(crate) async fn release_ticket_hold(
+        &self,
+        kind: Kind,
+        ticket: &Ticket,
+    ) -> Result<usize, Error> {
+        let claim = self.ticket_claim(kind, ticket, ticket.owner)?;
+        self.quorum.release(&claim).await
+    }
+
     /// A claim of `kind` on `ticket`'s resource with `token`: a lock
     /// record's if the ticket carries a fencing token (the old holder's
     /// write-back made the record a hash). A ticket of another kind is

@@ -1,7 +1,9 @@
 //! The lock routes. A lock is taken for the TTL the client asks and handed
 //! out as its lease (the one-line ticket string) with a fencing token; the
-//! service keeps nothing: extending and releasing resume the lease's hold,
-//! owner-checked on a quorum (`Redlock::resume`). A client that goes away
+//! service keeps nothing (unless a session keeps the lock): extending
+//! resumes the lease's hold, owner-checked on a quorum (`Redlock::resume`),
+//! and releasing releases it where its owner still holds it
+//! (`Redlock::release_ticket`). A client that goes away
 //! mid-request cancels it: an acquire under way is unwound, a lock taken
 //! but not yet answered is released.
 //!
@@ -32,11 +34,6 @@ use super::kept::{Kept, fenced};
 use super::problem::Problem;
 use super::session_routes::millis;
 use super::{Service, input};
-
-/// How long a release renews the hold while it releases it (as `redquorum
-/// unlock` does): a renewal that outlived a failed release keeps the lock
-/// this long at most.
-const RELEASE_TTL: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -142,14 +139,12 @@ pub(crate) async fn release(
     let ticket = input::lease(&request.lease, input::name(&name)?)?;
     // A session's lock: released by the handle that extends it.
     let owner = ticket.owner().to_string();
-    let held = match service.sessions.take_lock(client, &owner) {
-        Some(held) => held,
-        None => {
-            let redlock = redlock_for(&service.redlock, RELEASE_TTL, Duration::ZERO)?;
-            Kept::Lock(redlock.resume(&ticket).await.map_err(|e| Problem::of(&e))?)
-        }
+    let released = match service.sessions.take_lock(client, &owner) {
+        Some(held) => held.release().await,
+        // Owner-checked on every node: a stale lease removes nothing.
+        None => service.redlock.release_ticket(&ticket).await,
     };
-    let released_on = held.release().await.map_err(|e| Problem::of(&e))?;
+    let released_on = released.map_err(|e| Problem::of(&e))?;
     Ok(Json(Released { released_on }))
 }
 
