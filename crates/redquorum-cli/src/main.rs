@@ -194,9 +194,9 @@ fn main() -> ExitCode {
             return exit::SOFTWARE.into();
         }
     };
-    // An `exec` that a planted-bug torture started runs with its bug.
+    // An `exec` or a `serve` that a planted-bug torture started runs with its bug.
     #[cfg(redquorum_mutants)]
-    if let (Command::Exec(_), Ok(name)) = (
+    if let (Command::Exec(_) | Command::Serve(_), Ok(name)) = (
         &cli.command,
         std::env::var(cmd::torture::exec_holder::MUTANT_ENV),
     ) {

@@ -389,3 +389,25 @@ fn a_python_client_with_only_the_standard_library_uses_the_service() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// With `--stop-on-stdin-end` (the torture's serve holders), the service
+/// stops when the pipe its parent holds closes, as when the parent dies.
+#[test]
+fn with_stop_on_stdin_end_it_stops_when_stdin_closes() {
+    let nodes = cluster(1);
+    let mut child = common::redquorum(&nodes)
+        .args(["serve", "--listen", "127.0.0.1:0", "--stop-on-stdin-end"])
+        .env("REDQUORUM_SERVE_TOKEN", TOKEN)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("start redquorum serve");
+    let mut first = String::new();
+    let stdout = child.stdout.take().expect("stdout");
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut first).unwrap();
+    assert!(first.starts_with("http://"), "{first:?}");
+    assert_eq!(child.try_wait().unwrap(), None, "stopped with stdin open");
+    drop(child.stdin.take());
+    let status = common::wait_within(&mut child, Duration::from_secs(20));
+    assert!(status.success(), "{status:?}");
+}

@@ -65,6 +65,11 @@ pub(crate) struct ServeArgs {
     /// Waits for a lock under way at once per token; more are refused (429).
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
     max_waits: u32,
+    /// Also stop when stdin ends: for a parent that starts the service
+    /// with a pipe and may die without stopping it (the torture's serve
+    /// holders).
+    #[arg(long, hide = true)]
+    stop_on_stdin_end: bool,
     #[command(flatten)]
     nodes: common::AdminArgs,
 }
@@ -162,7 +167,7 @@ pub(crate) async fn serve(nodes: &NodesArg, args: ServeArgs) -> ExitCode {
     }
     stderr_line!("redquorum serve: listening on http://{bound} (docs/serve.md)");
     let served = axum::serve(listener, app)
-        .with_graceful_shutdown(stop_signal())
+        .with_graceful_shutdown(stop_signal(args.stop_on_stdin_end))
         .await;
     // Their clients may still use them: they expire, unextended.
     sessions.forget_all();
@@ -217,19 +222,39 @@ async fn openapi() -> impl axum::response::IntoResponse {
 }
 
 /// Resolves on the first SIGINT or SIGTERM (never, if they cannot be
-/// handled: the process is then stopped the default way).
-async fn stop_signal() {
-    match (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-    ) {
-        (Ok(mut interrupt), Ok(mut terminate)) => {
-            tokio::select! {
-                _ = interrupt.recv() => {}
-                _ = terminate.recv() => {}
+/// handled: the process is then stopped the default way), or when stdin
+/// ends if `stdin_end` says so.
+async fn stop_signal(stdin_end: bool) {
+    let signals = async {
+        match (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) {
+            (Ok(mut interrupt), Ok(mut terminate)) => {
+                tokio::select! {
+                    _ = interrupt.recv() => {}
+                    _ = terminate.recv() => {}
+                }
             }
+            _ => std::future::pending().await,
         }
-        _ => std::future::pending().await,
+    };
+    let stdin_ended = async {
+        if !stdin_end {
+            return std::future::pending().await;
+        }
+        // A thread of its own: a read of stdin on the runtime would hold up
+        // its shutdown until stdin ends.
+        let (ended, on_end) = tokio::sync::oneshot::channel();
+        std::thread::spawn(move || {
+            let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+            let _ = ended.send(());
+        });
+        let _ = on_end.await;
+    };
+    tokio::select! {
+        () = signals => {}
+        () = stdin_ended => {}
     }
 }
 

@@ -30,6 +30,7 @@ mod operator;
 mod population;
 mod recheck;
 pub(crate) mod report;
+mod serve_holder;
 
 use std::process::ExitCode;
 #[cfg(redquorum_mutants)]

@@ -59,13 +59,14 @@
 //! - `quorum/fan_out.rs` (`gather_among`): move-skips-a-node;
 //! - in the CLI, `redquorum exec` (`exec/guarded.rs`, `left_behind`, read
 //!   through [`active`]; the torture passes it to the `exec` it starts):
-//!   exec-releases-orphans.
+//!   exec-releases-orphans; `redquorum serve` (`serve/locks.rs`, `release`;
+//!   passed to the service the torture starts): serve-release-by-name.
 //!
 //! `redquorum mutants` runs every one against the default torture run
 //! (every kind on the same names, majority faults and lost fence counters
 //! within the assumptions, fast clocks within the drift budget), with the
 //! one feature a mutant's bug lives in turned on (a lock-delay, a fast
-//! node, an operator, cluster masters). The last twenty-two ([`Mutant::CLASSES`]) are the bug
+//! node, an operator, cluster masters). The last twenty-three ([`Mutant::CLASSES`]) are the bug
 //! classes that have no focused recipe of their own (`mutants --recipes`).
 
 use std::fmt;
@@ -224,11 +225,16 @@ pub enum Mutant {
     /// the ticket's old owner whoever holds it (no check that the adopter
     /// does): the loser of two racing adopters takes the winner's hold away.
     MoveBackUnchecked,
+    /// `redquorum serve`'s release route releases the lock of the route's
+    /// name whoever holds it (a force-release), not the lease's hold: a
+    /// release that lands late takes the next holder's lock away. Planted
+    /// in the CLI (`serve/locks.rs`, `release`).
+    ServeReleaseByName,
 }
 
 impl Mutant {
     /// Every mutant, in the order `redquorum mutants` runs them.
-    pub const ALL: [Mutant; 39] = [
+    pub const ALL: [Mutant; 40] = [
         Mutant::ValidityUnreduced,
         Mutant::LongLease,
         Mutant::NoUnwind,
@@ -268,13 +274,14 @@ impl Mutant {
         Mutant::AdoptUnchecked,
         Mutant::MoveSkipsANode,
         Mutant::MoveBackUnchecked,
+        Mutant::ServeReleaseByName,
     ];
 
     /// The mutants of the bug classes only the mixed default run reaches
     /// (docs/torture.md): `redquorum mutants` runs them with the default
     /// `redquorum torture`, no recipe of their own.
-    /// They are the last twenty-two of [`Mutant::ALL`].
-    pub const CLASSES: &[Mutant] = Mutant::ALL.split_at(Mutant::ALL.len() - 22).1;
+    /// They are the last twenty-three of [`Mutant::ALL`].
+    pub const CLASSES: &[Mutant] = Mutant::ALL.split_at(Mutant::ALL.len() - 23).1;
 
     /// The kebab-case name.
     ///
@@ -326,6 +333,7 @@ impl Mutant {
             Mutant::AdoptUnchecked => "adopt-unchecked",
             Mutant::MoveSkipsANode => "move-skips-a-node",
             Mutant::MoveBackUnchecked => "move-back-unchecked",
+            Mutant::ServeReleaseByName => "serve-release-by-name",
         }
     }
 }

@@ -1,7 +1,8 @@
 //! What one client group of the torture locks with: the library through
 //! the library's adapter (`redquorum_adapter::MixedLocker`), and in the default run's exec
 //! group, now and then, a holder in another process: `redquorum exec`
-//! (`exec_holder.rs`).
+//! (`exec_holder.rs`), or an HTTP client of `redquorum serve`
+//! (`serve_holder.rs`).
 
 use std::time::Instant;
 
@@ -9,12 +10,14 @@ use redquorum_adapter::{HeldKind, MixedLocker};
 use redquorum_harness::{Grant, History, Locker, ProtectedStore, Refusal, Session};
 
 use super::exec_holder::ExecHolder;
+use super::serve_holder::ServeHolder;
 
-/// A client group's lock: the library's, and maybe `exec`.
+/// A client group's lock: the library's, and maybe `exec` and `serve`.
 #[derive(Debug)]
 pub(crate) struct GroupLocker {
     pub(super) library: MixedLocker,
     pub(super) exec: Option<ExecHolder>,
+    pub(super) serve: Option<ServeHolder>,
 }
 
 impl Locker for GroupLocker {
@@ -63,6 +66,11 @@ impl Locker for GroupLocker {
         history: &History,
         store: &ProtectedStore,
     ) -> Option<Session> {
+        if let Some(serve) = &self.serve {
+            if let Some(session) = serve.session(resource, history, store).await {
+                return Some(session);
+            }
+        }
         match &self.exec {
             Some(exec) => exec.session(resource, history, store).await,
             None => None,
@@ -96,6 +104,7 @@ mod tests {
         let locker = GroupLocker {
             library,
             exec: None,
+            serve: None,
         };
         let grant = locker.acquire("r").await.expect("granted");
         assert_eq!(locker.deadline(&grant.held), Some(grant.deadline));

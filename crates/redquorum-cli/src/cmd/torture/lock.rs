@@ -15,6 +15,7 @@ use super::exec_holder::ExecHolder;
 use super::group_locker::GroupLocker;
 use super::operator::Operator;
 use super::population::{self, Setup};
+use super::serve_holder::ServeHolder;
 
 /// Which of the library's locks the clients take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +65,10 @@ impl TortureLock for Lock {
     }
 
     fn locker(plan: &Plan, group: usize, urls: Vec<String>, prefix: &str) -> GroupLocker {
+        let seed = plan.seed.wrapping_add(group as u64);
+        let serve = exec_group(plan, group)
+            .then(|| ServeHolder::start(&urls, prefix, plan.ttl, seed))
+            .and_then(|started| started.map_err(|e| stderr_line!("torture: {e}")).ok());
         let exec = exec_group(plan, group).then(|| {
             // Its refusals cover the longest lease of any client, as every
             // group's do (`population.rs`).
@@ -89,7 +94,11 @@ impl TortureLock for Lock {
                 }
             }
         };
-        GroupLocker { library, exec }
+        GroupLocker {
+            library,
+            exec,
+            serve,
+        }
     }
 
     fn configuration(plan: &Plan, group: usize) -> String {
