@@ -88,8 +88,8 @@ enum Command {
     #[command(name = guard::SUBCOMMAND, hide = true)]
     Guard(guard::GuardArgs),
     /// Internal: the command the torture's exec holders run under `exec`.
-    #[command(name = cmd::torture::exec_hold::SUBCOMMAND, hide = true)]
-    TortureHold(cmd::torture::exec_hold::HoldArgs),
+    #[command(name = cmd::torture::outside::exec_hold::SUBCOMMAND, hide = true)]
+    TortureHold(cmd::torture::outside::exec_hold::HoldArgs),
     /// Run torture against each planted bug; fails unless every one is caught (the planted-bug build of `tests/mutants.sh` only).
     #[cfg(redquorum_mutants)]
     Mutants(cmd::mutants::MutantsArgs),
@@ -182,7 +182,7 @@ fn main() -> ExitCode {
         return guard::run(args);
     }
     if let Command::TortureHold(args) = &cli.command {
-        return cmd::torture::exec_hold::run(args);
+        return cmd::torture::outside::exec_hold::run(args);
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -198,7 +198,7 @@ fn main() -> ExitCode {
     #[cfg(redquorum_mutants)]
     if let (Command::Exec(_) | Command::Serve(_), Ok(name)) = (
         &cli.command,
-        std::env::var(cmd::torture::exec_holder::MUTANT_ENV),
+        std::env::var(cmd::torture::outside::MUTANT_ENV),
     ) {
         redquorum::mutants::activate(name.parse().ok());
     }

@@ -20,17 +20,13 @@ mod args;
 mod cluster;
 mod configurations;
 mod example;
-pub(crate) mod exec_hold;
-pub(crate) mod exec_holder;
-mod exec_left;
-mod exec_lines;
 mod group_locker;
 pub(crate) mod lock;
 mod operator;
+pub(crate) mod outside;
 mod population;
 mod recheck;
 pub(crate) mod report;
-mod serve_holder;
 
 use std::process::ExitCode;
 #[cfg(redquorum_mutants)]

@@ -1,16 +1,16 @@
 //! What one client group of the torture locks with: the library through
 //! the library's adapter (`redquorum_adapter::MixedLocker`), and in the default run's exec
 //! group, now and then, a holder in another process: `redquorum exec`
-//! (`exec_holder.rs`), or an HTTP client of `redquorum serve`
-//! (`serve_holder.rs`).
+//! (`outside/exec_holder.rs`), or an HTTP client of `redquorum serve`
+//! (`outside/serve_holder.rs`).
 
 use std::time::Instant;
 
 use redquorum_adapter::{HeldKind, MixedLocker};
 use redquorum_harness::{Grant, History, Locker, ProtectedStore, Refusal, Session};
 
-use super::exec_holder::ExecHolder;
-use super::serve_holder::ServeHolder;
+use super::outside::exec_holder::ExecHolder;
+use super::outside::serve_holder::ServeHolder;
 
 /// A client group's lock: the library's, and maybe `exec` and `serve`.
 #[derive(Debug)]

@@ -11,11 +11,11 @@ use std::time::Duration;
 use redquorum_adapter::{LockKind, MixedLocker, torture_redlock, wait_for_votes};
 use redquorum_harness::{TortureLock, TorturePlan};
 
-use super::exec_holder::ExecHolder;
 use super::group_locker::GroupLocker;
 use super::operator::Operator;
+use super::outside::exec_holder::ExecHolder;
+use super::outside::serve_holder::ServeHolder;
 use super::population::{self, Setup};
-use super::serve_holder::ServeHolder;
 
 /// Which of the library's locks the clients take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

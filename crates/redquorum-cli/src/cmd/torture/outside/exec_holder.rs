@@ -39,6 +39,7 @@ use tokio::net::UnixListener;
 use super::exec_hold::SUBCOMMAND;
 use super::exec_left::{left_to_expire, unused_hold_owner};
 use super::exec_lines::{Line, instant_of};
+use super::{planted_bug, refused};
 
 /// The kind an exec holder's session is recorded with.
 pub(crate) const KIND: &str = "exec";
@@ -149,8 +150,8 @@ impl ExecHolder {
             )
             .await
             // Dropped, the `exec` is killed (`kill_on_drop`): it ends now.
-            .unwrap_or_else(|_| refused(resource, start, "hung", history.now())),
-            Err(_) => refused(resource, start, "other", history.now()),
+            .unwrap_or_else(|_| refused(KIND, resource, start, "hung", history.now())),
+            Err(_) => refused(KIND, resource, start, "other", history.now()),
         };
         let _ = std::fs::remove_file(&socket);
         Some(session)
@@ -169,7 +170,7 @@ impl ExecHolder {
     ) -> Session {
         let start = history.now();
         let Ok(me) = std::env::current_exe() else {
-            return refused(resource, start, "other", history.now());
+            return refused(KIND, resource, start, "other", history.now());
         };
         let mut command = tokio::process::Command::new(&me);
         command
@@ -185,9 +186,9 @@ impl ExecHolder {
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        planted_bug(&mut command);
+        planted_bug(command.as_std_mut());
         let Ok(mut child) = command.spawn() else {
-            return refused(resource, start, "other", history.now());
+            return refused(KIND, resource, start, "other", history.now());
         };
         let mut stderr = child.stderr.take();
         let stderr = tokio::spawn(async move {
@@ -268,7 +269,7 @@ impl ExecHolder {
                     Some(69) => "unavailable",
                     _ => "other",
                 };
-                refused(resource, start, why, exited)
+                refused(KIND, resource, start, why, exited)
             }
         };
         session.ended = Some(exited);
@@ -349,31 +350,3 @@ fn record_steps(session: &mut Session, steps: &[Line], history: &History) {
         }
     }
 }
-
-/// A session `exec` did not run the command in, its attempt `ended` when
-/// the `exec` process did (the orphan rule measures a never-granted key's
-/// life from the ends of the refused attempts that may have set it).
-fn refused(resource: &str, start: Duration, why: &str, ended: Duration) -> Session {
-    let mut session = Session::refused(0, resource, start, why);
-    session.kind = KIND.to_owned();
-    // Tried in `exec`'s own process, which ended with its unwinds.
-    session.deadline_unseen = true;
-    session.ended = Some(ended);
-    session
-}
-
-/// In a planted-bug build, the variable that plants the torture's bug in
-/// the `exec` it starts (`main.rs`).
-#[cfg(redquorum_mutants)]
-pub(crate) const MUTANT_ENV: &str = "REDQUORUM_TORTURE_MUTANT";
-
-/// In a planted-bug build, `exec` runs with the torture's planted bug.
-#[cfg(redquorum_mutants)]
-fn planted_bug(command: &mut tokio::process::Command) {
-    if let Some(mutant) = redquorum::mutants::active() {
-        command.env(MUTANT_ENV, mutant.name());
-    }
-}
-
-#[cfg(not(redquorum_mutants))]
-fn planted_bug(_command: &mut tokio::process::Command) {}

@@ -28,6 +28,8 @@ use rand::{Rng, SeedableRng};
 use redquorum_harness::{History, Outcome, ProtectedStore, Session};
 use serde::Deserialize;
 
+use super::{planted_bug, refused};
+
 /// The kind a serve holder's session is recorded with.
 pub(crate) const KIND: &str = "serve";
 /// One session in this many of the group's goes through the service.
@@ -162,12 +164,12 @@ impl ServeHolder {
                     503 => "unavailable",
                     _ => "other",
                 };
-                return Some(refused(resource, start, why, history.now()));
+                return Some(refused(KIND, resource, start, why, history.now()));
             }
             Err(_) => None,
         };
         let Some(granted) = granted else {
-            return Some(refused(resource, start, "other", history.now()));
+            return Some(refused(KIND, resource, start, "other", history.now()));
         };
         let grant = history.now();
         let owner = granted.lease.split(':').nth(2).unwrap_or_default();
@@ -252,24 +254,3 @@ impl Drop for ServeHolder {
         let _ = self.service.wait();
     }
 }
-
-/// A session the service refused, its attempt `ended` when the answer came
-/// (its unwinds, in the service's process, are told to nobody).
-fn refused(resource: &str, start: Duration, why: &str, ended: Duration) -> Session {
-    let mut session = Session::refused(0, resource, start, why);
-    session.kind = KIND.to_owned();
-    session.deadline_unseen = true;
-    session.ended = Some(ended);
-    session
-}
-
-/// In a planted-bug build, the service runs with the torture's planted bug.
-#[cfg(redquorum_mutants)]
-fn planted_bug(command: &mut Command) {
-    if let Some(mutant) = redquorum::mutants::active() {
-        command.env(super::exec_holder::MUTANT_ENV, mutant.name());
-    }
-}
-
-#[cfg(not(redquorum_mutants))]
-fn planted_bug(_command: &mut Command) {}
