@@ -1,5 +1,5 @@
 //! What backs each hold, round by round: the key audit's record for the
-//! premise rule (`check/audit/unbacked.rs`). Every round of the audit reads
+//! premise rule (`check/audit/premise/unbacked.rs`). Every round of the audit reads
 //! each voter once; an [`AuditRound`] keeps when each read was sent and answered
 //! (or that it failed), and a [`HoldTrack`] keeps, for one (voter, key,
 //! owner), the runs of rounds that showed it and the expiry they showed,

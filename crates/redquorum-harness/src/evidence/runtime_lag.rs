@@ -7,7 +7,7 @@
 //! [`LAG_TICK`](crate::LAG_TICK) at a time and records every wake-up later
 //! than [`LAG_RECORDED`](crate::LAG_RECORDED) (`lag_meter.rs`); the
 //! orphan-key rule allows a removal that much longer on its path
-//! (`check/audit/path_lag.rs`).
+//! (`check/audit/orphan/path_lag.rs`).
 
 use std::time::Duration;
 

@@ -1,17 +1,17 @@
 //! The rules on what the nodes held, judged from the key audit (the lock
 //! keys read on every node during the run) against the sessions: no key
 //! lives on after its owner's attempt was unwound or its lease released
-//! (`orphan.rs`, `orphan-key`, tests in `orphan_tests.rs`; the faults that
+//! (`orphan.rs`, `orphan-key`, tests in `orphan/tests.rs`; the faults that
 //! excuse it, in `excuse.rs`, which the inspection's promise shares; how
-//! long a loaded machine held up a removal's path, in `path_lag.rs`, tests
-//! in `orphan_lag_tests.rs`); nobody but its owner takes a live hold off a
+//! long a loaded machine held up a removal's path, in `orphan/path_lag.rs`,
+//! tests in `orphan/lag_tests.rs`); nobody but its owner takes a live hold off a
 //! node, and a hold gone from a node does not come back (`hold_life.rs`,
-//! tests in `hold_life_tests/`); while a client believes it holds, a
-//! majority of the nodes back it (`unbacked.rs`, the premise, tests in
-//! `unbacked_tests.rs`), and what a node showed of that hold
-//! ([`NodeBacking`], `node_backing.rs`); a holder's fencing token is held
-//! by a quorum's fence counters (`token_backing.rs`, tests in
-//! `token_backing_tests.rs`), and what a node's counter showed
+//! tests in `hold_life_tests/`); and the premises, in `premise/`: while a
+//! client believes it holds, a majority of the nodes back it
+//! (`unbacked.rs`, tests in `unbacked_tests.rs`), and what a node showed
+//! of that hold ([`NodeBacking`], `node_backing.rs`); a holder's fencing
+//! token is held by a quorum's fence counters (`token_backing.rs`, tests
+//! in `token_backing_tests.rs`), and what a node's counter showed
 //! ([`CounterShown`], `counter_shown.rs`); each node whose vote a grant
 //! counted holds it (`vote_backing.rs`, tests in `vote_backing_tests.rs`).
 //!
@@ -20,15 +20,10 @@
 //! import `checker.rs` (it runs these rules) or the other session rules
 //! (`sharing.rs`, `operator.rs`, `revival.rs`).
 
-mod counter_shown;
 pub(super) mod excuse;
 pub(super) mod hold_life;
-mod node_backing;
 pub(super) mod orphan;
-mod path_lag;
-pub(super) mod token_backing;
-pub(super) mod unbacked;
-pub(super) mod vote_backing;
+mod premise;
 
-pub use counter_shown::CounterShown;
-pub use node_backing::NodeBacking;
+pub use premise::{CounterShown, NodeBacking};
+pub(super) use premise::{token_backing, unbacked, vote_backing};

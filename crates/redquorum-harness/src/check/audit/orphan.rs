@@ -55,11 +55,13 @@
 //! process exited (its `ended`): its recorded release is its command's last
 //! step, and `exec` releases after it.
 
+mod path_lag;
+
 use std::collections::HashMap;
 use std::time::Duration;
 
+use self::path_lag::path_lag;
 use super::excuse::{Sender, explains, holds_back_write};
-use super::path_lag::{self, path_lag};
 use crate::check::verdict::Evidence;
 use crate::check::violation::Violation;
 use crate::evidence::{KeyLife, RuntimeLag, Session};
@@ -340,5 +342,4 @@ pub(crate) fn orphans(
 }
 
 #[cfg(test)]
-#[path = "orphan_tests.rs"]
 mod tests;

@@ -148,7 +148,7 @@ pub enum Violation {
         nodes: Vec<NodeBacking>,
     },
     /// `session`'s fencing token was not held by the fence counters of a
-    /// quorum of nodes after the lock handed it out (`audit/token_backing.rs`).
+    /// quorum of nodes after the lock handed it out (`audit/premise/token_backing.rs`).
     UnbackedToken {
         /// The holder.
         session: Box<Session>,
@@ -157,7 +157,7 @@ pub enum Violation {
     },
     /// A node whose vote the lock counted for `session`'s grant did not
     /// hold it to the granted deadline at a read in between, with no fault
-    /// there to explain it (`audit/vote_backing.rs`): a vote it never cast.
+    /// there to explain it (`audit/premise/vote_backing.rs`): a vote it never cast.
     UnbackedVote {
         /// The holder.
         session: Box<Session>,

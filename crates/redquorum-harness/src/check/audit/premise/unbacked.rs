@@ -46,7 +46,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use super::hold_life::LOSES_OR_AGES;
+use super::super::hold_life::LOSES_OR_AGES;
 use super::node_backing::NodeBacking;
 use crate::check::lock_delay::FIXED;
 use crate::check::verdict::Evidence;

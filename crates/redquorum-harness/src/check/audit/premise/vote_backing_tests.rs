@@ -1,5 +1,5 @@
 use super::*;
-use crate::check::audit::unbacked::tests::{backing, ms, session};
+use crate::check::audit::premise::unbacked::tests::{backing, ms, session};
 use crate::evidence::{Backing, OperatorAction, OperatorCall};
 use crate::faults::{FaultEvent, FaultKind};
 

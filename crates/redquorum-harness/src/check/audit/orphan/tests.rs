@@ -367,5 +367,5 @@ fn a_handed_over_hold_goes_when_it_is_adopted_and_lives_to_its_deadline_when_not
     assert_eq!(orphan_count(key(1200), &[old]), 1);
 }
 
-#[path = "orphan_lag_tests.rs"]
+#[path = "lag_tests.rs"]
 mod lag;

@@ -26,8 +26,8 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use super::super::hold_life::LOSES_OR_AGES;
 use super::counter_shown::CounterShown;
-use super::hold_life::LOSES_OR_AGES;
 use crate::check::verdict::Evidence;
 use crate::check::violation::Violation;
 use crate::evidence::{Backing, Session};
