@@ -61,9 +61,9 @@ enum Command {
     /// Run a command while holding a lock (a distributed flock), or with -n K one of K permits: redquorum exec [-n K] RESOURCE -- CMD [ARGS...]
     Exec(cmd::exec::ExecArgs),
     /// Campaign to lead an election, then run a command while leader: redquorum elect NAME -- CMD [ARGS...]
-    Elect(cmd::elect::ElectArgs),
+    Elect(cmd::election::elect::ElectArgs),
     /// Show who leads an election, once or (--watch) as it changes.
-    Leader(cmd::leader::LeaderArgs),
+    Leader(cmd::election::leader::LeaderArgs),
     /// Take a lock, print its lease ticket and exit, leaving it held for --ttl: redquorum lock NAME --ttl D
     Lock(cmd::ticket::LockArgs),
     /// Renew the lock of a lease ticket (from `redquorum lock`) and print the ticket again.
@@ -73,9 +73,9 @@ enum Command {
     /// Serve the locks over HTTP (JSON, bearer tokens): redquorum serve --listen ADDR (docs/serve.md)
     Serve(cmd::serve::ServeArgs),
     /// Force-release a resource whoever holds it, and raise its fence counter (needs --force).
-    Release(cmd::release::ReleaseArgs),
+    Release(cmd::operator::release::ReleaseArgs),
     /// List the resources held under a name prefix.
-    List(cmd::list::ListArgs),
+    List(cmd::operator::list::ListArgs),
     /// Show who holds a resource's lock on each node, the time left, and each node's health.
     Status(cmd::status::StatusArgs),
     /// Start or stop local redis-server nodes for development.
@@ -226,15 +226,15 @@ fn main() -> ExitCode {
             }
             Command::Elect(mut args) => {
                 args.lease.quiet = cli.quiet;
-                cmd::elect::run(&nodes, args).await
+                cmd::election::elect::run(&nodes, args).await
             }
-            Command::Leader(args) => cmd::leader::run(&nodes, args).await,
+            Command::Leader(args) => cmd::election::leader::run(&nodes, args).await,
             Command::Lock(args) => cmd::ticket::lock(&nodes, args).await,
             Command::Extend(args) => cmd::ticket::extend(&nodes, args).await,
             Command::Unlock(args) => cmd::ticket::unlock(&nodes, args).await,
-            Command::Release(args) => cmd::release::run(&nodes, args).await,
+            Command::Release(args) => cmd::operator::release::run(&nodes, args).await,
             Command::Serve(args) => cmd::serve::serve(&nodes, args).await,
-            Command::List(args) => cmd::list::run(&nodes, args).await,
+            Command::List(args) => cmd::operator::list::run(&nodes, args).await,
             Command::Status(args) => cmd::status::run(&nodes, args).await,
             Command::Nodes(args) => cmd::nodes::run(args),
             Command::Torture(args) => cmd::torture::run(&nodes, *args).await,

@@ -21,6 +21,7 @@ mod child_env;
 mod exit_codes;
 mod guarded;
 mod hold;
+mod min_hold;
 mod stop_plan;
 mod supervise;
 
@@ -37,7 +38,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::Signal;
 use redquorum::{Error, LockOptions, Redlock};
 
-use crate::cmd::{common, min_hold};
+use crate::cmd::common;
 use crate::exit;
 use crate::nodes_arg::NodesArg;
 use crate::stop_times::StopTimes;
