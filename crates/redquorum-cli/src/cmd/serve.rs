@@ -3,7 +3,7 @@
 //! sends back to extend or release it, so any number of replicas can serve
 //! the same masters and exclude each other. Bearer tokens are required
 //! (`auth.rs`); every answer is JSON, errors included (`problem.rs`); the
-//! lock routes are in `locks.rs`, their inputs' checks in `input.rs`, node
+//! lock routes are in `locks.rs` (read-write locks' in `rwlocks.rs`), their inputs' checks in `input.rs`, node
 //! health in `health.rs`, leader election in `elections.rs`, semaphores in
 //! `semaphores.rs`, metrics in
 //! `metrics_route.rs`; `GET /v1/openapi.json` serves `openapi.json`, the
@@ -11,7 +11,7 @@
 //! a replica keeps is its sessions (`sessions.rs`, routes in
 //! `session_routes.rs`): dead-man switches that keep a client's locks,
 //! leaderships and permits (`kept.rs`) while its keepalives arrive
-//! (docs/serve.md).
+//! HTTPS where asked is in `tls.rs` (docs/serve.md).
 
 mod auth;
 mod elections;
@@ -21,9 +21,11 @@ mod kept;
 mod locks;
 mod metrics_route;
 mod problem;
+mod rwlocks;
 mod semaphores;
 mod session_routes;
 mod sessions;
+mod tls;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -34,6 +36,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{delete, get, post};
+use axum::serve::ListenerExt;
 use redquorum::Redlock;
 use tokio::signal::unix::{SignalKind, signal};
 
@@ -53,6 +56,12 @@ pub(crate) struct ServeArgs {
     /// with # are skipped). REDQUORUM_SERVE_TOKEN adds one more.
     #[arg(long, value_name = "FILE")]
     tokens_file: Option<PathBuf>,
+    /// Serve HTTPS with this PEM certificate chain (with --tls-key).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
     /// Serve without tokens: only on a loopback address.
     #[arg(long)]
     allow_unauthenticated_loopback: bool,
@@ -141,6 +150,16 @@ pub(crate) async fn serve(nodes: &NodesArg, args: ServeArgs) -> ExitCode {
         Ok(redlock) => redlock,
         Err(code) => return code,
     };
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => match tls::acceptor(cert, key) {
+            Ok(acceptor) => Some(acceptor),
+            Err(message) => {
+                stderr_line!("redquorum serve: {message}");
+                return exit::USAGE.into();
+            }
+        },
+        _ => None,
+    };
     let listener = match tokio::net::TcpListener::bind(args.listen).await {
         Ok(listener) => listener,
         Err(e) => {
@@ -161,14 +180,32 @@ pub(crate) async fn serve(nodes: &NodesArg, args: ServeArgs) -> ExitCode {
     let sessions = Arc::clone(&service.sessions);
     let app = router(service, Arc::new(tokens));
     let bound = listener.local_addr().unwrap_or(args.listen);
+    let scheme = if tls.is_some() { "https" } else { "http" };
     // Machine-readable for whoever started it (port 0 picks one).
-    if let Err(code) = common::print_line("serve", &format!("http://{bound}")) {
+    if let Err(code) = common::print_line("serve", &format!("{scheme}://{bound}")) {
         return code;
     }
-    stderr_line!("redquorum serve: listening on http://{bound} (docs/serve.md)");
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(stop_signal(args.stop_on_stdin_end))
-        .await;
+    stderr_line!("redquorum serve: listening on {scheme}://{bound} (docs/serve.md)");
+    let stop = stop_signal(args.stop_on_stdin_end);
+    let served = match tls {
+        Some(acceptor) => match tls::TlsListener::new(listener, acceptor) {
+            Ok(listener) => {
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(stop)
+                    .await
+            }
+            Err(e) => Err(e),
+        },
+        // Small answers: sent at once, not held for the previous one's ACK.
+        None => {
+            let listener = listener.tap_io(|tcp| {
+                let _ = tcp.set_nodelay(true);
+            });
+            axum::serve(listener, app)
+                .with_graceful_shutdown(stop)
+                .await
+        }
+    };
     // Their clients may still use them: they expire, unextended.
     sessions.forget_all();
     redlock.shutdown().await;
@@ -187,6 +224,12 @@ fn router(service: Arc<Service>, tokens: Arc<auth::Tokens>) -> Router {
         .route("/v1/locks/{name}", post(locks::lock).get(locks::inspect))
         .route("/v1/locks/{name}/extend", post(locks::extend))
         .route("/v1/locks/{name}/release", post(locks::release))
+        .route("/v1/rwlocks/{name}/write", post(rwlocks::write))
+        .route("/v1/rwlocks/{name}/read", post(rwlocks::read))
+        .route(
+            "/v1/rwlocks/{name}/read/release",
+            post(rwlocks::release_read),
+        )
         .route("/v1/elections/{name}", get(elections::leader))
         .route("/v1/elections/{name}/campaign", post(elections::campaign))
         .route("/v1/elections/{name}/resign", post(elections::resign))

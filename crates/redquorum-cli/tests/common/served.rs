@@ -48,7 +48,9 @@ impl Served {
             let _ = sent.send(first);
         });
         let url = match line.recv_timeout(Duration::from_secs(30)) {
-            Ok(url) if url.starts_with("http://") => url.trim().to_owned(),
+            Ok(url) if url.starts_with("http://") || url.starts_with("https://") => {
+                url.trim().to_owned()
+            }
             other => {
                 let _ = child.kill();
                 panic!("serve printed no address: {other:?}");

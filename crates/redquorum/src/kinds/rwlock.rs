@@ -327,6 +327,35 @@ impl Redlock {
             held: self.resume_hold(Kind::Write, ticket).await?,
         })
     }
+
+    /// Releases the write lock a [`Ticket`] names where its owner still
+    /// holds it, as [`Redlock::release_ticket`] does a
+    /// [`Lock`](crate::Lock)'s: owner-checked, nothing taken up first.
+    ///
+    /// # Errors
+    ///
+    /// As [`Redlock::release_ticket`]; [`Error::TicketKind`] for a plain
+    /// lock's ticket (nothing sent).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let cluster = redquorum_harness::Cluster::start(3)?;
+    /// let redlock = redquorum::Redlock::builder().nodes(cluster.urls()).build()?;
+    /// let ticket = redlock.write_lock("nightly").await?.into_ticket();
+    /// assert!(redlock.release_write_ticket(&ticket).await? >= 2);
+    /// let read = redlock.try_read_lock("nightly").await?; // free again
+    /// assert!(matches!(
+    ///     redlock.release_write_ticket(&ticket).await,
+    ///     Err(redquorum::Error::NotHeld { .. })
+    /// ));
+    /// read.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn release_write_ticket(&self, ticket: &Ticket) -> Result<usize, Error> {
+        self.release_ticket_hold(Kind::Write, ticket).await
+    }
 }
 
 #[cfg(test)]

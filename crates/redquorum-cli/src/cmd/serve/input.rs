@@ -72,18 +72,12 @@ pub(crate) fn value(value: &str) -> Result<&str, Problem> {
     Ok(value)
 }
 
-/// The lease of a plain lock named `name`, parsed: a lease that does not
-/// parse, of another kind, or of another lock is refused.
+/// The lease of a plain or write lock named `name`, parsed: a lease that
+/// does not parse, or of another lock, is refused.
 pub(crate) fn lease(text: &str, name: &str) -> Result<Ticket, Problem> {
     let ticket: Ticket = text
         .parse()
         .map_err(|e| Problem::bad_request(format!("lease: {e}")))?;
-    if ticket.kind() != "lock" {
-        return Err(Problem::bad_request(format!(
-            "lease: a {} lease; this service hands out plain locks' leases",
-            ticket.kind()
-        )));
-    }
     if ticket.resource() != name {
         return Err(Problem::bad_request(
             "lease: it is the lease of another lock than the route's",
@@ -126,5 +120,7 @@ mod tests {
         let ticket = "rq1:lock:0123456789abcdef0123456789abcdef:-:1700000000000:r";
         assert!(lease(ticket, "r").is_ok(), "{:?}", lease(ticket, "r"));
         assert!(lease(ticket, "other").is_err());
+        let write = "rq1:write:0123456789abcdef0123456789abcdef:7:1700000000000:r";
+        assert_eq!(lease(write, "r").map(|t| t.kind()).ok(), Some("write"));
     }
 }

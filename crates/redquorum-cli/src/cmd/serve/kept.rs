@@ -1,10 +1,12 @@
-//! What a session keeps (`sessions.rs`): a plain lock, a leadership or a
-//! semaphore's permit, each a hold its watchdog extends, released when the
+//! What a session keeps (`sessions.rs`): a plain, write or read lock, a
+//! leadership or a semaphore's permit, each a hold its watchdog extends, released when the
 //! session ends.
 
 use std::time::{Duration, Instant};
 
-use redquorum::{Error, FenceToken, Leadership, LeaseWatch, Lock, Permit};
+use redquorum::{
+    Error, FenceToken, Leadership, LeaseWatch, Lock, Permit, ReadLock, Ticket, WriteLock,
+};
 
 use super::problem::Problem;
 use crate::fence_retry::{FenceRetry, ask_again};
@@ -17,8 +19,24 @@ const FENCE_RETRY_DELAY: Duration = Duration::from_millis(50);
 #[derive(Debug)]
 pub(crate) enum Kept {
     Lock(Lock),
+    Write(WriteLock),
+    Read(ReadLock),
     Leadership(Leadership),
     Permit(Permit),
+}
+
+/// `$body` with `$held` bound to the hold, whatever its kind (they share
+/// these methods by name, not by a trait).
+macro_rules! each {
+    ($kept:expr, $held:ident => $body:expr) => {
+        match $kept {
+            Kept::Lock($held) => $body,
+            Kept::Write($held) => $body,
+            Kept::Read($held) => $body,
+            Kept::Leadership($held) => $body,
+            Kept::Permit($held) => $body,
+        }
+    };
 }
 
 impl Kept {
@@ -26,33 +44,29 @@ impl Kept {
     pub(crate) fn kind(&self) -> &'static str {
         match self {
             Self::Lock(_) => "lock",
+            Self::Write(_) => "write",
+            Self::Read(_) => "read",
             Self::Leadership(_) => "leader",
             Self::Permit(_) => "permit",
         }
     }
 
     pub(crate) fn resource(&self) -> &str {
-        match self {
-            Self::Lock(held) => held.resource(),
-            Self::Leadership(held) => held.resource(),
-            Self::Permit(held) => held.resource(),
-        }
+        each!(self, held => held.resource())
     }
 
     /// Its owner token, as text (the sessions' index).
     pub(crate) fn owner(&self) -> String {
-        match self {
-            Self::Lock(held) => held.owner().to_string(),
-            Self::Leadership(held) => held.owner().to_string(),
-            Self::Permit(held) => held.owner().to_string(),
-        }
+        each!(self, held => held.owner().to_string())
     }
 
-    /// A lock's lease (the others have none: their session releases them).
+    /// A lease, for the kinds that have one (the others' session releases
+    /// them).
     pub(crate) fn lease(&self) -> Option<String> {
         match self {
             Self::Lock(held) => Some(held.ticket().to_string()),
-            Self::Leadership(_) | Self::Permit(_) => None,
+            Self::Write(held) => Some(held.ticket().to_string()),
+            Self::Read(_) | Self::Leadership(_) | Self::Permit(_) => None,
         }
     }
 
@@ -60,44 +74,34 @@ impl Kept {
     pub(crate) fn permit(&self) -> Option<(String, usize)> {
         match self {
             Self::Permit(held) => Some((held.owner().to_string(), held.slot())),
-            Self::Lock(_) | Self::Leadership(_) => None,
+            _ => None,
         }
     }
 
     /// How long it is valid for from now; `None` once lost.
     pub(crate) fn valid_for(&self) -> Option<Duration> {
-        match self {
-            Self::Lock(held) => held.is_valid().then(|| held.validity()),
-            Self::Leadership(held) => held.is_valid().then(|| held.validity()),
-            Self::Permit(held) => held.is_valid().then(|| held.validity()),
-        }
+        each!(self, held => held.is_valid().then(|| held.validity()))
     }
 
     /// Its watchdog extends it from now on.
     pub(crate) fn auto_extend(&mut self) {
-        match self {
-            Self::Lock(held) => held.auto_extend(),
-            Self::Leadership(held) => held.auto_extend(),
-            Self::Permit(held) => held.auto_extend(),
-        }
+        each!(self, held => held.auto_extend());
     }
 
     /// Released (a leadership resigns); on how many nodes.
     pub(crate) async fn release(self) -> Result<usize, Error> {
         match self {
-            Self::Lock(held) => held.release().await,
             Self::Leadership(held) => held.resign().await,
+            Self::Lock(held) => held.release().await,
+            Self::Write(held) => held.release().await,
+            Self::Read(held) => held.release().await,
             Self::Permit(held) => held.release().await,
         }
     }
 
     /// Left to expire, no longer extended.
     pub(crate) fn forget(self) {
-        match self {
-            Self::Lock(held) => held.forget(),
-            Self::Leadership(held) => held.forget(),
-            Self::Permit(held) => held.forget(),
-        }
+        each!(self, held => held.forget());
     }
 }
 
@@ -123,7 +127,38 @@ macro_rules! fenced {
         }
     )*};
 }
-fenced!(Lock, Leadership, Permit);
+fenced!(Lock, WriteLock, ReadLock, Leadership, Permit);
+
+/// A hold handed out as a lease (plain and write locks).
+pub(crate) trait Leased: Fenced {
+    fn ticket(&self) -> Ticket;
+    fn into_ticket(self) -> Ticket;
+    fn into_kept(self) -> Kept;
+}
+
+impl Leased for Lock {
+    fn ticket(&self) -> Ticket {
+        Lock::ticket(self)
+    }
+    fn into_ticket(self) -> Ticket {
+        Lock::into_ticket(self)
+    }
+    fn into_kept(self) -> Kept {
+        Kept::Lock(self)
+    }
+}
+
+impl Leased for WriteLock {
+    fn ticket(&self) -> Ticket {
+        WriteLock::ticket(self)
+    }
+    fn into_ticket(self) -> Ticket {
+        WriteLock::into_ticket(self)
+    }
+    fn into_kept(self) -> Kept {
+        Kept::Write(self)
+    }
+}
 
 /// `held`'s fencing token, asked again while a round could not issue it
 /// (for half `ttl` at most, while the lease is not at risk). A hold nobody

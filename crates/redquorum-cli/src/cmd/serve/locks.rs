@@ -26,13 +26,14 @@ use std::time::{Duration, SystemTime};
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
 use axum::{Extension, Json};
-use redquorum::{LockOptions, Redlock, Ticket};
+use redquorum::{Lock, LockOptions, Redlock, Ticket, WriteLock};
 use serde::{Deserialize, Serialize};
 
 use super::auth::Client;
-use super::kept::{Kept, fenced};
+use super::kept::{Leased, fenced};
 use super::problem::Problem;
 use super::session_routes::millis;
+use super::sessions::Session;
 use super::{Service, input};
 
 #[derive(Debug, Deserialize)]
@@ -61,31 +62,70 @@ pub(crate) async fn lock(
 ) -> Result<Json<Granted>, Problem> {
     let Json(request) = body?;
     let name = input::name(&name)?;
-    let ttl = service.limits.ttl(request.ttl_ms)?;
-    let wait = service.limits.wait(request.wait_ms)?;
-    // Before anything is sent: a session that is not there takes nothing.
-    let session = (request.session.as_deref())
-        .map(|id| service.sessions.get(client, id))
-        .transpose()?;
-    let redlock = redlock_for(&service.redlock, ttl, wait)?;
-    let lock =
-        (service.once_or_waiting(client, wait, redlock.try_lock(name), redlock.lock(name))).await?;
-    let (lock, fence) = fenced(lock, ttl).await?;
-    let Some(session) = session else {
-        let ticket = lock.into_ticket();
-        return Ok(Json(Granted {
-            lease: ticket.to_string(),
+    let asked = request.checked(&service, client)?;
+    let redlock = &asked.redlock;
+    let lock = (service.once_or_waiting(
+        client,
+        asked.wait,
+        redlock.try_lock(name),
+        redlock.lock(name),
+    ))
+    .await?;
+    asked.grant(&service, lock).await
+}
+
+/// A lock request, checked: the lock to take it with, and the session
+/// that keeps it if one was named.
+pub(super) struct Asked {
+    pub(super) redlock: Redlock,
+    pub(super) wait: Duration,
+    ttl: Duration,
+    session: Option<Arc<Session>>,
+}
+
+impl LockRequest {
+    /// Checked before anything is sent: a session that is not there, or a
+    /// TTL or wait out of bounds, takes nothing.
+    pub(super) fn checked(&self, service: &Service, client: Client) -> Result<Asked, Problem> {
+        let ttl = service.limits.ttl(self.ttl_ms)?;
+        let wait = service.limits.wait(self.wait_ms)?;
+        let session = (self.session.as_deref())
+            .map(|id| service.sessions.get(client, id))
+            .transpose()?;
+        Ok(Asked {
+            redlock: redlock_for(&service.redlock, ttl, wait)?,
+            wait,
+            ttl,
+            session,
+        })
+    }
+}
+
+impl Asked {
+    /// The answer for `held`, just granted: fenced, and kept in the
+    /// session if one was named (else handed out as its lease alone).
+    pub(super) async fn grant<H: Leased>(
+        self,
+        service: &Service,
+        held: H,
+    ) -> Result<Json<Granted>, Problem> {
+        let (held, fence) = fenced(held, self.ttl).await?;
+        let Some(session) = self.session else {
+            let ticket = held.into_ticket();
+            return Ok(Json(Granted {
+                lease: ticket.to_string(),
+                fence: fence.get(),
+                expires_in_ms: expires_in_ms(&ticket),
+            }));
+        };
+        let lease = held.ticket().to_string();
+        let valid_for = service.sessions.keep(&session, held.into_kept()).await?;
+        Ok(Json(Granted {
+            lease,
             fence: fence.get(),
-            expires_in_ms: expires_in_ms(&ticket),
-        }));
-    };
-    let lease = lock.ticket().to_string();
-    let valid_for = service.sessions.keep(&session, Kept::Lock(lock)).await?;
-    Ok(Json(Granted {
-        lease,
-        fence: fence.get(),
-        expires_in_ms: millis(valid_for),
-    }))
+            expires_in_ms: millis(valid_for),
+        }))
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -110,8 +150,12 @@ pub(crate) async fn extend(
     let ticket = input::lease(&request.lease, input::name(&name)?)?;
     let ttl = service.limits.ttl(request.ttl_ms)?;
     let redlock = redlock_for(&service.redlock, ttl, Duration::ZERO)?;
-    let lock = redlock.resume(&ticket).await.map_err(|e| Problem::of(&e))?;
-    let ticket = lock.into_ticket();
+    // The lease says which kind it is of.
+    let resumed = match ticket.kind() {
+        "write" => (redlock.resume_write(&ticket).await).map(WriteLock::into_ticket),
+        _ => (redlock.resume(&ticket).await).map(Lock::into_ticket),
+    };
+    let ticket = resumed.map_err(|e| Problem::of(&e))?;
     Ok(Json(Extended {
         lease: ticket.to_string(),
         expires_in_ms: expires_in_ms(&ticket),
@@ -142,6 +186,7 @@ pub(crate) async fn release(
     let released = match service.sessions.take_lock(client, &owner) {
         Some(held) => held.release().await,
         // Owner-checked on every node: a stale lease removes nothing.
+        None if ticket.kind() == "write" => service.redlock.release_write_ticket(&ticket).await,
         None => service.redlock.release_ticket(&ticket).await,
     };
     let released_on = released.map_err(|e| Problem::of(&e))?;
