@@ -18,6 +18,7 @@ mod guard;
 mod interrupt;
 mod nodes_arg;
 mod progress;
+mod serve_child;
 mod stop_times;
 mod subtree;
 mod verbosity;

@@ -135,3 +135,29 @@ fn bench_down_refuses_a_majority_and_given_nodes() {
     let given = run(&["--down", "1", "--nodes", "redis://127.0.0.1:1"]);
     assert_eq!(given.status.code(), Some(64), "{given:?}");
 }
+
+#[test]
+fn bench_serve_runs_the_library_then_through_the_service_and_prints_each() {
+    let cluster = Cluster::start(3).expect("3 local nodes");
+    let nodes = cluster.urls().join(",");
+    for workload in ["sequential", "parallel"] {
+        let out = bench(&nodes, &["--workload", workload, "--serve"]);
+        assert!(out.status.success(), "{workload}: {out:?}");
+        let report: serde_json::Value =
+            serde_json::from_slice(&out.stdout).expect("one JSON object");
+        for run in ["library", "library_token_every_grant", "through_serve"] {
+            let sample = &report[run];
+            assert!(
+                sample["cycles"].as_u64() > Some(0),
+                "{workload} {run}: {report}"
+            );
+            assert_eq!(sample["errors"], 0, "{workload} {run}: {report}");
+        }
+        // Every lock the service hands out carries its token, as the
+        // library's second run asks for.
+        let ratio = report["through_serve_cycles_per_sec_ratio"].as_f64();
+        assert!(ratio.is_some_and(|r| r > 0.0), "{report}");
+    }
+    let out = bench(&nodes, &["--serve", "--down", "1"]);
+    assert_eq!(out.status.code(), Some(64), "{out:?}");
+}

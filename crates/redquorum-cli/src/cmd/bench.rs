@@ -4,7 +4,11 @@
 //! redquorum alone: A sequential, B parallel, C contended, C2 ping-pong.
 //! With `--down K`, the workload runs twice on local nodes: all up, then
 //! with K of them killed (or stopped, `--down-how stop`), and both are
-//! printed with their ratio: what a dead node costs.
+//! printed with their ratio: what a dead node costs. With `--serve`, it
+//! runs again through `redquorum serve` over HTTP (`through_serve.rs`),
+//! beside the library asking every grant's token, as the service does.
+
+mod through_serve;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -74,6 +78,13 @@ pub(crate) struct BenchArgs {
     /// How --down takes nodes down.
     #[arg(long, value_enum, default_value = "kill")]
     down_how: DownHow,
+    /// After the run on the library, run the workload twice more: the
+    /// library asking every grant's fencing token, and through a
+    /// `redquorum serve` this command starts on the same nodes (HTTP on
+    /// loopback; one client connection per task); all are printed, with
+    /// their ratios to the first.
+    #[arg(long, conflicts_with = "down")]
+    serve: bool,
 }
 
 pub(crate) async fn run_bench(nodes: &NodesArg, args: BenchArgs, verbosity: Verbosity) -> ExitCode {
@@ -136,12 +147,35 @@ pub(crate) async fn run_bench(nodes: &NodesArg, args: BenchArgs, verbosity: Verb
         return exit::UNAVAILABLE.into();
     }
     let tag = format!("bench:{}:{}", std::process::id(), workload.name());
-    let locker = Arc::new(KindLocker::new(redlock, LockKind::Plain));
+    let locker = Arc::new(KindLocker::new(redlock.clone(), LockKind::Plain));
     let handoff = matches!(
         workload,
         Workload::Contended { .. } | Workload::PingPong { .. }
     );
     let up = measure(&locker, workload, args.duration, &tag, verbosity).await;
+    let mut beside = Vec::new();
+    if args.serve {
+        let ttl = redlock.options().ttl;
+        let http = match through_serve::OverHttp::start(&nodes.urls(), ttl, Duration::from_secs(30))
+        {
+            Ok(http) => Arc::new(http),
+            Err(e) => {
+                stderr_line!("redquorum bench: cannot start redquorum serve: {e}");
+                return exit::SOFTWARE.into();
+            }
+        };
+        let token = Arc::new(through_serve::TokenEveryGrant(redlock.clone()));
+        let (duration, token_tag, http_tag) =
+            (args.duration, format!("{tag}:token"), format!("{tag}:http"));
+        let sample = measure(&token, workload, duration, &token_tag, verbosity).await;
+        beside.push((
+            "library_token_every_grant",
+            "the library, a token asked every grant",
+            sample,
+        ));
+        let sample = measure(&http, workload, duration, &http_tag, verbosity).await;
+        beside.push(("through_serve", "through redquorum serve over HTTP", sample));
+    }
     let mut down = None;
     if let (Some(count_down), Some(cluster)) = (args.down, nodes.local()) {
         let count = nodes.urls().len();
@@ -169,6 +203,16 @@ pub(crate) async fn run_bench(nodes: &NodesArg, args: BenchArgs, verbosity: Verb
     }
     if args.json {
         let json = match &down {
+            None if !beside.is_empty() => {
+                let mut report = serde_json::json!({"library": up.report(handoff)});
+                for (key, _, sample) in &beside {
+                    report[*key] = serde_json::json!(sample.report(handoff));
+                    report[format!("{key}_cycles_per_sec_ratio")] = serde_json::json!(
+                        redquorum_benches::round3(sample.cycles_per_sec() / up.cycles_per_sec())
+                    );
+                }
+                serde_json::to_string(&report)
+            }
             None => serde_json::to_string(&up.report(handoff)),
             Some((label, sample)) => serde_json::to_string(&serde_json::json!({
                 "all_up": up.report(handoff),
@@ -186,7 +230,21 @@ pub(crate) async fn run_bench(nodes: &NodesArg, args: BenchArgs, verbosity: Verb
         }
     } else {
         let nodes = nodes.urls().len();
-        print_sample(workload, "all up", nodes, &up, handoff);
+        let label = if beside.is_empty() {
+            "all up"
+        } else {
+            "the library, no token asked"
+        };
+        print_sample(workload, label, nodes, &up, handoff);
+        for (_, label, sample) in &beside {
+            print_sample(workload, label, nodes, sample, handoff);
+            println!(
+                "{label}: {:.2}x the cycles/s of the library's default, {:.2}x its acquire p99",
+                sample.cycles_per_sec() / up.cycles_per_sec(),
+                redquorum_benches::Sample::us(&sample.acquire, 0.99)
+                    / redquorum_benches::Sample::us(&up.acquire, 0.99)
+            );
+        }
         if let Some((label, sample)) = &down {
             print_sample(workload, label, nodes, sample, handoff);
             println!(
@@ -195,7 +253,8 @@ pub(crate) async fn run_bench(nodes: &NodesArg, args: BenchArgs, verbosity: Verb
             );
         }
     }
-    let samples = std::iter::once(&up).chain(down.as_ref().map(|(_, sample)| sample));
+    let samples = (std::iter::once(&up).chain(down.as_ref().map(|(_, sample)| sample)))
+        .chain(beside.iter().map(|(_, _, sample)| sample));
     let (errors, first) = samples.fold((0, None), |(errors, first), sample| {
         (
             errors + sample.errors,
@@ -214,8 +273,8 @@ pub(crate) async fn run_bench(nodes: &NodesArg, args: BenchArgs, verbosity: Verb
 }
 
 /// One run of `workload`, with a progress bar.
-async fn measure(
-    locker: &Arc<KindLocker>,
+async fn measure<L: redquorum_benches::Locker>(
+    locker: &Arc<L>,
     workload: Workload,
     duration: Duration,
     tag: &str,

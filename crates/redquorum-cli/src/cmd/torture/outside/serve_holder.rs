@@ -19,8 +19,6 @@
 //!   the service's process, which tells no attempt tokens (as `exec` tells
 //!   none), so the orphan rule judges their keys as it does `exec`'s.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -29,6 +27,7 @@ use redquorum_harness::{History, Outcome, ProtectedStore, Session};
 use serde::Deserialize;
 
 use super::{planted_bug, refused};
+use crate::serve_child::ServeChild;
 
 /// The kind a serve holder's session is recorded with.
 pub(crate) const KIND: &str = "serve";
@@ -54,8 +53,7 @@ enum Use {
 /// A client group's serve holder: the service it started, and its client.
 #[derive(Debug)]
 pub(crate) struct ServeHolder {
-    service: Child,
-    url: String,
+    service: ServeChild,
     http: reqwest::Client,
     ttl: Duration,
     rng: Mutex<rand::rngs::StdRng>,
@@ -78,50 +76,15 @@ impl ServeHolder {
         ttl: Duration,
         seed: u64,
     ) -> Result<Self, String> {
-        let me = std::env::current_exe().map_err(|e| format!("serve holder: {e}"))?;
-        let mut command = Command::new(me);
-        command
-            .args([
-                "--nodes",
-                &urls.join(","),
-                "-q",
-                "serve",
-                "--listen",
-                "127.0.0.1:0",
-            ])
-            .args(["--allow-unauthenticated-loopback", "--key-prefix", prefix])
-            // It stops when this process's end closes the pipe, killed or not.
-            .arg("--stop-on-stdin-end")
-            .env_remove("REDQUORUM_SERVE_TOKEN")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        planted_bug(&mut command);
-        let mut service = command.spawn().map_err(|e| format!("serve holder: {e}"))?;
-        // Its first line is the address it took; a thread bounds the wait.
-        let stdout = service.stdout.take().ok_or("serve holder: no stdout")?;
-        let (sent, line) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut first = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut first);
-            let _ = sent.send(first);
-        });
-        match line.recv_timeout(Duration::from_secs(30)) {
-            Ok(url) if url.starts_with("http://") => Ok(Self {
-                service,
-                url: url.trim().to_owned(),
-                http: reqwest::Client::new(),
-                ttl,
-                rng: Mutex::new(rand::rngs::StdRng::seed_from_u64(seed)),
-            }),
-            other => {
-                let _ = service.kill();
-                let _ = service.wait();
-                Err(format!(
-                    "serve holder: the service printed no address: {other:?}"
-                ))
-            }
-        }
+        // A planted bug of the run is the service's too.
+        let service = ServeChild::start(urls, &["--key-prefix", prefix], planted_bug)
+            .map_err(|e| format!("serve holder: {e}"))?;
+        Ok(Self {
+            service,
+            http: reqwest::Client::new(),
+            ttl,
+            rng: Mutex::new(rand::rngs::StdRng::seed_from_u64(seed)),
+        })
     }
 
     /// Whether this session goes through the service, and how it holds.
@@ -151,11 +114,13 @@ impl ServeHolder {
         let start = history.now();
         let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
         let body = serde_json::json!({"ttl_ms": ms(self.ttl), "wait_ms": ms(self.ttl)});
-        let asked = (self.http.post(format!("{}/v1/locks/{resource}", self.url)))
-            .json(&body)
-            .timeout(self.ttl * 10)
-            .send()
-            .await;
+        let asked = (self
+            .http
+            .post(format!("{}/v1/locks/{resource}", self.service.url)))
+        .json(&body)
+        .timeout(self.ttl * 10)
+        .send()
+        .await;
         let granted = match asked {
             Ok(answer) if answer.status().is_success() => answer.json::<Granted>().await.ok(),
             Ok(answer) => {
@@ -181,7 +146,7 @@ impl ServeHolder {
         session.release = Some(history.now());
         let released = (self
             .http
-            .post(format!("{}/v1/locks/{resource}/release", self.url)))
+            .post(format!("{}/v1/locks/{resource}/release", self.service.url)))
         .json(&serde_json::json!({"lease": granted.lease}))
         .timeout(self.ttl * 10)
         .send()
@@ -245,12 +210,5 @@ impl ServeHolder {
                 Outcome::Rejected
             };
         }
-    }
-}
-
-impl Drop for ServeHolder {
-    fn drop(&mut self) {
-        let _ = self.service.kill();
-        let _ = self.service.wait();
     }
 }
