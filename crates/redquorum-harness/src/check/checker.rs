@@ -41,7 +41,7 @@ use super::lock_delay::early_grants;
 use super::operator::broken_promises;
 use super::verdict::{Evidence, Verdict};
 use super::violation::Violation;
-use super::{revival, sharing};
+use super::{by_time, revival, sharing};
 use crate::evidence::{LeakedKey, Outcome, Session};
 
 /// Checks a history against the protected values (`resource` → value read
@@ -361,8 +361,8 @@ fn check_hold_lives(
     let ctx = HoldContext {
         ttl: evidence.ttl,
         slack: evidence.slack,
-        faults: evidence.faults,
-        operator: evidence.operator,
+        faults: by_time::faults(evidence.faults),
+        operator: by_time::calls(evidence.operator),
         clock_off: evidence.clock_off,
         moves_back: &moves_back,
     };

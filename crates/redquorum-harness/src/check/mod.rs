@@ -26,6 +26,7 @@
 //! runs its rules.
 
 mod audit;
+mod by_time;
 mod checker;
 mod exercised;
 mod forced;

@@ -59,12 +59,13 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use crate::check::by_time::ByTime;
 use crate::check::lock_delay::{DRIFT, FIXED};
 use crate::evidence::{KeyLife, OperatorAction, OperatorCall, Session};
 use crate::faults::{FaultEvent, FaultKind};
 
 /// What the rules read besides the holds and their owners.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct HoldContext<'a> {
     /// The lock's TTL (a hold's time left is the TTL less its age).
     pub ttl: Duration,
@@ -72,9 +73,9 @@ pub(crate) struct HoldContext<'a> {
     /// back may still land.
     pub slack: Duration,
     /// The faults injected.
-    pub faults: &'a [FaultEvent],
+    pub faults: ByTime<'a, FaultEvent>,
     /// The operator's calls.
-    pub operator: &'a [OperatorCall],
+    pub operator: ByTime<'a, OperatorCall>,
     /// Nodes whose clocks run outside the drift allowance.
     pub clock_off: &'a [usize],
     /// The failed adoptions of each owner's lease ticket (start, end).
@@ -141,8 +142,7 @@ impl HoldContext<'_> {
         from: Duration,
         until: Duration,
     ) -> bool {
-        self.faults
-            .iter()
+        (self.faults.overlapping(from, until))
             .any(|f| kinds.contains(&f.kind) && f.nodes.contains(&node) && f.overlaps(from, until))
     }
 
@@ -154,7 +154,7 @@ impl HoldContext<'_> {
         let Some(grant) = owner.grant.filter(|_| reuses_token(owner)) else {
             return false;
         };
-        self.faults.iter().any(|f| {
+        self.faults.overlapping(owner.start, grant).any(|f| {
             f.kind.delays_commands()
                 && (f.nodes.is_empty() || f.nodes.contains(&node))
                 && f.group.is_none_or(|g| g == owner.group)
@@ -183,7 +183,7 @@ impl HoldContext<'_> {
     /// only what it found: a hold whose acquire began after it is not its
     /// to take.
     fn forced(&self, life: &KeyLife, owner: &Session, until: Duration) -> bool {
-        self.operator.iter().any(|call| {
+        self.operator.overlapping(owner.start, until).any(|call| {
             matches!(call.action, OperatorAction::ForceRelease { .. })
                 && (call.resource == owner.resource
                     || life.key.contains(&format!("{{{}}}", call.resource)))

@@ -62,6 +62,7 @@ use std::time::Duration;
 
 use self::path_lag::path_lag;
 use super::excuse::{Sender, explains, holds_back_write};
+use crate::check::by_time;
 use crate::check::verdict::Evidence;
 use crate::check::violation::Violation;
 use crate::evidence::{KeyLife, RuntimeLag, Session};
@@ -224,6 +225,7 @@ pub(crate) fn orphans(
     tried: &HashMap<&str, &Session>,
 ) -> Vec<Violation> {
     let slack = evidence.slack;
+    let faults = by_time::faults(evidence.faults);
     // `sent`: from the earliest the removal may have been sent to the
     // latest it may have reached the node. `late`: whether the key's own
     // write may have landed late (a never-granted attempt's key, whose
@@ -231,7 +233,9 @@ pub(crate) fn orphans(
     let excused = |key: &KeyLife, sent: (Duration, Duration), sender: Sender, late: bool| {
         let set_at = key.set_at();
         let late_write = late.then_some((set_at, set_at));
-        evidence.faults.iter().any(|f| {
+        // No fault outside these bounds explains it.
+        let (from, until) = (sent.0.saturating_sub(slack), sent.1 + slack * 2);
+        faults.overlapping(from, until).any(|f| {
             explains(
                 f,
                 slack,
@@ -245,7 +249,8 @@ pub(crate) fn orphans(
     // A write held back by a delaying fault, or in a held proxy.
     let held_back = |key: &KeyLife, sent: (Duration, Duration)| {
         let set_at = key.set_at();
-        (evidence.faults.iter()).any(|f| holds_back_write(f, slack, key.node, sent, set_at))
+        (faults.overlapping(sent.0, sent.1))
+            .any(|f| holds_back_write(f, slack, key.node, sent, set_at))
             || path_lag::holds_back_write(evidence.lags, key.node, None, sent, set_at, slack)
     };
     // How much later than the slack after `due` the holds on the sender's

@@ -1,4 +1,5 @@
 use super::*;
+use crate::check::by_time;
 use crate::evidence::Dropped;
 
 pub(super) fn ms(n: u64) -> Duration {
@@ -12,8 +13,8 @@ pub(super) fn ctx<'a>(faults: &'a [FaultEvent], operator: &'a [OperatorCall]) ->
     HoldContext {
         ttl: ms(2000),
         slack: ms(1000),
-        faults,
-        operator,
+        faults: by_time::faults(faults),
+        operator: by_time::calls(operator),
         clock_off: &[],
         moves_back: &NO_MOVES_BACK,
     }

@@ -48,6 +48,7 @@ use std::time::Duration;
 
 use super::super::hold_life::LOSES_OR_AGES;
 use super::node_backing::NodeBacking;
+use crate::check::by_time::{self, ByTime};
 use crate::check::lock_delay::FIXED;
 use crate::check::verdict::Evidence;
 use crate::check::violation::Violation;
@@ -55,14 +56,14 @@ use crate::evidence::{AuditRound, Backing, HoldTrack, OperatorAction, OperatorCa
 use crate::faults::FaultEvent;
 
 /// What the rule reads besides the sessions.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct PremiseContext<'a> {
     /// The audit's rounds and tracks.
     pub backing: &'a Backing,
     /// The faults injected.
-    pub faults: &'a [FaultEvent],
+    pub faults: ByTime<'a, FaultEvent>,
     /// The operator's calls.
-    pub operator: &'a [OperatorCall],
+    pub operator: ByTime<'a, OperatorCall>,
     /// Nodes whose clocks run outside the drift allowance.
     pub clock_off: &'a [usize],
 }
@@ -141,7 +142,7 @@ impl PremiseContext<'_> {
     /// Whether `node` is unknown for `s` at a read answered at `at`.
     pub(super) fn unknown(&self, s: &Session, node: usize, at: Duration) -> bool {
         self.clock_off.contains(&node)
-            || self.faults.iter().any(|f| {
+            || self.faults.overlapping(s.start, at).any(|f| {
                 LOSES_OR_AGES.contains(&f.kind)
                     && f.nodes.contains(&node)
                     && f.overlaps(s.start, at)
@@ -150,7 +151,7 @@ impl PremiseContext<'_> {
 
     /// A force-release of `s`'s resource begun by `at` that may have found its hold.
     pub(super) fn forced(&self, s: &Session, at: Duration) -> bool {
-        self.operator.iter().any(|call| {
+        self.operator.overlapping(s.start, at).any(|call| {
             matches!(call.action, OperatorAction::ForceRelease { .. })
                 && call.resource == s.resource
                 && call.start <= at
@@ -240,8 +241,8 @@ pub(super) fn judge_each<'e, T>(
 ) -> Vec<(&'e Session, T)> {
     let ctx = PremiseContext {
         backing: evidence.backing,
-        faults: evidence.faults,
-        operator: evidence.operator,
+        faults: by_time::faults(evidence.faults),
+        operator: by_time::calls(evidence.operator),
         clock_off: evidence.clock_off,
     };
     let tracks = tracks_by_owner(evidence.backing);

@@ -71,8 +71,8 @@ pub(in crate::check::audit) fn session() -> Session {
 fn judge(s: &Session, backing: &Backing, faults: &[FaultEvent]) -> Option<Unbacked> {
     let ctx = PremiseContext {
         backing,
-        faults,
-        operator: &[],
+        faults: by_time::faults(faults),
+        operator: by_time::calls(&[]),
         clock_off: &[],
     };
     let tracks: Vec<&HoldTrack> = backing.holds.iter().collect();

@@ -1,5 +1,6 @@
 use super::*;
 use crate::check::audit::premise::unbacked::tests::{backing, ms, session};
+use crate::check::by_time;
 use crate::evidence::{Backing, OperatorAction, OperatorCall};
 use crate::faults::{FaultEvent, FaultKind};
 
@@ -19,8 +20,8 @@ fn judge(
 ) -> Option<(NodeBacking, Duration)> {
     let ctx = PremiseContext {
         backing,
-        faults,
-        operator,
+        faults: by_time::faults(faults),
+        operator: by_time::calls(operator),
         clock_off: &[],
     };
     let tracks: Vec<&HoldTrack> = backing.holds.iter().collect();
