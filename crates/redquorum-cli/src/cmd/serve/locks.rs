@@ -168,9 +168,10 @@ pub(crate) struct ReleaseRequest {
     lease: String,
 }
 
+/// How many nodes released a hold (the answer of every release route).
 #[derive(Debug, Serialize)]
 pub(crate) struct Released {
-    released_on: usize,
+    pub(super) released_on: usize,
 }
 
 pub(crate) async fn release(

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use super::auth::Client;
 use super::kept::{Kept, fenced};
-use super::locks::{Granted, LockRequest, redlock_for};
+use super::locks::{Granted, LockRequest, Released, redlock_for};
 use super::problem::Problem;
 use super::session_routes::millis;
 use super::{Service, input};
@@ -92,11 +92,6 @@ pub(crate) async fn read(
 pub(crate) struct ReadReleaseRequest {
     session: String,
     read: String,
-}
-
-#[derive(Debug, Serialize)]
-pub(crate) struct Released {
-    released_on: usize,
 }
 
 pub(crate) async fn release_read(

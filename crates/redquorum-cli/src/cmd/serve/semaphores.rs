@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use super::auth::Client;
 use super::kept::{Kept, fenced};
-use super::locks::redlock_for;
+use super::locks::{Released, redlock_for};
 use super::problem::Problem;
 use super::session_routes::millis;
 use super::{Service, input};
@@ -86,11 +86,6 @@ pub(crate) async fn acquire(
 pub(crate) struct ReleaseRequest {
     session: String,
     permit: String,
-}
-
-#[derive(Debug, Serialize)]
-pub(crate) struct Released {
-    released_on: usize,
 }
 
 pub(crate) async fn release(
