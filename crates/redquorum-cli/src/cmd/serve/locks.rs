@@ -76,6 +76,7 @@ pub(crate) async fn lock(
 
 /// A lock request, checked: the lock to take it with, and the session
 /// that keeps it if one was named.
+#[derive(Debug)]
 pub(super) struct Asked {
     pub(super) redlock: Redlock,
     pub(super) wait: Duration,

@@ -99,9 +99,19 @@ pub(crate) fn holds_back_write(
     (sent_from, sent): (Duration, Duration),
     set_at: Duration,
 ) -> bool {
+    fault.overlaps(sent_from, sent) && may_hold_write_until(fault, slack, node, set_at)
+}
+
+/// Whether `fault` may have held back a write to `node` (sent while it
+/// was in force) until `set_at`: [`holds_back_write`] without the send.
+pub(crate) fn may_hold_write_until(
+    fault: &FaultEvent,
+    slack: Duration,
+    node: usize,
+    set_at: Duration,
+) -> bool {
     fault.kind.delays_commands()
         && (fault.nodes.is_empty() || fault.nodes.contains(&node))
-        && fault.overlaps(sent_from, sent)
         && fault.start <= set_at
         && set_at <= fault.end + slack
 }

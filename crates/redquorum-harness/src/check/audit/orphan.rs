@@ -61,8 +61,8 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use self::path_lag::path_lag;
-use super::excuse::{Sender, explains, holds_back_write};
-use crate::check::by_time;
+use super::excuse::{Sender, explains, holds_back_write, may_hold_write_until};
+use crate::check::by_time::{self, ByTime};
 use crate::check::verdict::Evidence;
 use crate::check::violation::Violation;
 use crate::evidence::{KeyLife, RuntimeLag, Session};
@@ -82,16 +82,23 @@ use crate::evidence::{KeyLife, RuntimeLag, Session};
 /// when it wakes, after an `exec` that gave up has exited).
 fn attempt_ends(
     key: &KeyLife,
-    refused: &RefusedByResource,
+    refused: &RefusedByResource<'_>,
     slack: Duration,
-    held_back: &impl Fn(&KeyLife, (Duration, Duration)) -> bool,
+    (held_back, earliest_hold): (
+        &impl Fn(&KeyLife, (Duration, Duration)) -> bool,
+        &impl Fn(&KeyLife) -> Duration,
+    ),
 ) -> Vec<(Duration, Duration, Sender)> {
     let set_at = key.set_at();
     let read = slack / 10;
+    // An attempt that ended before the key was set and before every hold
+    // that may have held a write back until then began was not held back:
+    // only the attempts ending from then on are looked at.
+    let from = set_at.min(earliest_hold(key));
     refused
         .iter()
-        .filter(|(name, _)| key.key.contains(name.as_str()))
-        .flat_map(|(_, attempts)| attempts.iter())
+        .filter(|(name, _)| key.key.contains(*name))
+        .flat_map(|(_, attempts)| attempts.overlapping(from, set_at + read))
         .filter(|&&(start, end, _)| {
             start <= set_at + read && (end > set_at || held_back(key, (start, end)))
         })
@@ -99,13 +106,16 @@ fn attempt_ends(
         .collect()
 }
 
-/// The ended attempts (start, end, who sent their unwinds) by
-/// `{resource}`, built once per check: a soak's keys and sessions are both
-/// in the tens of thousands.
-type RefusedByResource = HashMap<String, Vec<(Duration, Duration, Sender)>>;
+/// An ended attempt: its start, its end, who sent its unwind.
+type Attempt = (Duration, Duration, Sender);
 
-fn refused_by_resource(sessions: &[Session]) -> RefusedByResource {
-    let mut by: RefusedByResource = HashMap::new();
+/// The ended attempts by `{resource}`, built once per check (a soak's
+/// keys and sessions are both in the tens of thousands), found by the
+/// span they ran in.
+type RefusedByResource<'a> = HashMap<&'a str, ByTime<'a, Attempt>>;
+
+fn refused_by_resource(sessions: &[Session]) -> HashMap<String, Vec<Attempt>> {
+    let mut by: HashMap<String, Vec<Attempt>> = HashMap::new();
     for s in sessions.iter().filter(|s| s.grant.is_none()) {
         if let Some(end) = s.ended {
             // An attempt in a process of its own (`exec`) unwinds as it
@@ -176,16 +186,19 @@ fn last_write_sent(owner: &Session) -> Duration {
 /// holds on the path kept a removal due at a given time (`path_lag.rs`).
 fn outlived_every_attempt(
     key: &KeyLife,
-    refused: &RefusedByResource,
+    refused: &RefusedByResource<'_>,
     (slack, lag): (
         Duration,
         &impl Fn(&KeyLife, Option<usize>, Duration) -> Duration,
     ),
     lags: &[RuntimeLag],
-    held_back: &impl Fn(&KeyLife, (Duration, Duration)) -> bool,
+    (held_back, earliest_hold): (
+        &impl Fn(&KeyLife, (Duration, Duration)) -> bool,
+        &impl Fn(&KeyLife) -> Duration,
+    ),
     excused: &impl Fn(&KeyLife, (Duration, Duration), Sender, bool) -> bool,
 ) -> bool {
-    let ends = attempt_ends(key, refused, slack, held_back);
+    let ends = attempt_ends(key, refused, slack, (held_back, earliest_hold));
     match ends.iter().map(|&(_, end, _)| end).max() {
         Some(latest) => {
             // A process that exited sends nothing after it: no hold it did
@@ -253,12 +266,25 @@ pub(crate) fn orphans(
             .any(|f| holds_back_write(f, slack, key.node, sent, set_at))
             || path_lag::holds_back_write(evidence.lags, key.node, None, sent, set_at, slack)
     };
+    // When the earliest fault or proxy hold that may have held a write to
+    // the key's node back until it was set began (its set time if none).
+    let earliest_hold = |key: &KeyLife| {
+        let set_at = key.set_at();
+        let fault = (faults.overlapping(set_at.saturating_sub(slack), set_at))
+            .filter(|f| may_hold_write_until(f, slack, key.node, set_at))
+            .map(|f| f.start);
+        let proxy = path_lag::earliest_write_hold(evidence.lags, key.node, set_at, slack);
+        fault.chain(proxy).min().unwrap_or(set_at)
+    };
     // How much later than the slack after `due` the holds on the sender's
     // path to the key's node may have let a removal reach it.
     let lag = |key: &KeyLife, group: Option<usize>, due: Duration| {
         path_lag(evidence.lags, key.node, group, due, slack)
     };
     let refused = refused_by_resource(evidence.sessions);
+    let refused: RefusedByResource<'_> = (refused.iter())
+        .map(|(name, attempts)| (name.as_str(), ByTime::new(attempts, |a| (a.0, a.1))))
+        .collect();
     let adoptions = adoptions(evidence.sessions);
     let mut found = Vec::new();
     for key in evidence.keys {
@@ -327,7 +353,8 @@ pub(crate) fn orphans(
                 None => {
                     let slacks = (slack, &lag);
                     let lags = evidence.lags;
-                    outlived_every_attempt(key, &refused, slacks, lags, &held_back, &excused)
+                    let holds = (&held_back, &earliest_hold);
+                    outlived_every_attempt(key, &refused, slacks, lags, holds, &excused)
                 }
             },
         };

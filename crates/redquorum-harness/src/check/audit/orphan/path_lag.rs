@@ -95,6 +95,25 @@ pub(crate) fn holds_back_write(
         })
 }
 
+/// When the earliest hold of a proxy in front of `node` that may have kept
+/// a write until `set_at` began ([`holds_back_write`] with any group and
+/// any attempt): a write sent before it was not held by any.
+pub(crate) fn earliest_write_hold(
+    lags: &[RuntimeLag],
+    node: usize,
+    set_at: Duration,
+    slack: Duration,
+) -> Option<Duration> {
+    (lags.iter())
+        .filter(|lag| lag.node == Some(node))
+        .filter(|lag| {
+            let landed_by = chain_end(&holds_on(lags, node, lag.group), lag.at);
+            lag.held_from().saturating_sub(LAG_TICK) <= set_at && set_at <= landed_by + slack
+        })
+        .map(|lag| lag.held_from().saturating_sub(LAG_TICK))
+        .min()
+}
+
 /// Whether the proxy in front of `node` for client group `group` (any,
 /// when unknown) was held at `at`: what a process that exited then still
 /// owed that node (an `exec`'s release or unwind, cut at its exit) was
