@@ -82,9 +82,10 @@ pub(crate) struct HoldContext<'a> {
     pub moves_back: &'a MovesBack<'a>,
 }
 
-/// The failed adoptions of each owner's lease ticket (start, end), by the
-/// owner: each moved the hold back where it had moved it.
-pub(crate) type MovesBack<'a> = HashMap<&'a str, Vec<(Duration, Duration)>>;
+/// The failed adoptions of each owner's lease ticket (start, end, the
+/// adopter's client group), by the owner: each moved the hold back where
+/// it had moved it.
+pub(crate) type MovesBack<'a> = HashMap<&'a str, Vec<(Duration, Duration, usize)>>;
 
 /// The failed adoptions in `sessions`, by the owner whose ticket they took.
 pub(crate) fn moves_back(sessions: &[Session]) -> MovesBack<'_> {
@@ -92,7 +93,9 @@ pub(crate) fn moves_back(sessions: &[Session]) -> MovesBack<'_> {
     for s in sessions.iter().filter(|s| s.grant.is_none()) {
         if let Some(from) = &s.adopted_from {
             let end = s.ended.unwrap_or(s.start);
-            by.entry(from.as_str()).or_default().push((s.start, end));
+            by.entry(from.as_str())
+                .or_default()
+                .push((s.start, end, s.group));
         }
     }
     by
@@ -164,15 +167,23 @@ impl HoldContext<'_> {
     }
 
     /// A failed adoption of `owner`'s ticket under way (within the slack)
-    /// between the read at `absent` that missed the hold and its return at
-    /// `back`: it moved the hold back.
-    fn moved_back(&self, owner: &Session, absent: Duration, back: Duration) -> bool {
-        self.moves_back
-            .get(owner.owner.as_str())
-            .is_some_and(|spans| {
-                (spans.iter())
-                    .any(|&(start, end)| start <= back + self.slack && end + self.slack >= absent)
-            })
+    /// between the read at `absent` that missed the hold on `node` and its
+    /// return at `back`: it moved the hold back. Its move back to `node`
+    /// may land later, by the slack after a fault there that held commands
+    /// or their answers back while it ran (for the adopter's group) healed.
+    fn moved_back(&self, owner: &Session, node: usize, absent: Duration, back: Duration) -> bool {
+        let held_until = |(start, end, group): (Duration, Duration, usize)| {
+            (self.faults.overlapping(start, end))
+                .filter(|f| f.kind.delays_commands() || f.held_answers.is_some())
+                .filter(|f| f.nodes.is_empty() || f.nodes.contains(&node))
+                .filter(|f| f.group.is_none_or(|g| g == group))
+                .map(|f| f.end + f.held_answers.unwrap_or_default())
+                .fold(end, Duration::max)
+        };
+        (self.moves_back.get(owner.owner.as_str())).is_some_and(|spans| {
+            (spans.iter())
+                .any(|&span| span.0 <= back + self.slack && held_until(span) + self.slack >= absent)
+        })
     }
 
     /// A force-release of the hold's resource (the owner's, or any named
@@ -253,7 +264,7 @@ pub(crate) fn came_back(ctx: &HoldContext<'_>, life: &KeyLife, owner: &Session) 
     let from = absent.saturating_sub(ctx.slack);
     !(ctx.node_fault(&LOSES_OR_AGES, life.node, from, life.first_seen)
         || ctx.held_back_acquire(owner, life.node, absent)
-        || ctx.moved_back(owner, absent, life.first_seen))
+        || ctx.moved_back(owner, life.node, absent, life.first_seen))
 }
 
 #[cfg(test)]

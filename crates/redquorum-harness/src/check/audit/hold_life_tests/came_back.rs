@@ -122,8 +122,8 @@ fn a_hold_moved_back_by_a_failed_adoption_is_not_a_return() {
     let mut a = holder("a");
     a.release = Some(ms(1000)); // handed over as a ticket
     let hold = back(0, "a", 1200, 1300);
-    let failed = |start, end| vec![(ms(start), ms(end))];
-    let judged = |moves: &[(Duration, Duration)]| {
+    let failed = |start, end| vec![(ms(start), ms(end), 0)];
+    let judged = |moves: &[(Duration, Duration, usize)]| {
         let moves_back = std::collections::HashMap::from([("a", moves.to_vec())]);
         came_back(
             &HoldContext {
@@ -139,4 +139,44 @@ fn a_hold_moved_back_by_a_failed_adoption_is_not_a_return() {
     // A failed adoption long before, or none: it came back by itself.
     assert!(came_back(&ctx(&[], &[]), &hold, &a));
     assert!(judged(&failed(100, 150)));
+}
+
+/// A move back is a command like any other: a fault on the node that held
+/// commands or their answers while the adoption ran (a script flush whose
+/// proxy held the NOSCRIPT answer, then the move back sent again) may hold
+/// it until the slack after the fault healed. Seen: a failed adoption over
+/// by 58.6 s whose move back reached a flushed node at 59.9 s, as the
+/// flush ended. A fault elsewhere, or one that healed long before the hold
+/// came back, excuses nothing.
+#[test]
+fn a_move_back_a_fault_held_on_its_way_is_not_a_return() {
+    let mut a = holder("a");
+    a.release = Some(ms(1000));
+    let moves_back = std::collections::HashMap::from([("a", vec![(ms(1100), ms(1250), 0)])]);
+    let hold = back(0, "a", 3500, 3600);
+    let judged = |faults: &[FaultEvent]| {
+        came_back(
+            &HoldContext {
+                moves_back: &moves_back,
+                ..ctx(faults, &[])
+            },
+            &hold,
+            &a,
+        )
+    };
+    let mut flush = FaultEvent::new(FaultKind::ScriptFlush, vec![0], ms(1000), ms(3000));
+    flush.held_answers = Some(ms(40));
+    assert!(!judged(&[flush.clone()]));
+    let stall = FaultEvent::new(FaultKind::Stall, vec![0], ms(1200), ms(2800));
+    assert!(!judged(&[stall]));
+    // Elsewhere, healed too long before, or only on another group's path.
+    let elsewhere = FaultEvent::new(FaultKind::Stall, vec![1], ms(1200), ms(2800));
+    assert!(judged(&[elsewhere]));
+    let healed = FaultEvent::new(FaultKind::Stall, vec![0], ms(1200), ms(2000));
+    assert!(judged(&[healed]));
+    let other_group =
+        FaultEvent::new(FaultKind::Partition, vec![0], ms(1200), ms(2800)).on_group(1);
+    assert!(judged(&[other_group]));
+    // No fault: the move back was over by the adoption's end and slack.
+    assert!(judged(&[]));
 }
