@@ -386,13 +386,13 @@ fn check_hold_lives(
 }
 
 #[cfg(test)]
-#[path = "checker_tests.rs"]
+#[path = "tests/checker_tests.rs"]
 mod tests;
 
 #[cfg(test)]
-#[path = "checker_set_tests.rs"]
+#[path = "tests/checker_set_tests.rs"]
 mod set_tests;
 
 #[cfg(test)]
-#[path = "checker_hand_over_tests.rs"]
+#[path = "tests/checker_hand_over_tests.rs"]
 mod hand_over_tests;

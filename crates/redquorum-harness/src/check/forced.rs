@@ -80,5 +80,5 @@ impl<'a> ForceReleases<'a> {
 }
 
 #[cfg(test)]
-#[path = "forced_tests.rs"]
+#[path = "tests/forced_tests.rs"]
 mod tests;

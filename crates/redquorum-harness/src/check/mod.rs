@@ -1,18 +1,19 @@
 //! Layer 2, check: the checker, pure logic over what a run recorded.
 //!
-//! What lives here: [`check`] / [`check_evidence`] (`checker.rs`, its
-//! tests in `checker_tests.rs`), the [`Evidence`] it reads and the
+//! What lives here: [`check`] / [`check_evidence`] (`checker.rs`; the
+//! unit tests of it, `forced.rs` and `operator.rs` are in `tests/`), the [`Evidence`] it reads and the
 //! [`Verdict`] it answers (`verdict.rs`) of [`Violation`]s
 //! (`violation/`; how each reads, `violation/text.rs`), each further rule on the sessions in its own file
 //! (`sharing.rs`: shared holds and fencing order; `lock_delay.rs`;
-//! `operator.rs`, tests in `operator_tests.rs`; `forced.rs`: the overlaps a
+//! `operator.rs`; `forced.rs`: the overlaps a
 //! force-release excuses; `revival.rs`), the rules
 //! on what the nodes held, judged from the key audit, in `audit/` (keys
 //! left after a release or unwind, holds removed by another or come back,
 //! the premise that a majority backs every believed hold, and what a node
 //! showed of it, [`NodeBacking`]; the token premise, that a quorum's fence
 //! counters hold every token handed out, [`CounterShown`]), and [`Exercised`] (`exercised.rs`):
-//! whether a run tested anything at all.
+//! whether a run tested anything at all; `by_time.rs` finds the faults
+//! and calls under way around a time without scanning them all.
 //!
 //! What it is for: judging a history, live or read back from a file, the
 //! same way; no I/O, no clock, no randomness, so every rule has unit tests

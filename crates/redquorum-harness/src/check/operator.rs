@@ -360,5 +360,5 @@ pub fn inspections_naming_holders(calls: &[OperatorCall]) -> usize {
 }
 
 #[cfg(test)]
-#[path = "operator_tests.rs"]
+#[path = "tests/operator_tests.rs"]
 pub(super) mod tests;

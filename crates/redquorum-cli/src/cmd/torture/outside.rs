@@ -30,6 +30,20 @@ fn refused(kind: &str, resource: &str, start: Duration, why: &str, ended: Durati
     session
 }
 
+/// The seeded draws of a holder group in another process: `None` for the
+/// sessions that do not go through it (all but one in `one_in`), else the
+/// generator, to draw how this one holds.
+fn drawn(
+    rng: &std::sync::Mutex<rand::rngs::StdRng>,
+    one_in: u32,
+) -> Option<std::sync::MutexGuard<'_, rand::rngs::StdRng>> {
+    use rand::Rng;
+    let mut rng = rng
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    (rng.gen_range(0..one_in) == 0).then_some(rng)
+}
+
 /// In a planted-bug build, the variable that plants the torture's bug in
 /// the `exec` or `serve` it starts (`main.rs`).
 #[cfg(redquorum_mutants)]

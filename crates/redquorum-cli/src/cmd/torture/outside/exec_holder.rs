@@ -39,7 +39,7 @@ use tokio::net::UnixListener;
 use super::exec_hold::SUBCOMMAND;
 use super::exec_left::{left_to_expire, unused_hold_owner};
 use super::exec_lines::{Line, instant_of};
-use super::{planted_bug, refused};
+use super::{drawn, planted_bug, refused};
 
 /// The kind an exec holder's session is recorded with.
 pub(crate) const KIND: &str = "exec";
@@ -111,13 +111,7 @@ impl ExecHolder {
 
     /// Whether this session goes through `exec`, and how it holds.
     fn draw(&self) -> Option<(Use, Duration)> {
-        let mut rng = self
-            .rng
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if rng.gen_range(0..ONE_IN) != 0 {
-            return None;
-        }
+        let mut rng = drawn(&self.rng, ONE_IN)?;
         Some(match rng.gen_range(0..3) {
             0 => (Use::Long, self.ttl * 3 / 2),
             1 => (Use::KillsGuard, self.ttl / 4),

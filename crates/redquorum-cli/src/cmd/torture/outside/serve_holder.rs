@@ -26,7 +26,7 @@ use rand::{Rng, SeedableRng};
 use redquorum_harness::{History, Outcome, ProtectedStore, Session};
 use serde::Deserialize;
 
-use super::{planted_bug, refused};
+use super::{drawn, planted_bug, refused};
 use crate::serve_child::ServeChild;
 
 /// The kind a serve holder's session is recorded with.
@@ -89,13 +89,7 @@ impl ServeHolder {
 
     /// Whether this session goes through the service, and how it holds.
     fn draw(&self) -> Option<Use> {
-        let mut rng = self
-            .rng
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if rng.gen_range(0..ONE_IN) != 0 {
-            return None;
-        }
+        let mut rng = drawn(&self.rng, ONE_IN)?;
         Some(match rng.gen_range(0..4) {
             0 => Use::ToDeadline,
             1 => Use::Brief(Duration::from_millis(rng.gen_range(0..=50))),
