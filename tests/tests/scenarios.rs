@@ -5,14 +5,15 @@
 //!
 //! Scenarios run one at a time (a shared mutex): CPU starvation from
 //! parallel scenarios would delay writes past the holders' safety margin and
-//! blur what is being tested.
+//! blur what is being tested. Each runs on fresh nodes, again when a run
+//! is void (`workload::clean_run`: the machine's wall clock stepped).
 
 mod workload;
 
 use std::time::Duration;
 
 use redquorum_harness::{Cluster, FaultKind, Holder, NemesisConfig, Persistence, WorkloadConfig};
-use workload::{Setup, assert_no_violations, completed};
+use workload::{Setup, clean_run, completed};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
@@ -42,22 +43,34 @@ fn cluster(n: usize, persistence: Persistence) -> Cluster {
 /// asserts no violation (the key audit included), some completed sessions
 /// and at least one fault that struck while a lock was held.
 async fn under_nemesis(persistence: Persistence, nemesis: NemesisConfig) {
-    under_nemesis_on(Setup::new(cluster(5, persistence), TTL), &config(), nemesis).await;
+    let setup = || Setup::new(cluster(5, persistence), TTL);
+    under_nemesis_on(setup, &config(), nemesis).await;
 }
 
-async fn under_nemesis_on(setup: Setup, config: &WorkloadConfig, nemesis: NemesisConfig) {
+/// As [`under_nemesis`], on the nodes `setup` starts (for each run).
+async fn under_nemesis_on(
+    setup: impl Fn() -> Setup,
+    config: &WorkloadConfig,
+    nemesis: NemesisConfig,
+) {
     let _serial = SERIAL.lock().await;
-    let run = setup.run_nemesis(config, nemesis).await;
-    let log = &run.faults;
-    assert!(log.errors.is_empty(), "nemesis errors: {:?}", log.errors);
-    assert!(log.total() > 0, "no fault was injected");
-    assert!(
-        !run.exercised.faults_while_held.is_empty(),
-        "no fault struck while a lock was held: {:?}",
-        log.events
-    );
-    assert!(completed(&run.history) > 0, "no critical section completed");
-    assert_no_violations(&run.verdict, &run.history);
+    clean_run(|| {
+        let (setup, nemesis) = (setup(), nemesis.clone());
+        async move {
+            let run = setup.run_nemesis(config, nemesis).await;
+            let log = &run.faults;
+            assert!(log.errors.is_empty(), "nemesis errors: {:?}", log.errors);
+            assert!(log.total() > 0, "no fault was injected");
+            assert!(
+                !run.exercised.faults_while_held.is_empty(),
+                "no fault struck while a lock was held: {:?}",
+                log.events
+            );
+            assert!(completed(&run.history) > 0, "no critical section completed");
+            (run.verdict, run.history)
+        }
+    })
+    .await;
 }
 
 /// Waits `duration` or until the workload is done; false when done.
@@ -102,54 +115,60 @@ async fn minority_paused_keeps_exclusion_and_leaks_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn majority_paused_then_resumed_keeps_exclusion_and_leaks_nothing() {
     let _serial = SERIAL.lock().await;
-    let setup = Setup::new(cluster(5, Persistence::None), TTL);
-    let (history, verdict, ()) = setup
-        .run(&config(), |cluster, _, done| {
-            for _ in 0..2 {
-                if !nap(Duration::from_millis(600), done) {
-                    return;
+    clean_run(|| async {
+        let setup = Setup::new(cluster(5, Persistence::None), TTL);
+        let (history, verdict, ()) = setup
+            .run(&config(), |cluster, _, done| {
+                for _ in 0..2 {
+                    if !nap(Duration::from_millis(600), done) {
+                        return;
+                    }
+                    for node in 0..3 {
+                        cluster.pause(node).expect("pause");
+                    }
+                    nap(Duration::from_millis(900), done);
+                    for node in 0..3 {
+                        cluster.resume(node).expect("resume");
+                    }
                 }
-                for node in 0..3 {
-                    cluster.pause(node).expect("pause");
-                }
-                nap(Duration::from_millis(900), done);
-                for node in 0..3 {
-                    cluster.resume(node).expect("resume");
-                }
-            }
-        })
-        .await;
-    let refused = history
-        .sessions()
-        .iter()
-        .filter(|s| s.grant.is_none())
-        .count();
-    assert!(refused > 0, "a paused majority refused nobody");
-    assert!(completed(&history) > 0);
-    assert_no_violations(&verdict, &history);
+            })
+            .await;
+        let refused = history
+            .sessions()
+            .iter()
+            .filter(|s| s.grant.is_none())
+            .count();
+        assert!(refused > 0, "a paused majority refused nobody");
+        assert!(completed(&history) > 0);
+        (verdict, history)
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn latency_spikes_above_the_node_timeout_on_a_minority_keep_exclusion() {
     let _serial = SERIAL.lock().await;
-    let setup = Setup::new(cluster(5, Persistence::None), TTL);
-    let (history, verdict, ()) = setup
-        .run(&config(), |_, proxies, done| {
-            let mut spike = 0_u64;
-            while nap(Duration::from_millis(200), done) {
-                // 150–350 ms each way on two of five nodes: above the 100 ms node timeout.
-                let delay = Duration::from_millis(150 + (spike * 50) % 250);
-                proxies.get(0).set_latency(delay);
-                proxies.get(1).set_latency(delay);
-                nap(Duration::from_millis(500), done);
-                proxies.get(0).heal();
-                proxies.get(1).heal();
-                spike += 1;
-            }
-        })
-        .await;
-    assert!(completed(&history) > 0);
-    assert_no_violations(&verdict, &history);
+    clean_run(|| async {
+        let setup = Setup::new(cluster(5, Persistence::None), TTL);
+        let (history, verdict, ()) = setup
+            .run(&config(), |_, proxies, done| {
+                let mut spike = 0_u64;
+                while nap(Duration::from_millis(200), done) {
+                    // 150–350 ms each way on two of five nodes: above the 100 ms node timeout.
+                    let delay = Duration::from_millis(150 + (spike * 50) % 250);
+                    proxies.get(0).set_latency(delay);
+                    proxies.get(1).set_latency(delay);
+                    nap(Duration::from_millis(500), done);
+                    proxies.get(0).heal();
+                    proxies.get(1).heal();
+                    spike += 1;
+                }
+            })
+            .await;
+        assert!(completed(&history) > 0);
+        (verdict, history)
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -205,17 +224,20 @@ async fn clocks_of_a_majority_running_fast_within_the_drift_factor_keep_exclusio
         return;
     }
     let _serial = SERIAL.lock().await;
-    // 0.8% fast: a 1.5 s key expires 12 ms early, inside the 17 ms drift budget.
-    let nodes = Cluster::builder(5)
-        .fast_clock(0, 1.008)
-        .fast_clock(1, 1.008)
-        .fast_clock(2, 1.008)
-        .start()
-        .expect("nodes with fast clocks");
-    let setup = Setup::new(nodes, TTL);
-    let (history, verdict, ()) = setup.run(&config(), |_, _, _| {}).await;
-    assert!(completed(&history) > 0);
-    assert_no_violations(&verdict, &history);
+    clean_run(|| async {
+        // 0.8% fast: a 1.5 s key expires 12 ms early, inside the 17 ms drift budget.
+        let nodes = Cluster::builder(5)
+            .fast_clock(0, 1.008)
+            .fast_clock(1, 1.008)
+            .fast_clock(2, 1.008)
+            .start()
+            .expect("nodes with fast clocks");
+        let setup = Setup::new(nodes, TTL);
+        let (history, verdict, ()) = setup.run(&config(), |_, _, _| {}).await;
+        assert!(completed(&history) > 0);
+        (verdict, history)
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -277,35 +299,38 @@ async fn combined_random_nemesis_keeps_exclusion_and_leaks_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn debug_sleep_and_client_pause_on_a_minority_keep_exclusion() {
     let _serial = SERIAL.lock().await;
-    let setup = Setup::new(cluster(5, Persistence::None), TTL);
-    let (history, verdict, ()) = setup
-        .run(&config(), |cluster, _, done| {
-            let mut round = 0_usize;
-            while nap(Duration::from_millis(300), done) {
-                let node = round % 2;
-                if node == 0 {
-                    cluster
-                        .debug_sleep(node, Duration::from_millis(400))
-                        .expect("DEBUG SLEEP");
-                } else {
-                    cluster
-                        .client_pause(node, Duration::from_millis(400), true)
-                        .expect("CLIENT PAUSE");
+    clean_run(|| async {
+        let setup = Setup::new(cluster(5, Persistence::None), TTL);
+        let (history, verdict, ()) = setup
+            .run(&config(), |cluster, _, done| {
+                let mut round = 0_usize;
+                while nap(Duration::from_millis(300), done) {
+                    let node = round % 2;
+                    if node == 0 {
+                        cluster
+                            .debug_sleep(node, Duration::from_millis(400))
+                            .expect("DEBUG SLEEP");
+                    } else {
+                        cluster
+                            .client_pause(node, Duration::from_millis(400), true)
+                            .expect("CLIENT PAUSE");
+                    }
+                    nap(Duration::from_millis(450), done);
+                    round += 1;
                 }
-                nap(Duration::from_millis(450), done);
-                round += 1;
-            }
-        })
-        .await;
-    assert!(completed(&history) > 0);
-    assert_no_violations(&verdict, &history);
+            })
+            .await;
+        assert!(completed(&history) > 0);
+        (verdict, history)
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_client_group_cut_off_from_some_nodes_keeps_exclusion() {
     // Four groups behind their own proxies: one is cut off (refused or
     // black-holed) from 1 to 5 nodes while the others still reach them.
-    let setup = Setup::with_groups(cluster(5, Persistence::None), TTL, 4);
+    let setup = || Setup::with_groups(cluster(5, Persistence::None), TTL, 4);
     let nemesis = NemesisConfig {
         kinds: vec![FaultKind::Partition],
         ..NemesisConfig::default()
@@ -317,7 +342,7 @@ async fn a_client_group_cut_off_from_some_nodes_keeps_exclusion() {
 async fn client_process_pauses_lose_no_update_with_a_fenced_store() {
     // A paused group's holders wake past their deadline and write: the
     // fenced store must refuse every stale write, so nothing is lost.
-    let setup = Setup::with_groups(cluster(5, Persistence::None), TTL, 2);
+    let setup = || Setup::with_groups(cluster(5, Persistence::None), TTL, 2);
     let config = WorkloadConfig {
         fenced_store: true,
         holders: vec![(Holder::Brief, 3), (Holder::ToDeadline, 1)],
@@ -344,11 +369,13 @@ async fn a_strobing_clock_within_the_drift_budget_keeps_exclusion() {
         eprintln!("SKIPPED a_strobing_clock_within_the_drift_budget: {why}");
         return;
     }
-    let nodes = Cluster::builder(5)
-        .controlled_clock(0, Duration::ZERO)
-        .controlled_clock(1, Duration::ZERO)
-        .start()
-        .expect("nodes with controlled clocks");
+    let nodes = || {
+        Cluster::builder(5)
+            .controlled_clock(0, Duration::ZERO)
+            .controlled_clock(1, Duration::ZERO)
+            .start()
+            .expect("nodes with controlled clocks")
+    };
     let nemesis = NemesisConfig {
         kinds: vec![FaultKind::Strobe],
         max_nodes: MINORITY,
@@ -360,7 +387,7 @@ async fn a_strobing_clock_within_the_drift_budget_keeps_exclusion() {
         holders: vec![(Holder::Brief, 2), (Holder::ToDeadline, 1)],
         ..config()
     };
-    under_nemesis_on(Setup::new(nodes, TTL), &config, nemesis).await;
+    under_nemesis_on(|| Setup::new(nodes(), TTL), &config, nemesis).await;
 }
 
 /// Script caches flushed on a minority every 0-100 ms. The previous engine

@@ -438,6 +438,24 @@ fn a_saved_history_rechecks_and_a_planted_overlap_in_it_is_found() {
         found.contains("[overlap]") && found.contains("owner planted"),
         "{found}"
     );
+    // The same violations in a run during which the machine's wall clock
+    // stepped: void (exit 3), with the step named; the step alone voids nothing.
+    let step = "{\"host-step\":{\"at\":1500000,\"by_us\":2616000}}";
+    std::fs::write(&path, format!("{text}{planted}\n{step}\n")).expect("write history");
+    let (out, void, _) = run(&["torture", "--recheck", path_text]);
+    assert_eq!(out.status.code(), Some(3), "{void}");
+    assert!(
+        void.contains("VOID          the machine's wall clock stepped +2616.0 ms at 1500.0 ms")
+            && void.lines().last().is_some_and(|l| l.ends_with(" void")),
+        "{void}"
+    );
+    std::fs::write(&path, format!("{text}{step}\n")).expect("write history");
+    let (out, stands, _) = run(&["torture", "--recheck", path_text]);
+    assert!(out.status.success(), "{stands}");
+    assert!(
+        stands.contains("note: the machine's wall clock stepped"),
+        "{stands}"
+    );
 }
 
 #[test]

@@ -77,9 +77,9 @@ pub use check::{
 pub use error::HarnessError;
 pub use evidence::{
     AuditConfig, AuditNudge, AuditRead, AuditRound, Backing, CounterTrack, Dropped, Extension,
-    History, HoldTrack, Holder, KeyAudit, KeyLife, LeakedKey, LockKeys, OperatorAction,
-    OperatorCall, OperatorLog, Outcome, RuntimeLag, SAME_EXPIRY, Seen, Session, Share, find_leaks,
-    leaks_after, lock_keys_after,
+    History, HoldTrack, Holder, HostClockStep, KeyAudit, KeyLife, LeakedKey, LockKeys,
+    OperatorAction, OperatorCall, OperatorLog, Outcome, RuntimeLag, SAME_EXPIRY, STEP_RECORDED,
+    Seen, Session, Share, find_leaks, leaks_after, lock_keys_after,
 };
 pub use faults::{
     ClientPauser, FaultEvent, FaultKind, FaultLog, FaultProxy, Nemesis, NemesisConfig, NodeProxies,
@@ -97,4 +97,5 @@ pub use run::{
     Grant, HandOver, HistoryFile, Inspected, Locker, NoOperator, OperatorPace, ProtectedStore,
     Refusal, RunInfo, TortureLock, TortureOperator, TorturePlan, TortureRun, TortureStopped,
     WorkloadConfig, note_attempt, run_workload, run_workload_groups, run_workload_into,
+    void_by_host_clock,
 };

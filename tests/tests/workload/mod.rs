@@ -192,17 +192,69 @@ impl Drop for DoneOnDrop {
     }
 }
 
+/// How many runs a scenario gets when its runs are void.
+const RUNS_IF_VOID: usize = 3;
+
+/// Runs a scenario and asserts it found nothing: `attempt` starts fresh
+/// nodes, runs, makes its own checks and hands back the verdict and the
+/// history. A run that found violations while the machine's wall clock
+/// stepped (`History::host_steps`: a virtual machine restored from a
+/// snapshot moves every local node's clock at once, outside the lock's
+/// assumptions) is void, and runs again, up to three runs in all; a run
+/// with violations and no step fails at once.
+pub async fn clean_run<F, Fut>(mut attempt: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = (Verdict, History)>,
+{
+    for run in 1..=RUNS_IF_VOID {
+        let (verdict, history) = attempt().await;
+        let steps = history.host_steps();
+        if verdict.is_ok() || steps.is_empty() {
+            return assert_no_violations(&verdict, &history);
+        }
+        let steps: Vec<String> = steps.iter().map(ToString::to_string).collect();
+        eprintln!(
+            "run {run} of {RUNS_IF_VOID} is void: {} violations, and {}",
+            verdict.violations.len(),
+            steps.join("; ")
+        );
+    }
+    panic!("{RUNS_IF_VOID} runs in a row were void: the machine's wall clock keeps stepping");
+}
+
 /// Asserts a clean verdict, printing every violation otherwise.
+/// The sessions (voters included) are kept in a file named in the
+/// message: a rare failure can then be read in full.
 pub fn assert_no_violations(verdict: &Verdict, history: &History) {
+    if verdict.is_ok() {
+        return;
+    }
     let report: Vec<String> = verdict.violations.iter().map(ToString::to_string).collect();
-    assert!(
-        verdict.is_ok(),
-        "{} violations ({:?}) in {} sessions:\n{}",
+    let kept = keep_sessions(history);
+    panic!(
+        "{} violations ({:?}) in {} sessions ({kept}):\n{}",
         verdict.violations.len(),
         verdict.by_kind(),
         history.sessions().len(),
         report.join("\n")
     );
+}
+
+/// Writes `history`'s sessions as JSON to a file of their own; says where.
+fn keep_sessions(history: &History) -> String {
+    let path = std::env::temp_dir().join(format!(
+        "redquorum-failed-sessions-{}-{:?}.json",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let written = serde_json::to_vec_pretty(&history.sessions())
+        .map_err(std::io::Error::from)
+        .and_then(|json| std::fs::write(&path, json));
+    match written {
+        Ok(()) => format!("sessions kept in {}", path.display()),
+        Err(error) => format!("sessions not kept: {error}"),
+    }
 }
 
 /// How many sessions completed their critical section.

@@ -46,6 +46,9 @@ use report::Report;
 pub(crate) const VIOLATION: u8 = 1;
 /// The run tested nothing meaningful (no grant, no fault while held, 0 s, ...).
 pub(crate) const VACUOUS: u8 = 2;
+/// The run found violations, but the machine's wall clock stepped during
+/// it (every node's clock at once): they prove nothing; run it again.
+pub(crate) const VOID: u8 = 3;
 
 /// The plan of the default run (`redquorum torture --duration D --seed S`,
 /// plus `flags`, nothing else), for the mutant sweep.
@@ -113,7 +116,10 @@ fn finish(report: &Report, json: bool) -> ExitCode {
         print!("{}", report.text());
         println!("{}", report.last_line());
     }
-    if report.violation_total() > 0 {
+    if let Some(why) = &report.void {
+        stderr_line!("redquorum torture: the run is void: {why}");
+        ExitCode::from(VOID)
+    } else if report.violation_total() > 0 {
         ExitCode::from(VIOLATION)
     } else if !report.vacuous.is_empty() {
         stderr_line!(

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::audit_nudge::AuditNudge;
+use super::host_clock::{self, HostClockStep};
 use super::runtime_lag::RuntimeLag;
 use super::session::Session;
 
@@ -40,7 +41,8 @@ impl Default for History {
 }
 
 impl History {
-    /// An empty history whose epoch is now.
+    /// An empty history whose epoch is now. The process's watch of the
+    /// machine's wall clock runs from then on ([`History::host_steps`]).
     ///
     /// # Examples
     ///
@@ -49,6 +51,7 @@ impl History {
     /// ```
     #[must_use]
     pub fn new() -> Self {
+        host_clock::watch();
         Self {
             epoch: Instant::now(),
             sessions: Arc::default(),
@@ -189,6 +192,24 @@ impl History {
     #[must_use]
     pub fn lags(&self) -> Vec<RuntimeLag> {
         lock(&self.lags).clone()
+    }
+
+    /// Every step of the machine's wall clock against the monotonic clock
+    /// seen since the epoch (`evidence/host_clock.rs`): a run that saw one
+    /// was outside the lock's assumptions on every node at once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let history = redquorum_harness::History::new();
+    /// // Empty unless the machine's clock was stepped meanwhile.
+    /// for step in history.host_steps() {
+    ///     println!("{step}");
+    /// }
+    /// ```
+    #[must_use]
+    pub fn host_steps(&self) -> Vec<HostClockStep> {
+        host_clock::steps_since(self.epoch)
     }
 
     /// A copy of every session recorded so far.

@@ -6,8 +6,9 @@
 //! `session/cover.rs`, its report line in `session/display.rs`; how each ended and how its holder behaved in
 //! `outcome.rs`; the [`Share`] its hold declared in `share.rs`), the
 //! [`KeyAudit`] (lock keys read on the nodes during the run), the leak
-//! check after it ([`leaks_after`], [`LeakedKey`]) and the operator's calls
-//! ([`OperatorLog`], `operator_log.rs`).
+//! check after it ([`leaks_after`], [`LeakedKey`]), the operator's calls
+//! ([`OperatorLog`], `operator_log.rs`) and the machine's wall clock
+//! stepping ([`HostClockStep`], `host_clock.rs`).
 //!
 //! What it is for: plain, serializable records that the checker judges
 //! and a history file keeps; recording them is the only I/O here (the
@@ -23,6 +24,7 @@ mod audit_nudge;
 mod audit_read;
 mod backing;
 mod history;
+mod host_clock;
 mod key_life;
 mod leaks;
 mod operator_log;
@@ -36,6 +38,7 @@ pub use audit_config::{AuditConfig, LockKeys};
 pub use audit_nudge::AuditNudge;
 pub use backing::{AuditRead, AuditRound, Backing, CounterTrack, HoldTrack, SAME_EXPIRY, Seen};
 pub use history::History;
+pub use host_clock::{HostClockStep, STEP_RECORDED};
 pub use key_life::KeyLife;
 pub(crate) use leaks::sharded_lock_keys_after;
 pub use leaks::{LeakedKey, find_leaks, leaks_after, lock_keys_after};

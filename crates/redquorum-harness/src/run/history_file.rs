@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::check::Evidence;
 use crate::evidence::Session;
 use crate::evidence::{AuditRound, Backing, CounterTrack, HoldTrack, KeyLife};
-use crate::evidence::{LeakedKey, OperatorCall, RuntimeLag};
+use crate::evidence::{HostClockStep, LeakedKey, OperatorCall, RuntimeLag};
 use crate::faults::FaultEvent;
 
 /// What was run: enough to read the history and re-check it.
@@ -154,6 +154,10 @@ pub struct HistoryFile {
     /// The client groups' runtimes' late wake-ups (empty in histories
     /// from before them).
     pub lags: Vec<RuntimeLag>,
+    /// Steps of the machine's wall clock during the run (empty in
+    /// histories from before the watch): a run with violations and a step
+    /// is void (`TortureRun::void`).
+    pub host_steps: Vec<HostClockStep>,
 }
 
 /// One line of the file.
@@ -171,6 +175,7 @@ enum Line {
     Leaked(LeakedKey),
     Protected(BTreeMap<String, i64>),
     Lag(RuntimeLag),
+    HostStep(HostClockStep),
 }
 
 impl HistoryFile {
@@ -254,6 +259,9 @@ impl HistoryFile {
         for lag in &self.lags {
             line(&Line::Lag(*lag))?;
         }
+        for step in &self.host_steps {
+            line(&Line::HostStep(*step))?;
+        }
         line(&Line::Protected(self.protected.clone()))?;
         out.flush()
     }
@@ -310,6 +318,7 @@ impl HistoryFile {
                 Line::Leaked(l) => run.leaked.push(l),
                 Line::Protected(p) => run.protected.extend(p),
                 Line::Lag(lag) => run.lags.push(lag),
+                Line::HostStep(step) => run.host_steps.push(step),
             }
         }
         Ok(run)

@@ -48,6 +48,6 @@ pub use operator_pace::OperatorPace;
 pub use plan::TorturePlan;
 pub use store::ProtectedStore;
 pub use torture_lock::TortureLock;
-pub use torture_run::{TortureRun, TortureStopped};
+pub use torture_run::{TortureRun, TortureStopped, void_by_host_clock};
 pub use workload::{run_workload, run_workload_groups, run_workload_into};
 pub use workload_config::WorkloadConfig;

@@ -18,7 +18,10 @@ use super::operator::operate;
 use super::plan::TorturePlan;
 use super::store::ProtectedStore;
 use super::torture_lock::TortureLock;
-use super::torture_run::{TortureRun, TortureStopped, lock_delay_untested, operator_untested};
+use super::torture_run::{
+    TortureRun, TortureStopped, host_clock_notes, lock_delay_untested, operator_untested,
+    void_by_host_clock,
+};
 use super::workload::run_workload_groups;
 use crate::check::Exercised;
 use crate::evidence::{
@@ -219,6 +222,8 @@ impl<L: TortureLock> TorturePlan<L> {
                 lags.sort_by_key(|lag| lag.at);
                 lags
             },
+            // Taken after the leak check: a step during it counts too.
+            host_steps: history.host_steps(),
         };
         let verdict = file.check();
         let exercised = Exercised::measure(&file.sessions, &file.faults);
@@ -247,7 +252,9 @@ impl<L: TortureLock> TorturePlan<L> {
         fault_errors.extend(faults.errors);
         fault_errors.extend(faults.notes);
         fault_errors.extend(lag_note(&file.lags));
+        fault_errors.extend(host_clock_notes(&file));
         Ok(TortureRun {
+            void: void_by_host_clock(&file, &verdict),
             file,
             verdict,
             exercised,

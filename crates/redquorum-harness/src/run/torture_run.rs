@@ -25,6 +25,9 @@ pub struct TortureRun {
     pub vacuous: Vec<String>,
     /// Faults that could not be injected or healed, and what was skipped.
     pub fault_errors: Vec<String>,
+    /// Why the run's violations prove nothing, when they do not: the
+    /// machine's wall clock stepped during the run ([`void_by_host_clock`]).
+    pub void: Option<String>,
     /// How long it took.
     pub elapsed: Duration,
 }
@@ -87,14 +90,53 @@ impl TortureRun {
             .max()
             .unwrap_or_default();
         Self {
+            void: void_by_host_clock(&file, &verdict),
+            fault_errors: host_clock_notes(&file),
             file,
             verdict,
             exercised,
             vacuous,
-            fault_errors: Vec::new(),
             elapsed,
         }
     }
+}
+
+/// Why a run's violations prove nothing: it found some, and the machine's
+/// wall clock stepped during it (`evidence/host_clock.rs`). Every local
+/// node reads that clock, so a step moves all of them at once (forward:
+/// every key expires early), which no lock on these nodes can survive and
+/// the assumptions rule out (docs/operations.md). `None` when it found
+/// nothing (it proved what it proved despite the step) or saw no step.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use redquorum_harness::{HistoryFile, HostClockStep, Verdict, void_by_host_clock};
+/// let mut file = HistoryFile::default();
+/// file.host_steps.push(HostClockStep { at: Duration::from_secs(3), by_us: 2_616_000 });
+/// // Nothing found: the run stands.
+/// assert_eq!(void_by_host_clock(&file, &Verdict::default()), None);
+/// ```
+#[must_use]
+pub fn void_by_host_clock(file: &HistoryFile, verdict: &Verdict) -> Option<String> {
+    if verdict.is_ok() || file.host_steps.is_empty() {
+        return None;
+    }
+    let steps: Vec<String> = file.host_steps.iter().map(ToString::to_string).collect();
+    Some(format!(
+        "{}: every node's clock moved at once, outside the lock's assumptions, \
+         so this run's {} violations prove nothing; run it again",
+        steps.join("; "),
+        verdict.violations.len()
+    ))
+}
+
+/// A note per step of the machine's wall clock during the run.
+pub(super) fn host_clock_notes(file: &HistoryFile) -> Vec<String> {
+    (file.host_steps.iter())
+        .map(|step| format!("{step} (every node's clock with it)"))
+        .collect()
 }
 
 /// Why a run with a lock-delay proves nothing about it: no holder vanished

@@ -45,6 +45,9 @@ pub(crate) struct Report {
     examples: Vec<Example>,
     leaked: Vec<String>,
     pub(crate) vacuous: Vec<String>,
+    /// Why the violations prove nothing: the machine's wall clock stepped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) void: Option<String>,
 }
 
 /// What the run's operator did (`--inspect-every`, `--force-release-every`).
@@ -168,6 +171,7 @@ impl Report {
             examples: examples(verdict, &ran.file.faults),
             leaked: ran.file.leaked.iter().map(ToString::to_string).collect(),
             vacuous: ran.vacuous.clone(),
+            void: ran.void.clone(),
         }
     }
 
@@ -359,6 +363,9 @@ impl Report {
         for why in &self.vacuous {
             let _ = writeln!(out, "VACUOUS       {why}");
         }
+        if let Some(why) = &self.void {
+            let _ = writeln!(out, "VOID          {why}");
+        }
         out
     }
 
@@ -368,10 +375,10 @@ impl Report {
             self.sessions,
             self.violation_total(),
             self.leaked.len(),
-            if self.vacuous.is_empty() {
-                ""
-            } else {
-                " vacuous"
+            match (&self.void, self.vacuous.is_empty()) {
+                (Some(_), _) => " void",
+                (None, false) => " vacuous",
+                (None, true) => "",
             }
         )
     }

@@ -39,6 +39,10 @@ impl std::fmt::Display for Session {
             ms(self.release),
             self.outcome
         )?;
+        // Which nodes granted it: an overlap's common voter is where to look.
+        if !self.voters.is_empty() {
+            write!(f, " voters {:?}", self.voters)?;
+        }
         f.write_str(" (times in ms)")
     }
 }
