@@ -192,35 +192,47 @@ impl Drop for DoneOnDrop {
     }
 }
 
-/// How many runs a scenario gets when its runs are void.
-const RUNS_IF_VOID: usize = 3;
+/// How many runs a scenario gets when its runs are void or vacuous.
+const RUNS: usize = 3;
 
 /// Runs a scenario and asserts it found nothing: `attempt` starts fresh
 /// nodes, runs, makes its own checks and hands back the verdict and the
-/// history. A run that found violations while the machine's wall clock
+/// history, or why the run proved nothing (`Err`: say, its fault never
+/// struck while a lock was held, which a loaded machine's scheduling can
+/// cause). A run that found violations while the machine's wall clock
 /// stepped (`History::host_steps`: a virtual machine restored from a
 /// snapshot moves every local node's clock at once, outside the lock's
-/// assumptions) is void, and runs again, up to three runs in all; a run
-/// with violations and no step fails at once.
+/// assumptions) is void. A void or vacuous run runs again, up to three
+/// runs in all; a run with violations and no step fails at once.
 pub async fn clean_run<F, Fut>(mut attempt: F)
 where
     F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = (Verdict, History)>,
+    Fut: std::future::Future<Output = Result<(Verdict, History), String>>,
 {
-    for run in 1..=RUNS_IF_VOID {
-        let (verdict, history) = attempt().await;
+    let mut why = Vec::new();
+    for run in 1..=RUNS {
+        let (verdict, history) = match attempt().await {
+            Ok(judged) => judged,
+            Err(vacuous) => {
+                eprintln!("run {run} of {RUNS} proved nothing: {vacuous}");
+                why.push(vacuous);
+                continue;
+            }
+        };
         let steps = history.host_steps();
         if verdict.is_ok() || steps.is_empty() {
             return assert_no_violations(&verdict, &history);
         }
         let steps: Vec<String> = steps.iter().map(ToString::to_string).collect();
-        eprintln!(
-            "run {run} of {RUNS_IF_VOID} is void: {} violations, and {}",
+        let void = format!(
+            "void: {} violations, and {}",
             verdict.violations.len(),
             steps.join("; ")
         );
+        eprintln!("run {run} of {RUNS} is {void}");
+        why.push(void);
     }
-    panic!("{RUNS_IF_VOID} runs in a row were void: the machine's wall clock keeps stepping");
+    panic!("none of {RUNS} runs proved anything:\n{}", why.join("\n"));
 }
 
 /// Asserts a clean verdict, printing every violation otherwise.
