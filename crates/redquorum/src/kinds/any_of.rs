@@ -9,7 +9,7 @@ use std::future::Future;
 
 use crate::error::Error;
 use crate::kinds::lock::Lock;
-use crate::redlock::Redlock;
+use crate::redlock::{Holders, Redlock};
 
 /// One pass over `count` candidates (a resource of `lock_any`, a slot of a
 /// semaphore), starting at a random one so that concurrent callers spread
@@ -112,7 +112,7 @@ impl Redlock {
         let keys: Vec<String> = resources.iter().map(|r| self.key(r.as_ref())).collect();
         // Over one resource it waits its turn as `lock` does; over several it
         // listens (wait/waiters.rs: a release of one may suit any waiter).
-        self.wait_for(keys.iter().map(String::as_str).collect(), true)
+        self.wait_for(keys.iter().map(String::as_str).collect(), Holders::One)
             .until_acquired(name, || self.try_lock_any(resources))
             .await
     }

@@ -22,7 +22,7 @@ use crate::kinds::leadership::Leadership;
 use crate::protocol::claim::Kind;
 use crate::protocol::keys;
 use crate::protocol::owner_info::OwnerInfo;
-use crate::redlock::Redlock;
+use crate::redlock::{Holders, Redlock};
 
 /// The election of one name.
 ///
@@ -193,7 +193,7 @@ impl Election {
     /// ```
     pub async fn campaign_waiting(&self, value: &str) -> Result<Leadership, Error> {
         self.redlock
-            .waiting(&self.name, true, || self.try_campaign(value))
+            .waiting(&self.name, Holders::One, || self.try_campaign(value))
             .await
     }
 

@@ -5,7 +5,7 @@ use crate::kinds::held_methods::held_methods;
 use crate::lease::held::Held;
 use crate::lease::ticket::Ticket;
 use crate::protocol::claim::Kind;
-use crate::redlock::Redlock;
+use crate::redlock::{Holders, Redlock};
 
 /// A lock held on a quorum of nodes until [`deadline`](Self::deadline).
 ///
@@ -173,7 +173,10 @@ impl Redlock {
     /// backoff, whichever comes first: a lost notification, or a hold that
     /// expired instead of being released, costs at most the backoff.
     /// Waiters on one resource in this process queue in FIFO order and only
-    /// the first contends, so a release costs one attempt, not one per waiter.
+    /// the first contends, so a release costs one attempt, not one per waiter;
+    /// callers that start waiting together send their first attempts one at
+    /// a time, and wait for the release of a hold one of them won instead
+    /// of trying against it.
     /// Every blocking acquire of every kind waits this way.
     ///
     /// # Errors
@@ -203,7 +206,7 @@ impl Redlock {
     /// # Ok(()) }
     /// ```
     pub async fn lock(&self, resource: &str) -> Result<Lock, Error> {
-        self.waiting(resource, true, || self.try_lock(resource))
+        self.waiting(resource, Holders::One, || self.try_lock(resource))
             .await
     }
 

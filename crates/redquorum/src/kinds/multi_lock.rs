@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::kinds::held_methods::held_methods;
 use crate::lease::held::Held;
 use crate::protocol::claim::Kind;
-use crate::redlock::Redlock;
+use crate::redlock::{Holders, Redlock};
 
 /// Several resources held together on a quorum until
 /// [`deadline`](Self::deadline): each excludes every other holder of that
@@ -128,7 +128,7 @@ impl Redlock {
         let keys: Vec<String> = names.iter().map(|name| self.key(name)).collect();
         // A set of one waits its turn as `lock` does; a larger set listens
         // (wait/waiters.rs: a release of one member may complete any waiter's set).
-        self.wait_for(keys.iter().map(String::as_str).collect(), true)
+        self.wait_for(keys.iter().map(String::as_str).collect(), Holders::One)
             .until_acquired(&names.join(", "), || self.try_lock_all(&names))
             .await
     }

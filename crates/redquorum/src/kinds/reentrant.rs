@@ -15,7 +15,7 @@ use crate::kinds::held_methods::held_methods;
 use crate::lease::held::Held;
 use crate::protocol::claim::Kind;
 use crate::protocol::token::OwnerToken;
-use crate::redlock::Redlock;
+use crate::redlock::{Holders, Redlock};
 
 /// An owner identity for reentrant locks.
 ///
@@ -189,7 +189,7 @@ impl ReentrantOwner {
     /// ```
     pub async fn lock(&self, resource: &str) -> Result<ReentrantLock, Error> {
         self.redlock
-            .waiting(resource, true, || self.try_lock(resource))
+            .waiting(resource, Holders::Several, || self.try_lock(resource))
             .await
     }
 }

@@ -21,7 +21,7 @@ use crate::lease::ticket::Ticket;
 use crate::protocol::claim::Kind;
 use crate::protocol::token::OwnerToken;
 use crate::quorum::drop_guard::DropGuard;
-use crate::redlock::Redlock;
+use crate::redlock::{Holders, Redlock};
 
 impl Redlock {
     /// Makes one attempt to take `resource` for reading (shared) on a quorum.
@@ -79,7 +79,7 @@ impl Redlock {
     /// # Ok(()) }
     /// ```
     pub async fn read_lock(&self, resource: &str) -> Result<ReadLock, Error> {
-        self.waiting(resource, false, || self.try_read_lock(resource))
+        self.waiting(resource, Holders::Shared, || self.try_read_lock(resource))
             .await
     }
 
@@ -159,7 +159,7 @@ impl Redlock {
             let (quorum, clear) = (Arc::clone(&quorum), Arc::clone(&clear));
             move || quorum.spawn_on_all(clear.release())
         });
-        let result = self.waiting(resource, true, attempt).await;
+        let result = self.waiting(resource, Holders::One, attempt).await;
         guard.disarm();
         if result.is_err() {
             let _ = quorum.release(&clear).await;

@@ -17,7 +17,7 @@ use crate::kinds::any_of;
 use crate::kinds::held_methods::held_methods;
 use crate::lease::held::Held;
 use crate::protocol::claim::Kind;
-use crate::redlock::Redlock;
+use crate::redlock::{Holders, Redlock};
 
 /// A counting semaphore of `K` permits on one name, across every process
 /// that uses the same nodes, name and `K`.
@@ -218,7 +218,7 @@ impl Semaphore {
         // the next release (one announced meanwhile is kept for it), or
         // after its backoff, which also covers a permit that expired.
         self.redlock
-            .waiting(&self.name, true, || self.try_acquire())
+            .waiting(&self.name, Holders::Several, || self.try_acquire())
             .await
     }
 }

@@ -244,7 +244,10 @@ impl Quorum {
         // waiter woken now sends its acquire behind it on the same
         // connections, so it lands after our release: a hand-off in about
         // one round trip instead of release + notification + acquire.
-        let (_, votes) = match futures::poll!(gather.as_mut()) {
+        let first_poll = futures::poll!(gather.as_mut());
+        // Sent: a caller of this process waiting to try may try now.
+        self.notifier.released_here(key);
+        let (_, votes) = match first_poll {
             Poll::Ready(answers) => answers,
             Poll::Pending => {
                 let joining = notifier.and_then(|n| n.released_locally(key, claim.token));

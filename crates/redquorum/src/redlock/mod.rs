@@ -20,6 +20,7 @@ use crate::protocol::keys::{self, ResourceKeys};
 use crate::protocol::token::OwnerToken;
 use crate::quorum::coordinator::{Grant, Quorum};
 use crate::wait::notify::Notifier;
+pub(crate) use crate::wait::retry::Holders;
 use crate::wait::retry::Wait;
 
 /// A handle to N independent Redis masters that takes distributed locks.
@@ -329,7 +330,7 @@ impl Redlock {
     pub(crate) async fn waiting<T, F, Fut>(
         &self,
         resource: &str,
-        exclusive: bool,
+        holders: Holders,
         attempt: F,
     ) -> Result<T, Error>
     where
@@ -337,18 +338,19 @@ impl Redlock {
         Fut: std::future::Future<Output = Result<T, Error>>,
     {
         let key = self.key(resource);
-        self.wait_for(vec![&key], exclusive)
+        self.wait_for(vec![&key], holders)
             .until_acquired(resource, attempt)
             .await
     }
 
     /// How a blocking acquire of `lock_keys` waits between attempts.
-    pub(crate) fn wait_for<'a>(&'a self, lock_keys: Vec<&'a str>, exclusive: bool) -> Wait<'a> {
+    pub(crate) fn wait_for<'a>(&'a self, lock_keys: Vec<&'a str>, holders: Holders) -> Wait<'a> {
         Wait {
             options: &self.options,
             notifier: self.quorum.notifier(),
             keys: lock_keys,
-            exclusive,
+            exclusive: holders != Holders::Shared,
+            one_holder: holders == Holders::One,
         }
     }
 

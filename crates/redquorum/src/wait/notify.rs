@@ -28,6 +28,7 @@ use crate::protocol::keys::{self, CHANNEL_PREFIX};
 use crate::protocol::token::OwnerToken;
 use crate::sync::lock;
 use crate::wait::channels;
+use crate::wait::first_try::{FirstTries, Passed};
 use crate::wait::waiters::{Joining, Lines, Waiter};
 
 /// How long an empty line (and its channel subscription) is kept. A waiter
@@ -43,6 +44,8 @@ const LINGER: Duration = Duration::from_secs(1);
 /// `Redlock` that does none of these never opens them.
 pub(crate) struct Notifier {
     shared: Arc<Shared>,
+    /// Exclusive waiters' first attempts on one key, one at a time.
+    first_tries: FirstTries,
     /// Taken by the subscription task when the connections are first opened.
     ops_rx: Mutex<Option<mpsc::UnboundedReceiver<Subscription>>>,
     started: OnceLock<Started>,
@@ -91,6 +94,7 @@ impl Notifier {
     ) -> Self {
         let (ops, ops_rx) = mpsc::unbounded_channel();
         Self {
+            first_tries: FirstTries::default(),
             shared: Arc::new(Shared {
                 subscribers,
                 quorum_of,
@@ -107,6 +111,18 @@ impl Notifier {
     /// Whether local waiters are lined up on `key` (or the line lingers).
     pub(crate) fn is_waited_on(&self, key: &str) -> bool {
         self.shared.lines.is_waited_on(key)
+    }
+
+    /// Waits (until `deadline`) for the turn to send the first attempt of
+    /// an exclusive waiter on `key` (wait/first_try.rs).
+    pub(crate) async fn first_try(&self, key: &str, deadline: Instant) -> Passed {
+        self.first_tries.pass(key, deadline).await
+    }
+
+    /// A hold of `key` from this process was released (sent): callers at
+    /// its first attempts' gate try instead of waiting for it.
+    pub(crate) fn released_here(&self, key: &str) {
+        self.first_tries.released(key);
     }
 
     /// Whether someone waits on `key` now: a release of it opens a hand-off window.

@@ -11,8 +11,24 @@ use std::time::Instant;
 use crate::error::Error;
 use crate::options::LockOptions;
 use crate::wait::backoff;
+use crate::wait::first_try::Passed;
 use crate::wait::notify::Notifier;
 use crate::wait::waiters::Waiter;
+
+/// Who may hold a lock key at once, as its blocking acquire sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Holders {
+    /// One hold at a time (the plain, write and any-of lock, a set of one,
+    /// a leadership): waiters take turns, and the first attempts of
+    /// callers starting together go one at a time (wait/first_try.rs).
+    One,
+    /// Several holds may be live, but waiters take turns (a semaphore's
+    /// permits; a reentrant owner's holds, which its next acquire joins).
+    Several,
+    /// Holds share (readers, sets of several): every release wakes every
+    /// waiter.
+    Shared,
+}
 
 /// What a blocking acquire waits on.
 #[derive(Debug)]
@@ -25,6 +41,9 @@ pub(crate) struct Wait<'a> {
     /// others (readers, and `lock_any` / `lock_all` over several keys) are
     /// all woken by a release.
     pub(crate) exclusive: bool,
+    /// One hold of the key at a time: a hold won here stands in the way of
+    /// every other caller of this process.
+    pub(crate) one_holder: bool,
 }
 
 impl Wait<'_> {
@@ -63,12 +82,36 @@ impl Wait<'_> {
         // Whether a release woke this waiter: it then tells the release when
         // its attempt is sent, so both leave in one call per node.
         let mut woken = false;
-        // If others already wait here for this lock, line up behind them
-        // rather than race them: fewer requests per hand-off.
-        if self.exclusive && self.keys.len() == 1 && self.notifier.is_waited_on(self.keys[0]) {
-            let line = self.notifier.waiter(&self.keys, true, deadline).await;
-            let pause = pause().min(left(Instant::now()));
-            woken = waiter.insert(line).wait(pause, deadline).await;
+        // The first attempt's turn at the key's gate (wait/first_try.rs).
+        let mut first_try = None;
+        if self.exclusive && self.keys.len() == 1 {
+            // If others already wait here for this lock, line up behind them
+            // rather than race them: fewer requests per hand-off. Else try
+            // one at a time with the callers starting now, and line up
+            // behind a hold one of them won.
+            let line_up = if self.notifier.is_waited_on(self.keys[0]) {
+                Some(None)
+            } else if !self.one_holder {
+                None
+            } else {
+                match self.notifier.first_try(self.keys[0], deadline).await {
+                    Passed::Try(turn) => {
+                        first_try = Some(turn);
+                        None
+                    }
+                    Passed::HeldHere(held) => Some(Some(held)),
+                    Passed::Late => None,
+                }
+            };
+            if let Some(held) = line_up {
+                let line = waiter.insert(self.notifier.waiter(&self.keys, true, deadline).await);
+                // Listening now: its release wakes this line, unless it came first.
+                if held.is_some_and(|held| held.still_held()) {
+                    line.expect_release();
+                }
+                let pause = pause().min(left(Instant::now()));
+                woken = line.wait(pause, deadline).await;
+            }
         }
         loop {
             let mut trying = std::pin::pin!(attempt());
@@ -82,6 +125,12 @@ impl Wait<'_> {
                 Poll::Ready(answer) => answer,
                 Poll::Pending => trying.await,
             };
+            // The next caller at the gate passes now, knowing whether it won.
+            if let Some(turn) = first_try.take() {
+                if answer.is_ok() {
+                    turn.won(Instant::now() + self.options.ttl);
+                }
+            }
             let error = match answer {
                 Ok(held) => {
                     if let Some(waiter) = waiter {

@@ -319,6 +319,15 @@ impl Waiter {
         }
     }
 
+    /// A hold of the line's key from this process is known to be live:
+    /// the head waits for its release instead of trying at once (as after
+    /// a head that won; wait/first_try.rs).
+    pub(crate) fn expect_release(&self) {
+        if self.exclusive {
+            self.joined[0].handed_over.store(true, Ordering::Release);
+        }
+    }
+
     /// The head woken by a release has sent its next attempt: the release
     /// that woke it may send its call now ([`Joining`]).
     pub(crate) fn attempt_sent(&self) {
