@@ -7,6 +7,7 @@ mod workload;
 
 use std::time::Duration;
 
+use redquorum::Redlock;
 use redquorum_harness::{Cluster, WorkloadConfig};
 use workload::{Setup, assert_no_violations};
 
@@ -23,7 +24,32 @@ async fn every_session_carries_the_tokens_its_acquire_tried() {
         drop_chance: 0.2,
         ..WorkloadConfig::default()
     };
-    let (history, verdict, ()) = setup.run(&config, |_, _, _| ()).await;
+    // A rival of another process (another Redlock) holds the name for
+    // longer than the clients wait: this process's callers do not try
+    // against their own holds (wait/first_try.rs), so without it a dropped
+    // acquire has seldom tried before it is cut, and none is refused.
+    let (history, verdict, ()) = setup
+        .run(&config, move |cluster, _, done| {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            runtime.block_on(async {
+                let rival = Redlock::builder()
+                    .nodes(cluster.urls())
+                    .ttl(ttl)
+                    .build()
+                    .expect("valid configuration");
+                while !done() {
+                    if let Ok(lock) = rival.try_lock("one").await {
+                        tokio::time::sleep(ttl * 2 / 3).await;
+                        lock.release().await.expect("release");
+                    }
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+            });
+        })
+        .await;
     assert_no_violations(&verdict, &history);
     let sessions = history.sessions();
     let granted: Vec<_> = sessions.iter().filter(|s| s.grant.is_some()).collect();

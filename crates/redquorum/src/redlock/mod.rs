@@ -3,6 +3,9 @@
 //! attempt observer) are in `derived.rs`.
 
 mod derived;
+mod holders;
+
+pub(crate) use holders::Holders;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,7 +23,6 @@ use crate::protocol::keys::{self, ResourceKeys};
 use crate::protocol::token::OwnerToken;
 use crate::quorum::coordinator::{Grant, Quorum};
 use crate::wait::notify::Notifier;
-pub(crate) use crate::wait::retry::Holders;
 use crate::wait::retry::Wait;
 
 /// A handle to N independent Redis masters that takes distributed locks.
@@ -349,8 +351,8 @@ impl Redlock {
             options: &self.options,
             notifier: self.quorum.notifier(),
             keys: lock_keys,
-            exclusive: holders != Holders::Shared,
-            one_holder: holders == Holders::One,
+            exclusive: holders.take_turns(),
+            one_holder: holders.one_holder(),
         }
     }
 

@@ -15,21 +15,6 @@ use crate::wait::first_try::Passed;
 use crate::wait::notify::Notifier;
 use crate::wait::waiters::Waiter;
 
-/// Who may hold a lock key at once, as its blocking acquire sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Holders {
-    /// One hold at a time (the plain, write and any-of lock, a set of one,
-    /// a leadership): waiters take turns, and the first attempts of
-    /// callers starting together go one at a time (wait/first_try.rs).
-    One,
-    /// Several holds may be live, but waiters take turns (a semaphore's
-    /// permits; a reentrant owner's holds, which its next acquire joins).
-    Several,
-    /// Holds share (readers, sets of several): every release wakes every
-    /// waiter.
-    Shared,
-}
-
 /// What a blocking acquire waits on.
 #[derive(Debug)]
 pub(crate) struct Wait<'a> {
