@@ -7,7 +7,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::audit_nudge::AuditNudge;
+use super::audit::AuditNudge;
 use super::host_clock::{self, HostClockStep};
 use super::runtime_lag::RuntimeLag;
 use super::session::Session;

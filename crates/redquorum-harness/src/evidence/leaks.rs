@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::audit_config::LockKeys;
+use super::audit::LockKeys;
 use crate::error::HarnessError;
 use crate::nodes::{Cluster, ShardedCluster};
 

@@ -5,7 +5,7 @@
 //! `session/`; a hold of a set as a hold of each name in
 //! `session/cover.rs`, its report line in `session/display.rs`; how each ended and how its holder behaved in
 //! `outcome.rs`; the [`Share`] its hold declared in `share.rs`), the
-//! [`KeyAudit`] (lock keys read on the nodes during the run), the leak
+//! [`KeyAudit`] (lock keys read on the nodes during the run, `audit/`), the leak
 //! check after it ([`leaks_after`], [`LeakedKey`]), the operator's calls
 //! ([`OperatorLog`], `operator_log.rs`) and the machine's wall clock
 //! stepping ([`HostClockStep`], `host_clock.rs`).
@@ -18,14 +18,8 @@
 //! never import `check` or `run`.
 
 mod audit;
-mod audit_config;
-mod audit_lives;
-mod audit_nudge;
-mod audit_read;
-mod backing;
 mod history;
 mod host_clock;
-mod key_life;
 mod leaks;
 mod operator_log;
 mod outcome;
@@ -33,13 +27,12 @@ mod runtime_lag;
 mod session;
 mod share;
 
-pub use audit::KeyAudit;
-pub use audit_config::{AuditConfig, LockKeys};
-pub use audit_nudge::AuditNudge;
-pub use backing::{AuditRead, AuditRound, Backing, CounterTrack, HoldTrack, SAME_EXPIRY, Seen};
+pub use audit::{
+    AuditConfig, AuditNudge, AuditRead, AuditRound, Backing, CounterTrack, HoldTrack, KeyAudit,
+    KeyLife, LockKeys, SAME_EXPIRY, Seen,
+};
 pub use history::History;
 pub use host_clock::{HostClockStep, STEP_RECORDED};
-pub use key_life::KeyLife;
 pub(crate) use leaks::sharded_lock_keys_after;
 pub use leaks::{LeakedKey, find_leaks, leaks_after, lock_keys_after};
 pub(crate) use operator_log::OPERATOR_GROUP;

@@ -19,7 +19,7 @@ use super::plan::TorturePlan;
 use super::store::ProtectedStore;
 use super::torture_lock::TortureLock;
 use super::torture_run::{
-    TortureRun, TortureStopped, host_clock_notes, lock_delay_untested, operator_untested,
+    TortureRun, TortureStopped, host_clock_notes, lag_note, lock_delay_untested, operator_untested,
     void_by_host_clock,
 };
 use super::workload::run_workload_groups;
@@ -341,32 +341,6 @@ fn date_keys(keys: &mut [KeyLife], sessions: &[Session], group_ttls: &[Duration]
             key.date_by(*ttl);
         }
     }
-}
-
-/// The report's note of the client runtimes' late wake-ups, if any.
-fn lag_note(lags: &[crate::evidence::RuntimeLag]) -> Vec<String> {
-    let (proxies, clients): (Vec<_>, Vec<_>) = lags.iter().partition(|lag| lag.node.is_some());
-    let line = |what: &str, lags: &[&crate::evidence::RuntimeLag]| {
-        let worst = lags.iter().max_by_key(|lag| lag.late)?;
-        let whose = match worst.node {
-            Some(node) => format!("group {}, node {node}", worst.group),
-            None => format!("group {}", worst.group),
-        };
-        Some(format!(
-            "{what} woke {} times {} ms or more late, at most {:.0} ms ({whose} at {:.1} s)",
-            lags.len(),
-            crate::lag_meter::LAG_RECORDED.as_millis(),
-            worst.late.as_secs_f64() * 1e3,
-            worst.at.as_secs_f64()
-        ))
-    };
-    [
-        line("client runtimes", &clients),
-        line("fault proxies", &proxies),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
 }
 
 #[cfg(test)]

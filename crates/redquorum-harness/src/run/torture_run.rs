@@ -1,6 +1,7 @@
 //! What a torture run left ([`TortureRun`]: the saved form, the verdict,
 //! what it exercised and why it may prove nothing), why one did not
-//! finish ([`TortureStopped`]), and a saved run checked again.
+//! finish ([`TortureStopped`]), a saved run checked again, and the notes a
+//! run adds to its report (late wake-ups, steps of the machine's clock).
 
 use std::fmt;
 use std::time::Duration;
@@ -137,6 +138,32 @@ pub(super) fn host_clock_notes(file: &HistoryFile) -> Vec<String> {
     (file.host_steps.iter())
         .map(|step| format!("{step} (every node's clock with it)"))
         .collect()
+}
+
+/// The report's note of the client runtimes' late wake-ups, if any.
+pub(super) fn lag_note(lags: &[crate::evidence::RuntimeLag]) -> Vec<String> {
+    let (proxies, clients): (Vec<_>, Vec<_>) = lags.iter().partition(|lag| lag.node.is_some());
+    let line = |what: &str, lags: &[&crate::evidence::RuntimeLag]| {
+        let worst = lags.iter().max_by_key(|lag| lag.late)?;
+        let whose = match worst.node {
+            Some(node) => format!("group {}, node {node}", worst.group),
+            None => format!("group {}", worst.group),
+        };
+        Some(format!(
+            "{what} woke {} times {} ms or more late, at most {:.0} ms ({whose} at {:.1} s)",
+            lags.len(),
+            crate::lag_meter::LAG_RECORDED.as_millis(),
+            worst.late.as_secs_f64() * 1e3,
+            worst.at.as_secs_f64()
+        ))
+    };
+    [
+        line("client runtimes", &clients),
+        line("fault proxies", &proxies),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// Why a run with a lock-delay proves nothing about it: no holder vanished

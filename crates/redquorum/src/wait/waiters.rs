@@ -28,10 +28,7 @@ use futures::FutureExt;
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
 use crate::sync::lock;
-
-/// How many recent release tokens a line remembers, to count each release
-/// once although every node sends its own copy.
-const RECENT: usize = 4;
+use crate::wait::recent::Recent;
 
 /// Every line of local waiters, by lock key.
 #[derive(Default)]
@@ -75,24 +72,6 @@ struct Line {
     recent: Mutex<Recent>,
     /// When the last waiter left (the line then lingers).
     idle_since: Mutex<Option<Instant>>,
-}
-
-#[derive(Default)]
-struct Recent {
-    tokens: [Option<Box<[u8]>>; RECENT],
-    next: usize,
-}
-
-impl Recent {
-    /// Records `token`; false when it was seen recently (another node's copy).
-    fn is_new(&mut self, token: &[u8]) -> bool {
-        if self.tokens.iter().flatten().any(|t| &t[..] == token) {
-            return false;
-        }
-        self.tokens[self.next] = Some(token.into());
-        self.next = (self.next + 1) % RECENT;
-        true
-    }
 }
 
 impl Line {

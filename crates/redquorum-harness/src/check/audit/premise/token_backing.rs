@@ -6,7 +6,7 @@
 //! that a quorum's counters do not hold is one the next holder's quorum
 //! can miss: it may get the same token, or a lower one.
 //!
-//! Checked from the key audit's fence counters (`evidence/backing.rs`,
+//! Checked from the key audit's fence counters (`evidence/audit/backing.rs`,
 //! `CounterTrack`): for each holder with a token, each node's first
 //! good read sent after the grant (the adapter reads the token before it
 //! reports the grant). A counter only rises, so a node whose read shows

@@ -1,6 +1,6 @@
 //! The premise rule (`unbacked`): while a client believes it holds, a
 //! majority of the nodes back it. Checked from the key audit's rounds
-//! (`evidence/backing.rs`), so a broken premise is found when it breaks,
+//! (`evidence/audit/backing.rs`), so a broken premise is found when it breaks,
 //! before (and whether or not) a second holder comes in to overlap it.
 //!
 //! A session's premise runs from its grant to the deadline it was given,

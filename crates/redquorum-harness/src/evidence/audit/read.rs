@@ -8,7 +8,7 @@ use std::collections::hash_map::Entry;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::audit_config::LockKeys;
+use super::config::LockKeys;
 use crate::nodes::{Cluster, Reply, RespConn, ShardedCluster};
 
 /// Reads `(key, owner, pttl)` triples of the matching lock keys. A string

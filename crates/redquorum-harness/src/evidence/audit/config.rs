@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::audit_nudge::AuditNudge;
+use super::nudge::AuditNudge;
 
 /// Which keys on the nodes are lock keys.
 ///

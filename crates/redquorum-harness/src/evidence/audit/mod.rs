@@ -13,8 +13,8 @@
 //!
 //! On cluster masters (`redis-cluster://`) a voter is a master: each read
 //! of it reads every shard primary it has now and counts only when all
-//! answered (`audit_read.rs`); the lives are kept in `audit_lives.rs`.
-//! What it reads is set in `audit_config.rs`, what it found is a
+//! answered (`read.rs`, `audit.lua`); the lives are kept in `lives.rs`.
+//! What it reads is set in `config.rs`, what it found is a
 //! [`KeyLife`] (`key_life.rs`).
 //!
 //! The key layout is the library's business: the audit takes the pattern of
@@ -31,12 +31,19 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::audit_config::AuditConfig;
-use super::audit_lives;
-use super::audit_read::Voters;
-use super::backing::Backing;
-use super::key_life::KeyLife;
+mod backing;
+mod config;
+mod key_life;
+mod lives;
+mod nudge;
+mod read;
+
 use crate::nodes::{Cluster, ShardedCluster};
+pub use backing::{AuditRead, AuditRound, Backing, CounterTrack, HoldTrack, SAME_EXPIRY, Seen};
+pub use config::{AuditConfig, LockKeys};
+pub use key_life::KeyLife;
+pub use nudge::AuditNudge;
+use read::Voters;
 
 /// A running audit; [`stop`](Self::stop) returns what it saw.
 ///
@@ -107,7 +114,7 @@ impl KeyAudit {
         let (flag, count) = (stop.clone(), rounds.clone());
         let thread = std::thread::Builder::new()
             .name("key-audit".into())
-            .spawn(move || audit_lives::run(voters, &config, &flag, &count))
+            .spawn(move || lives::run(voters, &config, &flag, &count))
             .ok();
         Self {
             stop,

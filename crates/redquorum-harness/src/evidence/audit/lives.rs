@@ -1,4 +1,4 @@
-//! The key audit's loop: read every voter (`audit_read.rs`) every few tens
+//! The key audit's loop: read every voter (`read.rs`) every few tens
 //! of milliseconds and keep each remembered (voter, key, owner)'s lives: a
 //! life ends at the first good read of its voter that no longer shows it
 //! (`gone`), and a later sighting starts another (`back_after`). A voter
@@ -10,10 +10,10 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use super::audit_config::AuditConfig;
-use super::audit_read::Voters;
 use super::backing::{AuditRead, Backing, BackingLog};
+use super::config::AuditConfig;
 use super::key_life::KeyLife;
+use super::read::Voters;
 
 /// Reads until `stop`, counting rounds in `rounds`; every life seen, by
 /// first sighting, and every round's backing.
