@@ -228,6 +228,10 @@ fn table(rows: &[Row], budget: Duration) -> String {
             (Some(_), true) => "yes".to_owned(),
             (Some(_), false) => "**NO**".to_owned(),
             (None, _) if row.checks.is_empty() && row.vacuous.is_empty() => "clean".to_owned(),
+            // It proved nothing (or its clock stepped): say why, not just that.
+            (None, _) if row.checks.is_empty() => {
+                format!("**FAILED**: vacuous ({})", row.vacuous.join("; "))
+            }
             (None, _) => "**FAILED**".to_owned(),
         };
         let _ = writeln!(
@@ -244,4 +248,37 @@ fn table(rows: &[Row], budget: Duration) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn control(checks: &str, vacuous: &[&str]) -> Row {
+        Row {
+            mutant: None,
+            recipe: "the default run",
+            caught: false,
+            first_s: None,
+            checks: checks.to_owned(),
+            wall_s: 60.0,
+            vacuous: vacuous.iter().map(|&why| why.to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_control_that_failed_says_whether_it_found_violations_or_proved_nothing() {
+        let budget = Duration::from_secs(60);
+        assert!(table(&[control("", &[])], budget).contains("| clean |"));
+        let violated = table(&[control("overlap 1", &[])], budget);
+        assert!(
+            violated.contains("| **FAILED** | - | overlap 1 |"),
+            "{violated}"
+        );
+        let vacuous = table(&[control("", &["no holder was paused"])], budget);
+        assert!(
+            vacuous.contains("| **FAILED**: vacuous (no holder was paused) |"),
+            "{vacuous}"
+        );
+    }
 }
