@@ -19,8 +19,8 @@ use super::plan::TorturePlan;
 use super::store::ProtectedStore;
 use super::torture_lock::TortureLock;
 use super::torture_run::{
-    TortureRun, TortureStopped, host_clock_notes, lag_note, lock_delay_untested, operator_untested,
-    void_by_host_clock,
+    TortureRun, TortureStopped, hand_overs_untested, host_clock_notes, lag_note,
+    lock_delay_untested, operator_untested, void_by_host_clock,
 };
 use super::workload::run_workload_groups;
 use crate::check::Exercised;
@@ -248,6 +248,11 @@ impl<L: TortureLock> TorturePlan<L> {
         vacuous.extend(unchecked);
         vacuous.extend(lock_delay_untested(&file));
         vacuous.extend(operator_untested(&file));
+        vacuous.extend(hand_overs_untested(
+            self.hand_over_chance,
+            self.duration,
+            &exercised,
+        ));
         let mut fault_errors = notes;
         fault_errors.extend(faults.errors);
         fault_errors.extend(faults.notes);

@@ -177,6 +177,20 @@ pub(super) fn lock_delay_untested(file: &HistoryFile) -> Option<String> {
     })
 }
 
+/// Why a run that hands holds over proves nothing about it: half a minute
+/// or more (about 40 hand-overs a minute in the default run) and not one
+/// hold handed over, so no adoption was judged.
+pub(super) fn hand_overs_untested(
+    chance: f64,
+    duration: Duration,
+    exercised: &Exercised,
+) -> Option<String> {
+    let long = duration >= Duration::from_secs(30);
+    (chance > 0.0 && long && exercised.hand_overs.handed == 0).then(|| {
+        "no hold was handed over as a lease ticket, so adoption was never tested".to_owned()
+    })
+}
+
 /// Why a run with an operator asked for proves nothing about its calls:
 /// no inspection named a holder, or no force-release ousted one (the
 /// default run's calls are not asked for). For a run and for its re-check.
@@ -196,4 +210,21 @@ pub(super) fn operator_untested(file: &HistoryFile) -> Vec<String> {
         );
     }
     untested
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_run_that_handed_nothing_over_is_vacuous_and_only_then() {
+        let none = Exercised::default();
+        let mut some = Exercised::default();
+        some.hand_overs.handed = 1;
+        let (long, short) = (Duration::from_secs(30), Duration::from_secs(29));
+        assert!(hand_overs_untested(0.3, long, &none).is_some());
+        assert!(hand_overs_untested(0.3, long, &some).is_none());
+        assert!(hand_overs_untested(0.3, short, &none).is_none());
+        assert!(hand_overs_untested(0.0, long, &none).is_none());
+    }
 }

@@ -44,9 +44,6 @@ fn default_run_for(mutant: Mutant) -> (&'static str, &'static [&'static str]) {
                 "500ms",
             ],
         ),
-        Mutant::AdoptUnchecked | Mutant::MoveSkipsANode | Mutant::MoveBackUnchecked => {
-            ("the default run with `--hand-overs`", &["--hand-overs"])
-        }
         Mutant::NewPrimaryVotesAtOnce | Mutant::NewPrimaryDefaultVotes => (
             "the default run on cluster masters (`--cluster 2`: slot migrations, failovers, lagging failovers)",
             &["--cluster", "2"],

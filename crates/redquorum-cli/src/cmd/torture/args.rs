@@ -135,10 +135,14 @@ pub(crate) struct TortureArgs {
     lock_delay: Option<Duration>,
     /// Holders hand holds over: 30% of the plain holds, when done, give
     /// their lease ticket to two adopters racing for it, and the checker
-    /// judges the adopters as holders (the default run, every kind at
-    /// once, only).
-    #[arg(long)]
+    /// judges the adopters as holders. On by default in the default run
+    /// (every kind at once); not with `--kind`.
+    #[arg(long, overrides_with = "no_hand_overs")]
     hand_overs: bool,
+    /// The default run without hand-overs: every plain hold is released by
+    /// its holder.
+    #[arg(long, overrides_with = "hand_overs")]
+    no_hand_overs: bool,
     /// An operator inspects a resource (in turn) every D, e.g. 20ms: the
     /// checker then requires that an inspection names only holders a quorum
     /// of its own answers held and none whose release a quorum confirmed,
@@ -326,11 +330,12 @@ pub(super) fn plan(nodes: &NodesArg, args: &TortureArgs) -> Result<Plan, String>
         // A quarter of the default run's sessions lock their client's own
         // name: uncontended holds, batched with the group's other calls.
         own_name_chance: if lock == Lock::Mixed { 0.25 } else { 0.0 },
-        // With --hand-overs, some holders hand their hold over to two
-        // adopters at once (plain holds only: the other kinds release).
+        // In the default run some holders hand their hold over to two
+        // adopters at once (plain holds only: the other kinds release), as
+        // a user moving a lock between tasks or processes does.
         // Under faults that may excuse a leftover hold on a node, a planted
         // bug of the move needs many hand-overs a minute to show.
-        hand_over_chance: if lock == Lock::Mixed && args.hand_overs {
+        hand_over_chance: if lock == Lock::Mixed && !args.no_hand_overs {
             0.3
         } else {
             0.0
@@ -382,3 +387,7 @@ fn mutant_name(args: &TortureArgs) -> Option<String> {
 fn mutant_name(_args: &TortureArgs) -> Option<String> {
     None
 }
+
+#[cfg(test)]
+#[path = "args_tests.rs"]
+mod tests;
