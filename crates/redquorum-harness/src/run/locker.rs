@@ -193,11 +193,12 @@ pub trait Locker: Send + Sync + 'static {
     }
 
     /// Runs this session outside the workload, when the locker decides
-    /// to: a holder in another process that the workload only watches (a
-    /// command under `redquorum exec`), returned as recorded on
-    /// `history`'s clock (the client fills in its client and group); its
-    /// critical section reads and writes `store`.
-    /// `None`, the default: the workload acquires, uses and releases
+    /// to: holders in other processes that the workload only watches (a
+    /// command under `redquorum exec`; a pipeline's `redquorum lock`, then
+    /// the `exec` that adopts its ticket), returned in order as recorded on
+    /// `history`'s clock (the client fills in its client and group); their
+    /// critical sections read and write `store`.
+    /// Empty, the default: the workload acquires, uses and releases
     /// itself.
     ///
     /// # Cancel safety
@@ -208,9 +209,9 @@ pub trait Locker: Send + Sync + 'static {
         resource: &str,
         history: &History,
         store: &ProtectedStore,
-    ) -> impl Future<Output = Option<Session>> + Send {
+    ) -> impl Future<Output = Vec<Session>> + Send {
         let _ = (resource, history, store);
-        async { None }
+        async { Vec::new() }
     }
 
     /// Ends the lock client once its group's clients are done, on the

@@ -65,15 +65,15 @@ impl Locker for GroupLocker {
         resource: &str,
         history: &History,
         store: &ProtectedStore,
-    ) -> Option<Session> {
+    ) -> Vec<Session> {
         if let Some(serve) = &self.serve {
             if let Some(session) = serve.session(resource, history, store).await {
-                return Some(session);
+                return vec![session];
             }
         }
         match &self.exec {
-            Some(exec) => exec.session(resource, history, store).await,
-            None => None,
+            Some(exec) => exec.sessions(resource, history, store).await,
+            None => Vec::new(),
         }
     }
 

@@ -2,7 +2,8 @@
 //! client group locks through now and then beside the library
 //! (`group_locker.rs`): a shell user's `redquorum exec`
 //! (`outside/exec_holder.rs`, the command it runs `exec_hold.rs`, what they
-//! say `exec_lines.rs` and `exec_left.rs`), and an HTTP client of
+//! say `exec_lines.rs` and `exec_left.rs`), a deploy pipeline's `redquorum
+//! lock` then `exec --ticket` (`outside/exec_pipeline.rs`), and an HTTP client of
 //! `redquorum serve` (`outside/serve_holder.rs`). What they share: how a
 //! refused attempt of another process is recorded, and the planted bug
 //! they pass on.
@@ -11,6 +12,7 @@ pub(crate) mod exec_hold;
 pub(crate) mod exec_holder;
 mod exec_left;
 mod exec_lines;
+mod exec_pipeline;
 pub(crate) mod serve_holder;
 
 use std::time::Duration;

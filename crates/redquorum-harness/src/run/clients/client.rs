@@ -65,14 +65,16 @@ impl<L: Locker> Client<L> {
                 config.resources[rng.gen_range(0..config.resources.len())].clone()
             };
             let holder = pick(&config.holders, rng.gen_range(0..total.max(1)));
-            if let Some(mut session) = self
+            let outside = self
                 .locker
                 .outside(resource, &self.history, &self.store)
-                .await
-            {
-                session.client = self.client;
-                session.group = self.group;
-                self.history.record(session);
+                .await;
+            if !outside.is_empty() {
+                for mut session in outside {
+                    session.client = self.client;
+                    session.group = self.group;
+                    self.history.record(session);
+                }
                 continue;
             }
             let start = self.history.now();

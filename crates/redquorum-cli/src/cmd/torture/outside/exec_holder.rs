@@ -41,15 +41,22 @@ use super::exec_left::{left_to_expire, unused_hold_owner};
 use super::exec_lines::{Line, instant_of};
 use super::{drawn, planted_bug, refused};
 
+/// A duration as this binary's options take it.
+pub(super) fn ms(d: Duration) -> String {
+    format!("{}ms", d.as_millis())
+}
+
 /// The kind an exec holder's session is recorded with.
 pub(crate) const KIND: &str = "exec";
 /// One session in this many of the exec group runs under `exec`: each is
 /// three process starts, so the run's other work still happens.
 const ONE_IN: u32 = 3;
+/// One of those in this many is a pipeline's (`exec_pipeline.rs`).
+const PIPELINE_ONE_IN: u32 = 3;
 
 /// How the command under `exec` holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Use {
+pub(super) enum Use {
     /// Reads, holds 0–50 ms, writes.
     Brief,
     /// Holds 1.5 TTL: `exec`'s watchdog extends under the faults, and stops
@@ -62,10 +69,13 @@ enum Use {
 /// A client group's exec holder.
 #[derive(Debug)]
 pub(crate) struct ExecHolder {
-    /// `redquorum --nodes .. -q exec ..` up to the resource.
-    exec: Vec<String>,
-    ttl: Duration,
-    rng: Mutex<rand::rngs::StdRng>,
+    /// `--nodes .. -q`: what every command of this binary it runs starts with.
+    pub(super) nodes: Vec<String>,
+    /// `--ttl .. --key-prefix ..` (and `--max-ttl`): `exec`'s lease.
+    lease: Vec<String>,
+    pub(super) ttl: Duration,
+    pub(super) prefix: String,
+    pub(super) rng: Mutex<rand::rngs::StdRng>,
     /// Names the report sockets apart.
     sessions: AtomicU64,
     group: usize,
@@ -82,51 +92,69 @@ impl ExecHolder {
         seed: u64,
         group: usize,
     ) -> Self {
-        let ms = |d: Duration| format!("{}ms", d.as_millis());
-        let mut exec = vec![
-            "--nodes".to_owned(),
-            urls.join(","),
-            "-q".to_owned(),
-            "exec".to_owned(),
+        let mut lease = vec![
             "--ttl".to_owned(),
-            ms(ttl),
-            // Longer than the library clients' TTL / 2: `exec`'s own retry
-            // pace loses most races against them.
-            "--wait".to_owned(),
             ms(ttl),
             "--key-prefix".to_owned(),
             prefix.to_owned(),
         ];
         if let Some(max_ttl) = max_ttl {
-            exec.extend(["--max-ttl".to_owned(), ms(max_ttl)]);
+            lease.extend(["--max-ttl".to_owned(), ms(max_ttl)]);
         }
         Self {
-            exec,
+            nodes: vec!["--nodes".to_owned(), urls.join(","), "-q".to_owned()],
+            lease,
             ttl,
+            prefix: prefix.to_owned(),
             rng: Mutex::new(rand::rngs::StdRng::seed_from_u64(seed)),
             sessions: AtomicU64::new(0),
             group,
         }
     }
 
-    /// Whether this session goes through `exec`, and how it holds.
-    fn draw(&self) -> Option<(Use, Duration)> {
+    /// Whether this session goes through `exec`, how it holds, and
+    /// whether a pipeline's `redquorum lock` takes the lock first.
+    fn draw(&self) -> Option<(Use, Duration, bool)> {
         let mut rng = drawn(&self.rng, ONE_IN)?;
-        Some(match rng.gen_range(0..3) {
+        let (how, hold) = match rng.gen_range(0..3) {
             0 => (Use::Long, self.ttl * 3 / 2),
             1 => (Use::KillsGuard, self.ttl / 4),
             _ => (Use::Brief, Duration::from_millis(rng.gen_range(0..=50))),
-        })
+        };
+        Some((how, hold, rng.gen_range(0..PIPELINE_ONE_IN) == 0))
     }
 
-    /// One session under `exec`, when drawn.
-    pub(crate) async fn session(
+    /// The sessions of `exec` (and of the `lock` before it, in a
+    /// pipeline), when drawn; none otherwise.
+    pub(crate) async fn sessions(
         &self,
         resource: &str,
         history: &History,
         store: &ProtectedStore,
-    ) -> Option<Session> {
-        let (how, hold) = self.draw()?;
+    ) -> Vec<Session> {
+        match self.draw() {
+            None => Vec::new(),
+            Some((how, hold, false)) => {
+                vec![
+                    self.session(resource, history, store, how, hold, None)
+                        .await,
+                ]
+            }
+            Some((how, hold, true)) => self.pipeline(resource, history, store, how, hold).await,
+        }
+    }
+
+    /// One session under `exec`: taking the lock (waiting up to a TTL), or
+    /// adopting `ticket`.
+    pub(super) async fn session(
+        &self,
+        resource: &str,
+        history: &History,
+        store: &ProtectedStore,
+        how: Use,
+        hold: Duration,
+        ticket: Option<&str>,
+    ) -> Session {
         let socket = std::env::temp_dir().join(format!(
             "redquorum-torture-{}-{}-{}.sock",
             std::process::id(),
@@ -140,7 +168,15 @@ impl ExecHolder {
             // and the session counted as refused, `hung`.
             Ok(listener) => tokio::time::timeout(
                 self.ttl * 10,
-                self.run(resource, history, store, &socket, listener, how, hold),
+                self.run(
+                    resource,
+                    history,
+                    store,
+                    &socket,
+                    listener,
+                    (how, hold),
+                    ticket,
+                ),
             )
             .await
             // Dropped, the `exec` is killed (`kill_on_drop`): it ends now.
@@ -148,7 +184,7 @@ impl ExecHolder {
             Err(_) => refused(KIND, resource, start, "other", history.now()),
         };
         let _ = std::fs::remove_file(&socket);
-        Some(session)
+        session
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -159,16 +195,22 @@ impl ExecHolder {
         store: &ProtectedStore,
         socket: &Path,
         listener: UnixListener,
-        how: Use,
-        hold: Duration,
+        (how, hold): (Use, Duration),
+        ticket: Option<&str>,
     ) -> Session {
         let start = history.now();
         let Ok(me) = std::env::current_exe() else {
             return refused(KIND, resource, start, "other", history.now());
         };
         let mut command = tokio::process::Command::new(&me);
+        command.args(&self.nodes).arg("exec").args(&self.lease);
+        match ticket {
+            Some(ticket) => command.args(["--ticket", ticket]),
+            // Longer than the library clients' TTL / 2: `exec`'s own retry
+            // pace loses most races against them.
+            None => command.args(["--wait", &ms(self.ttl)]),
+        };
         command
-            .args(&self.exec)
             .arg(resource)
             .arg("--")
             .arg(&me)
@@ -261,6 +303,8 @@ impl ExecHolder {
                 let why = match code {
                     Some(75) => "contended",
                     Some(69) => "unavailable",
+                    // The ticket's hold was gone: nothing ran.
+                    Some(70) if ticket.is_some() => "not-held",
                     _ => "other",
                 };
                 refused(KIND, resource, start, why, exited)
