@@ -32,6 +32,16 @@ fn refused(kind: &str, resource: &str, start: Duration, why: &str, ended: Durati
     session
 }
 
+/// Why a command of this binary that took no lock was refused, by its
+/// exit status (75 still held after its wait, 69 too few nodes).
+fn refusal(code: Option<i32>) -> &'static str {
+    match code {
+        Some(75) => "contended",
+        Some(69) => "unavailable",
+        _ => "other",
+    }
+}
+
 /// The seeded draws of a holder group in another process: `None` for the
 /// sessions that do not go through it (all but one in `one_in`), else the
 /// generator, to draw how this one holds.

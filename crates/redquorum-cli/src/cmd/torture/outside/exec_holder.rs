@@ -39,7 +39,7 @@ use tokio::net::UnixListener;
 use super::exec_hold::SUBCOMMAND;
 use super::exec_left::{left_to_expire, unused_hold_owner};
 use super::exec_lines::{Line, instant_of};
-use super::{drawn, planted_bug, refused};
+use super::{drawn, planted_bug, refusal, refused};
 
 /// A duration as this binary's options take it.
 pub(super) fn ms(d: Duration) -> String {
@@ -301,11 +301,9 @@ impl ExecHolder {
             }
             _ => {
                 let why = match code {
-                    Some(75) => "contended",
-                    Some(69) => "unavailable",
                     // The ticket's hold was gone: nothing ran.
                     Some(70) if ticket.is_some() => "not-held",
-                    _ => "other",
+                    _ => refusal(code),
                 };
                 refused(KIND, resource, start, why, exited)
             }

@@ -24,7 +24,7 @@ use redquorum::Ticket;
 use redquorum_harness::{History, Outcome, ProtectedStore, Session};
 
 use super::exec_holder::{ExecHolder, Use, ms};
-use super::{planted_bug, refused};
+use super::{planted_bug, refusal, refused};
 
 /// The kind the lock step's session is recorded with.
 const KIND: &str = "lock";
@@ -53,14 +53,7 @@ impl ExecHolder {
         let ticket = stdout.trim();
         let owner = match (code, ticket.parse::<Ticket>()) {
             (Some(0), Ok(parsed)) => parsed.owner().to_string(),
-            _ => {
-                let why = match code {
-                    Some(75) => "contended",
-                    Some(69) => "unavailable",
-                    _ => "other",
-                };
-                return vec![refused(KIND, resource, start, why, locked)];
-            }
+            _ => return vec![refused(KIND, resource, start, refusal(code), locked)],
         };
         let mut lock = Session::granted(0, resource, &owner, start, locked, locked);
         lock.kind = KIND.to_owned();
