@@ -66,6 +66,11 @@ pub struct RunInfo {
     /// ([`OperatorPace::by_default`](crate::OperatorPace::by_default)).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub operator_by_default: bool,
+    /// Holds were handed over as lease tickets to adopters
+    /// ([`WorkloadConfig::hand_over_chance`](crate::WorkloadConfig::hand_over_chance)
+    /// above 0): then some must have been.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub hand_overs: bool,
     /// The lock kind the clients took (the library's name for it; empty:
     /// not recorded, as in histories from before the field).
     pub lock_kind: String,
@@ -107,6 +112,7 @@ impl Default for RunInfo {
             inspect_every_ms: None,
             force_release_every_ms: None,
             operator_by_default: false,
+            hand_overs: false,
             seed: 0,
             clock_off: Vec::new(),
         }

@@ -369,6 +369,7 @@ impl<L> TorturePlan<L> {
             inspect_every_ms: ms(self.operator.inspect_every),
             force_release_every_ms: ms(self.operator.force_release_every),
             operator_by_default: self.operator.by_default,
+            hand_overs: self.hand_over_chance > 0.0,
             lock_kind,
             seed: self.seed,
             clock_off: self.clock_off(),

@@ -248,11 +248,7 @@ impl<L: TortureLock> TorturePlan<L> {
         vacuous.extend(unchecked);
         vacuous.extend(lock_delay_untested(&file));
         vacuous.extend(operator_untested(&file));
-        vacuous.extend(hand_overs_untested(
-            self.hand_over_chance,
-            self.duration,
-            &exercised,
-        ));
+        vacuous.extend(hand_overs_untested(&file, &exercised));
         let mut fault_errors = notes;
         fault_errors.extend(faults.errors);
         fault_errors.extend(faults.notes);

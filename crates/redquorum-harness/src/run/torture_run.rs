@@ -84,6 +84,7 @@ impl TortureRun {
         let mut vacuous = exercised.vacuous(duration, &kinds, &[]);
         vacuous.extend(lock_delay_untested(&file));
         vacuous.extend(operator_untested(&file));
+        vacuous.extend(hand_overs_untested(&file, &exercised));
         let elapsed = file
             .sessions
             .iter()
@@ -140,7 +141,8 @@ pub(super) fn host_clock_notes(file: &HistoryFile) -> Vec<String> {
         .collect()
 }
 
-/// The report's note of the client runtimes' late wake-ups, if any.
+/// The report's notes of the client runtimes' and the fault proxies' late
+/// wake-ups, if any.
 pub(super) fn lag_note(lags: &[crate::evidence::RuntimeLag]) -> Vec<String> {
     let (proxies, clients): (Vec<_>, Vec<_>) = lags.iter().partition(|lag| lag.node.is_some());
     let line = |what: &str, lags: &[&crate::evidence::RuntimeLag]| {
@@ -179,14 +181,11 @@ pub(super) fn lock_delay_untested(file: &HistoryFile) -> Option<String> {
 
 /// Why a run that hands holds over proves nothing about it: half a minute
 /// or more (about 40 hand-overs a minute in the default run) and not one
-/// hold handed over, so no adoption was judged.
-pub(super) fn hand_overs_untested(
-    chance: f64,
-    duration: Duration,
-    exercised: &Exercised,
-) -> Option<String> {
-    let long = duration >= Duration::from_secs(30);
-    (chance > 0.0 && long && exercised.hand_overs.handed == 0).then(|| {
+/// hold handed over, so no adoption was judged. For a run and for its
+/// re-check.
+pub(super) fn hand_overs_untested(file: &HistoryFile, exercised: &Exercised) -> Option<String> {
+    let long = file.info.duration_ms >= 30_000;
+    (file.info.hand_overs && long && exercised.hand_overs.handed == 0).then(|| {
         "no hold was handed over as a lease ticket, so adoption was never tested".to_owned()
     })
 }
@@ -216,15 +215,28 @@ pub(super) fn operator_untested(file: &HistoryFile) -> Vec<String> {
 mod tests {
     use super::*;
 
+    /// A saved run of `duration_ms` that did or did not hand holds over.
+    fn run(hand_overs: bool, duration_ms: u64) -> HistoryFile {
+        let mut file = HistoryFile::default();
+        (file.info.hand_overs, file.info.duration_ms) = (hand_overs, duration_ms);
+        file
+    }
+
     #[test]
     fn a_long_run_that_handed_nothing_over_is_vacuous_and_only_then() {
         let none = Exercised::default();
         let mut some = Exercised::default();
         some.hand_overs.handed = 1;
-        let (long, short) = (Duration::from_secs(30), Duration::from_secs(29));
-        assert!(hand_overs_untested(0.3, long, &none).is_some());
-        assert!(hand_overs_untested(0.3, long, &some).is_none());
-        assert!(hand_overs_untested(0.3, short, &none).is_none());
-        assert!(hand_overs_untested(0.0, long, &none).is_none());
+        assert!(hand_overs_untested(&run(true, 30_000), &none).is_some());
+        assert!(hand_overs_untested(&run(true, 30_000), &some).is_none());
+        assert!(hand_overs_untested(&run(true, 29_999), &none).is_none());
+        assert!(hand_overs_untested(&run(false, 30_000), &none).is_none());
+        // Its re-check says the same.
+        let recheck = TortureRun::recheck(run(true, 60_000));
+        assert!(
+            (recheck.vacuous.iter()).any(|why| why.starts_with("no hold was handed over")),
+            "{:?}",
+            recheck.vacuous
+        );
     }
 }
