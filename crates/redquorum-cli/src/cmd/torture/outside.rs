@@ -17,7 +17,7 @@ pub(crate) mod serve_holder;
 
 use std::time::Duration;
 
-use redquorum_harness::Session;
+use redquorum_harness::{Outcome, Session};
 
 /// A session of `kind` that another process was refused, its attempt
 /// `ended` when the torture learned so. Its attempts ran in that process,
@@ -29,6 +29,20 @@ fn refused(kind: &str, resource: &str, start: Duration, why: &str, ended: Durati
     session.kind = kind.to_owned();
     session.deadline_unseen = true;
     session.ended = Some(ended);
+    session
+}
+
+/// A hold another process took and used for nothing, until `at` (when
+/// that process exited or handed it over): a session that claims no
+/// time, recorded so that its keys have an owner, its deadline unseen
+/// (that process kept it).
+fn unused_hold(kind: &str, resource: &str, owner: &str, start: Duration, at: Duration) -> Session {
+    let mut session = Session::granted(0, resource, owner, start, at, at);
+    session.kind = kind.to_owned();
+    session.deadline_unseen = true;
+    (session.write_start, session.write_end) = (None, None);
+    session.outcome = Outcome::Abandoned;
+    session.ended = Some(at);
     session
 }
 

@@ -39,7 +39,7 @@ use tokio::net::UnixListener;
 use super::exec_hold::SUBCOMMAND;
 use super::exec_left::{left_to_expire, unused_hold_owner};
 use super::exec_lines::{Line, instant_of};
-use super::{drawn, planted_bug, refusal, refused};
+use super::{drawn, planted_bug, refusal, refused, unused_hold};
 
 /// A duration as this binary's options take it.
 pub(super) fn ms(d: Duration) -> String {
@@ -54,9 +54,16 @@ const ONE_IN: u32 = 3;
 /// One of those in this many is a pipeline's (`exec_pipeline.rs`).
 const PIPELINE_ONE_IN: u32 = 3;
 
+/// What the command under `exec` does: how it holds, and for how long.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Job {
+    how: Use,
+    hold: Duration,
+}
+
 /// How the command under `exec` holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Use {
+enum Use {
     /// Reads, holds 0–50 ms, writes.
     Brief,
     /// Holds 1.5 TTL: `exec`'s watchdog extends under the faults, and stops
@@ -114,14 +121,14 @@ impl ExecHolder {
 
     /// Whether this session goes through `exec`, how it holds, and
     /// whether a pipeline's `redquorum lock` takes the lock first.
-    fn draw(&self) -> Option<(Use, Duration, bool)> {
+    fn draw(&self) -> Option<(Job, bool)> {
         let mut rng = drawn(&self.rng, ONE_IN)?;
         let (how, hold) = match rng.gen_range(0..3) {
             0 => (Use::Long, self.ttl * 3 / 2),
             1 => (Use::KillsGuard, self.ttl / 4),
             _ => (Use::Brief, Duration::from_millis(rng.gen_range(0..=50))),
         };
-        Some((how, hold, rng.gen_range(0..PIPELINE_ONE_IN) == 0))
+        Some((Job { how, hold }, rng.gen_range(0..PIPELINE_ONE_IN) == 0))
     }
 
     /// The sessions of `exec` (and of the `lock` before it, in a
@@ -134,13 +141,8 @@ impl ExecHolder {
     ) -> Vec<Session> {
         match self.draw() {
             None => Vec::new(),
-            Some((how, hold, false)) => {
-                vec![
-                    self.session(resource, history, store, how, hold, None)
-                        .await,
-                ]
-            }
-            Some((how, hold, true)) => self.pipeline(resource, history, store, how, hold).await,
+            Some((job, false)) => vec![self.session(resource, history, store, job, None).await],
+            Some((job, true)) => self.pipeline(resource, history, store, job).await,
         }
     }
 
@@ -151,8 +153,7 @@ impl ExecHolder {
         resource: &str,
         history: &History,
         store: &ProtectedStore,
-        how: Use,
-        hold: Duration,
+        job: Job,
         ticket: Option<&str>,
     ) -> Session {
         let socket = std::env::temp_dir().join(format!(
@@ -168,15 +169,7 @@ impl ExecHolder {
             // and the session counted as refused, `hung`.
             Ok(listener) => tokio::time::timeout(
                 self.ttl * 10,
-                self.run(
-                    resource,
-                    history,
-                    store,
-                    &socket,
-                    listener,
-                    (how, hold),
-                    ticket,
-                ),
+                self.run(resource, history, store, &socket, listener, job, ticket),
             )
             .await
             // Dropped, the `exec` is killed (`kill_on_drop`): it ends now.
@@ -195,7 +188,7 @@ impl ExecHolder {
         store: &ProtectedStore,
         socket: &Path,
         listener: UnixListener,
-        (how, hold): (Use, Duration),
+        Job { how, hold }: Job,
         ticket: Option<&str>,
     ) -> Session {
         let start = history.now();
@@ -290,14 +283,9 @@ impl ExecHolder {
             // Granted, but no command ran (at risk at once, no token): a
             // hold that claims no time, recorded for its keys' owner.
             _ if unused_hold_owner(&stderr).is_some() => {
-                let owner = unused_hold_owner(&stderr).unwrap_or_default();
-                let mut session = Session::granted(0, resource, owner, start, exited, exited);
-                session.kind = KIND.to_owned();
                 // Held in `exec`'s own process, which ended with its release.
-                session.deadline_unseen = true;
-                (session.write_start, session.write_end) = (None, None);
-                session.outcome = Outcome::Abandoned;
-                session
+                let owner = unused_hold_owner(&stderr).unwrap_or_default();
+                unused_hold(KIND, resource, owner, start, exited)
             }
             _ => {
                 let why = match code {

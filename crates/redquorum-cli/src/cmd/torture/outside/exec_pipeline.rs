@@ -18,27 +18,25 @@
 //!   failed: `exec` exits 70 and runs nothing) to the leak check.
 
 use std::process::Stdio;
-use std::time::Duration;
 
 use redquorum::Ticket;
-use redquorum_harness::{History, Outcome, ProtectedStore, Session};
+use redquorum_harness::{History, ProtectedStore, Session};
 
-use super::exec_holder::{ExecHolder, Use, ms};
-use super::{planted_bug, refusal, refused};
+use super::exec_holder::{ExecHolder, Job, ms};
+use super::{planted_bug, refusal, refused, unused_hold};
 
 /// The kind the lock step's session is recorded with.
 const KIND: &str = "lock";
 
 impl ExecHolder {
     /// The two steps' sessions: `lock`'s, then (when it printed a ticket)
-    /// the adopting `exec`'s, whose command holds as `how` for `hold`.
+    /// the adopting `exec`'s, whose command does `job`.
     pub(super) async fn pipeline(
         &self,
         resource: &str,
         history: &History,
         store: &ProtectedStore,
-        how: Use,
-        hold: Duration,
+        job: Job,
     ) -> Vec<Session> {
         let start = history.now();
         // Bounded as `exec` is: a step that has not ended by then is
@@ -55,13 +53,9 @@ impl ExecHolder {
             (Some(0), Ok(parsed)) => parsed.owner().to_string(),
             _ => return vec![refused(KIND, resource, start, refusal(code), locked)],
         };
-        let mut lock = Session::granted(0, resource, &owner, start, locked, locked);
-        lock.kind = KIND.to_owned();
-        lock.deadline_unseen = true;
-        (lock.write_start, lock.write_end) = (None, None);
-        lock.outcome = Outcome::Abandoned;
-        lock.ended = Some(locked);
-        let mut exec = (self.session(resource, history, store, how, hold, Some(ticket))).await;
+        // Handed over when `lock` exited with the ticket.
+        let lock = unused_hold(KIND, resource, &owner, start, locked);
+        let mut exec = (self.session(resource, history, store, job, Some(ticket))).await;
         exec.adopted_from = Some(owner);
         vec![lock, exec]
     }
