@@ -43,7 +43,9 @@ async fn every_session_carries_the_tokens_its_acquire_tried() {
                 while !done() {
                     if let Ok(lock) = rival.try_lock("one").await {
                         tokio::time::sleep(ttl * 2 / 3).await;
-                        lock.release().await.expect("release");
+                        // Best effort: a release that fails leaves the
+                        // rival's key to its TTL, which only delays the clients.
+                        let _ = lock.release().await;
                     }
                     tokio::time::sleep(Duration::from_millis(200)).await;
                 }

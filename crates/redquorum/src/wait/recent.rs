@@ -5,8 +5,8 @@
 /// once although every node sends its own copy.
 const RECENT: usize = 4;
 
-#[derive(Default)]
 /// The last [`RECENT`] release tokens seen, oldest overwritten first.
+#[derive(Default)]
 pub(crate) struct Recent {
     tokens: [Option<Box<[u8]>>; RECENT],
     next: usize,
