@@ -39,8 +39,13 @@ fn a_removal_may_land_as_much_later_as_the_holds_on_its_path_kept_it() {
     assert_eq!(found(&[held(Some(0), 1, 1500, 2700)]), 1);
     assert_eq!(found(&[held(Some(0), 0, 100, 900)]), 1);
     assert_eq!(found(&[held(Some(0), 0, 2100, 2700)]), 1);
-    // Only as long as was measured: a hold over at 2400 does not cover 2600.
-    assert_eq!(found(&[held(Some(0), 0, 1500, 2400)]), 1);
+    // Only as long as was measured and the catch-up after it: a hold over
+    // at 2400 covers 2600, not 3000.
+    assert_eq!(found(&[held(Some(0), 0, 1500, 2400)]), 0);
+    assert_eq!(
+        orphans_with_lags(key_of_x(3000), sessions, &[held(Some(0), 0, 1500, 2400)]),
+        1
+    );
     // A dropped release leaves the key to its TTL, past any such hold.
     assert_eq!(
         orphans_with_lags(key_of_x(4000), sessions, &[held(Some(0), 0, 1500, 2700)]),
@@ -55,7 +60,22 @@ fn an_unwound_attempts_key_may_wait_out_the_holds_on_its_path() {
     let found = |lags: &[RuntimeLag]| orphans_with_lags(unwound(100, 3000), &late, lags);
     assert_eq!(found(&[]), 1);
     assert_eq!(found(&[held(Some(0), 0, 2000, 3100)]), 0);
-    assert_eq!(found(&[held(Some(0), 0, 2000, 2800)]), 1);
+    // Over at 2400: forwarded by 2900, the catch-up after it.
+    assert_eq!(found(&[held(Some(0), 0, 2000, 2400)]), 1);
+}
+
+#[test]
+fn a_proxy_back_from_a_long_hold_forwards_its_backlog_within_the_catch_up() {
+    // The seed-3 control of 2026-12-07: an unwind due at 1500 ms (its
+    // attempt's end) waited in the proxy in front of node 0, held from 1300
+    // to 2600 ms on a starved machine; the key was last seen 230 ms after
+    // the proxy woke. Before the catch-up, an orphan; a key still there
+    // [`CATCH_UP`](path_lag::CATCH_UP) after the wake is one still.
+    let late = [refused("r", 50, Some(1500))];
+    let proxy = [held(Some(0), 0, 1300, 2600)];
+    assert_eq!(orphans_with_lags(unwound(100, 2830), &late, &proxy), 0);
+    assert_eq!(orphans_with_lags(unwound(100, 3200), &late, &proxy), 1);
+    assert_eq!(orphans_with_lags(unwound(100, 2830), &late, &[]), 1);
 }
 
 #[test]
