@@ -365,6 +365,7 @@ fn check_hold_lives(
         operator: by_time::calls(evidence.operator),
         clock_off: evidence.clock_off,
         moves_back: &moves_back,
+        lags: evidence.lags,
     };
     for key in evidence.keys {
         let Some(owner) = owners.get(key.owner.as_str()) else {

@@ -61,7 +61,8 @@ use std::time::Duration;
 
 use crate::check::by_time::ByTime;
 use crate::check::lock_delay::{DRIFT, FIXED};
-use crate::evidence::{KeyLife, OperatorAction, OperatorCall, Session};
+use super::orphan::path_lag::holds_back_write;
+use crate::evidence::{KeyLife, OperatorAction, OperatorCall, RuntimeLag, Session};
 use crate::faults::{FaultEvent, FaultKind};
 
 /// What the rules read besides the holds and their owners.
@@ -80,6 +81,9 @@ pub(crate) struct HoldContext<'a> {
     pub clock_off: &'a [usize],
     /// The failed adoptions of each owner's lease ticket (start, end).
     pub moves_back: &'a MovesBack<'a>,
+    /// When client runtimes and fault proxies woke late: a move back held
+    /// in a starved proxy lands when it wakes (`orphan/path_lag.rs`).
+    pub lags: &'a [RuntimeLag],
 }
 
 /// The failed adoptions of each owner's lease ticket (start, end, the
@@ -170,7 +174,9 @@ impl HoldContext<'_> {
     /// between the read at `absent` that missed the hold on `node` and its
     /// return at `back`: it moved the hold back. Its move back to `node`
     /// may land later, by the slack after a fault there that held commands
-    /// or their answers back while it ran (for the adopter's group) healed.
+    /// or their answers back while it ran (for the adopter's group) healed,
+    /// or after the adopter's group's proxy to `node`, held by a starved
+    /// machine while it ran, woke (`path_lag::holds_back_write`).
     fn moved_back(&self, owner: &Session, node: usize, absent: Duration, back: Duration) -> bool {
         let held_until = |(start, end, group): (Duration, Duration, usize)| {
             (self.faults.overlapping(start, end))
@@ -180,9 +186,14 @@ impl HoldContext<'_> {
                 .map(|f| f.end + f.held_answers.unwrap_or_default())
                 .fold(end, Duration::max)
         };
+        let in_a_held_proxy = |(start, end, group): (Duration, Duration, usize)| {
+            holds_back_write(self.lags, node, Some(group), (start, end), back, self.slack)
+        };
         (self.moves_back.get(owner.owner.as_str())).is_some_and(|spans| {
-            (spans.iter())
-                .any(|&span| span.0 <= back + self.slack && held_until(span) + self.slack >= absent)
+            spans.iter().any(|&span| {
+                span.0 <= back + self.slack
+                    && (held_until(span) + self.slack >= absent || in_a_held_proxy(span))
+            })
         })
     }
 

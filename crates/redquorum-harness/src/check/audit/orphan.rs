@@ -55,7 +55,7 @@
 //! process exited (its `ended`): its recorded release is its command's last
 //! step, and `exec` releases after it.
 
-mod path_lag;
+pub(crate) mod path_lag;
 
 use std::collections::HashMap;
 use std::time::Duration;

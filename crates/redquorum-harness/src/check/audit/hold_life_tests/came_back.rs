@@ -180,3 +180,40 @@ fn a_move_back_a_fault_held_on_its_way_is_not_a_return() {
     // No fault: the move back was over by the adoption's end and slack.
     assert!(judged(&[]));
 }
+
+/// So is a proxy the machine starved: its thread held from before the
+/// adoption ended until well after, then forwarding the move back. Seen
+/// (a control of 2026-12-07, fifth session): a failed adoption over by
+/// 37 997 ms whose move back reached node 3 at about 40.15 s, when group
+/// 0's proxy for node 3 woke 2 354 ms late; the read at 40 092 ms had
+/// missed the hold. A hold on another node's proxy, another group's, or
+/// one begun after the adoption ended excuses nothing.
+#[test]
+fn a_move_back_a_starved_proxy_held_is_not_a_return() {
+    let mut a = holder("a");
+    a.release = Some(ms(1000));
+    let moves_back = std::collections::HashMap::from([("a", vec![(ms(1100), ms(1250), 0)])]);
+    let hold = back(0, "a", 3500, 3600);
+    let judged = |lags: &[RuntimeLag]| {
+        came_back(
+            &HoldContext {
+                moves_back: &moves_back,
+                lags,
+                ..ctx(&[], &[])
+            },
+            &hold,
+            &a,
+        )
+    };
+    let held = |group, node, from: u64, to: u64| RuntimeLag {
+        group,
+        node: Some(node),
+        at: ms(to),
+        late: ms(to - from),
+    };
+    assert!(!judged(&[held(0, 0, 1200, 3550)]));
+    assert!(judged(&[held(0, 1, 1200, 3550)]), "another node's proxy");
+    assert!(judged(&[held(1, 0, 1200, 3550)]), "another group's");
+    assert!(judged(&[held(0, 0, 1300, 3550)]), "begun after the adoption");
+    assert!(judged(&[]));
+}

@@ -17,6 +17,7 @@ pub(super) fn ctx<'a>(faults: &'a [FaultEvent], operator: &'a [OperatorCall]) ->
         operator: by_time::calls(operator),
         clock_off: &[],
         moves_back: &NO_MOVES_BACK,
+        lags: &[],
     }
 }
 
