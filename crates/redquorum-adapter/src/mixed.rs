@@ -257,6 +257,15 @@ impl Locker for MixedLocker {
         lock.deadline().checked_sub(lock.ttl())
     }
 
+    /// A kept plain hold hears the lock's asks to let go
+    /// (`Lock::release_asked`, which owns what it listens with).
+    fn release_asked(&self, held: &HeldKind) -> Option<redquorum_harness::Asked> {
+        let HeldKind::Plain(lock) = held else {
+            return None;
+        };
+        Some(Box::pin(lock.release_asked()))
+    }
+
     /// A plain hold's lease ticket; other kinds keep their holds.
     fn hand_over(&self, held: HeldKind) -> redquorum_harness::HandOver<HeldKind> {
         self.lockers[0].0.hand_over(held)

@@ -71,15 +71,15 @@ mod run;
 
 pub use check::{
     CounterShown, Evidence, Exercised, HandOvers, LockDelayRule, NodeBacking, OperatorFault,
-    Verdict, Violation, check, check_evidence, inspections_naming_holders, ousted_holders,
-    vanished_holders,
+    Verdict, Violation, check, check_evidence, inspections_naming_holders, kept_holders_asked,
+    kept_holders_ousted, ousted_holders, vanished_holders,
 };
 pub use error::HarnessError;
 pub use evidence::{
     AuditConfig, AuditNudge, AuditRead, AuditRound, Backing, CounterTrack, Dropped, Extension,
-    History, HoldTrack, Holder, HostClockStep, KeyAudit, KeyLife, LeakedKey, LockKeys,
-    OperatorAction, OperatorCall, OperatorLog, Outcome, RuntimeLag, SAME_EXPIRY, STEP_RECORDED,
-    Seen, Session, Share, find_leaks, leaks_after, lock_keys_after,
+    History, HoldTrack, Holder, HostClockStep, KeptHold, KeptHolds, KeyAudit, KeyLife, LeakedKey,
+    LockKeys, OperatorAction, OperatorCall, OperatorLog, Outcome, RuntimeLag, SAME_EXPIRY,
+    STEP_RECORDED, Seen, Session, Share, find_leaks, leaks_after, lock_keys_after,
 };
 pub use faults::{
     ClientPauser, FaultEvent, FaultKind, FaultLog, FaultProxy, Nemesis, NemesisConfig, NodeProxies,
@@ -94,8 +94,8 @@ pub use nodes::{
 #[cfg(feature = "tls")]
 pub use nodes::{TlsCluster, unrelated_ca_pem};
 pub use run::{
-    Grant, HandOver, HistoryFile, Inspected, Locker, NoOperator, OperatorPace, ProtectedStore,
-    Refusal, RunInfo, TortureLock, TortureOperator, TorturePlan, TortureRun, TortureStopped,
-    WorkloadConfig, note_attempt, run_workload, run_workload_groups, run_workload_into,
-    void_by_host_clock,
+    ASK_WAIT, Asked, Grant, HandOver, HistoryFile, Inspected, Locker, NoOperator, OperatorPace,
+    ProtectedStore, Refusal, RunInfo, TortureLock, TortureOperator, TorturePlan, TortureRun,
+    TortureStopped, WorkloadConfig, note_attempt, run_workload, run_workload_groups,
+    run_workload_into, void_by_host_clock,
 };

@@ -41,7 +41,7 @@ use super::lock_delay::early_grants;
 use super::operator::broken_promises;
 use super::verdict::{Evidence, Verdict};
 use super::violation::Violation;
-use super::{by_time, revival, sharing};
+use super::{by_time, notices, revival, sharing};
 use crate::evidence::{LeakedKey, Outcome, Session};
 
 /// Checks a history against the protected values (`resource` → value read
@@ -157,6 +157,7 @@ pub fn check_evidence(evidence: &Evidence<'_>) -> Verdict {
     }
     violations.extend(evidence.leaked.iter().cloned().map(Violation::Leaked));
     violations.extend(orphan::orphans(evidence, &owners, &tried));
+    violations.extend(notices::unheard(evidence));
     check_hold_lives(evidence, &owners, &mut violations);
     let every_hold: Vec<Session> = evidence.sessions.iter().cloned().chain(covered).collect();
     let every_hold = Evidence {

@@ -6,7 +6,8 @@
 //! (`violation/`; how each reads, `violation/text.rs`), each further rule on the sessions in its own file
 //! (`sharing.rs`: shared holds and fencing order; `lock_delay.rs`;
 //! `operator.rs`; `forced.rs`: the overlaps a
-//! force-release excuses; `revival.rs`), the rules
+//! force-release excuses; `revival.rs`; `notices.rs`: a kept holder
+//! hears of a force-release or an ask from its lock in time), the rules
 //! on what the nodes held, judged from the key audit, in `audit/` (keys
 //! left after a release or unwind, holds removed by another or come back,
 //! the premise that a majority backs every believed hold, and what a node
@@ -32,6 +33,7 @@ mod checker;
 mod exercised;
 mod forced;
 mod lock_delay;
+mod notices;
 mod operator;
 mod revival;
 mod sharing;
@@ -42,6 +44,8 @@ pub use audit::{CounterShown, NodeBacking};
 pub use checker::{check, check_evidence};
 pub use exercised::{Exercised, HandOvers};
 pub use lock_delay::{LockDelayRule, vanished_holders};
+pub(crate) use notices::KEPT_SETTLED;
+pub use notices::{kept_holders_asked, kept_holders_ousted};
 pub use operator::{OperatorFault, inspections_naming_holders, ousted_holders};
 pub use verdict::{Evidence, Verdict};
 pub use violation::Violation;

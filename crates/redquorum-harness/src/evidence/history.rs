@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use super::audit::AuditNudge;
 use super::host_clock::{self, HostClockStep};
+use super::kept_holds::KeptHolds;
 use super::runtime_lag::RuntimeLag;
 use super::session::Session;
 
@@ -32,6 +33,8 @@ pub struct History {
     lags: Arc<Mutex<Vec<RuntimeLag>>>,
     /// Raised on each grant: the key audit's next round starts at once.
     audit_nudge: AuditNudge,
+    /// The holds kept alive by their locks, while they run.
+    kept_holds: KeptHolds,
 }
 
 impl Default for History {
@@ -58,7 +61,24 @@ impl History {
             latest_release: Arc::default(),
             lags: Arc::default(),
             audit_nudge: AuditNudge::default(),
+            kept_holds: KeptHolds::default(),
         }
+    }
+
+    /// The holds kept alive by their locks while they run (the workload
+    /// adds them, the operator ousts the oldest).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let history = redquorum_harness::History::new();
+    /// let _kept = history.kept_holds().began(0, "r", history.now());
+    /// let later = history.now() + std::time::Duration::from_secs(1);
+    /// assert_eq!(history.kept_holds().to_oust(later, later).as_deref(), Some("r"));
+    /// ```
+    #[must_use]
+    pub fn kept_holds(&self) -> &KeptHolds {
+        &self.kept_holds
     }
 
     /// What asks the key audit for a round now (the workload, on each

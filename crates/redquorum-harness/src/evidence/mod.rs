@@ -20,6 +20,7 @@
 mod audit;
 mod history;
 mod host_clock;
+mod kept_holds;
 mod leaks;
 mod operator_log;
 mod outcome;
@@ -33,6 +34,7 @@ pub use audit::{
 };
 pub use history::History;
 pub use host_clock::{HostClockStep, STEP_RECORDED};
+pub use kept_holds::{KeptHold, KeptHolds};
 pub(crate) use leaks::sharded_lock_keys_after;
 pub use leaks::{LeakedKey, find_leaks, leaks_after, lock_keys_after};
 pub(crate) use operator_log::OPERATOR_GROUP;

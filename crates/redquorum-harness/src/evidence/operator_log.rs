@@ -51,10 +51,17 @@ pub enum OperatorAction {
         /// still have freed the resource on some nodes).
         fence: Option<u64>,
     },
+    /// Asked whoever held the resource to let go, and waited a while for
+    /// it to be free.
+    Ask {
+        /// Whether it was free when the call returned; `None` when the
+        /// call failed.
+        freed: Option<bool>,
+    },
 }
 
 impl OperatorAction {
-    /// `inspect` or `force-release`.
+    /// `inspect`, `force-release` or `ask`.
     ///
     /// # Examples
     ///
@@ -67,6 +74,7 @@ impl OperatorAction {
         match self {
             OperatorAction::Inspect { .. } => "inspect",
             OperatorAction::ForceRelease { .. } => "force-release",
+            OperatorAction::Ask { .. } => "ask",
         }
     }
 }
@@ -126,7 +134,11 @@ impl fmt::Display for OperatorCall {
                 write!(f, ": {answered} nodes answered, holders {holders:?}")
             }
             OperatorAction::ForceRelease { fence: Some(fence) } => write!(f, ": fence {fence}"),
-            OperatorAction::ForceRelease { fence: None } => f.write_str(": failed"),
+            OperatorAction::ForceRelease { fence: None } | OperatorAction::Ask { freed: None } => {
+                f.write_str(": failed")
+            }
+            OperatorAction::Ask { freed: Some(true) } => f.write_str(": freed"),
+            OperatorAction::Ask { freed: Some(false) } => f.write_str(": still held"),
         }
     }
 }

@@ -11,6 +11,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::pin::Pin;
 use std::time::Instant;
 
 use super::grant::Grant;
@@ -69,6 +70,9 @@ impl fmt::Display for Refusal {
 }
 
 impl std::error::Error for Refusal {}
+
+/// A request to let go, as [`Locker::release_asked`] listens for it.
+pub type Asked = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 
 /// A lock library as a workload drives it: take a resource (waiting, the
 /// library's way, while another holds it) and give it back.
@@ -144,6 +148,15 @@ pub trait Locker: Send + Sync + 'static {
     /// deadline move, which may be after an operator's force-release that
     /// it preceded).
     fn renewal_sent(&self, held: &Self::Held) -> Option<Instant> {
+        let _ = held;
+        None
+    }
+
+    /// A future that resolves when someone asks the holders of a
+    /// [`Grant::kept`] hold to let go (the operator's ask, [`TortureOperator::ask_release`](crate::TortureOperator::ask_release)),
+    /// owning what it listens with; `None`, the default: the lock has no
+    /// such request (its holders then work their jobs to the end).
+    fn release_asked(&self, held: &Self::Held) -> Option<Asked> {
         let _ = held;
         None
     }

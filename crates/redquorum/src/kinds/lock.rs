@@ -67,6 +67,8 @@ impl Lock {
     /// (a subscription on a quorum of the nodes); an asker that waits asks
     /// every second, so one missed while not listening is heard again.
     /// Asking never takes the lock away: [`Redlock::force_release`] does.
+    /// The future borrows nothing: it may be moved into another task that
+    /// listens while this one works.
     ///
     /// # Examples
     ///
@@ -86,8 +88,8 @@ impl Lock {
     /// # assert!(asking.await??);
     /// # Ok(()) }
     /// ```
-    pub async fn release_asked(&self) {
-        self.held.release_asked().await;
+    pub fn release_asked(&self) -> impl Future<Output = ()> + Send + 'static + use<> {
+        self.held.release_asked()
     }
 
     /// Hands the lock over: its [`Ticket`], this handle gone without

@@ -300,9 +300,11 @@ impl Held {
         }
     }
 
-    /// Resolves when someone asks this hold's holders to let go.
-    pub(crate) async fn release_asked(&self) {
-        self.quorum.ask_heard(self.key()).await;
+    /// Resolves when someone asks this hold's holders to let go; owns what
+    /// it listens with.
+    pub(crate) fn release_asked(&self) -> impl Future<Output = ()> + Send + 'static + use<> {
+        let (quorum, key) = (Arc::clone(&self.quorum), self.key().to_owned());
+        async move { quorum.ask_heard(&key).await }
     }
 
     /// Leaves the hold to expire; the watchdog (if any) stops at its next pause.

@@ -57,6 +57,8 @@
 //!   operations also send the plain lock's operations to them
 //!   (`protocol/claim.rs`, `plain`), so that they reach the plain lock;
 //! - `quorum/fan_out.rs` (`gather_among`): move-skips-a-node;
+//! - `lease/watchdog.rs` (`run`: the loss notices it listens to):
+//!   loss-notice-deaf; `quorum/listen.rs` (`ask_heard`): ask-unheard;
 //! - in the CLI, `redquorum exec` (`exec/guarded.rs`, `left_behind`, read
 //!   through [`active`]; the torture passes it to the `exec` it starts):
 //!   exec-releases-orphans; `redquorum serve` (`serve/locks.rs`, `release`;
@@ -66,7 +68,7 @@
 //! (every kind on the same names, majority faults and lost fence counters
 //! within the assumptions, fast clocks within the drift budget), with the
 //! one feature a mutant's bug lives in turned on (a lock-delay, a fast
-//! node, an operator, cluster masters). The last twenty-three ([`Mutant::CLASSES`]) are the bug
+//! node, an operator, cluster masters). The last twenty-five ([`Mutant::CLASSES`]) are the bug
 //! classes that have no focused recipe of their own (`mutants --recipes`).
 
 use std::fmt;
@@ -230,11 +232,19 @@ pub enum Mutant {
     /// release that lands late takes the next holder's lock away. Planted
     /// in the CLI (`serve/locks.rs`, `release`).
     ServeReleaseByName,
+    /// The watchdog ignores the lock's loss notices (a force-release or a
+    /// move announced on the lock's channel): a holder whose hold an
+    /// operator took learns of it only at its next renewal, and works on
+    /// meanwhile.
+    LossNoticeDeaf,
+    /// A holder never hears that it is asked to let go: the lock's ask
+    /// signal never resolves, and an ask waits while the holder works on.
+    AskUnheard,
 }
 
 impl Mutant {
     /// Every mutant, in the order `redquorum mutants` runs them.
-    pub const ALL: [Mutant; 40] = [
+    pub const ALL: [Mutant; 42] = [
         Mutant::ValidityUnreduced,
         Mutant::LongLease,
         Mutant::NoUnwind,
@@ -275,13 +285,15 @@ impl Mutant {
         Mutant::MoveSkipsANode,
         Mutant::MoveBackUnchecked,
         Mutant::ServeReleaseByName,
+        Mutant::LossNoticeDeaf,
+        Mutant::AskUnheard,
     ];
 
     /// The mutants of the bug classes only the mixed default run reaches
     /// (docs/torture.md): `redquorum mutants` runs them with the default
     /// `redquorum torture`, no recipe of their own.
-    /// They are the last twenty-three of [`Mutant::ALL`].
-    pub const CLASSES: &[Mutant] = Mutant::ALL.split_at(Mutant::ALL.len() - 23).1;
+    /// They are the last twenty-five of [`Mutant::ALL`].
+    pub const CLASSES: &[Mutant] = Mutant::ALL.split_at(Mutant::ALL.len() - 25).1;
 
     /// The kebab-case name.
     ///
@@ -334,6 +346,8 @@ impl Mutant {
             Mutant::MoveSkipsANode => "move-skips-a-node",
             Mutant::MoveBackUnchecked => "move-back-unchecked",
             Mutant::ServeReleaseByName => "serve-release-by-name",
+            Mutant::LossNoticeDeaf => "loss-notice-deaf",
+            Mutant::AskUnheard => "ask-unheard",
         }
     }
 }

@@ -54,6 +54,11 @@ impl Locker for GroupLocker {
         self.library.renewal_sent(held)
     }
 
+    /// A kept hold hears the library's asks to let go.
+    fn release_asked(&self, held: &HeldKind) -> Option<redquorum_harness::Asked> {
+        self.library.release_asked(held)
+    }
+
     /// The library's shutdown: its releases' stragglers land before the
     /// group's runtime stops (without it, they were cut there).
     async fn close(&self) {

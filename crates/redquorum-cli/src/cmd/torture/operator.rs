@@ -1,12 +1,13 @@
 //! The torture run's operator calls on the library: it inspects resources
 //! (`Redlock::inspect`: the holders a quorum names) and force-releases them
-//! (`Redlock::force_release`); the harness calls them at the run's pace,
+//! (`Redlock::force_release`), and asks holders to let go
+//! (`Redlock::ask_release`); the harness calls them at the run's pace,
 //! through the fault proxies of the first client group, and records each
 //! call for the checker (the harness's `check/operator.rs` has the promises
 //! it holds them to).
 
 use redquorum::Redlock;
-use redquorum_harness::{Inspected, TortureOperator};
+use redquorum_harness::{ASK_WAIT, Inspected, TortureOperator};
 
 /// The library's operator calls, on its own lock handle.
 #[derive(Debug)]
@@ -30,6 +31,14 @@ impl TortureOperator for Operator {
         let holders = inspection.holders(redlock.quorum());
         inspected.holders = holders.into_iter().map(|(_, token)| token).collect();
         Some(inspected)
+    }
+
+    async fn ask_release(&self, resource: &str) -> Option<bool> {
+        self.0.ask_release(resource, ASK_WAIT).await.ok()
+    }
+
+    fn asks(&self) -> bool {
+        true
     }
 
     async fn force_release(&self, resource: &str) -> Option<u64> {

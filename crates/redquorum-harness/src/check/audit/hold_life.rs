@@ -59,9 +59,9 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use super::orphan::path_lag::holds_back_write;
 use crate::check::by_time::ByTime;
 use crate::check::lock_delay::{DRIFT, FIXED};
-use super::orphan::path_lag::holds_back_write;
 use crate::evidence::{KeyLife, OperatorAction, OperatorCall, RuntimeLag, Session};
 use crate::faults::{FaultEvent, FaultKind};
 

@@ -155,6 +155,30 @@ pub enum Violation {
         /// The nodes whose counters showed less, at their first read after the grant.
         nodes: Vec<CounterShown>,
     },
+    /// `session`'s hold, kept alive by its lock, was force-released by
+    /// `call`, and the holder still believed in it past `due`, the time the
+    /// lock's loss notice allows (`check/notices.rs`), with no fault
+    /// on a majority of the nodes or its path to explain it.
+    LossUnheard {
+        /// The holder, its belief ended at its `release`.
+        session: Box<Session>,
+        /// The force-release that took its hold.
+        call: Box<OperatorCall>,
+        /// When it should have known.
+        due: Duration,
+    },
+    /// `session`'s hold, kept alive by its lock, was asked to let go by
+    /// `call`, and the holder had not heard it by `due`, the time the
+    /// lock's notice allows (`check/notices.rs`), with no fault on a
+    /// majority of the nodes or its path to explain it.
+    AskUnheard {
+        /// The holder.
+        session: Box<Session>,
+        /// The ask.
+        call: Box<OperatorCall>,
+        /// When it should have heard.
+        due: Duration,
+    },
     /// A node whose vote the lock counted for `session`'s grant did not
     /// hold it to the granted deadline at a read in between, with no fault
     /// there to explain it (`audit/premise/vote_backing.rs`): a vote it never cast.
@@ -172,7 +196,8 @@ impl Violation {
     /// A short name for counting: `overlap`, `stale-write`, `lost-update`,
     /// `counter`, `leaked`, `fence`, `orphan-key`, `lock-delay`, `inspection`,
     /// `force-release`, `revived`, `hold-removed`, `hold-came-back`,
-    /// `unbacked`, `unbacked-token`, `unbacked-vote`.
+    /// `unbacked`, `unbacked-token`, `unbacked-vote`, `loss-notice`,
+    /// `ask-notice`.
     ///
     /// # Examples
     ///
@@ -203,6 +228,8 @@ impl Violation {
             Violation::Unbacked { .. } => "unbacked",
             Violation::UnbackedToken { .. } => "unbacked-token",
             Violation::UnbackedVote { .. } => "unbacked-vote",
+            Violation::LossUnheard { .. } => "loss-notice",
+            Violation::AskUnheard { .. } => "ask-notice",
         }
     }
 
@@ -236,6 +263,7 @@ impl Violation {
             Violation::HoldCameBack { key, .. } => Some(key.first_seen),
             Violation::Unbacked { at, .. } | Violation::UnbackedVote { at, .. } => Some(*at),
             Violation::UnbackedToken { nodes, .. } => nodes.iter().map(|n| n.at).max(),
+            Violation::LossUnheard { due, .. } | Violation::AskUnheard { due, .. } => Some(*due),
             Violation::CounterMismatch { .. } | Violation::Leaked(_) => None,
         }
     }
@@ -269,7 +297,9 @@ impl Violation {
             | Violation::Revived { session, .. }
             | Violation::Unbacked { session, .. }
             | Violation::UnbackedToken { session, .. }
-            | Violation::UnbackedVote { session, .. } => vec![session],
+            | Violation::UnbackedVote { session, .. }
+            | Violation::LossUnheard { session, .. }
+            | Violation::AskUnheard { session, .. } => vec![session],
             Violation::HoldRemoved { owner, .. } | Violation::HoldCameBack { owner, .. } => {
                 vec![owner]
             }

@@ -78,6 +78,27 @@ impl fmt::Display for Violation {
                 session,
                 fault,
             } => write!(f, "{call}\n  {fault}:\n  {session}"),
+            Violation::LossUnheard { session, call, due } => write!(
+                f,
+                "loss not noticed on {:?}: {call}, yet the holder believed in its lease until {:.3} s, past {:.3} s:\n  {session}",
+                session.resource,
+                session
+                    .release
+                    .or(session.ended)
+                    .unwrap_or_default()
+                    .as_secs_f64(),
+                due.as_secs_f64()
+            ),
+            Violation::AskUnheard { session, call, due } => write!(
+                f,
+                "ask not heard on {:?}: {call}, yet the holder had not heard it by {:.3} s{}:\n  {session}",
+                session.resource,
+                due.as_secs_f64(),
+                session.asked.map_or(String::new(), |heard| format!(
+                    " (heard at {:.3} s)",
+                    heard.as_secs_f64()
+                ))
+            ),
             Violation::Revived {
                 session,
                 extension,

@@ -167,6 +167,15 @@ pub struct Session {
     /// session ended its use at the hand-over (its `release`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adopted_from: Option<String>,
+    /// When the holder heard it was asked to let go (a kept hold's lock
+    /// told it: [`crate::Locker::release_asked`]); it then finished up
+    /// and released.
+    #[serde(
+        with = "micros::option",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub asked: Option<Duration>,
     /// How it ended.
     pub outcome: Outcome,
 }
@@ -218,6 +227,7 @@ impl Session {
             tokenless: false,
             deadline_unseen: false,
             adopted_from: None,
+            asked: None,
             also: Vec::new(),
             voters: Vec::new(),
             outcome: Outcome::NotAcquired(why.to_owned()),

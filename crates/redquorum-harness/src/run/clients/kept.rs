@@ -16,7 +16,9 @@ const LOOK_EVERY: Duration = Duration::from_millis(20);
 /// Works `work` on `held`, or until its lease ends; records each renewal
 /// the lock made (`extensions`, `renewed`: when it was seen) and moves
 /// `deadline` with it. Returns false when the lease ended first (lost, or
-/// its deadline passed): the holder then gives up before its write.
+/// its deadline passed): the holder then gives up before its write. Asked
+/// to let go (the lock's [`Locker::release_asked`]), it stops early and
+/// records when (`asked`).
 pub(super) async fn work_kept<L: Locker>(
     locker: &L,
     // `&mut`: a shared reference to a hold that need not be `Sync` could
@@ -28,6 +30,10 @@ pub(super) async fn work_kept<L: Locker>(
     history: &History,
 ) -> bool {
     let end = Instant::now() + work;
+    // Ours while it runs: the operator ousts or asks kept holds.
+    let kept = (history.kept_holds()).began(session.client, &session.resource, history.now());
+    // Listening from the start: an operator may ask it to let go.
+    let mut asked = locker.release_asked(&*held);
     // Bounded by time (`end`, the deadline) and, as a backstop, by count.
     let looks = work.as_millis() / LOOK_EVERY.as_millis() + 2;
     for _ in 0..looks {
@@ -46,6 +52,7 @@ pub(super) async fn work_kept<L: Locker>(
                     until: history.at(current),
                 });
                 session.renewed.push(seen);
+                kept.renewed(seen);
                 *deadline = current;
             }
             // Declared lost: the lock never moves a live lease's deadline back.
@@ -59,7 +66,20 @@ pub(super) async fn work_kept<L: Locker>(
             return false;
         }
         let wake = (now + LOOK_EVERY).min(end).min(*deadline);
-        tokio::time::sleep_until(wake.into()).await;
+        let nap = tokio::time::sleep_until(wake.into());
+        let Some(ask) = asked.as_mut() else {
+            nap.await;
+            continue;
+        };
+        tokio::select! {
+            () = nap => {}
+            () = ask => {
+                // Cooperative: it stops the job here, writes while its
+                // lease holds, and releases.
+                session.asked = Some(history.now());
+                return Instant::now() < *deadline;
+            }
+        }
     }
     Instant::now() < *deadline
 }

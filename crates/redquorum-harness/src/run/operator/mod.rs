@@ -11,4 +11,4 @@ mod operate;
 mod stuck;
 
 pub(crate) use operate::operate;
-pub use operate::{Inspected, NoOperator, TortureOperator};
+pub use operate::{ASK_WAIT, Inspected, NoOperator, TortureOperator};

@@ -214,6 +214,9 @@ fn a_move_back_a_starved_proxy_held_is_not_a_return() {
     assert!(!judged(&[held(0, 0, 1200, 3550)]));
     assert!(judged(&[held(0, 1, 1200, 3550)]), "another node's proxy");
     assert!(judged(&[held(1, 0, 1200, 3550)]), "another group's");
-    assert!(judged(&[held(0, 0, 1300, 3550)]), "begun after the adoption");
+    assert!(
+        judged(&[held(0, 0, 1300, 3550)]),
+        "begun after the adoption"
+    );
     assert!(judged(&[]));
 }
