@@ -75,7 +75,7 @@ pub(crate) fn unheard(evidence: &Evidence<'_>) -> Vec<Violation> {
 }
 
 /// How long after each force-release that the rule judges (the first
-/// that took a kept hold, [`KEPT_SETTLED`] after its grant) its holder
+/// that took a kept hold, a second or more after its grant) its holder
 /// still believed in its lease (zero when it knew before the call
 /// returned): how often the rule was tested, and the notice's latency
 /// under the run's faults.
@@ -119,7 +119,7 @@ fn ousting<'a>(calls: &'a [OperatorCall], s: &Session) -> Option<&'a OperatorCal
 }
 
 /// For each ask the rule judges (the first that returned while a kept
-/// holder believed, [`KEPT_SETTLED`] after its job began), how long after
+/// holder believed, a second or more after its job began), how long after
 /// the ask began its holder heard it; `None` when it never did (it let go
 /// first for another reason, or did not hear).
 ///
