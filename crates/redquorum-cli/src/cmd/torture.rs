@@ -23,6 +23,7 @@ mod example;
 mod group_locker;
 pub(crate) mod lock;
 mod operator;
+mod operator_summary;
 pub(crate) mod outside;
 mod population;
 mod recheck;

@@ -7,8 +7,10 @@
 //! `outcome.rs`; the [`Share`] its hold declared in `share.rs`), the
 //! [`KeyAudit`] (lock keys read on the nodes during the run, `audit/`), the leak
 //! check after it ([`leaks_after`], [`LeakedKey`]), the operator's calls
-//! ([`OperatorLog`], `operator_log.rs`) and the machine's wall clock
-//! stepping ([`HostClockStep`], `host_clock.rs`).
+//! ([`OperatorLog`], `operator_log.rs`), the holds a lock keeps alive
+//! while they run, for the operator to oust or ask ([`KeptHolds`],
+//! `kept_holds.rs`), and the machine's wall clock stepping
+//! ([`HostClockStep`], `host_clock.rs`).
 //!
 //! What it is for: plain, serializable records that the checker judges
 //! and a history file keeps; recording them is the only I/O here (the

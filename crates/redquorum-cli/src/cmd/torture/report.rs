@@ -8,10 +8,11 @@ use std::fmt::Write as _;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use redquorum_harness::{Exercised, FaultEvent, HistoryFile, Outcome, TortureRun};
+use redquorum_harness::{Exercised, FaultEvent, Outcome, TortureRun};
 
 use super::configurations::{self, ConfigurationRow};
 use super::example::{EXAMPLES, Example, examples};
+use super::operator_summary::OperatorSummary;
 
 #[derive(Debug, Serialize)]
 pub(crate) struct Report {
@@ -48,65 +49,6 @@ pub(crate) struct Report {
     /// Why the violations prove nothing: the machine's wall clock stepped.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) void: Option<String>,
-}
-
-/// What the run's operator did (`--inspect-every`, `--force-release-every`).
-#[derive(Debug, Serialize)]
-struct OperatorSummary {
-    inspections: usize,
-    /// Inspections that named a holder.
-    naming_a_holder: usize,
-    force_releases: usize,
-    /// Holders granted before a successful force-release began and still
-    /// holding then: the ones it ousted.
-    ousted_holders: usize,
-    /// Holders whose lock kept their lease alive, ousted by a force-release
-    /// the loss-notice rule judges (`check/notices.rs`).
-    kept_ousted: usize,
-    /// How long after the force-release returned they still believed: the
-    /// median and the longest, in ms.
-    kept_knew_after_ms: Option<(f64, f64)>,
-    /// Asks to let go (`Redlock::ask_release`).
-    asks: usize,
-    /// Holders kept alive by their lock that an ask the rule judges met,
-    /// and how many of them heard it.
-    kept_asked: usize,
-    kept_heard: usize,
-    /// How long after the ask began they heard it: the median and the
-    /// longest, in ms.
-    kept_heard_after_ms: Option<(f64, f64)>,
-}
-
-impl OperatorSummary {
-    /// `None` when the run had no operator.
-    fn new(file: &HistoryFile) -> Option<Self> {
-        let info = &file.info;
-        if info.inspect_every_ms.is_none() && info.force_release_every_ms.is_none() {
-            return None;
-        }
-        let calls = &file.operator;
-        let count = |name: &str| calls.iter().filter(|c| c.action.name() == name).count();
-        let mut knew_after = redquorum_harness::kept_holders_ousted(&file.sessions, calls);
-        knew_after.sort();
-        let ms = |d: &std::time::Duration| d.as_secs_f64() * 1000.0;
-        let asked = redquorum_harness::kept_holders_asked(&file.sessions, calls);
-        let mut heard_after: Vec<_> = asked.iter().flatten().copied().collect();
-        heard_after.sort();
-        Some(Self {
-            asks: count("ask"),
-            kept_asked: asked.len(),
-            kept_heard: heard_after.len(),
-            kept_heard_after_ms: (heard_after.last().map(ms))
-                .map(|longest| (ms(&heard_after[heard_after.len() / 2]), longest)),
-            kept_ousted: knew_after.len(),
-            kept_knew_after_ms: (knew_after.last().map(ms))
-                .map(|longest| (ms(&knew_after[knew_after.len() / 2]), longest)),
-            inspections: count("inspect"),
-            naming_a_holder: redquorum_harness::inspections_naming_holders(calls),
-            force_releases: count("force-release"),
-            ousted_holders: redquorum_harness::ousted_holders(&file.sessions, calls),
-        })
-    }
 }
 
 #[derive(Debug, Serialize)]
@@ -321,32 +263,7 @@ impl Report {
             );
         }
         if let Some(op) = &self.operator {
-            let _ = writeln!(
-                out,
-                "  operator: {} inspections ({} naming a holder), {} force-releases ({} holders ousted)",
-                op.inspections, op.naming_a_holder, op.force_releases, op.ousted_holders
-            );
-            if let Some((median, longest)) = op.kept_knew_after_ms {
-                let _ = writeln!(
-                    out,
-                    "  loss notices: {} holders kept alive by their lock ousted, knew {median:.0} ms after the force-release returned (median), {longest:.0} ms at most",
-                    op.kept_ousted
-                );
-            }
-            if op.asks > 0 {
-                let heard = op
-                    .kept_heard_after_ms
-                    .map_or(String::new(), |(median, longest)| {
-                        format!(
-                            ", {median:.0} ms after the ask began (median), {longest:.0} ms at most"
-                        )
-                    });
-                let _ = writeln!(
-                    out,
-                    "  asks: {} asks to let go; {} holders kept alive by their lock asked, {} heard{heard}",
-                    op.asks, op.kept_asked, op.kept_heard
-                );
-            }
+            op.write_lines(&mut out);
         }
         let _ = writeln!(
             out,

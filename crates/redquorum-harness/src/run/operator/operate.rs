@@ -142,14 +142,12 @@ pub(crate) async fn operate<O: TortureOperator>(
                 .and_then(|settled| history.kept_holds().newest_of_two(settled));
             async move {
                 let Some(resource) = kept else { return };
-                let start = history.now();
-                let freed = operator.ask_release(&resource).await;
-                log.record(OperatorCall {
-                    resource,
-                    start,
-                    end: history.now(),
-                    action: OperatorAction::Ask { freed },
-                });
+                let asked = async {
+                    OperatorAction::Ask {
+                        freed: operator.ask_release(&resource).await,
+                    }
+                };
+                recorded(history, log, &resource, asked).await;
             }
         },
     );
@@ -166,17 +164,33 @@ pub(crate) async fn operate<O: TortureOperator>(
             });
         async move {
             let resource = kept.unwrap_or_else(|| sightings.take_stuck().unwrap_or(in_turn));
-            let start = history.now();
-            let fence = operator.force_release(&resource).await;
-            log.record(OperatorCall {
-                resource,
-                start,
-                end: history.now(),
-                action: OperatorAction::ForceRelease { fence },
-            });
+            let forced = async {
+                OperatorAction::ForceRelease {
+                    fence: operator.force_release(&resource).await,
+                }
+            };
+            recorded(history, log, &resource, forced).await;
         }
     });
     tokio::join!(inspect, force, ask);
+}
+
+/// Makes `call` on `resource` and records it in `log` with its interval
+/// and what it did.
+async fn recorded(
+    history: &History,
+    log: &OperatorLog,
+    resource: &str,
+    call: impl Future<Output = OperatorAction>,
+) {
+    let start = history.now();
+    let action = call.await;
+    log.record(OperatorCall {
+        resource: resource.to_owned(),
+        start,
+        end: history.now(),
+        action,
+    });
 }
 
 /// Runs `call` on each resource in turn, one every `period`, until `finished`.
