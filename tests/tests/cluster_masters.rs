@@ -435,6 +435,7 @@ async fn a_waiter_on_cluster_masters_is_woken_by_the_release_not_its_backoff() {
 /// (docs/operations.md, "ACL user").
 const CLUSTER_COMMANDS: &[&str] = &[
     "+cluster|slots",
+    "+info",
     "+asking",
     "+ssubscribe",
     "+sunsubscribe",
@@ -469,10 +470,12 @@ async fn an_acl_user_with_the_documented_cluster_commands_locks_and_follows_ask(
         .copied()
         .filter(|c| *c != "+cluster|slots")
         .collect();
+    let without_info: Vec<&str> = with_all.iter().copied().filter(|c| *c != "+info").collect();
     for m in 0..3 {
         create_user(masters.master(m), "locker", "pw-Cl1", &with_all);
         create_user(masters.master(m), "no-asking", "pw-Cl2", &without_asking);
         create_user(masters.master(m), "no-slots", "pw-Cl3", &without_slots);
+        create_user(masters.master(m), "no-info", "pw-Cl4", &without_info);
     }
     let as_user =
         |credentials: &str| redlock(urls_as(&masters, credentials), Duration::from_secs(10));
@@ -484,6 +487,17 @@ async fn an_acl_user_with_the_documented_cluster_commands_locks_and_follows_ask(
         .unwrap_err();
     assert!(matches!(err, Error::Unavailable { .. }), "{err}");
     assert!(err.to_string().contains("CLUSTER SLOTS"), "{err}");
+
+    // Without CLUSTER INFO no config epoch: a failover since the last map
+    // cannot be ruled out, and no shard's vote counts.
+    let err = as_user("no-info:pw-Cl4").try_lock("acl").await.unwrap_err();
+    let outcomes = err.outcomes().expect("per-node outcomes");
+    let refused = outcomes
+        .iter()
+        .filter(|(_, o)| matches!(o, NodeOutcome::Refused(Ineligible::NewPrimary { .. })))
+        .count();
+    // Decided as soon as two of three refused.
+    assert!(refused >= 2, "{err:?}");
 
     // With the documented set: a release mid-migration follows ASK; without
     // ASKING it cannot, and the key stays where it went (until its TTL).

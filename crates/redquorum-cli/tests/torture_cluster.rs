@@ -12,10 +12,19 @@ use common::{passed_report, run};
 /// 3 masters of 2 shards (+1 replica each), 15 s, a 1 s TTL, 8 clients on
 /// 2 resources; a quarter of the holders pause (few grants: a lagging
 /// failover keeps a shard's names from a majority for the longest lease).
+/// The run's history is kept (printed on failure) until the test passes:
+/// a finding of this random-seed run can then be rechecked and read.
 #[test]
 fn a_short_run_on_cluster_masters_migrates_fails_over_and_passes() {
+    let history = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("torture_cluster-{}.jsonl", std::process::id()));
+    let history = history.to_str().expect("a UTF-8 temp path");
+    // Printed, shown only if the test fails.
+    println!("history: {history}");
     let ran = run(&[
         "torture",
+        "--history",
+        history,
         "--cluster",
         "2",
         "-n",
@@ -48,6 +57,7 @@ fn a_short_run_on_cluster_masters_migrates_fails_over_and_passes() {
     );
     let last = stderr.lines().last().unwrap_or_default();
     assert!(last.ends_with(" violations=0 leaked=0"), "{last}");
+    std::fs::remove_file(history).expect("the history was written");
 }
 
 #[test]

@@ -88,6 +88,9 @@ pub(crate) struct Eligibility {
     oldest: (u32, u32),
     /// Reconnection events as seen by the vote path (the checker task has its own receiver).
     reconnects: Mutex<broadcast::Receiver<Server>>,
+    /// For a cluster shard primary: how long a change of its replication id
+    /// refuses its votes (the longest lease); `None` on a single server.
+    promotion_refusal: Option<Duration>,
 }
 
 #[derive(Debug, Default)]
@@ -107,6 +110,22 @@ struct State {
     /// its votes are refused: it may lack writes its predecessor
     /// acknowledged (node/cluster.rs).
     became_primary: Option<(Instant, Duration)>,
+    /// A cluster shard primary's replication id as last read.
+    replication_id: Option<String>,
+    /// Whether an unreadable replication id was said (logged once).
+    id_unreadable_said: bool,
+}
+
+/// What a cluster shard primary's replication id, just read, says
+/// ([`Eligibility::saw_replication_id`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum IdSeen {
+    /// The first one read, or the one read last time.
+    Same,
+    /// Another than last time: promoted since.
+    Changed { from: String, to: String },
+    /// Not readable; `first`: the first time since it last was.
+    Unreadable { first: bool },
 }
 
 impl Eligibility {
@@ -118,7 +137,14 @@ impl Eligibility {
             oldest: crate::health::oldest_server::OLDEST_SERVER,
             state: Mutex::new(State::default()),
             reconnects: Mutex::new(reconnects),
+            promotion_refusal: None,
         }
+    }
+
+    /// Makes this a cluster shard primary's: a change of its replication id
+    /// refuses its votes for `stable_for` (the longest lease).
+    pub(crate) fn configure_promotions(&mut self, stable_for: Duration) {
+        self.promotion_refusal = Some(stable_for);
     }
 
     /// Enables the delayed-restart rule for leases up to `max_ttl` (`None`: off),
@@ -188,6 +214,40 @@ impl Eligibility {
     /// durability, as a restarted node's are.
     pub(crate) fn became_primary(&self, stable_for: Duration) {
         lock(&self.state).became_primary = Some((Instant::now(), stable_for));
+    }
+
+    /// A cluster shard primary's replication id, just read (`None`: it
+    /// could not be). A promotion gives the server a new one, so an id
+    /// other than the last one read means it may lack holds a predecessor
+    /// granted, even when every slot map shows it as the same primary
+    /// (failed over away and back between two reads): its votes are
+    /// refused for the longest lease, as a new primary's. So are they when
+    /// the id cannot be read, which cannot rule that out.
+    pub(crate) fn saw_replication_id(&self, id: Option<&str>) -> IdSeen {
+        let Some(stable_for) = self.promotion_refusal else {
+            return IdSeen::Same;
+        };
+        let mut state = lock(&self.state);
+        let seen = match (state.replication_id.as_deref(), id) {
+            (_, None) => IdSeen::Unreadable {
+                first: !std::mem::replace(&mut state.id_unreadable_said, true),
+            },
+            (Some(from), Some(to)) if from != to => IdSeen::Changed {
+                from: from.to_owned(),
+                to: to.to_owned(),
+            },
+            _ => IdSeen::Same,
+        };
+        if let Some(id) = id {
+            if state.replication_id.as_deref() != Some(id) {
+                state.replication_id = Some(id.to_owned());
+            }
+            state.id_unreadable_said = false;
+        }
+        if seen != IdSeen::Same {
+            state.became_primary = Some((Instant::now(), stable_for));
+        }
+        seen
     }
 
     /// Why this node's vote is refused now, if it is. Cheap: no I/O.

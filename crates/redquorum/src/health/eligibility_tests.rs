@@ -181,3 +181,54 @@ fn a_cluster_shard_needs_a_newer_server_and_a_new_primary_waits_the_longest_leas
     shard.became_primary(Duration::ZERO);
     assert_eq!(shard.refusal(), None);
 }
+
+#[test]
+fn a_cluster_shards_replication_id_other_than_the_last_one_read_refuses_it() {
+    let (_tx, rx) = broadcast::channel(4);
+    let mut shard = Eligibility::new(rx);
+    shard.configure_promotions(Duration::from_secs(60));
+    let durable = Probe {
+        role: Role::Master,
+        durability: Durability::Fsync,
+        version: Some("7.2.4".into()),
+        ..Probe::default()
+    };
+    let epoch = shard.probe_epoch();
+    shard.record(durable, epoch, Instant::now());
+    let new_primary = |shard: &Eligibility| matches!(shard.refusal(), Some(Ineligible::NewPrimary { max_ttl, .. }) if max_ttl == Duration::from_secs(60));
+    // The first id read, then the same again: votes count.
+    assert_eq!(shard.saw_replication_id(Some("a1")), IdSeen::Same);
+    assert_eq!(shard.saw_replication_id(Some("a1")), IdSeen::Same);
+    assert_eq!(shard.refusal(), None);
+    // Promoted since: refused for the longest lease.
+    assert_eq!(
+        shard.saw_replication_id(Some("b2")),
+        IdSeen::Changed {
+            from: "a1".into(),
+            to: "b2".into()
+        }
+    );
+    assert!(new_primary(&shard));
+    // Unreadable: refused too, said once until it is read again.
+    let (_tx, rx) = broadcast::channel(4);
+    let mut shard = Eligibility::new(rx);
+    shard.configure_promotions(Duration::from_secs(60));
+    assert_eq!(
+        shard.saw_replication_id(None),
+        IdSeen::Unreadable { first: true }
+    );
+    assert!(new_primary(&shard));
+    assert_eq!(
+        shard.saw_replication_id(None),
+        IdSeen::Unreadable { first: false }
+    );
+    assert_eq!(shard.saw_replication_id(Some("c3")), IdSeen::Same);
+    assert_eq!(
+        shard.saw_replication_id(None),
+        IdSeen::Unreadable { first: true }
+    );
+    // A single server's id is never looked at.
+    let (_tx, rx) = broadcast::channel(4);
+    let single = Eligibility::new(rx);
+    assert_eq!(single.saw_replication_id(None), IdSeen::Same);
+}

@@ -15,7 +15,10 @@
 //! that becomes a primary after the first map (a failover promoted it, or
 //! a new shard took slots) may lack holds its predecessor granted
 //! (replication is asynchronous), so its votes are refused for the longest
-//! lease (`Ineligible::NewPrimary`).
+//! lease (`Ineligible::NewPrimary`); so are a primary's promoted since its
+//! last answer, which no map may show (failed over away and back between
+//! two reads): every answer carries the server's replication id
+//! (node/batch/replication_id.rs).
 //!
 //! Redirections: `MOVED`, `ASK`, `TRYAGAIN` and `CLUSTERDOWN` are answered
 //! before anything runs. What undoes earlier operations (a release, an

@@ -15,10 +15,11 @@ use fred::types::ConnectHandle;
 use fred::types::{ClusterHash, CustomCommand, Value};
 use tokio::task::JoinHandle;
 
-use crate::health::eligibility::Eligibility;
+use crate::health::eligibility::{Eligibility, IdSeen};
 use crate::health::ineligible::Ineligible;
 use crate::health::node_health::NodeHealth;
 use crate::node::batch::Batcher;
+use crate::node::batch::replication_id::{self, TellReplicationId};
 use crate::node::connection;
 use crate::node::link::{self, Link};
 use crate::node::probe;
@@ -91,21 +92,30 @@ impl Server {
         }
         if script.is_cluster_form() {
             eligibility.configure_oldest(crate::health::oldest_server::OLDEST_CLUSTER_SERVER);
+            eligibility.configure_promotions(settings.clock_rule.1);
         }
+        let eligibility = Arc::new(eligibility);
         let link = Arc::new(Link::new(id.clone(), client.clone(), settings.node_timeout));
+        let batcher = Batcher::new(
+            client.clone(),
+            settings.node_timeout,
+            Arc::clone(&link),
+            script,
+        );
+        let batcher = if script.is_cluster_form() {
+            batcher
+                .telling_replication_ids(tell_replication_id(id.clone(), Arc::clone(&eligibility)))
+        } else {
+            batcher
+        };
         Self {
-            batcher: Arc::new(Batcher::new(
-                client.clone(),
-                settings.node_timeout,
-                Arc::clone(&link),
-                script,
-            )),
+            batcher: Arc::new(batcher),
             id,
             tls,
             client,
             script,
             link,
-            eligibility: Arc::new(eligibility),
+            eligibility,
         }
     }
 
@@ -162,12 +172,17 @@ impl Server {
         .await;
         queued?;
         match pipeline.try_all::<Value>().await.pop() {
-            Some(Ok(answer)) => op::decode(answer, 1).pop().unwrap_or_else(|| {
-                Err(FredError::new(
-                    fred::error::ErrorKind::Protocol,
-                    "no answer for the operation",
-                ))
-            }),
+            Some(Ok(answer)) => {
+                // The cluster form's answer ends with the replication id.
+                let (answer, id) = replication_id::split(answer);
+                self.tell_replication_id().tell(id.as_deref());
+                op::decode(answer, 1).pop().unwrap_or_else(|| {
+                    Err(FredError::new(
+                        fred::error::ErrorKind::Protocol,
+                        "no answer for the operation",
+                    ))
+                })
+            }
             Some(Err(error)) => Err(self.link.explain(error)),
             None => Err(FredError::new(
                 fred::error::ErrorKind::Protocol,
@@ -227,8 +242,18 @@ impl Server {
         if up {
             script::load(&self.client, &self.id, self.script).await;
             probe::probe(&self.client, &self.id, &self.eligibility).await;
+            if self.script.is_cluster_form() {
+                // The id every later answer's is compared with.
+                let id = replication_id::read(&self.client).await;
+                self.tell_replication_id().tell(id.as_deref());
+            }
         }
         up
+    }
+
+    /// Tells this shard primary's vote rules a replication id it answered with.
+    fn tell_replication_id(&self) -> TellReplicationId {
+        tell_replication_id(self.id.clone(), Arc::clone(&self.eligibility))
     }
 
     /// Opens a hand-off window on the node's batcher (see [`Batcher::hold`]).
@@ -282,4 +307,21 @@ impl Server {
     pub(crate) async fn quit(&self) {
         let _ = self.client.quit().await;
     }
+}
+
+/// Tells the cluster shard primary `id`'s vote rules each replication id
+/// read (health/eligibility.rs `saw_replication_id`), and says when one
+/// refuses it.
+fn tell_replication_id(id: NodeId, eligibility: Arc<Eligibility>) -> TellReplicationId {
+    TellReplicationId::new(move |replication_id| {
+        match eligibility.saw_replication_id(replication_id) {
+            IdSeen::Same | IdSeen::Unreadable { first: false } => {}
+            IdSeen::Changed { from, to } => {
+                tracing::warn!(node = %id, %from, %to, "a cluster shard primary's replication id changed (promoted since it was last read): its votes are refused for the longest lease");
+            }
+            IdSeen::Unreadable { first: true } => {
+                tracing::warn!(node = %id, "a cluster shard primary's replication id cannot be read (INFO denied?): a failover cannot be ruled out, so its votes are refused until it can be read and the longest lease has passed");
+            }
+        }
+    })
 }

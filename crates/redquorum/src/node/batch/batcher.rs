@@ -43,6 +43,7 @@ use tokio::runtime::Handle;
 use tokio::sync::{Notify, oneshot};
 
 use crate::node::batch::queue::{MAX_IN_FLIGHT, Queued, State};
+use crate::node::batch::replication_id::TellReplicationId;
 use crate::node::link::Link;
 use crate::node::script::LockScript;
 use crate::protocol::op::{Op, Reply};
@@ -65,6 +66,9 @@ pub(crate) struct Batcher {
     /// The server refused a native command's syntax (older than Redis
     /// 7.0): every operation goes as the script (`protocol/native.rs`).
     script_only: AtomicBool,
+    /// On a cluster shard: told the replication id each answer carries
+    /// (`replication_id.rs`).
+    tell_replication_id: Option<TellReplicationId>,
 }
 
 /// One call of the lock script, owning its operations, answering each.
@@ -86,7 +90,15 @@ impl Batcher {
             state: Mutex::default(),
             idle: Notify::new(),
             script_only: AtomicBool::new(false),
+            tell_replication_id: None,
         }
+    }
+
+    /// Tells `tell` the replication id each answer of the lock script's
+    /// cluster form carries, before the answer is given (a cluster shard).
+    pub(crate) fn telling_replication_ids(mut self, tell: TellReplicationId) -> Self {
+        self.tell_replication_id = Some(tell);
+        self
     }
 
     /// Puts `op` on the connection (a slot is free) or in the queue, now,

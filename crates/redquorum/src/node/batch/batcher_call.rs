@@ -33,6 +33,7 @@ use fred::types::{ClusterHash, CustomCommand, Key, Value};
 use futures::future::BoxFuture;
 
 use super::Batcher;
+use crate::node::batch::replication_id;
 use crate::node::script;
 use crate::protocol::alone::{self, Alone, Answer};
 use crate::protocol::op::{self, Op, Reply};
@@ -127,7 +128,7 @@ impl Batcher {
         let (keys, args) = self.script.encode(ops);
         let sha = Value::from(self.script.script.sha1().to_string());
         match self.command("EVALSHA", sha, keys, args, patient).await {
-            Ok(answer) => op::decode(answer, ops.len()),
+            Ok(answer) => self.decode(answer, ops.len()),
             Err(error) if script::is_noscript(&error) => {
                 self.again(seq, ops, Err(error), Again::WithBody, patient)
                     .await
@@ -163,6 +164,18 @@ impl Batcher {
             .with_options(&options)
             .custom::<Value, Value>(command, all)
             .await
+    }
+
+    /// The lock script's answers to `count` operations; on a cluster
+    /// shard, the replication id the script appended is told to the server
+    /// first (`replication_id.rs`).
+    fn decode(&self, answer: Value, count: usize) -> Vec<Reply> {
+        let Some(tell) = &self.tell_replication_id else {
+            return op::decode(answer, count);
+        };
+        let (answers, id) = replication_id::split(answer);
+        tell.tell(id.as_deref());
+        op::decode(answers, count)
     }
 
     /// A command's options: `patient`, without fred's timeout.
@@ -239,7 +252,7 @@ impl Batcher {
                     (pending, how) = (again, Again::WithBody);
                     continue;
                 }
-                (Ok(answer), _) => op::decode(answer, again.len()),
+                (Ok(answer), _) => self.decode(answer, again.len()),
                 (Err(error), _) => vec![Err(error); again.len()],
             };
             // Each answer goes back to its own operation's slot.

@@ -5,7 +5,8 @@
 //! resent after NOSCRIPT, in `batcher_call.rs`, which a release's resend
 //! must not overtake a later hold of its token (`holds_sent.rs`); tests on
 //! a real node in `batcher_tests.rs` and, for the resends,
-//! `batcher_again_tests.rs`.
+//! `batcher_again_tests.rs`. On a cluster shard, every answer carries the
+//! server's replication id (`replication_id.rs`).
 //!
 //! May import: `link.rs` (whether the node is up), `script.rs` (the
 //! script cache), `protocol/` (an operation as data), and the root
@@ -15,5 +16,6 @@
 mod batcher;
 mod holds_sent;
 mod queue;
+pub(crate) mod replication_id;
 
 pub(crate) use batcher::Batcher;

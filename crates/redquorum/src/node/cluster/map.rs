@@ -28,7 +28,7 @@ impl ClusterMaster {
         let first = Arc::clone(self);
         tokio::spawn(async move {
             first.first_map.requested().await;
-            first.refresh().await;
+            first.refresh(true).await;
             first.first_map.end(|op| first.send(op));
             drop(first);
             loop {
@@ -37,7 +37,7 @@ impl ClusterMaster {
                     () = this.wake.notified() => {}
                     () = tokio::time::sleep(interval) => {}
                 }
-                this.refresh().await;
+                this.refresh(false).await;
             }
         })
     }
@@ -52,9 +52,11 @@ impl ClusterMaster {
 
     /// Reads the slot map and brings the shard servers in line with it:
     /// a new primary gets a server (refused for the longest lease unless
-    /// this is the first map), a server that no longer serves slots is
-    /// closed once its calls have ended.
-    pub(super) async fn refresh(&self) {
+    /// this is the first map, read at the first call: `first_read`), a
+    /// server that no longer serves slots is closed once its calls have
+    /// ended. A map read after a first read that failed is not a first
+    /// map: the cluster may have failed over since the client started.
+    pub(super) async fn refresh(&self, first_read: bool) {
         let _one = self.refreshing.lock().await;
         let Some(table) = self.read_map().await else {
             return;
@@ -63,7 +65,7 @@ impl ClusterMaster {
             tracing::warn!(node = %self.id, uncovered = table.uncovered(), "cluster slots served by no primary: operations on them fail");
         }
         let earlier = self.read().table.clone();
-        let first = earlier.is_none();
+        let first = first_read && earlier.is_none();
         let known: Vec<Address> = self.read().shards.keys().cloned().collect();
         let added: Vec<(Address, Shard)> = table
             .primaries()

@@ -25,7 +25,7 @@ if #ARGV == 3 + tonumber(ARGV[3]) then
   local entry = run_plain(ARGV[1], 1, tonumber(ARGV[2]), 4)
   if entry then
     publish()
-    return { entry }
+    return finished({ entry })
   end
   pending = { KEYS, { unpack(ARGV, 4) } }
 end
@@ -78,6 +78,6 @@ end
 -- before anything else is defined.
 if run_operations(nil) then
   publish()
-  return answers
+  return finished(answers)
 end
 

@@ -2,4 +2,4 @@
 -- that stopped the plain run (dispatch.lua).
 run_operations(ops)
 publish()
-return answers
+return finished(answers)
