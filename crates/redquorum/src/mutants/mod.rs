@@ -59,6 +59,7 @@
 //! - `quorum/fan_out.rs` (`gather_among`): move-skips-a-node;
 //! - `lease/watchdog.rs` (`run`: the loss notices it listens to):
 //!   loss-notice-deaf; `quorum/listen.rs` (`ask_heard`): ask-unheard;
+//! - `redlock/mod.rs` (`release_ticket_hold`): ticket-unlock-by-name;
 //! - in the CLI, `redquorum exec` (`exec/guarded.rs`, `left_behind`, read
 //!   through [`active`]; the torture passes it to the `exec` it starts):
 //!   exec-releases-orphans; `redquorum serve` (`serve/locks.rs`, `release`;
@@ -68,7 +69,7 @@
 //! (every kind on the same names, majority faults and lost fence counters
 //! within the assumptions, fast clocks within the drift budget), with the
 //! one feature a mutant's bug lives in turned on (a lock-delay, a fast
-//! node, an operator, cluster masters). The last twenty-five ([`Mutant::CLASSES`]) are the bug
+//! node, an operator, cluster masters). The last twenty-six ([`Mutant::CLASSES`]) are the bug
 //! classes that have no focused recipe of their own (`mutants --recipes`).
 
 use std::fmt;
@@ -240,11 +241,16 @@ pub enum Mutant {
     /// A holder never hears that it is asked to let go: the lock's ask
     /// signal never resolves, and an ask waits while the holder works on.
     AskUnheard,
+    /// `Redlock::release_ticket` (`redquorum unlock TICKET`) releases the
+    /// lock of the ticket's resource whoever holds it (a force-release),
+    /// not the ticket's hold: an unlock that comes after the hold expired
+    /// takes the next holder's lock away.
+    TicketUnlockByName,
 }
 
 impl Mutant {
     /// Every mutant, in the order `redquorum mutants` runs them.
-    pub const ALL: [Mutant; 42] = [
+    pub const ALL: [Mutant; 43] = [
         Mutant::ValidityUnreduced,
         Mutant::LongLease,
         Mutant::NoUnwind,
@@ -287,13 +293,14 @@ impl Mutant {
         Mutant::ServeReleaseByName,
         Mutant::LossNoticeDeaf,
         Mutant::AskUnheard,
+        Mutant::TicketUnlockByName,
     ];
 
     /// The mutants of the bug classes only the mixed default run reaches
     /// (docs/torture.md): `redquorum mutants` runs them with the default
     /// `redquorum torture`, no recipe of their own.
-    /// They are the last twenty-five of [`Mutant::ALL`].
-    pub const CLASSES: &[Mutant] = Mutant::ALL.split_at(Mutant::ALL.len() - 25).1;
+    /// They are the last twenty-six of [`Mutant::ALL`].
+    pub const CLASSES: &[Mutant] = Mutant::ALL.split_at(Mutant::ALL.len() - 26).1;
 
     /// The kebab-case name.
     ///
@@ -348,6 +355,7 @@ impl Mutant {
             Mutant::ServeReleaseByName => "serve-release-by-name",
             Mutant::LossNoticeDeaf => "loss-notice-deaf",
             Mutant::AskUnheard => "ask-unheard",
+            Mutant::TicketUnlockByName => "ticket-unlock-by-name",
         }
     }
 }

@@ -39,6 +39,7 @@ use tokio::net::UnixListener;
 use super::exec_hold::SUBCOMMAND;
 use super::exec_left::{left_to_expire, unused_hold_owner};
 use super::exec_lines::{Line, instant_of};
+use super::exec_pipeline::Steps;
 use super::{drawn, planted_bug, refusal, refused, unused_hold};
 
 /// A duration as this binary's options take it.
@@ -51,14 +52,27 @@ pub(crate) const KIND: &str = "exec";
 /// One session in this many of the exec group runs under `exec`: each is
 /// three process starts, so the run's other work still happens.
 const ONE_IN: u32 = 3;
-/// One of those in this many is a pipeline's (`exec_pipeline.rs`).
-const PIPELINE_ONE_IN: u32 = 3;
+/// Of those, in fifths: `exec` alone in two, a pipeline's
+/// (`exec_pipeline.rs`) `exec --ticket` in one, the job's own steps on the
+/// ticket in two.
+const ROUTES: u32 = 5;
 
 /// What the command under `exec` does: how it holds, and for how long.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Job {
     how: Use,
     hold: Duration,
+}
+
+/// How a session goes through this binary.
+#[derive(Debug, Clone, Copy)]
+enum Route {
+    /// `exec` takes the lock and runs the job.
+    Exec(Job),
+    /// `lock`, then `exec --ticket` runs the job.
+    Pipeline(Job),
+    /// `lock`, then the job's own steps on the ticket.
+    Steps(Steps),
 }
 
 /// How the command under `exec` holds.
@@ -119,16 +133,24 @@ impl ExecHolder {
         }
     }
 
-    /// Whether this session goes through `exec`, how it holds, and
-    /// whether a pipeline's `redquorum lock` takes the lock first.
-    fn draw(&self) -> Option<(Job, bool)> {
+    /// Whether this session goes through this binary, and how: `exec`
+    /// (how its command holds), or a pipeline's `redquorum lock` first.
+    fn draw(&self) -> Option<Route> {
         let mut rng = drawn(&self.rng, ONE_IN)?;
         let (how, hold) = match rng.gen_range(0..3) {
             0 => (Use::Long, self.ttl * 3 / 2),
             1 => (Use::KillsGuard, self.ttl / 4),
             _ => (Use::Brief, Duration::from_millis(rng.gen_range(0..=50))),
         };
-        Some((Job { how, hold }, rng.gen_range(0..PIPELINE_ONE_IN) == 0))
+        let job = Job { how, hold };
+        Some(match rng.gen_range(0..ROUTES) {
+            0 => Route::Pipeline(job),
+            1 | 2 => Route::Steps(Steps {
+                extend: rng.gen_bool(0.5),
+                late: rng.gen_bool(0.5),
+            }),
+            _ => Route::Exec(job),
+        })
     }
 
     /// The sessions of `exec` (and of the `lock` before it, in a
@@ -141,8 +163,9 @@ impl ExecHolder {
     ) -> Vec<Session> {
         match self.draw() {
             None => Vec::new(),
-            Some((job, false)) => vec![self.session(resource, history, store, job, None).await],
-            Some((job, true)) => self.pipeline(resource, history, store, job).await,
+            Some(Route::Exec(job)) => vec![self.session(resource, history, store, job, None).await],
+            Some(Route::Pipeline(job)) => self.pipeline(resource, history, store, job).await,
+            Some(Route::Steps(steps)) => self.ticket_steps(resource, history, steps).await,
         }
     }
 

@@ -1,32 +1,53 @@
 //! A pipeline's steps under torture, as a deploy job takes them: `redquorum
-//! lock` takes the lock and prints its lease ticket, then `redquorum exec
-//! --ticket` adopts it and runs the job's command under it (the command and
-//! what it reports are `exec_holder.rs`'s).
+//! lock` takes the lock and prints its lease ticket, then either `redquorum
+//! exec --ticket` adopts it and runs the job's command under it (the
+//! command and what it reports are `exec_holder.rs`'s), or the job's own
+//! steps hold it: `redquorum extend TICKET` (half the time), a pause, and
+//! `redquorum unlock TICKET`.
 //!
 //! What is recorded, and why it is honest:
 //! - the lock step: a hold granted when `lock` exited with its ticket (its
-//!   grant inside it is not visible outside it, and comes before), used for
-//!   nothing, and handed over there (its `release`, as a hold the workload
-//!   hands over); its owner is the ticket's, its deadline unseen (`lock`
-//!   took it in a process of its own). When `lock` printed no ticket, a
-//!   refused session whose attempts ran in that process, which tells no
-//!   attempt tokens;
+//!   grant inside it is not visible outside it, and comes before). Before
+//!   `exec`, used for nothing, and handed over there (its `release`, as a
+//!   hold the workload hands over); its owner is the ticket's, its deadline
+//!   unseen (`lock` took it in a process of its own). When `lock` printed
+//!   no ticket, a refused session whose attempts ran in that process,
+//!   which tells no attempt tokens;
 //! - the exec step: `exec`'s session, adopted from the ticket's owner
 //!   ([`Session::adopted_from`]): the checker then requires the old owner's
 //!   keys gone once the adopter is granted (the move took them), and leaves
 //!   a hold nobody adopted (the ticket's hold had expired, or the move
-//!   failed: `exec` exits 70 and runs nothing) to the leak check.
+//!   failed: `exec` exits 70 and runs nothing) to the leak check;
+//! - the job's own steps: one session, held from `lock`'s exit to a
+//!   deadline no later than the lock's own: the lease (`--ttl`, less the
+//!   lock's drift allowance) from when `lock` started, which is before its
+//!   acquire began; an `extend` that exited 0 adds an extension from when
+//!   it started, by the same rule; an `unlock` that exited 0 releases it
+//!   from when it started. Half the unlocks come a quarter TTL after the
+//!   deadline: the hold is gone (exit 70), and nothing else may be removed
+//!   then.
 
 use std::process::Stdio;
 
+use std::time::Duration;
+
 use redquorum::Ticket;
-use redquorum_harness::{History, ProtectedStore, Session};
+use redquorum_harness::{Extension, History, Outcome, ProtectedStore, Session};
 
 use super::exec_holder::{ExecHolder, Job, ms};
 use super::{planted_bug, refusal, refused, unused_hold};
 
-/// The kind the lock step's session is recorded with.
+/// The kind the lock step's session, and the job's steps', are recorded with.
 const KIND: &str = "lock";
+
+/// How the job's own steps hold the ticket's lock.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Steps {
+    /// `redquorum extend TICKET` right after `lock`.
+    pub(super) extend: bool,
+    /// `redquorum unlock TICKET` a quarter TTL after the deadline.
+    pub(super) late: bool,
+}
 
 impl ExecHolder {
     /// The two steps' sessions: `lock`'s, then (when it printed a ticket)
@@ -60,18 +81,103 @@ impl ExecHolder {
         vec![lock, exec]
     }
 
+    /// `lock`'s session, then the job's own steps on its ticket (see the
+    /// module's doc): one session, held from `lock`'s exit.
+    pub(super) async fn ticket_steps(
+        &self,
+        resource: &str,
+        history: &History,
+        Steps { extend, late }: Steps,
+    ) -> Vec<Session> {
+        let start = history.now();
+        let locked = tokio::time::timeout(self.ttl * 10, self.lock_step(resource)).await;
+        let (code, stdout) = match locked {
+            Ok(Some(done)) => done,
+            Ok(None) => return vec![refused(KIND, resource, start, "other", history.now())],
+            Err(_) => return vec![refused(KIND, resource, start, "hung", history.now())],
+        };
+        let locked = history.now();
+        let ticket = stdout.trim();
+        let owner = match (code, ticket.parse::<Ticket>()) {
+            (Some(0), Ok(parsed)) => parsed.owner().to_string(),
+            _ => return vec![refused(KIND, resource, start, refusal(code), locked)],
+        };
+        // No later than the lock's own: its lease counts from its acquire's
+        // start, after this step's, less the drift allowance.
+        let lease = self.ttl - self.ttl / 100 - Duration::from_millis(2);
+        let deadline = start + lease;
+        let mut session =
+            Session::granted(0, resource, &owner, start, locked.min(deadline), deadline);
+        session.kind = KIND.to_owned();
+        (session.write_start, session.write_end, session.release) = (None, None, None);
+        session.outcome = Outcome::Abandoned;
+        // Extended only well inside the lease: an extension sent after this
+        // (early) deadline may rightly renew the lock's (later) one.
+        let ttl = ms(self.ttl);
+        if extend && history.now() + self.ttl / 4 < deadline {
+            let at = history.now();
+            let args = [
+                "extend",
+                "--ttl",
+                &ttl,
+                "--key-prefix",
+                &self.prefix,
+                ticket,
+            ];
+            if let Ok(Some((Some(0), _))) =
+                tokio::time::timeout(self.ttl * 10, self.step(&args)).await
+            {
+                session.renewed.push(history.now());
+                session.extensions.push(Extension {
+                    at,
+                    until: at + lease,
+                });
+            }
+        }
+        let until = session.extensions.last().map_or(deadline, |e| e.until);
+        let work = if late {
+            until.saturating_sub(history.now()) + self.ttl / 4
+        } else {
+            self.ttl / 4
+        };
+        tokio::time::sleep(work).await;
+        let at = history.now();
+        let args = ["unlock", "--key-prefix", &self.prefix, ticket];
+        let unlocked = tokio::time::timeout(self.ttl * 10, self.step(&args)).await;
+        // 70: gone already, nothing removed; anything else may leave it
+        // held to its TTL.
+        if let Ok(Some((Some(0), _))) = unlocked {
+            session.release = Some(at.max(locked.min(deadline)));
+        }
+        vec![session]
+    }
+
     /// Runs `redquorum lock RESOURCE` (waiting up to a TTL, the lock held
     /// for one): its exit status and what it printed (the ticket); `None`
     /// when it could not start.
     async fn lock_step(&self, resource: &str) -> Option<(Option<i32>, String)> {
-        let me = std::env::current_exe().ok()?;
         let ttl = ms(self.ttl);
+        let args = [
+            "lock",
+            "--ttl",
+            &ttl,
+            "--wait",
+            &ttl,
+            "--key-prefix",
+            &self.prefix,
+            resource,
+        ];
+        self.step(&args).await
+    }
+
+    /// Runs this binary with the group's nodes and `args`: its exit status
+    /// and what it printed; `None` when it could not start.
+    async fn step(&self, args: &[&str]) -> Option<(Option<i32>, String)> {
+        let me = std::env::current_exe().ok()?;
         let mut command = tokio::process::Command::new(&me);
         command
             .args(&self.nodes)
-            .arg("lock")
-            .args(["--ttl", &ttl, "--wait", &ttl, "--key-prefix", &self.prefix])
-            .arg(resource)
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
