@@ -18,18 +18,19 @@
 //!   keys gone once the adopter is granted (the move took them), and leaves
 //!   a hold nobody adopted (the ticket's hold had expired, or the move
 //!   failed: `exec` exits 70 and runs nothing) to the leak check;
-//! - the job's own steps: one session, held from `lock`'s exit to a
-//!   deadline no later than the lock's own: the lease (`--ttl`, less the
-//!   lock's drift allowance) from when `lock` started, which is before its
-//!   acquire began; an `extend` that exited 0 adds an extension from when
-//!   it started, by the same rule; an `unlock` that exited 0 releases it
-//!   from when it started. Half the unlocks come a quarter TTL after the
-//!   deadline: the hold is gone (exit 70), and nothing else may be removed
-//!   then.
+//! - the job's own steps: one session, held from `lock`'s exit to the
+//!   deadline its ticket says (Unix ms, rounded down: the lock's own
+//!   deadline, on the host's wall clock, read against the history's clock
+//!   at once); an `extend` that exited 0 adds an extension from when it
+//!   started to the deadline its ticket says; an `unlock` releases it from
+//!   when it started, whatever it says (it removes the ticket's hold
+//!   wherever it finds it, even when too few nodes answer). Half the
+//!   unlocks come a quarter TTL after the deadline: the hold is gone (exit
+//!   70), and nothing else may be removed then.
 
 use std::process::Stdio;
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use redquorum::Ticket;
 use redquorum_harness::{Extension, History, Outcome, ProtectedStore, Session};
@@ -98,21 +99,16 @@ impl ExecHolder {
         };
         let locked = history.now();
         let ticket = stdout.trim();
-        let owner = match (code, ticket.parse::<Ticket>()) {
-            (Some(0), Ok(parsed)) => parsed.owner().to_string(),
+        let (owner, deadline) = match (code, ticket.parse::<Ticket>()) {
+            (Some(0), Ok(parsed)) => (parsed.owner().to_string(), deadline_of(&parsed, history)),
             _ => return vec![refused(KIND, resource, start, refusal(code), locked)],
         };
-        // No later than the lock's own: its lease counts from its acquire's
-        // start, after this step's, less the drift allowance.
-        let lease = self.ttl - self.ttl / 100 - Duration::from_millis(2);
-        let deadline = start + lease;
-        let mut session =
-            Session::granted(0, resource, &owner, start, locked.min(deadline), deadline);
+        let grant = locked.min(deadline);
+        let mut session = Session::granted(0, resource, &owner, start, grant, deadline);
         session.kind = KIND.to_owned();
         (session.write_start, session.write_end, session.release) = (None, None, None);
         session.outcome = Outcome::Abandoned;
-        // Extended only well inside the lease: an extension sent after this
-        // (early) deadline may rightly renew the lock's (later) one.
+        // Extended only well inside the lease.
         let ttl = ms(self.ttl);
         if extend && history.now() + self.ttl / 4 < deadline {
             let at = history.now();
@@ -124,14 +120,13 @@ impl ExecHolder {
                 &self.prefix,
                 ticket,
             ];
-            if let Ok(Some((Some(0), _))) =
-                tokio::time::timeout(self.ttl * 10, self.step(&args)).await
+            let extended = tokio::time::timeout(self.ttl * 10, self.step(&args)).await;
+            if let Ok(Some((Some(0), printed))) = extended
+                && let Ok(renewed) = printed.trim().parse::<Ticket>()
             {
                 session.renewed.push(history.now());
-                session.extensions.push(Extension {
-                    at,
-                    until: at + lease,
-                });
+                let until = deadline_of(&renewed, history);
+                session.extensions.push(Extension { at, until });
             }
         }
         let until = session.extensions.last().map_or(deadline, |e| e.until);
@@ -143,12 +138,9 @@ impl ExecHolder {
         tokio::time::sleep(work).await;
         let at = history.now();
         let args = ["unlock", "--key-prefix", &self.prefix, ticket];
-        let unlocked = tokio::time::timeout(self.ttl * 10, self.step(&args)).await;
-        // 70: gone already, nothing removed; anything else may leave it
-        // held to its TTL.
-        if let Ok(Some((Some(0), _))) = unlocked {
-            session.release = Some(at.max(locked.min(deadline)));
-        }
+        // Whatever it says: it removes the ticket's hold wherever it finds it.
+        let _ = tokio::time::timeout(self.ttl * 10, self.step(&args)).await;
+        session.release = Some(at.max(grant));
         vec![session]
     }
 
@@ -187,4 +179,13 @@ impl ExecHolder {
         let printed = String::from_utf8_lossy(&output.stdout).into_owned();
         Some((output.status.code(), printed))
     }
+}
+
+/// The deadline `ticket` says, on the history's clock: its Unix ms (rounded
+/// down, so never later than the lock's) less the wall clock now, from now.
+fn deadline_of(ticket: &Ticket, history: &History) -> Duration {
+    let left = (ticket.valid_until())
+        .duration_since(SystemTime::now())
+        .unwrap_or_default();
+    history.now() + left
 }
