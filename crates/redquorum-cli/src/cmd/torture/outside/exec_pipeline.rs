@@ -41,6 +41,14 @@ use super::{planted_bug, refusal, refused, unused_hold};
 /// The kind the lock step's session, and the job's steps', are recorded with.
 const KIND: &str = "lock";
 
+/// What `redquorum lock` gave: the ticket it printed, and when it started and exited.
+struct Locked {
+    start: Duration,
+    at: Duration,
+    text: String,
+    ticket: Ticket,
+}
+
 /// How the job's own steps hold the ticket's lock.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Steps {
@@ -60,24 +68,15 @@ impl ExecHolder {
         store: &ProtectedStore,
         job: Job,
     ) -> Vec<Session> {
-        let start = history.now();
-        // Bounded as `exec` is: a step that has not ended by then is
-        // killed (dropped with its future) and counted refused, `hung`.
-        let locked = tokio::time::timeout(self.ttl * 10, self.lock_step(resource)).await;
-        let (code, stdout) = match locked {
-            Ok(Some(done)) => done,
-            Ok(None) => return vec![refused(KIND, resource, start, "other", history.now())],
-            Err(_) => return vec![refused(KIND, resource, start, "hung", history.now())],
+        let locked = match self.locked(resource, history).await {
+            Ok(locked) => locked,
+            Err(refused) => return vec![refused],
         };
-        let locked = history.now();
-        let ticket = stdout.trim();
-        let owner = match (code, ticket.parse::<Ticket>()) {
-            (Some(0), Ok(parsed)) => parsed.owner().to_string(),
-            _ => return vec![refused(KIND, resource, start, refusal(code), locked)],
-        };
+        let owner = locked.ticket.owner().to_string();
         // Handed over when `lock` exited with the ticket.
-        let lock = unused_hold(KIND, resource, &owner, start, locked);
-        let mut exec = (self.session(resource, history, store, job, Some(ticket))).await;
+        let lock = unused_hold(KIND, resource, &owner, locked.start, locked.at);
+        let ticket = Some(locked.text.as_str());
+        let mut exec = (self.session(resource, history, store, job, ticket)).await;
         exec.adopted_from = Some(owner);
         vec![lock, exec]
     }
@@ -90,19 +89,17 @@ impl ExecHolder {
         history: &History,
         Steps { extend, late }: Steps,
     ) -> Vec<Session> {
-        let start = history.now();
-        let locked = tokio::time::timeout(self.ttl * 10, self.lock_step(resource)).await;
-        let (code, stdout) = match locked {
-            Ok(Some(done)) => done,
-            Ok(None) => return vec![refused(KIND, resource, start, "other", history.now())],
-            Err(_) => return vec![refused(KIND, resource, start, "hung", history.now())],
+        let (start, locked, text, ticket) = match self.locked(resource, history).await {
+            Ok(Locked {
+                start,
+                at,
+                text,
+                ticket,
+            }) => (start, at, text, ticket),
+            Err(refused) => return vec![refused],
         };
-        let locked = history.now();
-        let ticket = stdout.trim();
-        let (owner, deadline) = match (code, ticket.parse::<Ticket>()) {
-            (Some(0), Ok(parsed)) => (parsed.owner().to_string(), deadline_of(&parsed, history)),
-            _ => return vec![refused(KIND, resource, start, refusal(code), locked)],
-        };
+        let (owner, deadline) = (ticket.owner().to_string(), deadline_of(&ticket, history));
+        let ticket = text.as_str();
         let grant = locked.min(deadline);
         let mut session = Session::granted(0, resource, &owner, start, grant, deadline);
         session.kind = KIND.to_owned();
@@ -142,6 +139,30 @@ impl ExecHolder {
         let _ = tokio::time::timeout(self.ttl * 10, self.step(&args)).await;
         session.release = Some(at.max(grant));
         vec![session]
+    }
+
+    /// The lock step: its ticket, or the refused session it was.
+    async fn locked(&self, resource: &str, history: &History) -> Result<Locked, Session> {
+        let start = history.now();
+        // Bounded as `exec` is: a step that has not ended by then is
+        // killed (dropped with its future) and counted refused, `hung`.
+        let stepped = tokio::time::timeout(self.ttl * 10, self.lock_step(resource)).await;
+        let (code, stdout) = match stepped {
+            Ok(Some(done)) => done,
+            Ok(None) => return Err(refused(KIND, resource, start, "other", history.now())),
+            Err(_) => return Err(refused(KIND, resource, start, "hung", history.now())),
+        };
+        let at = history.now();
+        let text = stdout.trim().to_owned();
+        match (code, text.parse::<Ticket>()) {
+            (Some(0), Ok(ticket)) => Ok(Locked {
+                start,
+                at,
+                text,
+                ticket,
+            }),
+            _ => Err(refused(KIND, resource, start, refusal(code), at)),
+        }
     }
 
     /// Runs `redquorum lock RESOURCE` (waiting up to a TTL, the lock held
