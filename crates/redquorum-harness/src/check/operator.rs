@@ -35,6 +35,7 @@ use std::time::Duration;
 
 use super::audit::excuse::{Sender, explains};
 use super::audit::hold_life::LOSES_OR_AGES;
+use super::audit::token_backing::issued_at;
 use crate::evidence::{KeyLife, OperatorAction, OperatorCall, Session};
 use crate::faults::FaultEvent;
 
@@ -190,7 +191,9 @@ pub(crate) fn broken_promises<'a>(
                     if session.grant.is_some_and(|g| g < call.start) && token >= *fence {
                         broken.push((call, *session, OperatorFault::FenceNotAbove));
                     }
-                    if session.start > call.end && token <= *fence {
+                    // An adopted hold carries the token issued for the hold it
+                    // was adopted from: judge it from that hold's start.
+                    if issued_at(session, owners) > call.end && token <= *fence {
                         broken.push((call, *session, OperatorFault::FenceNotBelow));
                     }
                 }
