@@ -194,8 +194,9 @@ async fn an_older_client_and_this_one_are_never_both_granted_one_name() {
 /// An acquire writes no fence counter (a fresh handle's reads none
 /// either): a name never fenced has no counter after it, and its first
 /// `fence()` (two rounds: the proposal, which writes nothing, and the
-/// write-back) creates the counters at the token on a quorum. The hold
-/// then carries its token for an inspection, and is released as before.
+/// write-back) creates the counters at the token on a quorum. The record
+/// stays the hold's string (an inspection shows the counter, not the
+/// hold's token), and is released as before.
 #[tokio::test]
 async fn a_plain_acquire_creates_no_fence_counter_and_the_write_back_stores_the_token() {
     let nodes = cluster(3);
@@ -229,14 +230,14 @@ async fn a_plain_acquire_creates_no_fence_counter_and_the_write_back_stores_the_
     let at_token = stored.iter().flatten().filter(|v| **v == token.to_string());
     assert!(at_token.count() >= 2, "{stored:?} vs {token}");
     let inspection = redlock.inspect("counted").await.unwrap();
-    let carried = inspection
+    let counted = inspection
         .nodes()
         .filter_map(|(_, view)| view.ok())
-        .filter(|view| view.holds().first().and_then(|hold| hold.fence()) == Some(token))
+        .filter(|view| view.fence() == Some(token.get()) && view.holds().len() == 1)
         .count();
     assert!(
-        carried >= 2,
-        "the hold's token on {carried} nodes: {inspection:?}"
+        counted >= 2,
+        "the counter at the token on {counted} nodes: {inspection:?}"
     );
     first.release().await.unwrap();
     common::settles("released", vec![None; 3], || {
@@ -291,15 +292,15 @@ async fn the_default_acquire_is_one_native_set_per_node_and_no_script() {
     );
 }
 
-/// A plain hold whose token was written back (its string record made a
-/// lock record on the nodes the write-back reached) is released by the
-/// lock script's full release at once: one script call per node, not the
-/// plain release's own script first.
+/// A plain hold whose token was written back keeps its string record on
+/// every node (the write-back raises the counter, and writes nothing in
+/// the record), so its extend and release stay the plain ones: the release
+/// is the plain release's own script, one call per node.
 #[tokio::test]
-async fn a_plain_hold_with_a_token_is_released_in_one_call_per_node() {
+async fn a_plain_hold_with_a_token_keeps_its_string_record_and_plain_release() {
     let nodes = cluster(3);
     let redlock = redlock(&nodes, Duration::from_secs(30));
-    let lock = redlock.try_lock("fenced-release").await.unwrap();
+    let mut lock = redlock.try_lock("fenced-release").await.unwrap();
     lock.fence().await.unwrap();
     let count = || -> Vec<u64> {
         (0..3)
@@ -308,10 +309,18 @@ async fn a_plain_hold_with_a_token_is_released_in_one_call_per_node() {
     };
     // The write-back lands on every node (it may be dropped on the last
     // one while queued; then that node is not judged).
-    let hashed = || (0..3).filter(|&i| matches!(record(&nodes, i, lock.key()), Record::Hash(_)));
-    common::eventually(common::LANDS_WITHIN, || async { hashed().count() == 3 }).await;
-    let promoted: Vec<usize> = hashed().collect();
-    assert!(promoted.len() >= 2, "the write-back reached {promoted:?}");
+    let fence = fence_key(&redlock, "fenced-release");
+    let raised = || (0..3).filter(|&i| strings(&nodes, &fence)[i].is_some());
+    common::eventually(common::LANDS_WITHIN, || async { raised().count() == 3 }).await;
+    let written: Vec<usize> = raised().collect();
+    assert!(written.len() >= 2, "the write-back reached {written:?}");
+    for &i in &written {
+        assert!(
+            matches!(record(&nodes, i, lock.key()), Record::Plain { .. }),
+            "node {i}'s record after the write-back"
+        );
+    }
+    lock.extend().await.unwrap();
     let before = count();
     let key = lock.key().to_owned();
     lock.release().await.unwrap();
@@ -321,10 +330,39 @@ async fn a_plain_hold_with_a_token_is_released_in_one_call_per_node() {
         .zip(&before)
         .map(|(after, was)| after - was)
         .collect();
-    for i in promoted {
+    for i in written {
         assert_eq!(
             calls[i], 1,
             "script calls on node {i} for the release: {calls:?}"
         );
     }
+}
+
+/// The write-back on a string record is owner-checked: where the plain
+/// hold is gone it raises no counter, and without a quorum of them the
+/// holder gets no token; its lease is lost. Real nodes, the hold deleted
+/// on two of three.
+#[tokio::test]
+async fn a_write_back_where_the_plain_hold_is_gone_raises_no_counter_and_gives_no_token() {
+    let nodes = cluster(3);
+    let redlock = redlock(&nodes, Duration::from_secs(30))
+        .with_options(&redquorum::LockOptions {
+            ttl: Duration::from_secs(30),
+            eager_fence: true,
+            ..Default::default()
+        })
+        .unwrap();
+    let lock = redlock.try_lock("gone").await.unwrap();
+    common::assert_held_on(&nodes, &lock, 3).await;
+    for i in [0, 1] {
+        nodes.command(i, &["DEL", lock.key()]).unwrap();
+    }
+    let err = lock.fence().await.unwrap_err();
+    assert!(matches!(err, Error::Lost { .. }), "{err}");
+    let fence = fence_key(&redlock, "gone");
+    assert_eq!(&strings(&nodes, &fence)[..2], [None, None]);
+    assert!(
+        matches!(record(&nodes, 2, lock.key()), Record::Plain { .. }),
+        "node 2's record"
+    );
 }

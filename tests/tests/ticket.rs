@@ -377,13 +377,15 @@ async fn adopters_that_split_the_nodes_move_the_hold_back_for_the_next() {
     adopted.release().await.unwrap();
 }
 
-/// A lock record (a hold with a written-back token) moved back by a failed
-/// adoption is the old owner's again with its fence, keeping its own
-/// expiry (not the adopter's longer TTL). Real nodes, a majority killed.
+/// A lock record (a hold with owner information and a written-back token)
+/// moved back by a failed adoption is the old owner's again with its fence,
+/// keeping its own expiry (not the adopter's longer TTL). Real nodes, a
+/// majority killed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lock_record_moved_back_keeps_its_fence_and_its_expiry() {
     let nodes = cluster(3);
-    let holder = redlock(&nodes, Duration::from_secs(10));
+    let holder = redlock(&nodes, Duration::from_secs(10))
+        .with_owner_info(redquorum::OwnerInfo::here("moved back"));
     let adopter = redlock(&nodes, Duration::from_secs(60));
     common::warm_up(&adopter).await;
     let lock = holder.lock("record-back").await.unwrap();

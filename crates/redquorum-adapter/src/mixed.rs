@@ -26,10 +26,10 @@ pub const MIXED_PERMITS: usize = 2;
 ///
 /// The plain lock is the default lock, most users' lock, and most of its
 /// users never ask for a token: the largest group (12) are plain holds
-/// that never call `fence()`, so their record stays the string the plain
-/// acquire wrote and the string's own extend and release run (a token's
-/// write-back turns the record into a hash, whose operations are the
-/// other kinds'). Plain holds that ask every time (6) come next. The
+/// that never call `fence()`, whose handles' acquires propose no token
+/// (the native `SET` alone on a node). Plain holds that ask every time (6)
+/// come next; their record stays the string too (a token's write-back
+/// raises the counter only). The
 /// plain lock's bugs (a release or extension that ignores the owner of
 /// the string, an extension that does not push its expiry) harm only when
 /// two plain holds meet on a name, so they must meet often.

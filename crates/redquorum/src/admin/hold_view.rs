@@ -69,7 +69,10 @@ impl HoldView {
     }
 
     /// The hold's fencing token, once its holder took it (`Lock::fence`,
-    /// `Leadership::epoch`): the token its writes carry.
+    /// `Leadership::epoch`): the token its writes carry. A plain lock's
+    /// hold shows none: its record, a string, keeps only its owner token,
+    /// and its fencing token is where the write-back put it, in the
+    /// resource's fence counter ([`NodeView::fence`](crate::NodeView::fence)).
     ///
     /// # Examples
     ///

@@ -5,7 +5,6 @@
 //! does the rest, all or nothing on each node). This is the only place
 //! that knows what a kind sends.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
 use fred::types::{Key, Value};
@@ -80,11 +79,6 @@ pub(crate) struct Claim {
     /// lock-delay or owner group): its operations are the lock script's plain ones,
     /// on a string record.
     plain: bool,
-    /// A fencing token's write-back was sent: on the nodes it reached, a
-    /// plain hold's string record is now a lock record (a hash), whose
-    /// release is the lock script's full one (the plain release alone
-    /// reads only the string: protocol/alone.rs).
-    committed: AtomicBool,
     /// Encoded once: sent with every operation.
     token_value: Value,
     ttl_value: Value,
@@ -103,7 +97,6 @@ impl Claim {
     ) -> Self {
         Self {
             moved_from: None,
-            committed: AtomicBool::new(false),
             resource: resource.to_owned(),
             locks: vec![(keys.lock.clone(), kind)],
             fences: vec![keys.fence.clone()],
@@ -259,7 +252,6 @@ impl Claim {
 
     /// Owner-checked: raise the fence counters to `token` while we hold.
     pub(crate) fn commit(&self, token: FenceToken) -> Op {
-        self.committed.store(true, Ordering::Relaxed);
         Op {
             code: Code::Commit,
             keys: self.locks_and_fences(),
@@ -299,13 +291,6 @@ impl Claim {
         }
     }
 
-    /// The hold is a lock record (a hash) on the nodes, as after a
-    /// fencing token's write-back: its release is the full one.
-    pub(crate) fn committed(self) -> Self {
-        self.committed.store(true, Ordering::Relaxed);
-        self
-    }
-
     /// Owner-checked: store `meta` as the hold's owner information.
     pub(crate) fn set_meta(&self, meta: &str) -> Op {
         Op {
@@ -316,7 +301,7 @@ impl Claim {
     }
 
     fn give_back(&self, drop_intent: bool) -> Op {
-        if self.plain && !self.committed.load(Ordering::Relaxed) {
+        if self.plain {
             return Op {
                 code: Code::PlainRelease,
                 keys: self.lock_keys().collect(),

@@ -291,10 +291,8 @@ impl Redlock {
         self.quorum.release(&claim).await
     }
 
-    /// A claim of `kind` on `ticket`'s resource with `token`: a lock
-    /// record's if the ticket carries a fencing token (the old holder's
-    /// write-back made the record a hash). A ticket of another kind is
-    /// refused before anything is sent.
+    /// A claim of `kind` on `ticket`'s resource with `token`. A ticket of
+    /// another kind is refused before anything is sent.
     fn ticket_claim(&self, kind: Kind, ticket: &Ticket, token: OwnerToken) -> Result<Claim, Error> {
         if ticket.kind != kind {
             return Err(Error::TicketKind {
@@ -303,12 +301,7 @@ impl Redlock {
                 asked: kind.name(),
             });
         }
-        let claim = self.claim_with(kind, ticket.resource(), token)?;
-        Ok(if ticket.fence().is_some() {
-            claim.committed()
-        } else {
-            claim
-        })
+        self.claim_with(kind, ticket.resource(), token)
     }
 
     /// The hold `grant`ed for `claim`, with `ticket`'s fencing token carried over.

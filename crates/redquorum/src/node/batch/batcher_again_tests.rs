@@ -160,7 +160,7 @@ async fn an_overtaken_native_acquire_is_never_sent_again() {
 }
 
 /// A plain release alone runs its own small script; when that finds a lock
-/// record (a hash: our string was made one by a token's write-back) it
+/// record (a hash: our string made one by an older client's write-back) it
 /// leaves the release to the lock script, which removes our hold there.
 /// Real node.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -204,7 +204,7 @@ async fn a_plain_release_alone_after_a_flush_caches_its_script_again() {
 }
 
 /// A lock record holding `claim` at its key on node 0 (its string made a
-/// hash by a token's write-back), living a minute.
+/// hash, as an older client's write-back did), living a minute.
 fn record_of(nodes: &redquorum_harness::Cluster, claim: &crate::protocol::claim::Claim) {
     let key = claim.keys.lock.as_str().unwrap().to_owned();
     let field = format!("h:{}", claim.token);

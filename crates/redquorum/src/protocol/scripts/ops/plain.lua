@@ -56,3 +56,21 @@ plain[OP_PLAIN_EXTEND] = function(k, _, a)
   return 1
 end
 
+-- Plain commit (a fencing token's write-back): keys lock, fence; arguments
+-- token, fencing token, 1. What the full commit answers, raising the
+-- counter (`raise`) while our hold is live, but the record stays a string:
+-- the token is not noted in the hold (a string has no room for it), so the
+-- hold's release and extend stay the plain ones.
+plain[OP_COMMIT] = function(k, count, a)
+  if count ~= 2 or ARGV[a + 2] ~= '1' then
+    return nil -- several locks: the full commit
+  end
+  local holder = redis.pcall('get', KEYS[k])
+  if type(holder) == 'table' then
+    return nil
+  elseif holder ~= ARGV[a] then
+    return 0
+  end
+  raise(KEYS[k + 1], ARGV[a + 1])
+  return 1
+end

@@ -81,3 +81,21 @@ local function peek(fence)
   return math.max(stored + 1, clock() * 1024)
 end
 
+-- Raises the fence counter to a written-back fencing token (decimal
+-- text), never lowers it, and keeps it another 24 h; errors if the fence
+-- key does not hold a number.
+local function raise(fence, fencing)
+  local stored = redis.call('get', fence)
+  if stored ~= false then
+    stored = tonumber(stored)
+    if stored == nil then
+      error('fence key ' .. fence .. ' does not hold a number')
+    end
+  end
+  if stored == false or stored < tonumber(fencing) then
+    redis.call('set', fence, fencing, 'PX', 86400000)
+  else
+    redis.call('pexpire', fence, 86400000)
+  end
+end
+

@@ -47,24 +47,12 @@ ops[OP_COMMIT] = function(keys, args)
       return 0
     end
   end
-  local fencing = tonumber(args[2])
   for i = 1, n do
     promote(keys[i], states[i])
     redis.call('hset', keys[i], 'f:' .. token, args[2])
   end
   for i = n + 1, #keys do
-    local stored = redis.call('get', keys[i])
-    if stored ~= false then
-      stored = tonumber(stored)
-      if stored == nil then
-        error('fence key ' .. keys[i] .. ' does not hold a number')
-      end
-    end
-    if stored == false or stored < fencing then
-      redis.call('set', keys[i], args[2], 'PX', 86400000)
-    else
-      redis.call('pexpire', keys[i], 86400000)
-    end
+    raise(keys[i], args[2])
   end
   return 1
 end
