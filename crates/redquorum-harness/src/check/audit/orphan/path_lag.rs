@@ -17,7 +17,6 @@
 //! (over before it was due, begun after the slack, on another node's proxy
 //! or another group's) do not count.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::evidence::RuntimeLag;
@@ -50,65 +49,6 @@ fn chain_end(holds: &[(Duration, Duration)], at: Duration) -> Duration {
         until = end;
     }
     until
-}
-
-/// The chains of one path's holds at once: the holds merged into the
-/// spans they cover without a gap, sorted, so that [`chain_end`] of any
-/// time is one search instead of a walk over every hold (the orphan rule
-/// asks it for every lag of a node, for every key it judges).
-#[derive(Debug)]
-struct Chains {
-    /// (start, end) of each span, by start; disjoint and not touching.
-    spans: Vec<(Duration, Duration)>,
-}
-
-impl Chains {
-    fn of(mut holds: Vec<(Duration, Duration)>) -> Self {
-        holds.retain(|&(from, to)| from < to);
-        holds.sort_unstable();
-        let mut spans: Vec<(Duration, Duration)> = Vec::with_capacity(holds.len());
-        for (from, to) in holds {
-            match spans.last_mut() {
-                Some((_, end)) if from <= *end => *end = (*end).max(to),
-                _ => spans.push((from, to)),
-            }
-        }
-        Self { spans }
-    }
-
-    /// [`chain_end`] of `at` over the holds these chains were made of.
-    fn end_from(&self, at: Duration) -> Duration {
-        let after = self.spans.partition_point(|&(start, _)| start <= at);
-        match after.checked_sub(1).map(|i| self.spans[i]) {
-            Some((_, end)) if at < end => end,
-            _ => at,
-        }
-    }
-}
-
-/// Each client group's [`Chains`] on the path to `node`, made when first asked.
-struct ChainsByGroup<'a> {
-    lags: &'a [RuntimeLag],
-    node: usize,
-    made: HashMap<usize, Chains>,
-}
-
-impl<'a> ChainsByGroup<'a> {
-    fn new(lags: &'a [RuntimeLag], node: usize) -> Self {
-        Self {
-            lags,
-            node,
-            made: HashMap::new(),
-        }
-    }
-
-    /// When a command of `group` still waiting at `at` leaves its chain.
-    fn end_from(&mut self, group: usize, at: Duration) -> Duration {
-        let (lags, node) = (self.lags, self.node);
-        (self.made.entry(group))
-            .or_insert_with(|| Chains::of(holds_on(lags, node, group)))
-            .end_from(at)
-    }
 }
 
 /// How much later than `due` and the `slack` after it a removal on client
@@ -156,12 +96,13 @@ pub(crate) fn holds_back_write(
     set_at: Duration,
     slack: Duration,
 ) -> bool {
-    let mut chains = ChainsByGroup::new(lags, node);
     (lags.iter())
         .filter(|lag| lag.node == Some(node) && group.is_none_or(|g| g == lag.group))
         .filter(|lag| lag.held_from().saturating_sub(LAG_TICK) <= end && lag.at >= start)
-        .filter(|lag| lag.held_from().saturating_sub(LAG_TICK) <= set_at)
-        .any(|lag| set_at <= chains.end_from(lag.group, lag.at) + slack)
+        .any(|lag| {
+            let landed_by = chain_end(&holds_on(lags, node, lag.group), lag.at);
+            lag.held_from().saturating_sub(LAG_TICK) <= set_at && set_at <= landed_by + slack
+        })
 }
 
 /// When the earliest hold of a proxy in front of `node` that may have kept
@@ -173,11 +114,12 @@ pub(crate) fn earliest_write_hold(
     set_at: Duration,
     slack: Duration,
 ) -> Option<Duration> {
-    let mut chains = ChainsByGroup::new(lags, node);
     (lags.iter())
         .filter(|lag| lag.node == Some(node))
-        .filter(|lag| lag.held_from().saturating_sub(LAG_TICK) <= set_at)
-        .filter(|lag| set_at <= chains.end_from(lag.group, lag.at) + slack)
+        .filter(|lag| {
+            let landed_by = chain_end(&holds_on(lags, node, lag.group), lag.at);
+            lag.held_from().saturating_sub(LAG_TICK) <= set_at && set_at <= landed_by + slack
+        })
         .map(|lag| lag.held_from().saturating_sub(LAG_TICK))
         .min()
 }
@@ -336,19 +278,5 @@ mod tests {
         );
         assert!(!proxy_held_at(&lags, 1, None, ms(3100)), "over by then");
         assert!(!proxy_held_at(&lags, 1, None, ms(1400)), "not begun");
-    }
-
-    proptest::proptest! {
-        /// The merged chains give what the walk over every hold gives.
-        #[test]
-        fn chains_end_where_the_walk_over_the_holds_ends(
-            holds in proptest::collection::vec((0u64..200, 0u64..60), 0..12),
-            at in 0u64..260,
-        ) {
-            let holds: Vec<(Duration, Duration)> =
-                holds.iter().map(|&(from, len)| (ms(from), ms(from + len))).collect();
-            let chains = Chains::of(holds.clone());
-            proptest::prop_assert_eq!(chains.end_from(ms(at)), chain_end(&holds, ms(at)));
-        }
     }
 }
