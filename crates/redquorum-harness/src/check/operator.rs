@@ -366,3 +366,7 @@ pub fn inspections_naming_holders(calls: &[OperatorCall]) -> usize {
 #[cfg(test)]
 #[path = "tests/operator_tests.rs"]
 pub(super) mod tests;
+
+#[cfg(test)]
+#[path = "tests/operator_token_tests.rs"]
+mod token_tests;
