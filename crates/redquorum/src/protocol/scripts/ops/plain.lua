@@ -29,14 +29,23 @@ plain[OP_PLAIN_ACQUIRE] = function(k, count, a)
   return peek(KEYS[k + 1]) or -2
 end
 
--- Plain release: keys lock; arguments token. 1 removed, 0 not there.
-plain[OP_PLAIN_RELEASE] = function(k, _, a)
-  local lock, token = KEYS[k], ARGV[a]
+-- Whether the string record at `lock` is `token`'s hold: 0 when it is
+-- not (another's, or gone), true when it is, nil when a lock record (a
+-- hash) is there, which the full operation reads.
+local function owns(lock, token)
   local holder = redis.pcall('get', lock)
   if type(holder) == 'table' then
     return nil
-  elseif holder ~= token then
-    return 0
+  end
+  return holder == token or 0
+end
+
+-- Plain release: keys lock; arguments token. 1 removed, 0 not there.
+plain[OP_PLAIN_RELEASE] = function(k, _, a)
+  local lock, token = KEYS[k], ARGV[a]
+  local ours = owns(lock, token)
+  if ours ~= true then
+    return ours
   end
   redis.call('del', lock)
   announce[lock] = token
@@ -46,11 +55,9 @@ end
 -- Plain renew: keys lock; arguments token, ttl. 1 when our hold was live
 -- and now lasts ttl more, 0 when not.
 plain[OP_PLAIN_EXTEND] = function(k, _, a)
-  local holder = redis.pcall('get', KEYS[k])
-  if type(holder) == 'table' then
-    return nil
-  elseif holder ~= ARGV[a] then
-    return 0
+  local ours = owns(KEYS[k], ARGV[a])
+  if ours ~= true then
+    return ours
   end
   redis.call('pexpire', KEYS[k], ARGV[a + 1])
   return 1
@@ -65,11 +72,9 @@ plain[OP_COMMIT] = function(k, count, a)
   if count ~= 2 or ARGV[a + 2] ~= '1' then
     return nil -- several locks: the full commit
   end
-  local holder = redis.pcall('get', KEYS[k])
-  if type(holder) == 'table' then
-    return nil
-  elseif holder ~= ARGV[a] then
-    return 0
+  local ours = owns(KEYS[k], ARGV[a])
+  if ours ~= true then
+    return ours
   end
   raise(KEYS[k + 1], ARGV[a + 1])
   return 1
