@@ -245,9 +245,9 @@ impl KindLocker {
     }
 
     /// As [`for_history`](Self::for_history), but its grants never ask for
-    /// a fencing token, as most users never do: a plain lock's record then
-    /// stays the string its acquire wrote (the token's write-back makes it
-    /// a hash), so its own extend and release are the ones that run.
+    /// a fencing token, as most users never do: a plain lock's acquire then
+    /// proposes no token (the native `SET` alone on a node), and its record
+    /// stays the string its acquire wrote.
     ///
     /// # Examples
     ///

@@ -14,9 +14,9 @@
 //!   left with only expired holds, which only the full acquire of the
 //!   script can judge). `NX` with `GET` needs Redis 7.0 (Valkey 7.2): an
 //!   older server refuses the syntax, and then gets the script;
-//! - the plain lock's release of a hold whose record is still its string
-//!   (no fencing token written back: the write-back makes it a hash, whose
-//!   release is the lock script's): `protocol/scripts/plain_release.lua`,
+//! - the plain lock's release of a hold on its string record (a token's
+//!   write-back leaves the string as it is; a lock record there, a hash,
+//!   is the lock script's to release): `protocol/scripts/plain_release.lua`,
 //!   the same compare-and-delete and announcement, alone.
 //!
 //! When the form leaves the decision to the lock script, it wrote nothing,
